@@ -1,0 +1,119 @@
+import Shared
+
+/// The Pushwoosh Device API: every method the iOS and Android SDKs call on `/json/1.3/<method>`.
+/// Registry writes are committed before the reply; reports (events, opens, deliveries) are stored
+/// durably before the reply.
+struct DeviceAPI: Sendable {
+    let store: any DeviceStore
+    let clock: any Clock
+    let logger: Logger
+
+    /// Methods this API answers (others may belong to the Remote API).
+    static let methods: Set<String> = [
+        "registerDevice", "unregisterDevice", "applicationOpen", "setTags", "getTags", "setBadge", "registerUser",
+        "mergeUser", "postEvent", "pushStat", "messageDeliveryEvent", "getInApps", "setPurchase", "triggerInAppAction",
+        "richMediaAction", "setActivityToken", "setActivityPushToStartToken", "createTestDevice", "registerEmail",
+        "registerEmailUser", "setEmailTags", "getInboxMessages", "inboxStatus", "getConfig",
+    ]
+
+    /// Handles one call. Throws `ArgumentError` for client mistakes and `StoreError` for the rest.
+    func handle(method: String, request: DeviceRequest) throws -> JSON {
+        let app = try request.application()
+        let now = clock.now()
+        switch method {
+        case "registerDevice", "createTestDevice":
+            let attributes = try request.attributes()
+            guard attributes.platform != nil else { throw ArgumentError("device_type is required") }
+            let registration = DeviceRegistration(
+                app: app, hwid: try request.hwid(), pushToken: try request.requiredString("push_token"),
+                gateway: try gateway(request), attributes: attributes, tags: try request.tagUpdates(required: false))
+            try store.registerDevice(registration, now: now)
+            logger.debug("device registered", ["app": app, "platform": String(attributes.platform ?? 0),
+                                               "push_token": Redact.token(registration.pushToken)])
+            return .null
+        case "unregisterDevice":
+            try store.unregisterDevice(app: app, hwid: try request.hwid(), now: now)
+            return .null
+        case "applicationOpen":
+            try store.applicationOpen(app: app, hwid: try request.hwid(), attributes: try request.attributes(), now: now)
+            return .null
+        case "setTags":
+            let updates = try request.tagUpdates(required: true)
+            try store.setTags(app: app, hwid: try request.hwid(), attributes: try request.attributes(), updates: updates, now: now)
+            return .null
+        case "getTags":
+            let hwid = try request.optionalString("hwid", maxLength: 256)
+            let userID = try request.optionalString("userId", maxLength: 256)
+            guard hwid != nil || userID != nil else { throw ArgumentError("hwid is required") }
+            let tags = try store.getTags(app: app, hwid: hwid, userID: hwid == nil ? userID : nil)
+            return ["result": .object(tags.mapValues(\.json))]
+        case "setBadge":
+            let badge = try request.requiredInt("badge")
+            guard badge >= 0 else { throw ArgumentError("badge must not be negative") }
+            try store.setBadge(app: app, hwid: try request.hwid(), attributes: try request.attributes(), badge: badge, now: now)
+            return .null
+        case "registerUser":
+            let userID = try request.requiredString("userId", maxLength: 256)
+            try store.registerUser(app: app, hwid: try request.hwid(), attributes: try request.attributes(), userID: userID, now: now)
+            return .null
+        case "mergeUser":
+            let old = try request.requiredString("oldUserId", maxLength: 256)
+            let new = try request.requiredString("newUserId", maxLength: 256)
+            try store.mergeUser(app: app, oldUserID: old, newUserID: new, merge: try request.optionalBool("merge") ?? true, now: now)
+            return .null
+        case "postEvent":
+            let name = try request.requiredString("event", maxLength: 256)
+            let attributes = try request.optionalObject("attributes") ?? [:]
+            try record(.event, app: app, request: request, name: name, hash: attributes["msgHash"]?.lenientString, now: now)
+            return [:]
+        case "pushStat":
+            try record(.pushStat, app: app, request: request, name: nil, hash: try request.optionalString("hash", maxLength: 256), now: now)
+            return .null
+        case "messageDeliveryEvent":
+            try record(.delivery, app: app, request: request, name: nil, hash: try request.optionalString("hash", maxLength: 256), now: now)
+            return .null
+        case "setPurchase":
+            _ = try request.requiredString("productIdentifier", maxLength: 256)
+            try record(.purchase, app: app, request: request, name: "setPurchase", hash: nil, now: now)
+            return .null
+        case "triggerInAppAction", "richMediaAction", "inboxStatus", "setActivityToken", "setActivityPushToStartToken":
+            try record(.action, app: app, request: request, name: method, hash: nil, now: now)
+            return .null
+        case "getInApps":
+            _ = try request.hwid()
+            return ["inApps": []]
+        case "getInboxMessages":
+            _ = try request.hwid()
+            return ["messages": [], "next": "", "deleted": [], "new_inbox": 0]
+        case "getConfig":
+            return ["features": ["channels": [], "events": []]]
+        case "registerEmail", "registerEmailUser", "setEmailTags":
+            _ = try request.requiredString("email", maxLength: 320)
+            try validateKnown(app)
+            return .null
+        default:
+            throw ArgumentError("unknown method \(method)")
+        }
+    }
+
+    func gateway(_ request: DeviceRequest) throws(ArgumentError) -> String? {
+        guard let gateway = try request.optionalString("gateway", maxLength: 16) else { return nil }
+        guard gateway == "sandbox" || gateway == "production" else {
+            throw ArgumentError("gateway must be \"sandbox\" or \"production\"")
+        }
+        return gateway
+    }
+
+    func validateKnown(_ app: String) throws {
+        _ = try store.getTags(app: app, hwid: nil, userID: nil)
+    }
+
+    /// Stores a report as received, before the reply, so that an acknowledged report is never lost.
+    func record(_ kind: SDKReport.Kind, app: String, request: DeviceRequest, name: String?, hash: String?, now: Int64) throws {
+        let report = SDKReport(
+            kind: kind, app: app, hwid: try request.hwid(), userID: try request.optionalString("userId", maxLength: 256),
+            platform: try request.platform(), name: name, hash: hash, body: .object(request.fields),
+            timestampUTC: try request.optionalInt("timestampUTC"), timestampCurrent: try request.optionalInt("timestampCurrent"))
+        try store.record([report], now: now)
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Shared
+
+/// The OneSignal helper's two routes. They write the same device records that Pushwoosh campaigns
+/// reach: `player_id` is the device's hwid. Success is HTTP 200 with `{"status": 1}`; errors are
+/// `{"status": 0, "message": ...}` with a 4xx code.
+struct OneSignalRoutes: Sendable {
+    let store: any DeviceStore
+    let clock: any Clock
+
+    struct Failure: Error {
+        let status: Int
+        let message: String
+    }
+
+    func addDevice(_ request: HTTPRequest) -> HTTPResponse {
+        respond {
+            let fields = try decode(request)
+            let app = try required(fields, "app_id")
+            let token = try required(fields, "identifier")
+            guard token.utf8.count <= 4096 else { throw Failure(status: 400, message: "identifier is longer than 4096 bytes") }
+            let attributes = try attributes(fields)
+            let hwid = try store.registerByToken(app: app, pushToken: token, attributes: attributes,
+                                                 newHWID: UUID().uuidString.lowercased(), now: clock.now())
+            if try notificationTypes(fields) == -2 {
+                try store.setSubscribed(app: app, hwid: hwid, subscribed: false, now: clock.now())
+            }
+            return ["status": 1, "success": true, "player_id": .string(hwid)]
+        }
+    }
+
+    func editDevice(_ request: HTTPRequest) -> HTTPResponse {
+        respond {
+            let fields = try decode(request)
+            let app = try required(fields, "app_id")
+            let hwid = try required(fields, "player_id")
+            let attributes = try attributes(fields)
+            let updates = try tags(fields)
+            let subscription = try notificationTypes(fields)
+            guard try store.device(app: app, hwid: hwid) != nil else {
+                throw Failure(status: 404, message: "player_id \(hwid) not found")
+            }
+            try store.setTags(app: app, hwid: hwid, attributes: attributes, updates: updates, now: clock.now())
+            if let subscription {
+                try store.setSubscribed(app: app, hwid: hwid, subscribed: subscription != -2, now: clock.now())
+            }
+            return ["status": 1, "success": true]
+        }
+    }
+
+    func respond(_ body: () throws -> JSON) -> HTTPResponse {
+        do {
+            return .json(try body())
+        } catch let failure as Failure {
+            return .json(["status": 0, "message": .string(failure.message)], status: failure.status)
+        } catch let error as StoreError {
+            switch error {
+            case .unknownApplication(let code): return .json(["status": 0, "message": .string("app_id \(code) not found")], status: 400)
+            case .unknownDevice: return .json(["status": 0, "message": "player_id not found"], status: 404)
+            case .invalid(let message): return .json(["status": 0, "message": .string(message)], status: 400)
+            case .database: return .json(["status": 0, "message": "internal error"], status: 500)
+            }
+        } catch {
+            return .json(["status": 0, "message": "internal error"], status: 500)
+        }
+    }
+
+    /// Form fields, or the members of a JSON object body (values as text).
+    func decode(_ request: HTTPRequest) throws -> [String: String] {
+        let contentType = request.header("content-type")?.lowercased() ?? ""
+        if contentType.hasPrefix("application/json") {
+            guard let json = try? JSON.parse(request.body), let object = json.objectValue else {
+                throw Failure(status: 400, message: "body is not a JSON object")
+            }
+            var fields: [String: String] = [:]
+            for (name, value) in object {
+                switch value {
+                case .null: continue
+                case .object, .array: fields[name] = value.text
+                case .bool(let flag): fields[name] = flag ? "1" : "0"
+                default: fields[name] = value.lenientString
+                }
+            }
+            return fields
+        }
+        guard let fields = FormDecoding.decode(request.body) else {
+            throw Failure(status: 400, message: "body is not valid application/x-www-form-urlencoded")
+        }
+        return fields
+    }
+
+    func required(_ fields: [String: String], _ name: String) throws -> String {
+        guard let value = fields[name], !value.isEmpty else { throw Failure(status: 400, message: "\(name) is required") }
+        return value
+    }
+
+    /// OneSignal `device_type` → Pushwoosh platform.
+    func attributes(_ fields: [String: String]) throws -> DeviceAttributes {
+        let code = try required(fields, "device_type")
+        let platform: Int
+        switch code {
+        case "0": platform = 1
+        case "1": platform = 3
+        case "2": platform = 9
+        default: throw Failure(status: 400, message: "device_type \(code) is not supported (0 iOS, 1 Android, 2 Amazon)")
+        }
+        var timezone: Int64?
+        if let text = fields["timezone"], !text.isEmpty {
+            guard let offset = Int64(text), abs(offset) <= 18 * 3600 else {
+                throw Failure(status: 400, message: "timezone must be a UTC offset in seconds")
+            }
+            timezone = offset
+        }
+        return DeviceAttributes(
+            platform: platform, language: fields["language"].flatMap { $0.isEmpty ? nil : $0 }, timezoneOffset: timezone,
+            appVersion: fields["game_version"], osVersion: fields["device_os"], deviceModel: fields["device_model"])
+    }
+
+    func notificationTypes(_ fields: [String: String]) throws -> Int? {
+        guard let text = fields["notification_types"], !text.isEmpty else { return nil }
+        guard let value = Int(text), value == 1 || value == -2 || value == 0 else {
+            throw Failure(status: 400, message: "notification_types must be 1 (subscribed) or -2 (unsubscribed)")
+        }
+        return value
+    }
+
+    /// `tags`: a JSON-encoded object; empty or missing is fine. An empty string value deletes a tag.
+    func tags(_ fields: [String: String]) throws -> [TagUpdate] {
+        guard let text = fields["tags"], !text.isEmpty else { return [] }
+        guard let json = try? JSON.parse(text), let object = json.objectValue else {
+            throw Failure(status: 400, message: "tags must be a JSON object")
+        }
+        var cleaned = object
+        for (name, value) in object where value == .string("") { cleaned[name] = .null }
+        do {
+            return try TagUpdate.parse(cleaned)
+        } catch {
+            throw Failure(status: 400, message: error.message)
+        }
+    }
+}

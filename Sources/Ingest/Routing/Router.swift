@@ -1,0 +1,91 @@
+import Shared
+
+/// Maps each HTTP request to the part of ingest that answers it, and counts the answer.
+struct Router: Sendable {
+    let deviceAPI: DeviceAPI
+    let oneSignal: OneSignalRoutes
+    let settings: HTTPSettings
+    let store: any DeviceStore
+    let metrics: Metrics
+    let workers: WorkerRegistry
+    let logger: Logger
+
+    static let apiPrefix = "/json/1.3/"
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let (route, response, code) = route(request)
+        metrics.count(route: route, status: response.status, code: code)
+        if logger.isEnabled(.verbose) {
+            logger.verbose("request", ["http.method": request.method, "http.route": route, "http.status": String(response.status)])
+        }
+        return response
+    }
+
+    /// The route's name for metrics, the response, and the envelope's `status_code` (0 if none).
+    func route(_ request: HTTPRequest) -> (String, HTTPResponse, Int) {
+        let path = request.path
+        if path.hasPrefix(Self.apiPrefix) {
+            let method = String(path.dropFirst(Self.apiPrefix.count))
+            let known = DeviceAPI.methods.contains(method)
+            let route = known ? method : "unknown"
+            guard request.method == "POST" else {
+                return (route, Envelope.failure(405, "use POST for \(path)"), 405)
+            }
+            guard known else { return (route, Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }
+            let (response, code) = api(method: method, body: request.body)
+            return (route, response, code)
+        }
+        switch (request.method, path) {
+        case ("POST", settings.oneSignalAddDevicePath): return ("onesignal_adddevice", oneSignal.addDevice(request), 0)
+        case ("POST", settings.oneSignalEditDevicePath): return ("onesignal_editdevice", oneSignal.editDevice(request), 0)
+        case ("GET", "/healthz"), ("HEAD", "/healthz"): return ("healthz", health(), 0)
+        case ("GET", "/metrics"):
+            let text = metrics.render(workers: workers.liveWorkers())
+            return ("metrics", .text(text, contentType: "text/plain; version=0.0.4; charset=utf-8"), 0)
+        default: return ("not_found", Envelope.failure(404, "not found"), 404)
+        }
+    }
+
+    /// One `/json/1.3/<method>` call: malformed JSON is HTTP 400; argument errors are 210.
+    /// Returns the response and its envelope `status_code`.
+    func api(method: String, body: [UInt8]) -> (HTTPResponse, Int) {
+        let json: JSON
+        do {
+            json = try JSON.parse(body)
+        } catch {
+            return (Envelope.failure(400, "malformed JSON: \(error)"), 400)
+        }
+        guard case .object(let root) = json else { return (Envelope.failure(400, "the body must be a JSON object"), 400) }
+        guard let request = root["request"]?.objectValue else {
+            return (Envelope.argumentError("request is required and must be an object"), 210)
+        }
+        do {
+            return (Envelope.ok(try deviceAPI.handle(method: method, request: DeviceRequest(request))), 200)
+        } catch let error as ArgumentError {
+            return (Envelope.argumentError(error.message), 210)
+        } catch let error as StoreError {
+            switch error {
+            case .unknownApplication(let code): return (Envelope.argumentError("application \(code.prefix(64)) not found"), 210)
+            case .unknownDevice: return (Envelope.argumentError("hwid not found"), 210)
+            case .invalid(let message): return (Envelope.argumentError(message), 210)
+            case .database(let cause):
+                logger.error("database error", ["api.method": method, "sqlite.code": String(cause.code), "error": cause.message])
+                let status = cause.isBusy ? 503 : 500
+                return (Envelope.failure(status, "internal error, please retry"), status)
+            }
+        } catch {
+            logger.error("unexpected error", ["api.method": method, "error": "\(error)"])
+            return (Envelope.failure(500, "internal error, please retry"), 500)
+        }
+    }
+
+    func health() -> HTTPResponse {
+        do {
+            try store.ping()
+            return .json(["status": "ok", "workers": .int(Int64(workers.liveWorkers().count))])
+        } catch {
+            logger.error("health check failed", ["error": "\(error)"])
+            return .json(["status": "unavailable", "error": "database unreachable"], status: 503)
+        }
+    }
+}

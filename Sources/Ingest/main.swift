@@ -1,0 +1,73 @@
+import Foundation
+import Shared
+
+// herald-ingest: the HTTP surface, the device registry writes and the work queue.
+
+Signals.blockTerminationSignals()
+
+let options: CommandLineOptions
+do {
+    options = try CommandLineOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+} catch {
+    FileHandle.standardError.write(Data("herald-ingest: \(error)\n".utf8))
+    exit(2)
+}
+guard case .run(let configPath, let levelOverride) = options else {
+    print(CommandLineOptions.usage(executable: "herald-ingest",
+                                   summary: "accepts Device API, Remote API and OneSignal helper requests and hands work to herald-worker processes."))
+    exit(0)
+}
+
+let configuration: Configuration
+do {
+    configuration = try Configuration.load(path: configPath)
+} catch {
+    FileHandle.standardError.write(Data("herald-ingest: configuration error: \(error)\n".utf8))
+    exit(2)
+}
+
+let logger = Logger(label: "herald-ingest", level: levelOverride ?? configuration.logLevel)
+let store: SQLiteDeviceStore
+do {
+    try FileManager.default.createDirectory(
+        atPath: (configuration.database.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    store = try SQLiteDeviceStore(path: configuration.database.path,
+                                  busyTimeoutMilliseconds: configuration.database.busyTimeoutMilliseconds,
+                                  apps: configuration.apps)
+} catch {
+    logger.error("cannot open the database", ["database.path": configuration.database.path, "error": "\(error)"])
+    exit(1)
+}
+
+let queueContext = QueueContext()
+let workers = WorkerRegistry(settings: configuration.queue, logger: logger)
+do {
+    try workers.start(context: queueContext)
+} catch {
+    logger.error("cannot bind the queue endpoints", ["error": "\(error)"])
+    exit(1)
+}
+
+let clock = SystemClock()
+let metrics = Metrics()
+let router = Router(
+    deviceAPI: DeviceAPI(store: store, clock: clock, logger: logger),
+    oneSignal: OneSignalRoutes(store: store, clock: clock),
+    settings: configuration.http, store: store, metrics: metrics, workers: workers, logger: logger)
+let server = HTTPServer(settings: configuration.http) { router.handle($0) }
+do {
+    try server.start()
+} catch {
+    logger.error("cannot start the HTTP server", ["error": "\(error)"])
+    exit(1)
+}
+logger.info("listening", ["http.listen": "\(configuration.http.host):\(server.port)",
+                          "apps": configuration.apps.map(\.code).joined(separator: ",")])
+
+let signal = Signals.waitForTermination()
+logger.info("shutting down", ["signal": String(signal)])
+server.stop()
+workers.stop()
+queueContext.terminate()
+logger.info("stopped")
+exit(0)

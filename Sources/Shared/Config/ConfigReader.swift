@@ -1,0 +1,61 @@
+/// Reads one JSON object of the configuration file while tracking the key path, so that every
+/// error names the exact key. Unknown keys are rejected: a typo must not silently fall back to a default.
+struct ConfigReader {
+    let path: String
+    let members: [String: JSON]
+    private(set) var known: Set<String> = []
+
+    init(_ value: JSON, path: String) throws(ConfigurationError) {
+        guard case .object(let members) = value else {
+            throw ConfigurationError(key: path, problem: "expected an object, found \(value.typeName)")
+        }
+        self.path = path
+        self.members = members
+    }
+
+    func keyPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    mutating func value(_ key: String) -> JSON? {
+        known.insert(key)
+        guard let value = members[key], value != .null else { return nil }
+        return value
+    }
+
+    mutating func string(_ key: String) throws(ConfigurationError) -> String? {
+        guard let value = value(key) else { return nil }
+        guard case .string(let text) = value else {
+            throw ConfigurationError(key: keyPath(key), problem: "expected a string, found \(value.typeName)")
+        }
+        return text
+    }
+
+    mutating func requiredString(_ key: String) throws(ConfigurationError) -> String {
+        guard let text = try string(key) else { throw ConfigurationError(key: keyPath(key), problem: "is required") }
+        guard !text.isEmpty else { throw ConfigurationError(key: keyPath(key), problem: "must not be empty") }
+        return text
+    }
+
+    mutating func int(_ key: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard let value = value(key) else { return fallback }
+        guard case .int(let number) = value else {
+            throw ConfigurationError(key: keyPath(key), problem: "expected an integer, found \(value.typeName)")
+        }
+        guard range.contains(Int(number)) else {
+            throw ConfigurationError(
+                key: keyPath(key), problem: "must be between \(range.lowerBound) and \(range.upperBound), found \(number)")
+        }
+        return Int(number)
+    }
+
+    mutating func object(_ key: String) throws(ConfigurationError) -> ConfigReader? {
+        guard let value = value(key) else { return nil }
+        return try ConfigReader(value, path: keyPath(key))
+    }
+
+    /// Fails on any key that was never asked for.
+    func finish() throws(ConfigurationError) {
+        if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+            throw ConfigurationError(key: keyPath(unknown), problem: "unknown key")
+        }
+    }
+}

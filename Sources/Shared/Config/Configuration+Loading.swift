@@ -1,0 +1,177 @@
+import Foundation
+
+extension Configuration {
+    /// Reads and validates the file at `path`. Relative paths inside resolve against the file's folder.
+    public static func load(path: String) throws(ConfigurationError) -> Configuration {
+        let url = URL(fileURLWithPath: path)
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ConfigurationError(key: "", problem: "cannot read configuration file \(path): \(error.localizedDescription)")
+        }
+        let json: JSON
+        do {
+            json = try JSON.parse(data)
+        } catch {
+            throw ConfigurationError(key: "", problem: "configuration file \(path) is not valid JSON: \(error)")
+        }
+        return try decode(json, baseDirectory: url.deletingLastPathComponent().path)
+    }
+
+    /// Decodes an already-parsed configuration document.
+    public static func decode(_ json: JSON, baseDirectory: String) throws(ConfigurationError) -> Configuration {
+        func resolve(_ path: String) -> String {
+            path.hasPrefix("/") ? path : (baseDirectory as NSString).appendingPathComponent(path)
+        }
+        var root = try ConfigReader(json, path: "")
+        var config = Configuration()
+
+        if let name = try root.string("log_level") {
+            guard let level = LogLevel(name: name) else {
+                throw ConfigurationError(key: "log_level", problem: "must be one of NONE, ERROR, WARNING, INFO, DEBUG, VERBOSE")
+            }
+            config.logLevel = level
+        }
+
+        if var http = try root.object("http") {
+            if let listen = try http.string("listen") {
+                guard let (host, port) = parseListenAddress(listen) else {
+                    throw ConfigurationError(key: "http.listen", problem: "expected host:port with an IP literal, e.g. 127.0.0.1:8080 or [::1]:8080")
+                }
+                config.http.host = host
+                config.http.port = port
+            }
+            config.http.maxBodyBytes = try http.int("max_body_bytes", default: config.http.maxBodyBytes, range: 64...1_073_741_824)
+            config.http.threads = try http.int("threads", default: config.http.threads, range: 1...256)
+            config.http.connectionLimit = try http.int("connection_limit", default: config.http.connectionLimit, range: 1...1_000_000)
+            config.http.idleTimeoutSeconds = try http.int("idle_timeout_seconds", default: config.http.idleTimeoutSeconds, range: 1...86_400)
+            if var oneSignal = try http.object("onesignal") {
+                for (key, keyPath) in [("add_device_path", \HTTPSettings.oneSignalAddDevicePath),
+                                       ("edit_device_path", \HTTPSettings.oneSignalEditDevicePath)] {
+                    if let path = try oneSignal.string(key) {
+                        guard path.hasPrefix("/") else {
+                            throw ConfigurationError(key: oneSignal.keyPath(key), problem: "must start with /")
+                        }
+                        config.http[keyPath: keyPath] = path
+                    }
+                }
+                try oneSignal.finish()
+            }
+            try http.finish()
+        }
+
+        if var database = try root.object("database") {
+            if let path = try database.string("path") {
+                guard !path.isEmpty else { throw ConfigurationError(key: "database.path", problem: "must not be empty") }
+                config.database.path = path
+            }
+            config.database.busyTimeoutMilliseconds = try database.int(
+                "busy_timeout_ms", default: config.database.busyTimeoutMilliseconds, range: 0...600_000)
+            try database.finish()
+        }
+        config.database.path = resolve(config.database.path)
+
+        if var queue = try root.object("queue") {
+            for (key, keyPath) in [("jobs", \QueueSettings.jobs), ("results", \QueueSettings.results)] {
+                if let endpoint = try queue.string(key) {
+                    guard ["tcp://", "ipc://", "inproc://"].contains(where: { endpoint.hasPrefix($0) }) else {
+                        throw ConfigurationError(key: queue.keyPath(key), problem: "expected a ZeroMQ endpoint such as tcp://127.0.0.1:5557")
+                    }
+                    config.queue[keyPath: keyPath] = endpoint
+                }
+            }
+            try queue.finish()
+            if config.queue.jobs == config.queue.results {
+                throw ConfigurationError(key: "queue.results", problem: "must differ from queue.jobs")
+            }
+        }
+
+        if var throttle = try root.object("throttle") {
+            if var perDevice = try throttle.object("per_device") {
+                config.throttle.perDeviceCount = try perDevice.int("count", default: config.throttle.perDeviceCount, range: 1...1_000_000)
+                config.throttle.perDeviceWindowSeconds = try perDevice.int(
+                    "window_seconds", default: config.throttle.perDeviceWindowSeconds, range: 1...31_536_000)
+                try perDevice.finish()
+            }
+            try throttle.finish()
+        }
+
+        guard let appsValue = root.value("apps") else {
+            throw ConfigurationError(key: "apps", problem: "is required: list at least one application")
+        }
+        guard case .array(let appItems) = appsValue, !appItems.isEmpty else {
+            throw ConfigurationError(key: "apps", problem: "expected a non-empty array of applications")
+        }
+        for (index, item) in appItems.enumerated() {
+            let app = try decodeApp(item, path: "apps[\(index)]", resolve: resolve)
+            if config.apps.contains(where: { $0.code == app.code }) {
+                throw ConfigurationError(key: "apps[\(index)].code", problem: "duplicates application \(app.code)")
+            }
+            config.apps.append(app)
+        }
+        try root.finish()
+        return config
+    }
+
+    static func decodeApp(_ json: JSON, path: String, resolve: (String) -> String) throws(ConfigurationError) -> AppConfiguration {
+        var reader = try ConfigReader(json, path: path)
+        let code = try reader.requiredString("code")
+        guard code.count <= 64, code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            throw ConfigurationError(key: reader.keyPath("code"), problem: "use letters, digits, '-' and '_' only (64 at most)")
+        }
+        var app = AppConfiguration(code: code, name: try reader.string("name") ?? code,
+                                   apiToken: try reader.requiredString("api_token"))
+        if var apns = try reader.object("apns") {
+            var settings = APNsSettings(
+                teamID: try apns.requiredString("team_id"), keyID: try apns.requiredString("key_id"),
+                keyPath: resolve(try apns.requiredString("key_path")), topic: try apns.requiredString("topic"))
+            if let url = try apns.string("production_url") { settings.productionURL = try httpsURL(url, key: apns.keyPath("production_url")) }
+            if let url = try apns.string("sandbox_url") { settings.sandboxURL = try httpsURL(url, key: apns.keyPath("sandbox_url")) }
+            settings.caFile = try apns.string("ca_file").map(resolve)
+            try apns.finish()
+            app.apns = settings
+        }
+        if var fcm = try reader.object("fcm") {
+            var settings = FCMSettings(serviceAccountPath: resolve(try fcm.requiredString("service_account_path")))
+            if let url = try fcm.string("endpoint") { settings.endpoint = try httpsURL(url, key: fcm.keyPath("endpoint")) }
+            try fcm.finish()
+            app.fcm = settings
+        }
+        app.sink = try reader.string("sink").map(resolve)
+        try reader.finish()
+        if app.apns == nil && app.fcm == nil && app.sink == nil {
+            throw ConfigurationError(key: path, problem: "needs at least one of apns, fcm or sink to deliver pushes")
+        }
+        return app
+    }
+
+    static func httpsURL(_ text: String, key: String) throws(ConfigurationError) -> String {
+        guard text.hasPrefix("https://"), text.count > 8 else {
+            throw ConfigurationError(key: key, problem: "expected an https:// URL")
+        }
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+
+    /// Splits `127.0.0.1:8080` or `[::1]:8080` into host and port; nil when malformed.
+    public static func parseListenAddress(_ text: String) -> (String, UInt16)? {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { return nil }
+            portText = rest.dropFirst()
+            guard host.contains(":") else { return nil }
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+            guard octets.count == 4, octets.allSatisfy({ UInt8($0) != nil }) else { return nil }
+        }
+        guard !host.isEmpty, let port = UInt16(portText) else { return nil }
+        return (String(host), port)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// Herald's configuration, read once from the JSON file that both `herald-ingest` and
+/// `herald-worker` take (`--config FILE` or `HERALD_CONFIG`). Every key is documented in
+/// `docs/configuration.md`; every field has a safe default except the applications.
+public struct Configuration: Sendable {
+    public var logLevel: LogLevel = .info
+    public var http = HTTPSettings()
+    public var database = DatabaseSettings(path: "var/herald.sqlite")
+    public var queue = QueueSettings()
+    public var throttle = ThrottleSettings()
+    public var apps: [AppConfiguration] = []
+
+    public init() {}
+
+    /// The application with this code, if configured.
+    public func app(code: String) -> AppConfiguration? { apps.first { $0.code == code } }
+}
+
+/// `http`: where ingest listens and how much it accepts.
+public struct HTTPSettings: Sendable {
+    /// `http.listen`: `host:port`, with an IPv4 literal or a bracketed IPv6 literal (`[::1]:8080`).
+    public var host = "127.0.0.1"
+    public var port: UInt16 = 8080
+    /// `http.max_body_bytes`: larger bodies get HTTP 413.
+    public var maxBodyBytes = 1_048_576
+    /// `http.threads`: request-handling threads (each runs its own epoll loop).
+    public var threads = 4
+    /// `http.connection_limit`: concurrent connections; more are refused.
+    public var connectionLimit = 4096
+    /// `http.idle_timeout_seconds`: idle keep-alive connections are closed after this.
+    public var idleTimeoutSeconds = 60
+    /// `http.onesignal.add_device_path` / `edit_device_path`: the OneSignal helper's routes.
+    public var oneSignalAddDevicePath = "/onesignal/adddevice"
+    public var oneSignalEditDevicePath = "/onesignal/editdevice"
+
+    public init() {}
+
+    public var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// `database`: the SQLite file shared by ingest and workers.
+public struct DatabaseSettings: Sendable {
+    /// `database.path`, resolved against the configuration file's folder.
+    public var path: String
+    /// `database.busy_timeout_ms`: how long a writer waits for the lock before failing.
+    public var busyTimeoutMilliseconds = 5000
+
+    public init(path: String) { self.path = path }
+}
+
+/// `queue`: the ZeroMQ endpoints ingest binds and workers connect to.
+public struct QueueSettings: Sendable {
+    /// `queue.jobs`: ingest → workers (ROUTER ↔ DEALER).
+    public var jobs = "tcp://127.0.0.1:5557"
+    /// `queue.results`: workers → ingest (PUSH → PULL): acks, results, heartbeats.
+    public var results = "tcp://127.0.0.1:5558"
+
+    public init() {}
+}
+
+/// `throttle`: frequency caps.
+public struct ThrottleSettings: Sendable {
+    /// `throttle.per_device.count` pushes per `throttle.per_device.window_seconds` at most, per device.
+    public var perDeviceCount = 10
+    public var perDeviceWindowSeconds = 3600
+
+    public init() {}
+}
+
+/// One entry of `apps`: an application whose devices Herald serves.
+public struct AppConfiguration: Sendable {
+    /// `code`: the Pushwoosh application code (`XXXXX-XXXXX`) the SDKs send as `application`.
+    public var code: String
+    public var name: String
+    /// `api_token`: the secret that Remote API calls present (`auth` or `Authorization: Token`).
+    public var apiToken: String
+    public var apns: APNsSettings?
+    public var fcm: FCMSettings?
+    /// `sink`: a JSON-lines file that receives every push instead of APNs/FCM.
+    public var sink: String?
+
+    public init(code: String, name: String, apiToken: String, apns: APNsSettings? = nil, fcm: FCMSettings? = nil,
+                sink: String? = nil) {
+        self.code = code
+        self.name = name
+        self.apiToken = apiToken
+        self.apns = apns
+        self.fcm = fcm
+        self.sink = sink
+    }
+}
+
+/// `apps[].apns`: token-based APNs credentials and hosts.
+public struct APNsSettings: Sendable {
+    public var teamID: String
+    public var keyID: String
+    /// `key_path`: the `.p8` signing key, resolved against the configuration file's folder.
+    public var keyPath: String
+    public var topic: String
+    public var productionURL = "https://api.push.apple.com"
+    public var sandboxURL = "https://api.sandbox.push.apple.com"
+    /// `ca_file`: an extra trusted CA (PEM), for tests against a mock.
+    public var caFile: String?
+}
+
+/// `apps[].fcm`: FCM HTTP v1 credentials.
+public struct FCMSettings: Sendable {
+    /// `service_account_path`: a Google service-account JSON file.
+    public var serviceAccountPath: String
+    public var endpoint = "https://fcm.googleapis.com"
+}

@@ -1,0 +1,92 @@
+internal import CSQLite
+
+/// Owns one `sqlite3*` handle and its prepared statements.
+///
+/// `@unchecked Sendable` invariant: a connection is used by one thread at a time (the store hands
+/// connections out under a lock) and closed exactly once by its owner.
+public final class SQLiteConnection: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    private var statements: [String: SQLiteStatement] = [:]
+    public let path: String
+
+    /// Opens (creating if needed) the database at `path` with Herald's per-connection settings:
+    /// WAL journal, `synchronous=NORMAL`, `busy_timeout`, foreign keys on.
+    public init(path: String, busyTimeoutMilliseconds: Int, readOnly: Bool = false) throws(SQLiteError) {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let result = sqlite3_open_v2(path, &db, flags, nil)
+        guard result == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: result, message: message, context: "opening the database file")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Int32(busyTimeoutMilliseconds))
+        if !readOnly {
+            try execute("PRAGMA journal_mode=WAL")
+        }
+        try execute("PRAGMA synchronous=NORMAL")
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    /// Closes the handle. Safe to call once; later use of the connection fails.
+    public func close() {
+        for statement in statements.values { statement.finalize() }
+        statements.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    func error(_ code: Int32, _ context: String) -> SQLiteError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "connection closed"
+        let extended = handle.map { sqlite3_extended_errcode($0) } ?? code
+        return SQLiteError(code: extended, message: message, context: context)
+    }
+
+    /// Runs one or more statements that return no rows of interest.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        guard let handle else { throw SQLiteError(code: SQLITE_MISUSE, message: "connection closed", context: sql) }
+        let result = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard result == SQLITE_OK else { throw error(result, "executing \(sql.prefix(60))") }
+    }
+
+    /// A cached prepared statement for `sql`, reset and with bindings cleared.
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        guard let handle else { throw SQLiteError(code: SQLITE_MISUSE, message: "connection closed", context: sql) }
+        var raw: OpaquePointer?
+        let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard result == SQLITE_OK, let raw else { throw error(result, "preparing \(sql.prefix(60))") }
+        let statement = SQLiteStatement(raw, connection: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back when it throws.
+    public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a read transaction so that all its queries see one snapshot.
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        defer { try? execute("COMMIT") }
+        return try body()
+    }
+
+    public var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+    public var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+}

@@ -1,0 +1,121 @@
+/// Versioned schema migrations, applied in order on start. `PRAGMA user_version` records the last
+/// one applied; each runs in its own `BEGIN IMMEDIATE` transaction, so several processes starting
+/// at once apply each migration exactly once. Never edit a shipped migration: append a new one.
+enum Schema {
+    static let migrations: [String] = [
+        // 1: applications, devices, users, typed tags, raw SDK reports, message outbox.
+        """
+        CREATE TABLE applications (
+            id INTEGER PRIMARY KEY,
+            code TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL
+        );
+        CREATE TABLE devices (
+            id INTEGER PRIMARY KEY,
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            hwid TEXT NOT NULL,
+            platform INTEGER NOT NULL,
+            push_token TEXT,
+            gateway TEXT,
+            language TEXT,
+            timezone_offset INTEGER,
+            app_version TEXT,
+            os_version TEXT,
+            device_model TEXT,
+            sdk_version TEXT,
+            user_id TEXT,
+            subscribed INTEGER NOT NULL DEFAULT 1,
+            notification_types INTEGER,
+            badge INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            last_open_at INTEGER,
+            token_invalid_reason TEXT,
+            UNIQUE (app_id, hwid)
+        );
+        CREATE INDEX devices_by_token ON devices (app_id, push_token) WHERE push_token IS NOT NULL;
+        CREATE INDEX devices_by_user ON devices (app_id, user_id) WHERE user_id IS NOT NULL;
+        CREATE TABLE users (
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            user_id TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (app_id, user_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE tag_definitions (
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            name TEXT NOT NULL,
+            type INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (app_id, name)
+        ) WITHOUT ROWID;
+        -- One row per (device, tag). `num` holds integers, decimals, booleans (0/1), dates (unix
+        -- seconds) and versions (encoded to sort numerically); `str` holds strings, versions as
+        -- written, and lists as a JSON array (their items are also in device_tag_items).
+        CREATE TABLE device_tags (
+            device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            app_id INTEGER NOT NULL,
+            type INTEGER NOT NULL,
+            num,
+            str TEXT,
+            PRIMARY KEY (device_id, name)
+        ) WITHOUT ROWID;
+        CREATE INDEX device_tags_by_number ON device_tags (app_id, name, num) WHERE num IS NOT NULL;
+        CREATE INDEX device_tags_by_string ON device_tags (app_id, name, str) WHERE type <> 3;
+        CREATE TABLE device_tag_items (
+            device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            item TEXT NOT NULL,
+            app_id INTEGER NOT NULL,
+            PRIMARY KEY (device_id, name, item)
+        ) WITHOUT ROWID;
+        CREATE INDEX device_tag_items_by_item ON device_tag_items (app_id, name, item);
+        -- What the SDKs report (postEvent, pushStat, messageDeliveryEvent), kept as received
+        -- until the analytics pipeline turns them into counts; `processed_at` marks that.
+        CREATE TABLE reports (
+            id INTEGER PRIMARY KEY,
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            kind TEXT NOT NULL,
+            hwid TEXT NOT NULL,
+            user_id TEXT,
+            platform INTEGER,
+            name TEXT,
+            hash TEXT,
+            body TEXT NOT NULL,
+            timestamp_utc INTEGER,
+            timestamp_current INTEGER,
+            received_at INTEGER NOT NULL,
+            processed_at INTEGER
+        );
+        CREATE INDEX reports_unprocessed ON reports (id) WHERE processed_at IS NULL;
+        -- The outbox: a send request is committed here before it is acknowledged.
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            code TEXT NOT NULL UNIQUE,
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            transaction_id TEXT,
+            status TEXT NOT NULL,
+            request TEXT NOT NULL,
+            send_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE UNIQUE INDEX messages_by_transaction ON messages (app_id, transaction_id) WHERE transaction_id IS NOT NULL;
+        CREATE INDEX messages_due ON messages (status, send_at);
+        """,
+    ]
+
+    /// Brings the database at `connection` up to the newest version.
+    static func migrate(_ connection: SQLiteConnection) throws {
+        for (offset, sql) in migrations.enumerated() {
+            let version = offset + 1
+            try connection.writeTransaction {
+                let current = try connection.prepare("PRAGMA user_version").first { $0.int(0) } ?? 0
+                guard current < version else { return }
+                try connection.execute(sql)
+                try connection.execute("PRAGMA user_version = \(version)")
+            }
+        }
+    }
+}

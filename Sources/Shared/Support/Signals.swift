@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Waits for SIGTERM or SIGINT. Call `blockTerminationSignals()` first thing in `main`, before any
+/// thread starts, so that the signals are delivered only to the thread that waits for them.
+public enum Signals {
+    public static func blockTerminationSignals() {
+        var set = terminationSet()
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Blocks the calling thread until SIGTERM or SIGINT arrives; returns its number.
+    public static func waitForTermination() -> Int32 {
+        var set = terminationSet()
+        var received: Int32 = 0
+        while sigwait(&set, &received) != 0 {}
+        return received
+    }
+
+    static func terminationSet() -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        return set
+    }
+}

@@ -1,0 +1,18 @@
+#ifndef HERALD_CCURL_SHIM_H
+#define HERALD_CCURL_SHIM_H
+#include <curl/curl.h>
+
+/// Typed wrappers for the variadic option setters, which Swift cannot call.
+static inline CURLcode herald_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode herald_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode herald_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLMcode herald_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
+    return curl_multi_setopt(handle, option, value);
+}
+#endif

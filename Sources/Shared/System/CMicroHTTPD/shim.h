@@ -1,0 +1,57 @@
+#ifndef HERALD_CMICROHTTPD_SHIM_H
+#define HERALD_CMICROHTTPD_SHIM_H
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <microhttpd.h>
+
+/// Enum values whose names libmicrohttpd redefines as macros, which Swift cannot import.
+static const enum MHD_Result HERALD_MHD_YES = MHD_YES;
+static const enum MHD_Result HERALD_MHD_NO = MHD_NO;
+static const enum MHD_ValueKind HERALD_MHD_HEADER_KIND = MHD_HEADER_KIND;
+static const enum MHD_ValueKind HERALD_MHD_GET_ARGUMENT_KIND = MHD_GET_ARGUMENT_KIND;
+static const enum MHD_ResponseMemoryMode HERALD_MHD_RESPMEM_MUST_COPY = MHD_RESPMEM_MUST_COPY;
+
+/// Starts a daemon listening on `host:port` (IPv4 or IPv6 literal) with an internal epoll
+/// thread pool. `MHD_start_daemon` is variadic, so Swift calls this fixed-shape wrapper instead.
+/// Returns NULL when the address does not parse or the daemon cannot start (errno tells why).
+static inline struct MHD_Daemon *herald_mhd_start(const char *host, uint16_t port, unsigned int threads,
+                                                  unsigned int connection_limit, unsigned int timeout_seconds,
+                                                  MHD_AccessHandlerCallback handler, void *handler_cls,
+                                                  MHD_RequestCompletedCallback completed, void *completed_cls) {
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO;
+    struct sockaddr_in v4;
+    struct sockaddr_in6 v6;
+    const struct sockaddr *address;
+    memset(&v4, 0, sizeof v4);
+    memset(&v6, 0, sizeof v6);
+    if (inet_pton(AF_INET, host, &v4.sin_addr) == 1) {
+        v4.sin_family = AF_INET;
+        v4.sin_port = htons(port);
+        address = (const struct sockaddr *)&v4;
+    } else if (inet_pton(AF_INET6, host, &v6.sin6_addr) == 1) {
+        v6.sin6_family = AF_INET6;
+        v6.sin6_port = htons(port);
+        address = (const struct sockaddr *)&v6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        return NULL;
+    }
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_SOCK_ADDR, address,
+                            MHD_OPTION_THREAD_POOL_SIZE, threads,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_END);
+}
+
+/// The port the daemon actually listens on (useful when started on port 0).
+static inline uint16_t herald_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+#endif

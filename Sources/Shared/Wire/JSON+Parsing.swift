@@ -1,0 +1,242 @@
+/// Why a body is not valid JSON, with the byte offset where parsing stopped.
+public struct JSONParseError: Error, Sendable, CustomStringConvertible {
+    public let offset: Int
+    public let reason: String
+    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+}
+
+extension JSON {
+    /// Parses one JSON document (RFC 8259). Nesting is limited to 64 levels so that a hostile
+    /// body cannot exhaust the stack.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSON {
+        let buffer = Array(bytes)
+        var parser = JSONParser(bytes: buffer)
+        return try parser.parseDocument()
+    }
+
+    public static func parse(_ text: String) throws(JSONParseError) -> JSON {
+        try parse(Array(text.utf8))
+    }
+}
+
+private struct JSONParser {
+    let bytes: [UInt8]
+    var index = 0
+    var depth = 0
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func parseDocument() throws(JSONParseError) -> JSON {
+        skipWhitespace()
+        let value = try parseValue()
+        skipWhitespace()
+        guard index == bytes.count else { throw fail("unexpected data after the value") }
+        return value
+    }
+
+    func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: index, reason: reason) }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue() throws(JSONParseError) -> JSON {
+        guard index < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw fail("unexpected end of input") }
+        let matches = literal.withUTF8Buffer { expected in
+            (0..<count).allSatisfy { bytes[index + $0] == expected[$0] }
+        }
+        guard matches else { throw fail("invalid literal") }
+        index += count
+    }
+
+    mutating func enter() throws(JSONParseError) {
+        depth += 1
+        guard depth <= 64 else { throw fail("nesting deeper than 64 levels") }
+    }
+
+    mutating func parseObject() throws(JSONParseError) -> JSON {
+        try enter()
+        index += 1
+        var members: [String: JSON] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members[key] = try parseValue()
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; break }
+            throw fail("expected ',' or '}'")
+        }
+        depth -= 1
+        return .object(members)
+    }
+
+    mutating func parseArray() throws(JSONParseError) -> JSON {
+        try enter()
+        index += 1
+        var items: [JSON] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            depth -= 1
+            return .array(items)
+        }
+        while true {
+            skipWhitespace()
+            items.append(try parseValue())
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; break }
+            throw fail("expected ',' or ']'")
+        }
+        depth -= 1
+        return .array(items)
+    }
+
+    mutating func parseString() throws(JSONParseError) -> String {
+        index += 1
+        let start = index
+        // Fast path: no escapes.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = String(decoding: bytes[start..<index], as: UTF8.self)
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw fail("control character in string") }
+            index += 1
+        }
+        var scalars = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return String(decoding: scalars, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw fail("unexpected end of input") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): scalars.append(0x22)
+                case UInt8(ascii: "\\"): scalars.append(0x5C)
+                case UInt8(ascii: "/"): scalars.append(0x2F)
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"):
+                    var code = try parseHex4()
+                    if (0xD800...0xDBFF).contains(code) {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw fail("unpaired surrogate") }
+                        index += 2
+                        let low = try parseHex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw fail("unpaired surrogate") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(code) {
+                        throw fail("unpaired surrogate")
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw fail("invalid code point") }
+                    scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
+                default:
+                    throw fail("invalid escape")
+                }
+            default:
+                if byte < 0x20 { throw fail("control character in string") }
+                scalars.append(byte)
+                index += 1
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    mutating func parseHex4() throws(JSONParseError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw fail("unexpected end of input") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw fail("invalid \\u escape")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+
+    mutating func parseNumber() throws(JSONParseError) -> JSON {
+        let start = index
+        var isInteger = true
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if isInteger, let value = Int64(text) { return .int(value) }
+        guard let value = Double(text) else { throw fail("invalid number") }
+        return .double(value)
+    }
+
+    func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Shared
+
+// herald-worker: connects to ingest's queue endpoints and does the work ingest hands out.
+
+Signals.blockTerminationSignals()
+
+let options: CommandLineOptions
+do {
+    options = try CommandLineOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+} catch {
+    FileHandle.standardError.write(Data("herald-worker: \(error)\n".utf8))
+    exit(2)
+}
+guard case .run(let configPath, let levelOverride) = options else {
+    print(CommandLineOptions.usage(executable: "herald-worker",
+                                   summary: "resolves campaign targets, throttles, delivers through APNs/FCM and records results; start as many as needed."))
+    exit(0)
+}
+
+let configuration: Configuration
+do {
+    configuration = try Configuration.load(path: configPath)
+} catch {
+    FileHandle.standardError.write(Data("herald-worker: configuration error: \(error)\n".utf8))
+    exit(2)
+}
+
+let logger = Logger(label: "herald-worker", level: levelOverride ?? configuration.logLevel)
+let context = QueueContext()
+let worker = WorkerLoop(configuration: configuration, logger: logger)
+do {
+    try worker.start(context: context)
+} catch {
+    logger.error("cannot connect to the queue", ["error": "\(error)"])
+    exit(1)
+}
+
+let signal = Signals.waitForTermination()
+logger.info("draining and stopping", ["signal": String(signal)])
+worker.stop()
+context.terminate()
+logger.info("stopped")
+exit(0)
