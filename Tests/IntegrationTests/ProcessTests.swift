@@ -1,0 +1,84 @@
+import Foundation
+import Shared
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The executables as an operator runs them: flags, configuration errors, workers joining,
+/// and durability across kill -9.
+@Suite(.serialized) struct ProcessTests {
+    func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let folder = NSTemporaryDirectory() + "herald-run-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let process = try HeraldProcesses.launch(executable, arguments: arguments, log: folder + "/out.log")
+        process.waitUntilExit()
+        return (process.terminationStatus, (try? String(contentsOfFile: folder + "/out.log", encoding: .utf8)) ?? "")
+    }
+
+    @Test(arguments: ["herald-ingest", "herald-worker"])
+    func helpExplainsEveryFlag(_ executable: String) throws {
+        let (status, output) = try run(executable, ["--help"])
+        #expect(status == 0)
+        for flag in ["--config", "--log-level", "HERALD_CONFIG", "VERBOSE", "--help"] {
+            #expect(output.contains(flag))
+        }
+    }
+
+    @Test func configurationErrorsNameTheKeyAndExitBeforeStarting() throws {
+        let herald = try HeraldProcesses()
+        let broken = herald.folder + "/broken.json"
+        try #"{"apps": [{"code": "A", "api_token": "t", "sink": "s"}], "http": {"listen": "everywhere"}}"#
+            .write(toFile: broken, atomically: true, encoding: .utf8)
+        let (status, output) = try run("herald-ingest", ["--config", broken])
+        #expect(status == 2)
+        #expect(output.contains("http.listen"))
+        let (missingStatus, missingOutput) = try run("herald-worker", ["--config", herald.folder + "/absent.json"])
+        #expect(missingStatus == 2)
+        #expect(missingOutput.contains("absent.json"))
+        let (flagStatus, _) = try run("herald-ingest", ["--log-level", "LOUD", "--config", herald.configPath])
+        #expect(flagStatus == 2)
+    }
+
+    @Test func workersJoinAndLeave() throws {
+        let herald = try HeraldProcesses()
+        try herald.startIngest()
+        try herald.startWorker()
+        try herald.startWorker()
+        var connected = ""
+        for _ in 0..<100 {
+            let metrics = try herald.client.request("GET", "/metrics").text
+            connected = metrics.split(separator: "\n").first { $0.hasPrefix("herald_workers_connected ") }.map(String.init) ?? ""
+            if connected == "herald_workers_connected 2" { break }
+            usleep(100_000)
+        }
+        #expect(connected == "herald_workers_connected 2")
+        for worker in herald.workers {
+            kill(worker.processIdentifier, SIGTERM)
+            worker.waitUntilExit()
+            #expect(worker.terminationStatus == 0)
+        }
+        #expect(herald.stopIngest() == 0)
+    }
+
+    @Test func acknowledgedWritesSurviveKill9() throws {
+        let herald = try HeraldProcesses()
+        try herald.startIngest()
+        let app = HeraldProcesses.appCode
+        for index in 0..<50 {
+            try herald.ok("registerDevice", ["application": .string(app), "hwid": .string("d\(index)"), "device_type": 3,
+                                             "push_token": .string("token-\(index)"), "tags": ["N": .int(Int64(index))]])
+        }
+        try herald.ok("postEvent", ["application": .string(app), "hwid": "d1", "event": "Purchase", "attributes": ["sum": 3]])
+        herald.stopIngest(signal: SIGKILL)
+        try herald.startIngest()
+        for index in [0, 17, 49] {
+            #expect(try herald.ok("getTags", ["application": .string(app), "hwid": .string("d\(index)")]) == ["result": ["N": .int(Int64(index))]])
+        }
+        herald.stopIngest()
+        let store = try SQLiteDeviceStore(path: herald.databasePath, busyTimeoutMilliseconds: 1000,
+                                          apps: [AppConfiguration(code: app, name: "Shop", apiToken: "x", sink: "s")])
+        #expect(try store.reports(app: app, limit: 10).map(\.name) == ["Purchase"])
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Shared
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs the real `herald-ingest` (and workers) on free loopback ports with a temporary SQLite file.
+/// Everything it starts is stopped when the value is released.
+final class HeraldProcesses {
+    let folder: String
+    let configPath: String
+    let httpPort: UInt16
+    private(set) var ingest: Process?
+    private(set) var workers: [Process] = []
+
+    static let appCode = "ABCDE-12345"
+    static let otherAppCode = "FGHIJ-67890"
+
+    /// The folder with the built executables: `HERALD_BIN_DIR`, or this package's `.build/debug`.
+    static var binaryDirectory: String {
+        if let dir = ProcessInfo.processInfo.environment["HERALD_BIN_DIR"] { return dir }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug").path
+    }
+
+    init(maxBodyBytes: Int = 65536) throws {
+        folder = NSTemporaryDirectory() + "herald-it-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        httpPort = try Self.freePort()
+        let jobsPort = try Self.freePort()
+        let resultsPort = try Self.freePort()
+        let config: JSON = [
+            "log_level": "DEBUG",
+            "http": ["listen": .string("127.0.0.1:\(httpPort)"), "max_body_bytes": .int(Int64(maxBodyBytes)), "threads": 2],
+            "database": ["path": "var/herald.sqlite"],
+            "queue": ["jobs": .string("tcp://127.0.0.1:\(jobsPort)"), "results": .string("tcp://127.0.0.1:\(resultsPort)")],
+            "apps": [
+                ["code": .string(Self.appCode), "name": "Shop", "api_token": "shop-secret", "sink": "var/sink.jsonl"],
+                ["code": .string(Self.otherAppCode), "name": "News", "api_token": "news-secret", "sink": "var/news.jsonl"],
+            ],
+        ]
+        configPath = folder + "/herald.json"
+        try Data(config.encoded()).write(to: URL(fileURLWithPath: configPath))
+    }
+
+    deinit {
+        for process in workers + [ingest].compactMap({ $0 }) where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    var client: HTTPClient { HTTPClient(port: httpPort) }
+    var databasePath: String { folder + "/var/herald.sqlite" }
+    var logPath: String { folder + "/ingest.log" }
+
+    static func launch(_ executable: String, arguments: [String], log: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binaryDirectory + "/" + executable)
+        process.arguments = arguments
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        handle.seekToEndOfFile()
+        process.standardError = handle
+        process.standardOutput = handle
+        try process.run()
+        return process
+    }
+
+    /// Starts ingest and waits (at most 10 s) until `/healthz` answers 200.
+    func startIngest() throws {
+        ingest = try Self.launch("herald-ingest", arguments: ["--config", configPath], log: logPath)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let response = try? client.request("GET", "/healthz", timeoutSeconds: 1), response.status == 200 { return }
+            guard ingest?.isRunning == true else { break }
+            usleep(50_000)
+        }
+        throw HTTPClient.Failure(description: "ingest did not become healthy: \(log())")
+    }
+
+    func startWorker() throws {
+        workers.append(try Self.launch("herald-worker", arguments: ["--config", configPath], log: folder + "/worker\(workers.count).log"))
+    }
+
+    /// SIGTERM (graceful) or SIGKILL, then wait for the exit. Returns the exit status.
+    @discardableResult
+    func stopIngest(signal: Int32 = SIGTERM) -> Int32 {
+        guard let ingest else { return -1 }
+        kill(ingest.processIdentifier, signal)
+        ingest.waitUntilExit()
+        self.ingest = nil
+        return ingest.terminationStatus
+    }
+
+    func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+                guard bind(fd, pointer, length) == 0 else { return -1 }
+                return getsockname(fd, pointer, &length)
+            }
+        }
+        guard bound == 0 else { throw HTTPClient.Failure(description: "no free port") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    // MARK: - Calls
+
+    /// `POST /json/1.3/<method>` with `{"request": request}`; returns the HTTP status and the parsed body.
+    func call(_ method: String, _ request: JSON) throws -> (status: Int, body: JSON) {
+        let response = try client.request("POST", "/json/1.3/\(method)", body: JSON.object(["request": request]).encoded(),
+                                          headers: [("Content-Type", "application/json; charset=utf-8"), ("Authorization", "Token (null)")])
+        return (response.status, try JSON.parse(response.body))
+    }
+
+    /// A Device API call that must succeed; returns `response`.
+    @discardableResult
+    func ok(_ method: String, _ request: JSON) throws -> JSON {
+        let (status, body) = try call(method, request)
+        guard status == 200, body["status_code"] == .int(200) else {
+            throw HTTPClient.Failure(description: "\(method) failed: HTTP \(status) \(body.text)")
+        }
+        return body["response"] ?? .null
+    }
+}
