@@ -1,0 +1,143 @@
+import Foundation
+
+/// One notification of a `createMessage` call, validated and normalised. Ingest stores it in the
+/// outbox as JSON; workers read it back to resolve targets and build payloads.
+public struct MessageSpec: Sendable, Equatable, Codable {
+    /// Text per language; the key `default` holds a plain-string value.
+    public typealias LocalizedText = [String: String]
+
+    public var content: LocalizedText
+    public var title: LocalizedText?
+    public var subtitle: LocalizedText?
+    /// Custom data (`data`), delivered as the JSON string `u`.
+    public var data: JSON?
+    public var link: String?
+    public var richMedia: String?
+    /// Pushwoosh `device_type` codes to include; nil means every platform Herald delivers to.
+    public var platforms: [Int]?
+    /// Explicit targets: hwids or push tokens (`devices`), or user ids (`users`, which win).
+    public var devices: [String]?
+    public var users: [String]?
+    public var conditions: [TagCondition]
+    public var conditionsOperator: ConditionsOperator
+    /// Campaign-wide pushes per second, across all workers.
+    public var sendRate: Int?
+    /// At most `cappingCount` pushes per device in `cappingDays` days, counting this one.
+    public var cappingDays: Int?
+    public var cappingCount: Int?
+    public var ios: IOSOptions
+    public var android: AndroidOptions
+    public var schedule: Schedule
+
+    public init(content: LocalizedText) {
+        self.content = content
+        conditions = []
+        conditionsOperator = .and
+        ios = IOSOptions()
+        android = AndroidOptions()
+        schedule = Schedule(sendAt: 0, perDeviceTimezone: false)
+    }
+
+    /// When the message goes out.
+    public struct Schedule: Sendable, Equatable, Codable {
+        /// Unix seconds. When `perDeviceTimezone` is set, this is the wall-clock time read as UTC,
+        /// and each device receives the message when its own clock shows that time.
+        public var sendAt: Int64
+        public var perDeviceTimezone: Bool
+
+        public init(sendAt: Int64, perDeviceTimezone: Bool) {
+            self.sendAt = sendAt
+            self.perDeviceTimezone = perDeviceTimezone
+        }
+
+        /// The moment a device with this UTC offset (seconds) should receive the message.
+        public func dueAt(timezoneOffset: Int64?) -> Int64 {
+            perDeviceTimezone ? sendAt - (timezoneOffset ?? 0) : sendAt
+        }
+
+        /// The earliest moment any device is due (UTC+14 is the earliest zone).
+        public var earliestDueAt: Int64 { perDeviceTimezone ? sendAt - 14 * 3600 : sendAt }
+    }
+
+    /// `ios_badges`: an absolute badge or a change of the device's stored badge.
+    public enum BadgeChange: Sendable, Equatable, Codable {
+        case set(Int64)
+        case add(Int64)
+
+        /// The badge to show on a device whose stored badge is `current`.
+        public func apply(to current: Int64) -> Int64 {
+            switch self {
+            case .set(let value): return max(0, value)
+            case .add(let delta): return max(0, current + delta)
+            }
+        }
+
+        /// The Pushwoosh form: `"5"`, `"+1"`, `"-2"`.
+        public var text: String {
+            switch self {
+            case .set(let value): return String(value)
+            case .add(let delta): return delta >= 0 ? "+\(delta)" : String(delta)
+            }
+        }
+    }
+
+    public struct IOSOptions: Sendable, Equatable, Codable {
+        public var title: LocalizedText?
+        public var subtitle: LocalizedText?
+        public var content: LocalizedText?
+        public var badges: BadgeChange?
+        public var sound: String?
+        /// Seconds the push may wait in APNs (`apns-expiration`).
+        public var ttl: Int64?
+        /// A background push: `content-available`, priority 5, no alert.
+        public var silent: Bool = false
+        public var categoryID: String?
+        public var threadID: String?
+        public var collapseID: String?
+        public var attachment: String?
+        /// Merged into the APNs payload root (`aps` members are merged into `aps`).
+        public var rootParams: [String: JSON]?
+
+        public init() {}
+    }
+
+    public struct AndroidOptions: Sendable, Equatable, Codable {
+        public var header: LocalizedText?
+        public var content: LocalizedText?
+        public var sound: String?
+        /// -2 … 2.
+        public var priority: Int?
+        public var icon: String?
+        public var customIcon: String?
+        public var banner: String?
+        public var badges: BadgeChange?
+        /// Seconds FCM keeps the message.
+        public var ttl: Int64?
+        public var vibration: Bool?
+        public var led: String?
+        public var iconBackgroundColor: String?
+        public var silent: Bool = false
+        /// Merged into the FCM `data` map (values become strings).
+        public var rootParams: [String: JSON]?
+
+        public init() {}
+    }
+}
+
+/// How the conditions of a message combine.
+public enum ConditionsOperator: String, Sendable, Codable {
+    case and = "AND"
+    case or = "OR"
+}
+
+/// Picks the text for a device language: exact (`zh-Hans`), then the base language (`zh`), then
+/// `default`, then `en`, then the first language in sort order.
+public func localized(_ text: MessageSpec.LocalizedText, language: String?) -> String {
+    if let language {
+        let lowered = language.lowercased()
+        if let exact = text[language] ?? text[lowered] { return exact }
+        if let base = lowered.split(separator: "-").first.map(String.init), let match = text[base] { return match }
+    }
+    if let fallback = text["default"] ?? text["en"] { return fallback }
+    return text.keys.sorted().first.flatMap { text[$0] } ?? ""
+}
