@@ -27,11 +27,11 @@ do {
 }
 
 let logger = Logger(label: "herald-ingest", level: levelOverride ?? configuration.logLevel)
-let store: SQLiteDeviceStore
+let database: SQLiteDatabase
 do {
     try FileManager.default.createDirectory(
         atPath: (configuration.database.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-    store = try SQLiteDeviceStore(path: configuration.database.path,
+    database = try SQLiteDatabase(path: configuration.database.path,
                                   busyTimeoutMilliseconds: configuration.database.busyTimeoutMilliseconds,
                                   apps: configuration.apps)
 } catch {
@@ -39,8 +39,11 @@ do {
     exit(1)
 }
 
+let store = SQLiteDeviceStore(database: database)
+let campaigns = SQLiteCampaignStore(database: database)
+let clock = SystemClock()
 let queueContext = QueueContext()
-let workers = WorkerRegistry(settings: configuration.queue, logger: logger)
+let workers = Dispatcher(settings: configuration.queue, store: campaigns, clock: clock, logger: logger)
 do {
     try workers.start(context: queueContext)
 } catch {
@@ -48,10 +51,11 @@ do {
     exit(1)
 }
 
-let clock = SystemClock()
 let metrics = Metrics()
 let router = Router(
     deviceAPI: DeviceAPI(store: store, clock: clock, logger: logger),
+    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, clock: clock, logger: logger,
+                         onCreated: { workers.nudge() }),
     oneSignal: OneSignalRoutes(store: store, clock: clock),
     settings: configuration.http, store: store, metrics: metrics, workers: workers, logger: logger)
 let server = HTTPServer(settings: configuration.http) { router.handle($0) }

@@ -2,78 +2,134 @@ import Foundation
 import Shared
 import Synchronization
 
-/// The worker's queue loop: connects to ingest, announces itself with a heartbeat every second,
-/// and runs the jobs it receives on its own thread (ZeroMQ sockets stay on the thread that made them).
+/// The worker's two threads. The queue thread owns the ZeroMQ sockets: it sends a heartbeat every
+/// second, receives shard jobs, and sends acks. The runner thread processes shards one at a time.
 final class WorkerLoop: Sendable {
     let configuration: Configuration
     let logger: Logger
     let id: String
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    let runner: ShardRunner
+    /// Shards the worker accepts at once (one running, one waiting), advertised in heartbeats.
+    static let capacity: Int64 = 2
 
-    init(configuration: Configuration, logger: Logger) {
+    private let stopping = Atomic<Bool>(false)
+    private let queueFinished = DispatchSemaphore(value: 0)
+    private let runnerFinished = DispatchSemaphore(value: 0)
+    private let jobs = Mutex<[Int64]>([])
+    private let jobArrived = DispatchSemaphore(value: 0)
+    private let running = Atomic<Int>(0)
+    private let acks = Mutex<[Int64]>([])
+
+    init(configuration: Configuration, logger: Logger, id: String, runner: ShardRunner) {
         self.configuration = configuration
         self.logger = logger
-        self.id = "\(ProcessInfo.processInfo.hostName)-\(getpid())"
+        self.id = id
+        self.runner = runner
     }
 
     func start(context: QueueContext) throws {
         let ready = DispatchSemaphore(value: 0)
         let failure = Mutex<(any Error)?>(nil)
-        let thread = Thread { [self] in
-            let jobs: QueueSocket
+        let queueThread = Thread { [self] in
+            let jobSocket: QueueSocket
             let results: QueueSocket
             do {
-                jobs = try QueueSocket(context, kind: .dealer)
-                try jobs.setIdentity(id)
-                try jobs.connect(configuration.queue.jobs)
+                jobSocket = try QueueSocket(context, kind: .dealer)
+                try jobSocket.setIdentity(id)
+                try jobSocket.connect(configuration.queue.jobs)
                 results = try QueueSocket(context, kind: .push)
                 try results.setHighWaterMark(10_000)
                 try results.connect(configuration.queue.results)
             } catch {
                 failure.withLock { $0 = error }
                 ready.signal()
-                finished.signal()
+                queueFinished.signal()
                 return
             }
             ready.signal()
-            run(jobs: jobs, results: results)
-            jobs.close()
+            runQueue(jobSocket: jobSocket, results: results)
+            jobSocket.close()
             results.close()
-            finished.signal()
+            queueFinished.signal()
         }
-        thread.name = "herald-worker-queue"
-        thread.start()
+        queueThread.name = "herald-worker-queue"
+        queueThread.start()
         ready.wait()
         if let error = failure.withLock({ $0 }) { throw error }
+
+        let runnerThread = Thread { [self] in
+            runJobs()
+            runnerFinished.signal()
+        }
+        runnerThread.name = "herald-worker-runner"
+        runnerThread.start()
         logger.info("worker started", ["worker.id": id, "queue.jobs": configuration.queue.jobs])
     }
 
-    private func run(jobs: QueueSocket, results: QueueSocket) {
+    private var inFlight: Int64 { Int64(jobs.withLock { $0.count } + running.load(ordering: .relaxed)) }
+
+    private func runQueue(jobSocket: QueueSocket, results: QueueSocket) {
         var lastHeartbeat = 0.0
         while !stopping.load(ordering: .relaxed) {
             let now = monotonicSeconds()
-            if now - lastHeartbeat >= 1 {
-                do {
-                    try results.send([QueueMessage.heartbeat(worker: id, pid: Int64(getpid()), jobsInFlight: 0).encoded], wait: false)
-                } catch {
-                    logger.debug("heartbeat not sent", ["error": "\(error)"])
-                }
+            var outgoing = acks.withLock { pending in
+                defer { pending.removeAll() }
+                return pending.map { QueueMessage.ack(worker: id, shard: $0) }
+            }
+            if now - lastHeartbeat >= 1 || !outgoing.isEmpty {
+                outgoing.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: Self.capacity, jobsInFlight: inFlight))
                 lastHeartbeat = now
             }
-            do {
-                if let frames = try jobs.receive(timeoutMilliseconds: 200) {
-                    logger.warning("job of an unknown kind ignored", ["bytes": String(frames.last?.count ?? 0)])
+            for message in outgoing {
+                do {
+                    try results.send([message.encoded], wait: false)
+                } catch {
+                    logger.debug("queue message not sent", ["error": "\(error)"])
                 }
+            }
+            do {
+                guard let frames = try jobSocket.receive(timeoutMilliseconds: 20) else { continue }
+                guard let frame = frames.last, case .job(let shard) = QueueMessage.decode(frame) else {
+                    logger.warning("malformed job ignored", ["bytes": String(frames.last?.count ?? 0)])
+                    continue
+                }
+                jobs.withLock { $0.append(shard) }
+                jobArrived.signal()
             } catch {
                 logger.error("queue receive failed", ["error": "\(error)"])
                 Thread.sleep(forTimeInterval: 0.2)
             }
         }
+        // Tell ingest at once that this worker holds nothing any more.
+        try? results.send([QueueMessage.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0).encoded], wait: false)
     }
 
+    private func runJobs() {
+        while true {
+            if jobArrived.wait(timeout: .now() + .milliseconds(200)) == .timedOut {
+                if stopping.load(ordering: .relaxed) { break }
+                continue
+            }
+            guard let shard = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+            if stopping.load(ordering: .relaxed) {
+                try? runner.store.releaseLease(shard: shard, worker: id)
+                continue
+            }
+            running.store(1, ordering: .relaxed)
+            runner.run(shard: shard) { stopping.load(ordering: .relaxed) }
+            running.store(0, ordering: .relaxed)
+            acks.withLock { $0.append(shard) }
+        }
+        for shard in jobs.withLock({ pending in defer { pending.removeAll() }; return pending }) {
+            try? runner.store.releaseLease(shard: shard, worker: id)
+        }
+    }
+
+    /// Stops taking work, hands back what was not started, finishes the batch in hand, and returns.
     func stop() {
         stopping.store(true, ordering: .relaxed)
-        finished.wait()
+        jobArrived.signal()
+        runnerFinished.wait()
+        queueFinished.wait()
     }
 }

@@ -27,8 +27,37 @@ do {
 }
 
 let logger = Logger(label: "herald-worker", level: levelOverride ?? configuration.logLevel)
+let workerID = "\(ProcessInfo.processInfo.hostName)-\(getpid())"
+
+let database: SQLiteDatabase
+do {
+    database = try SQLiteDatabase(path: configuration.database.path,
+                                  busyTimeoutMilliseconds: configuration.database.busyTimeoutMilliseconds,
+                                  apps: configuration.apps)
+} catch {
+    logger.error("cannot open the database", ["database.path": configuration.database.path, "error": "\(error)"])
+    exit(1)
+}
+
+var providers: [String: any PushProvider] = [:]
+for app in configuration.apps {
+    if let sink = app.sink {
+        do {
+            providers[app.code] = try SinkProvider(path: sink)
+        } catch {
+            logger.error("cannot open the sink", ["app": app.code, "error": "\(error)"])
+            exit(1)
+        }
+    } else {
+        logger.warning("no delivery provider for this app yet; its pushes fail with NoProviderConfigured", ["app": app.code])
+    }
+}
+
+let runner = ShardRunner(
+    store: SQLiteCampaignStore(database: database), providers: providers, throttle: configuration.throttle,
+    clock: SystemClock(), logger: logger, workerID: workerID, batchSize: 500, leaseSeconds: 30)
 let context = QueueContext()
-let worker = WorkerLoop(configuration: configuration, logger: logger)
+let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, runner: runner)
 do {
     try worker.start(context: context)
 } catch {

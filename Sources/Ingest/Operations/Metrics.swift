@@ -17,7 +17,7 @@ final class Metrics: Sendable {
         requests.withLock { $0[RequestKey(route: route, status: status, code: code), default: 0] += 1 }
     }
 
-    func render(workers: [WorkerRegistry.Worker]) -> String {
+    func render(workers: [Dispatcher.Worker]) -> String {
         var lines = [
             "# HELP herald_http_requests_total HTTP requests answered, by route, HTTP status and envelope status_code.",
             "# TYPE herald_http_requests_total counter",

@@ -3,11 +3,12 @@ import Shared
 /// Maps each HTTP request to the part of ingest that answers it, and counts the answer.
 struct Router: Sendable {
     let deviceAPI: DeviceAPI
+    let remoteAPI: RemoteAPI
     let oneSignal: OneSignalRoutes
     let settings: HTTPSettings
     let store: any DeviceStore
     let metrics: Metrics
-    let workers: WorkerRegistry
+    let workers: Dispatcher
     let logger: Logger
 
     static let apiPrefix = "/json/1.3/"
@@ -26,14 +27,18 @@ struct Router: Sendable {
         let path = request.path
         if path.hasPrefix(Self.apiPrefix) {
             let method = String(path.dropFirst(Self.apiPrefix.count))
-            let known = DeviceAPI.methods.contains(method)
+            let known = DeviceAPI.methods.contains(method) || RemoteAPI.methods.contains(method)
             let route = known ? method : "unknown"
             guard request.method == "POST" else {
                 return (route, Envelope.failure(405, "use POST for \(path)"), 405)
             }
             guard known else { return (route, Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }
-            let (response, code) = api(method: method, body: request.body)
+            let (response, code) = api(method: method, body: request.body, authorization: request.header("authorization"))
             return (route, response, code)
+        }
+        if path.hasPrefix("/api/v1/messages/"), request.method == "GET" {
+            return ("api_message", remoteAPI.funnel(code: String(path.dropFirst("/api/v1/messages/".count)),
+                                                    authorization: request.header("authorization")), 0)
         }
         switch (request.method, path) {
         case ("POST", settings.oneSignalAddDevicePath): return ("onesignal_adddevice", oneSignal.addDevice(request), 0)
@@ -48,7 +53,7 @@ struct Router: Sendable {
 
     /// One `/json/1.3/<method>` call: malformed JSON is HTTP 400; argument errors are 210.
     /// Returns the response and its envelope `status_code`.
-    func api(method: String, body: [UInt8]) -> (HTTPResponse, Int) {
+    func api(method: String, body: [UInt8], authorization: String?) -> (HTTPResponse, Int) {
         let json: JSON
         do {
             json = try JSON.parse(body)
@@ -60,7 +65,12 @@ struct Router: Sendable {
             return (Envelope.argumentError("request is required and must be an object"), 210)
         }
         do {
+            if RemoteAPI.methods.contains(method) {
+                return (Envelope.ok(try remoteAPI.handle(method: method, request: DeviceRequest(request), authorization: authorization)), 200)
+            }
             return (Envelope.ok(try deviceAPI.handle(method: method, request: DeviceRequest(request))), 200)
+        } catch is RemoteAPI.AccessDenied {
+            return (Envelope.failure(403, "access denied: auth does not match the application's api_token"), 403)
         } catch let error as ArgumentError {
             return (Envelope.argumentError(error.message), 210)
         } catch let error as StoreError {

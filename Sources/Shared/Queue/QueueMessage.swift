@@ -1,13 +1,22 @@
-/// Messages on the results channel (worker → ingest), one JSON frame each.
+/// Messages between ingest and workers, one JSON frame each.
+/// Results channel (worker → ingest): `heartbeat`, `ack`. Jobs channel (ingest → worker): `job`.
 public enum QueueMessage: Sendable, Equatable {
-    /// Sent by each worker every second: who it is and how busy it is.
-    case heartbeat(worker: String, pid: Int64, jobsInFlight: Int64)
+    /// Every second: who the worker is, how many shards it can hold, how many it holds.
+    case heartbeat(worker: String, pid: Int64, capacity: Int64, jobsInFlight: Int64)
+    /// A shard is finished (or abandoned); wakes the dispatcher.
+    case ack(worker: String, shard: Int64)
+    /// Process this shard (its lease is in the database).
+    case job(shard: Int64)
 
     public var encoded: [UInt8] {
         switch self {
-        case .heartbeat(let worker, let pid, let jobs):
-            return JSON.object(["type": "heartbeat", "worker": .string(worker), "pid": .int(pid),
+        case .heartbeat(let worker, let pid, let capacity, let jobs):
+            return JSON.object(["type": "heartbeat", "worker": .string(worker), "pid": .int(pid), "capacity": .int(capacity),
                                 "jobs_in_flight": .int(jobs)]).encoded()
+        case .ack(let worker, let shard):
+            return JSON.object(["type": "ack", "worker": .string(worker), "shard": .int(shard)]).encoded()
+        case .job(let shard):
+            return JSON.object(["type": "job", "shard": .int(shard)]).encoded()
         }
     }
 
@@ -17,7 +26,14 @@ public enum QueueMessage: Sendable, Equatable {
         switch type {
         case "heartbeat":
             guard let worker = json["worker"]?.stringValue, let pid = json["pid"]?.lenientInt else { return nil }
-            return .heartbeat(worker: worker, pid: pid, jobsInFlight: json["jobs_in_flight"]?.lenientInt ?? 0)
+            return .heartbeat(worker: worker, pid: pid, capacity: json["capacity"]?.lenientInt ?? 0,
+                              jobsInFlight: json["jobs_in_flight"]?.lenientInt ?? 0)
+        case "ack":
+            guard let worker = json["worker"]?.stringValue, let shard = json["shard"]?.lenientInt else { return nil }
+            return .ack(worker: worker, shard: shard)
+        case "job":
+            guard let shard = json["shard"]?.lenientInt else { return nil }
+            return .job(shard: shard)
         default:
             return nil
         }

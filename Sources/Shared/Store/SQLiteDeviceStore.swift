@@ -1,103 +1,23 @@
 import Synchronization
 
-/// `DeviceStore` on one SQLite file (WAL). Writes go through a single connection under a lock, each
-/// request in its own `BEGIN IMMEDIATE` transaction; reads use a small pool of connections, so
-/// `getTags` never waits for a writer.
+/// `DeviceStore` on the shared SQLite database.
 public final class SQLiteDeviceStore: DeviceStore {
-    /// The writer connection and what it caches. Tag types never change once defined, so caching
-    /// them is safe across processes. `@unchecked Sendable` invariant: only touched inside
-    /// `writer.withLock`, so one thread at a time.
-    final class Writer: @unchecked Sendable {
-        let connection: SQLiteConnection
-        var tagTypes: [Int64: [String: TagType]] = [:]
-        init(connection: SQLiteConnection) { self.connection = connection }
+    let database: SQLiteDatabase
+
+    public init(database: SQLiteDatabase) {
+        self.database = database
     }
 
-    private let writer: Mutex<Writer>
-    private let readers = Mutex<[SQLiteConnection]>([])
-    private let path: String
-    private let busyTimeoutMilliseconds: Int
-    /// Application code → row id, fixed at start.
-    private let appIDs: [String: Int64]
-
-    /// Opens the database, applies migrations and registers `apps`.
-    public init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration]) throws(StoreError) {
-        self.path = path
-        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
-        do {
-            let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-            try Schema.migrate(connection)
-            var ids: [String: Int64] = [:]
-            try connection.writeTransaction {
-                for app in apps {
-                    let id = try connection.prepare(
-                        "INSERT INTO applications (code, name) VALUES (?, ?) ON CONFLICT (code) DO UPDATE SET name = excluded.name RETURNING id"
-                    ).first([.text(app.code), .text(app.name)]) { $0.int(0) }
-                    ids[app.code] = id
-                }
-            }
-            appIDs = ids
-            writer = Mutex(Writer(connection: connection))
-        } catch let error as SQLiteError {
-            throw .database(error)
-        } catch {
-            throw .invalid("\(error)")
-        }
+    /// Opens the database on its own (tests and tools).
+    public convenience init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration]) throws(StoreError) {
+        self.init(database: try SQLiteDatabase(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, apps: apps))
     }
 
-    deinit {
-        writer.withLock { $0.connection.close() }
-        readers.withLock { pool in
-            for connection in pool { connection.close() }
-        }
-    }
+    func appID(_ code: String) throws(StoreError) -> Int64 { try database.appID(code) }
 
-    // MARK: - Plumbing
+    func write<T: Sendable>(_ body: (SQLiteDatabase.Writer) throws -> T) throws(StoreError) -> T { try database.write(body) }
 
-    func appID(_ code: String) throws(StoreError) -> Int64 {
-        guard let id = appIDs[code] else { throw .unknownApplication(code) }
-        return id
-    }
-
-    /// Runs `body` in one write transaction on the writer connection.
-    func write<T: Sendable>(_ body: (Writer) throws -> T) throws(StoreError) -> T {
-        do {
-            return try writer.withLock { writer in
-                try writer.connection.writeTransaction { try body(writer) }
-            }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as SQLiteError {
-            throw .database(error)
-        } catch let error as TagError {
-            throw .invalid(error.message)
-        } catch {
-            throw .invalid("\(error)")
-        }
-    }
-
-    /// Runs `body` on a pooled read connection.
-    func read<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
-        let pooled = readers.withLock { $0.popLast() }
-        let connection: SQLiteConnection
-        do {
-            connection = try pooled ?? SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-        } catch let error as SQLiteError {
-            throw .database(error)
-        } catch {
-            throw .invalid("\(error)")
-        }
-        defer { readers.withLock { $0.append(connection) } }
-        do {
-            return try body(connection)
-        } catch let error as StoreError {
-            throw error
-        } catch let error as SQLiteError {
-            throw .database(error)
-        } catch {
-            throw .invalid("\(error)")
-        }
-    }
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T { try database.read(body) }
 
     /// Updates the device's attributes, creating it when new; returns its row id.
     func upsertDevice(_ connection: SQLiteConnection, appID: Int64, hwid: String, attributes a: DeviceAttributes,
@@ -140,7 +60,7 @@ public final class SQLiteDeviceStore: DeviceStore {
         ).run([.integer(appID), .text(userID), .integer(now)])
     }
 
-    func tagType(_ writer: Writer, appID: Int64, name: String) throws -> TagType? {
+    func tagType(_ writer: SQLiteDatabase.Writer, appID: Int64, name: String) throws -> TagType? {
         if let type = writer.tagTypes[appID]?[name] { return type }
         let stored = try writer.connection.prepare("SELECT type FROM tag_definitions WHERE app_id = ? AND name = ?")
             .first([.integer(appID), .text(name)]) { $0.int(0) }
@@ -159,7 +79,7 @@ public final class SQLiteDeviceStore: DeviceStore {
     }
 
     /// Applies `updates` to one device inside the caller's transaction.
-    func applyTags(_ writer: Writer, appID: Int64, deviceID: Int64, updates: [TagUpdate]) throws {
+    func applyTags(_ writer: SQLiteDatabase.Writer, appID: Int64, deviceID: Int64, updates: [TagUpdate]) throws {
         let connection = writer.connection
         for update in updates {
             let type = try tagType(writer, appID: appID, name: update.name)

@@ -104,6 +104,50 @@ enum Schema {
         CREATE UNIQUE INDEX messages_by_transaction ON messages (app_id, transaction_id) WHERE transaction_id IS NOT NULL;
         CREATE INDEX messages_due ON messages (status, send_at);
         """,
+        // 2: campaign pipeline: shards with leases, one delivery row per (message, device),
+        // failure reasons per message, report lookup by payload hash.
+        """
+        ALTER TABLE messages ADD COLUMN hash TEXT;
+        ALTER TABLE messages ADD COLUMN send_rate INTEGER;
+        CREATE UNIQUE INDEX messages_by_hash ON messages (hash);
+        CREATE TABLE message_shards (
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL REFERENCES messages(id),
+            first_device INTEGER NOT NULL,
+            last_device INTEGER NOT NULL,
+            by_timezone INTEGER NOT NULL DEFAULT 0,
+            timezone_offset INTEGER,
+            due_at INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            lease_owner TEXT,
+            lease_until INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            targeted INTEGER NOT NULL DEFAULT 0,
+            sent INTEGER NOT NULL DEFAULT 0,
+            failed INTEGER NOT NULL DEFAULT 0,
+            throttled INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX message_shards_ready ON message_shards (status, due_at);
+        CREATE INDEX message_shards_by_message ON message_shards (message_id, status);
+        CREATE TABLE deliveries (
+            message_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            reason TEXT,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (message_id, device_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX deliveries_sent_by_device ON deliveries (device_id, created_at) WHERE status = 'sent';
+        CREATE TABLE message_errors (
+            message_id INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (message_id, reason)
+        ) WITHOUT ROWID;
+        CREATE INDEX reports_by_hash ON reports (hash, kind) WHERE hash IS NOT NULL;
+        CREATE INDEX devices_by_app ON devices (app_id);
+        CREATE INDEX devices_by_timezone ON devices (app_id, timezone_offset);
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.

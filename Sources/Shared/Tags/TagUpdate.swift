@@ -75,7 +75,7 @@ public struct TagError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension Array {
     /// `map` that fails as a whole when any element maps to nil.
-    func mapAll<T>(_ transform: (Element) -> T?) -> [T]? {
+    public func mapAll<T>(_ transform: (Element) -> T?) -> [T]? {
         var result: [T] = []
         result.reserveCapacity(count)
         for element in self {

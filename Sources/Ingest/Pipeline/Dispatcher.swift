@@ -1,0 +1,169 @@
+import Foundation
+import Shared
+import Synchronization
+
+/// Hands campaign shards to workers. It binds the queue endpoints, learns which workers are alive
+/// and how many shards each can hold from their heartbeats, leases ready shards in SQLite and sends
+/// each one to a worker with room. On a timer it starts due messages (splitting them into shards),
+/// returns the leases of expired or vanished workers, and marks finished messages done. All socket
+/// work happens on one thread, as ZeroMQ requires.
+final class Dispatcher: Sendable {
+    struct Worker: Sendable {
+        let id: String
+        let pid: Int64
+        let capacity: Int64
+        let jobsInFlight: Int64
+        let lastSeen: Double
+    }
+
+    /// How many device ids one shard covers.
+    static let shardSize = 20_000
+    /// How long a lease lasts without a batch being recorded.
+    static let leaseSeconds: Int64 = 30
+    /// A worker silent for this long is gone; its leases go back to the pool.
+    static let workerTimeout = 5.0
+
+    private let settings: QueueSettings
+    private let store: any CampaignStore
+    private let clock: any Clock
+    private let logger: Logger
+    private let workers = Mutex<[String: Worker]>([:])
+    private let stopping = Atomic<Bool>(false)
+    private let wake = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let dispatched = Atomic<Int>(0)
+
+    init(settings: QueueSettings, store: any CampaignStore, clock: any Clock, logger: Logger) {
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Binds both endpoints on the dispatcher's thread; throws if either cannot be bound.
+    func start(context: QueueContext) throws {
+        let started = DispatchSemaphore(value: 0)
+        let failure = Mutex<(any Error)?>(nil)
+        let thread = Thread { [self] in
+            let jobs: QueueSocket
+            let results: QueueSocket
+            do {
+                jobs = try QueueSocket(context, kind: .router)
+                results = try QueueSocket(context, kind: .pull)
+                try jobs.bind(settings.jobs)
+                try results.bind(settings.results)
+            } catch {
+                failure.withLock { $0 = error }
+                started.signal()
+                finished.signal()
+                return
+            }
+            started.signal()
+            run(jobs: jobs, results: results)
+            jobs.close()
+            results.close()
+            finished.signal()
+        }
+        thread.name = "herald-dispatcher"
+        thread.start()
+        started.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+        logger.info("queue bound", ["queue.jobs": settings.jobs, "queue.results": settings.results])
+    }
+
+    /// Asks the dispatcher to look for due work now (after a message was created).
+    func nudge() { wake.store(true, ordering: .relaxed) }
+
+    private func run(jobs: QueueSocket, results: QueueSocket) {
+        var lastHousekeeping = 0.0
+        while !stopping.load(ordering: .relaxed) {
+            do {
+                if let frames = try results.receive(timeoutMilliseconds: 50) {
+                    handle(frames)
+                    // Drain what else arrived before dispatching.
+                    while let more = try results.receive(timeoutMilliseconds: 0) { handle(more) }
+                }
+                let now = monotonicSeconds()
+                if now - lastHousekeeping >= 0.25 || wake.exchange(false, ordering: .relaxed) {
+                    lastHousekeeping = now
+                    try housekeeping()
+                }
+                try dispatch(jobs: jobs)
+            } catch {
+                logger.error("dispatcher step failed", ["error": "\(error)"])
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+        }
+    }
+
+    private func handle(_ frames: [[UInt8]]) {
+        guard let frame = frames.last, let message = QueueMessage.decode(frame) else {
+            logger.warning("malformed queue message ignored")
+            return
+        }
+        switch message {
+        case .heartbeat(let id, let pid, let capacity, let inFlight):
+            let isNew = workers.withLock { registry in
+                let isNew = registry[id] == nil
+                registry[id] = Worker(id: id, pid: pid, capacity: capacity, jobsInFlight: inFlight, lastSeen: monotonicSeconds())
+                return isNew
+            }
+            if isNew { logger.info("worker joined", ["worker.id": id, "worker.pid": String(pid)]) }
+        case .ack(let id, let shard):
+            logger.verbose("shard acknowledged", ["worker.id": id, "shard.id": String(shard)])
+        case .job:
+            logger.warning("unexpected job message on the results channel")
+        }
+    }
+
+    /// Starts due messages, recovers leases, completes finished messages.
+    private func housekeeping() throws {
+        let now = clock.now()
+        let started = try store.activateDueMessages(now: now, shardSize: Self.shardSize)
+        if started > 0 { logger.info("messages started", ["count": String(started)]) }
+        let live = Set(liveWorkers().map(\.id))
+        let released = try store.releaseLeases(now: now, liveWorkers: live)
+        if released > 0 { logger.warning("leases returned to the pool", ["count": String(released)]) }
+        let done = try store.completeMessages(now: now)
+        if done > 0 { logger.info("messages done", ["count": String(done)]) }
+    }
+
+    /// Gives each live worker as many shards as it has room for.
+    private func dispatch(jobs: QueueSocket) throws {
+        let live = liveWorkers().filter { $0.capacity > 0 }
+        guard !live.isEmpty else { return }
+        let leased = try store.leasedShardCounts()
+        let now = clock.now()
+        for worker in live {
+            let room = Int(worker.capacity) - (leased[worker.id] ?? 0)
+            guard room > 0 else { continue }
+            for shard in try store.leaseShards(worker: worker.id, count: room, now: now, leaseUntil: now + Self.leaseSeconds) {
+                do {
+                    try jobs.send([Array(worker.id.utf8), QueueMessage.job(shard: shard).encoded], wait: false)
+                    dispatched.add(1, ordering: .relaxed)
+                    logger.debug("shard dispatched", ["worker.id": worker.id, "shard.id": String(shard)])
+                } catch {
+                    logger.warning("worker unreachable; shard returned", ["worker.id": worker.id, "error": "\(error)"])
+                    try store.releaseLease(shard: shard, worker: worker.id)
+                }
+            }
+        }
+    }
+
+    /// Workers heard from recently.
+    func liveWorkers() -> [Worker] {
+        let now = monotonicSeconds()
+        return workers.withLock { registry in
+            registry = registry.filter { now - $0.value.lastSeen < Self.workerTimeout }
+            return Array(registry.values)
+        }
+    }
+
+    /// Shards handed to workers since start.
+    var shardsDispatched: Int { dispatched.load(ordering: .relaxed) }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        finished.wait()
+    }
+}

@@ -1,0 +1,135 @@
+import Shared
+
+/// The Pushwoosh Remote API (server to server): createMessage, deleteMessage, getMessageDetails,
+/// and the message funnel at `GET /api/v1/messages/<code>`. Calls authenticate with `request.auth`
+/// or `Authorization: Token <api_token>` of the application they name.
+struct RemoteAPI: Sendable {
+    let configuration: Configuration
+    let campaigns: any CampaignStore
+    let clock: any Clock
+    let logger: Logger
+    let onCreated: @Sendable () -> Void
+
+    static let methods: Set<String> = ["createMessage", "deleteMessage", "getMessageDetails"]
+    static let maximumNotifications = 1000
+
+    /// An authentication failure: HTTP 403 with the envelope.
+    struct AccessDenied: Error {}
+
+    /// The API token presented: `request.auth`, else the `Authorization: Token …` header.
+    static func token(request: [String: JSON], authorization: String?) -> String? {
+        if let auth = request["auth"]?.stringValue, !auth.isEmpty { return auth }
+        guard let header = authorization, header.hasPrefix("Token ") else { return nil }
+        let token = String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    /// Constant-time comparison, so that response timing does not reveal the token.
+    static func matches(_ presented: String?, _ expected: String) -> Bool {
+        guard let presented else { return false }
+        let a = Array(presented.utf8), b = Array(expected.utf8)
+        var difference = a.count ^ b.count
+        for index in 0..<max(a.count, b.count) {
+            difference |= Int((index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0))
+        }
+        return difference == 0
+    }
+
+    /// The application named by `request.application`, once the token matches it.
+    func authenticatedApp(_ request: DeviceRequest, authorization: String?) throws -> AppConfiguration {
+        let code = try request.application()
+        guard let app = configuration.app(code: code) else { throw ArgumentError("application \(code.prefix(64)) not found") }
+        guard Self.matches(Self.token(request: request.fields, authorization: authorization), app.apiToken) else { throw AccessDenied() }
+        return app
+    }
+
+    func handle(method: String, request: DeviceRequest, authorization: String?) throws -> JSON {
+        let app = try authenticatedApp(request, authorization: authorization)
+        switch method {
+        case "createMessage": return try createMessage(app: app, request: request)
+        case "deleteMessage":
+            let code = try request.requiredString("message", maxLength: 64)
+            guard try campaigns.deleteMessage(app: app.code, code: code, now: clock.now()) else {
+                throw ArgumentError("message \(code) not found, or already finished")
+            }
+            logger.info("message deleted", ["message.code": code])
+            return .null
+        case "getMessageDetails":
+            let code = try request.requiredString("message", maxLength: 64)
+            guard let status = try campaigns.messageStatus(app: app.code, code: code) else {
+                throw ArgumentError("message \(code) not found")
+            }
+            return ["message": Self.details(status)]
+        default:
+            throw ArgumentError("unknown method \(method)")
+        }
+    }
+
+    func createMessage(app: AppConfiguration, request: DeviceRequest) throws -> JSON {
+        guard let value = request.fields["notifications"], value != .null else { throw ArgumentError("notifications is required") }
+        guard let items = value.arrayValue, !items.isEmpty else { throw ArgumentError("notifications must be a non-empty array") }
+        guard items.count <= Self.maximumNotifications else {
+            throw ArgumentError("notifications has \(items.count) entries; at most \(Self.maximumNotifications) per call")
+        }
+        let requestTransaction = try request.optionalString("transactionId", maxLength: 128)
+        let tagTypes = try campaigns.tagTypes(app: app.code)
+        let now = clock.now()
+        var messages: [NewMessage] = []
+        for (index, item) in items.enumerated() {
+            let path = "notifications[\(index)]"
+            guard let fields = item.objectValue else { throw ArgumentError("\(path) must be an object") }
+            let spec = try NotificationParser(fields: fields, path: path, tagTypes: tagTypes, now: now).parse()
+            var transaction = try fields["transactionId"].flatMap { value throws(ArgumentError) -> String? in
+                guard let text = value.lenientString, text.utf8.count <= 128 else {
+                    throw ArgumentError("\(path).transactionId must be a string of at most 128 bytes")
+                }
+                return text
+            }
+            if transaction == nil, let requestTransaction { transaction = items.count == 1 ? requestTransaction : "\(requestTransaction)#\(index)" }
+            messages.append(NewMessage(spec: spec, transactionID: transaction))
+        }
+        let codes = try campaigns.createMessages(app: app.code, messages, now: now)
+        logger.info("messages created", ["app": app.code, "message.codes": codes.joined(separator: ",")])
+        onCreated()
+        return ["Messages": .array(codes.map(JSON.string))]
+    }
+
+    /// `GET /api/v1/messages/<code>` with `Authorization: Token <api_token>`.
+    func funnel(code: String, authorization: String?) -> HTTPResponse {
+        do {
+            guard let status = try campaigns.messageStatus(app: nil, code: code),
+                let app = configuration.app(code: status.app),
+                Self.matches(Self.token(request: [:], authorization: authorization), app.apiToken)
+            else {
+                // Same answer for "no such message" and "not yours", so codes cannot be probed.
+                return .json(["error": "message not found"], status: 404)
+            }
+            return .json(Self.funnel(status))
+        } catch {
+            logger.error("funnel query failed", ["error": "\(error)"])
+            return .json(["error": "internal error"], status: 500)
+        }
+    }
+
+    static func funnel(_ status: MessageStatus) -> JSON {
+        [
+            "code": .string(status.code), "application": .string(status.app), "status": .string(status.status),
+            "targeted": .int(Int64(status.targeted)), "sent": .int(Int64(status.sent)), "failed": .int(Int64(status.failed)),
+            "throttled": .int(Int64(status.throttled)), "delivered": .int(Int64(status.delivered)),
+            "opened": .int(Int64(status.opened)), "errors": .object(status.errors.mapValues { JSON.int(Int64($0)) }),
+        ]
+    }
+
+    static func details(_ status: MessageStatus) -> JSON {
+        var details = funnel(status).objectValue ?? [:]
+        details["hash"] = .string(status.hash)
+        details["send_date"] = .string(TagDate.format(status.spec.schedule.sendAt))
+        details["ignore_user_timezone"] = .bool(!status.spec.schedule.perDeviceTimezone)
+        details["created"] = .string(TagDate.format(status.createdAt))
+        details["content"] = .object(status.spec.content.mapValues(JSON.string))
+        if let title = status.spec.title { details["title"] = .object(title.mapValues(JSON.string)) }
+        if let platforms = status.spec.platforms { details["platforms"] = .array(platforms.map { .int(Int64($0)) }) }
+        if let rate = status.spec.sendRate { details["send_rate"] = .int(Int64(rate)) }
+        return .object(details)
+    }
+}

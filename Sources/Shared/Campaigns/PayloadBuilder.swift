@@ -1,0 +1,204 @@
+/// Builds the APNs and FCM payloads of a `MessageSpec` in the shape the Pushwoosh SDKs read
+/// (`reference/pushwoosh-protocol.md` §4). Pure functions: the worker passes the per-device inputs
+/// (message hash, device language, stored badge) and sends or sinks the result.
+///
+/// Choices worth knowing:
+/// - `rm` (rich media) is `{"code": <rich_media>}`; when the value is an http(s) URL it also carries
+///   `url` (the zip the SDK downloads) and `ts: "0"`, the keys the iOS SDK reads. Herald hosts no
+///   rich-media pages, so a bare code is passed through for apps that resolve it themselves.
+/// - `u` is the compact JSON text of `data`; a `data` that is already a JSON string is sent as is.
+/// - Root params may override anything except the stats keys `pw_msg` and `p`; an `aps` root param
+///   that is not an object is ignored.
+public enum PayloadBuilder {
+    /// APNs payload limit in bytes (also used for the FCM `data` map).
+    public static let sizeLimit = 4096
+
+    /// Keys that root params may not override: without them the SDKs drop the push or its stats.
+    static let protectedKeys: Set<String> = ["pw_msg", "p"]
+
+    // MARK: APNs
+
+    /// The APNs JSON payload for one device.
+    /// - Parameters:
+    ///   - hash: the message hash echoed by the SDK in `pushStat` / `messageDeliveryEvent` (`p`).
+    ///   - language: the device language, for `localized(_:language:)`.
+    ///   - badge: the device's stored badge, the base of a relative `ios_badges`.
+    public static func apns(_ spec: MessageSpec, hash: String, language: String?, badge: Int64) -> JSON {
+        let ios = spec.ios
+        var aps: [String: JSON] = [:]
+        if ios.silent {
+            aps["content-available"] = 1
+        } else {
+            let body = localized(ios.content ?? spec.content, language: language)
+            let title = text(ios.title ?? spec.title, language)
+            let subtitle = text(ios.subtitle ?? spec.subtitle, language)
+            if title == nil && subtitle == nil {
+                aps["alert"] = .string(body)
+            } else {
+                var alert: [String: JSON] = ["body": .string(body)]
+                if let title { alert["title"] = .string(title) }
+                if let subtitle { alert["subtitle"] = .string(subtitle) }
+                aps["alert"] = .object(alert)
+            }
+            if let change = ios.badges {
+                aps["badge"] = .int(change.apply(to: badge))
+                if case .add = change { aps["pw_badge"] = .string(change.text) }
+            }
+            if let sound = nonEmpty(ios.sound) { aps["sound"] = .string(sound) }
+            aps["mutable-content"] = 1
+        }
+        if let category = nonEmpty(ios.categoryID) { aps["category"] = .string(category) }
+        if let thread = nonEmpty(ios.threadID) { aps["thread-id"] = .string(thread) }
+
+        var root: [String: JSON] = ["pw_msg": "1", "p": .string(hash)]
+        if let data = customData(spec.data) { root["u"] = .string(data) }
+        if let link = nonEmpty(spec.link) { root["l"] = .string(link) }
+        if let richMedia = richMedia(spec.richMedia) { root["rm"] = richMedia }
+        if let attachment = nonEmpty(ios.attachment) { root["attachment"] = .string(attachment) }
+
+        for (key, value) in ios.rootParams ?? [:] where !protectedKeys.contains(key) {
+            if key == "aps" {
+                for (member, memberValue) in value.objectValue ?? [:] { aps[member] = memberValue }
+            } else {
+                root[key] = value
+            }
+        }
+        root["aps"] = .object(aps)
+        return .object(root)
+    }
+
+    /// The APNs request headers that depend on the message.
+    public struct APNsHeaders: Sendable, Equatable {
+        /// `apns-push-type`: `alert`, or `background` for silent pushes.
+        public var pushType: String
+        /// `apns-priority`: 10, or 5 for silent pushes (APNs rejects 10 with `background`).
+        public var priority: Int
+        /// `apns-expiration` in unix seconds; 0 means "try once, never store"; nil leaves APNs' default.
+        public var expiration: Int64?
+        /// `apns-collapse-id`.
+        public var collapseID: String?
+
+        public init(pushType: String, priority: Int, expiration: Int64?, collapseID: String?) {
+            self.pushType = pushType
+            self.priority = priority
+            self.expiration = expiration
+            self.collapseID = collapseID
+        }
+    }
+
+    /// The APNs headers of `spec` sent at `now` (unix seconds). `ios_ttl` becomes `now + ttl`;
+    /// a ttl of 0 (or less) becomes expiration 0.
+    public static func apnsHeaders(_ spec: MessageSpec, now: Int64) -> APNsHeaders {
+        let silent = spec.ios.silent
+        let expiration = spec.ios.ttl.map { ttl in ttl > 0 ? now + ttl : 0 }
+        return APNsHeaders(pushType: silent ? "background" : "alert", priority: silent ? 5 : 10,
+                           expiration: expiration, collapseID: nonEmpty(spec.ios.collapseID))
+    }
+
+    // MARK: FCM
+
+    /// The FCM HTTP v1 request body for one device: a data-only message (no `notification` block)
+    /// so that the Pushwoosh Android SDK always draws the notification and reports delivery.
+    /// - Parameter badge: unused by the Android form: the SDK applies `pw_badges` (`"5"`, `"+1"`)
+    ///   to its own counter. Accepted so both builders take the same per-device inputs.
+    public static func fcm(_ spec: MessageSpec, hash: String, token: String, language: String?, badge: Int64) -> JSON {
+        let android = spec.android
+        var data: [String: String] = ["pw_msg": "1", "p": hash]
+        // The Android SDK reads `title` as the body text and `header` as the title.
+        data["title"] = localized(android.content ?? spec.content, language: language)
+        data["header"] = text(android.header ?? spec.title, language)
+        data["u"] = customData(spec.data)
+        data["l"] = nonEmpty(spec.link)
+        data["rm"] = richMedia(spec.richMedia)?.text
+        data["s"] = nonEmpty(android.sound)
+        data["pri"] = android.priority.map { String(min(2, max(-2, $0))) }
+        data["i"] = nonEmpty(android.icon)
+        data["ci"] = nonEmpty(android.customIcon)
+        data["b"] = nonEmpty(android.banner)
+        data["pw_badges"] = android.badges?.text
+        data["vib"] = android.vibration.map { $0 ? "1" : "0" }
+        data["led"] = nonEmpty(android.led)
+        data["ibc"] = nonEmpty(android.iconBackgroundColor)
+        if android.silent { data["silent"] = "1" }
+        for (key, value) in android.rootParams ?? [:] where !protectedKeys.contains(key) {
+            data[key] = value.stringValue ?? value.text
+        }
+
+        var androidConfig: [String: JSON] = ["priority": (android.priority ?? 1) >= 1 ? "HIGH" : "NORMAL"]
+        if let ttl = android.ttl { androidConfig["ttl"] = .string("\(max(0, ttl))s") }
+        let message: [String: JSON] = [
+            "token": .string(token),
+            "data": .object(data.mapValues { .string($0) }),
+            "android": .object(androidConfig),
+        ]
+        return ["message": .object(message)]
+    }
+
+    // MARK: Size check
+
+    /// Why `spec` cannot be delivered because a payload is too large, or nil when every language
+    /// variant fits: the APNs payload (compact JSON, 64-char hash, badge 0) and the FCM `data` map
+    /// must each stay within 4096 bytes. Platforms excluded by `spec.platforms` are not checked.
+    public static func sizeCheck(_ spec: MessageSpec) -> String? {
+        let hash = String(repeating: "0", count: 64)
+        let checkIOS = spec.platforms?.contains(1) ?? true
+        let checkAndroid = spec.platforms?.contains(3) ?? true
+        var languages: Set<String> = []
+        let texts: [MessageSpec.LocalizedText?] = [
+            spec.content, spec.title, spec.subtitle, spec.ios.title, spec.ios.subtitle, spec.ios.content,
+            spec.android.header, spec.android.content,
+        ]
+        for case let text? in texts { languages.formUnion(text.keys) }
+        let variants: [String?] = languages.isEmpty ? [nil] : languages.sorted().map(Optional.some)
+        for language in variants {
+            let suffix = language.map { " (language \"\($0)\")" } ?? ""
+            if checkIOS {
+                let size = apns(spec, hash: hash, language: language, badge: 0).encoded().count
+                if size > sizeLimit {
+                    return "payload of \(size) bytes exceeds the APNs limit of \(sizeLimit) bytes\(suffix)"
+                }
+            }
+            if checkAndroid {
+                let message = fcm(spec, hash: hash, token: "", language: language, badge: 0)
+                let size = message["message"]?["data"]?.encoded().count ?? 0
+                if size > sizeLimit {
+                    return "FCM data of \(size) bytes exceeds the limit of \(sizeLimit) bytes\(suffix)"
+                }
+            }
+        }
+        return nil
+    }
+
+    // MARK: Helpers
+
+    /// The localized text, or nil when there is none or it is empty.
+    static func text(_ text: MessageSpec.LocalizedText?, _ language: String?) -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        return nonEmpty(localized(text, language: language))
+    }
+
+    static func nonEmpty(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// `u`: custom data as JSON text (both SDKs read it as a string).
+    static func customData(_ data: JSON?) -> String? {
+        switch data {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        case let value?: return value.text
+        }
+    }
+
+    static func richMedia(_ code: String?) -> JSON? {
+        guard let code = nonEmpty(code) else { return nil }
+        var object: [String: JSON] = ["code": .string(code)]
+        let lowered = code.lowercased()
+        if lowered.hasPrefix("https://") || lowered.hasPrefix("http://") {
+            object["url"] = .string(code)
+            object["ts"] = "0"
+        }
+        return .object(object)
+    }
+}

@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Appends every push to a JSON-lines file instead of sending it (DESIGN: the `sink` of an app):
+/// `{"message", "hwid", "token", "platform": "apns"|"fcm", "payload"}`. One `write` per batch on a
+/// file opened with `O_APPEND`, so lines from several workers never interleave.
+public final class SinkProvider: PushProvider {
+    private let descriptor: Mutex<Int32>
+    public let path: String
+
+    public init(path: String) throws(DeliveryError) {
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DeliveryError(message: "cannot open sink \(path)", errno: errno) }
+        self.path = path
+        descriptor = Mutex(fd)
+    }
+
+    deinit {
+        descriptor.withLock { fd in
+            if fd >= 0 { close(fd) }
+        }
+    }
+
+    public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(pushes.count * 512)
+        for push in pushes {
+            let line: JSON = [
+                "message": .string(message.messageCode), "hwid": .string(push.target.hwid), "token": .string(push.target.pushToken),
+                "platform": .string(push.channel.rawValue), "payload": push.payload,
+            ]
+            line.write(to: &bytes)
+            bytes.append(0x0A)
+        }
+        let failure: Int32? = descriptor.withLock { fd in
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let failure {
+            let reason = "SinkWriteFailed(errno \(failure))"
+            return pushes.map { DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: reason) }
+        }
+        return pushes.map { DeliveryRecord(deviceID: $0.target.deviceID, outcome: .sent) }
+    }
+}
+
+/// A provider could not be set up; keeps errno.
+public struct DeliveryError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public let errno: Int32
+    public var description: String { "\(message): \(String(cString: strerror(errno)))" }
+}
