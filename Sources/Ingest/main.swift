@@ -58,7 +58,16 @@ let router = Router(
                          onCreated: { workers.nudge() }),
     oneSignal: OneSignalRoutes(store: store, clock: clock),
     settings: configuration.http, store: store, metrics: metrics, workers: workers, logger: logger)
-let server = HTTPServer(settings: configuration.http) { router.handle($0) }
+// Writes run on the database writer thread, many requests per commit; each is answered after its commit.
+let server = HTTPServer(
+    settings: configuration.http, classify: Router.dispatch,
+    offload: { request, respond in
+        let work = router.prepare(request)
+        database.submitRequest(work,
+                               onFailure: { Envelope.failure(503, "the database could not commit; please retry") },
+                               completion: respond)
+    },
+    handler: { router.handle($0) })
 do {
     try server.start()
 } catch {

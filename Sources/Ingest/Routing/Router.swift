@@ -12,58 +12,85 @@ struct Router: Sendable {
     let logger: Logger
 
     static let apiPrefix = "/json/1.3/"
+    /// Methods that only read, answered inline on the I/O threads.
+    static let inlineMethods: Set<String> = ["getTags", "getInApps", "getInboxMessages", "getConfig", "getMessageDetails"]
 
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let (route, response, code) = route(request)
-        metrics.count(route: route, status: response.status, code: code)
-        if logger.isEnabled(.verbose) {
-            logger.verbose("request", ["http.method": request.method, "http.route": route, "http.status": String(response.status)])
+    /// Reads run inline; anything that writes runs on the database writer (see `main.swift`).
+    static func dispatch(_ request: HTTPRequest) -> HTTPDispatch {
+        if request.method == "GET" || request.method == "HEAD" { return .inline }
+        if request.path.hasPrefix(apiPrefix), inlineMethods.contains(String(request.path.dropFirst(apiPrefix.count))) {
+            return .inline
         }
-        return response
+        return .offload
     }
 
-    /// The route's name for metrics, the response, and the envelope's `status_code` (0 if none).
-    func route(_ request: HTTPRequest) -> (String, HTTPResponse, Int) {
+    func handle(_ request: HTTPRequest) -> HTTPResponse { prepare(request)() }
+
+    /// Does the request's CPU work that needs no database (routing, JSON parsing) on the calling
+    /// thread, and returns the rest, which `main.swift` runs on the database writer for writes.
+    func prepare(_ request: HTTPRequest) -> @Sendable () -> HTTPResponse {
+        let (route, work) = route(request)
+        return { [metrics, logger] in
+            let (response, code) = work()
+            metrics.count(route: route, status: response.status, code: code)
+            if logger.isEnabled(.verbose) {
+                logger.verbose("request", ["http.method": request.method, "http.route": route, "http.status": String(response.status)])
+            }
+            return response
+        }
+    }
+
+    typealias Work = @Sendable () -> (HTTPResponse, Int)
+
+    /// The route's name for metrics, and the work that yields the response and the envelope's
+    /// `status_code` (0 if none).
+    func route(_ request: HTTPRequest) -> (String, Work) {
         let path = request.path
         if path.hasPrefix(Self.apiPrefix) {
             let method = String(path.dropFirst(Self.apiPrefix.count))
             let known = DeviceAPI.methods.contains(method) || RemoteAPI.methods.contains(method)
             let route = known ? method : "unknown"
             guard request.method == "POST" else {
-                return (route, Envelope.failure(405, "use POST for \(path)"), 405)
+                return (route, { (Envelope.failure(405, "use POST for \(path)"), 405) })
             }
-            guard known else { return (route, Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }
-            let (response, code) = api(method: method, body: request.body, authorization: request.header("authorization"))
-            return (route, response, code)
+            guard known else { return (route, { (Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }) }
+            return (route, api(method: method, body: request.body, authorization: request.header("authorization")))
         }
         if path.hasPrefix("/api/v1/messages/"), request.method == "GET" {
-            return ("api_message", remoteAPI.funnel(code: String(path.dropFirst("/api/v1/messages/".count)),
-                                                    authorization: request.header("authorization")), 0)
+            return ("api_message", { [remoteAPI] in
+                (remoteAPI.funnel(code: String(path.dropFirst("/api/v1/messages/".count)), authorization: request.header("authorization")), 0)
+            })
         }
         switch (request.method, path) {
-        case ("POST", settings.oneSignalAddDevicePath): return ("onesignal_adddevice", oneSignal.addDevice(request), 0)
-        case ("POST", settings.oneSignalEditDevicePath): return ("onesignal_editdevice", oneSignal.editDevice(request), 0)
-        case ("GET", "/healthz"), ("HEAD", "/healthz"): return ("healthz", health(), 0)
+        case ("POST", settings.oneSignalAddDevicePath): return ("onesignal_adddevice", { [oneSignal] in (oneSignal.addDevice(request), 0) })
+        case ("POST", settings.oneSignalEditDevicePath): return ("onesignal_editdevice", { [oneSignal] in (oneSignal.editDevice(request), 0) })
+        case ("GET", "/healthz"), ("HEAD", "/healthz"): return ("healthz", { [self] in (health(), 0) })
         case ("GET", "/metrics"):
-            let text = metrics.render(workers: workers.liveWorkers())
-            return ("metrics", .text(text, contentType: "text/plain; version=0.0.4; charset=utf-8"), 0)
-        default: return ("not_found", Envelope.failure(404, "not found"), 404)
+            return ("metrics", { [metrics, workers] in
+                let text = metrics.render(workers: workers.liveWorkers())
+                return (.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8"), 0)
+            })
+        default: return ("not_found", { (Envelope.failure(404, "not found"), 404) })
         }
     }
 
     /// One `/json/1.3/<method>` call: malformed JSON is HTTP 400; argument errors are 210.
     /// Returns the response and its envelope `status_code`.
-    func api(method: String, body: [UInt8], authorization: String?) -> (HTTPResponse, Int) {
+    func api(method: String, body: [UInt8], authorization: String?) -> Work {
         let json: JSON
         do {
             json = try JSON.parse(body)
         } catch {
-            return (Envelope.failure(400, "malformed JSON: \(error)"), 400)
+            return { (Envelope.failure(400, "malformed JSON: \(error)"), 400) }
         }
-        guard case .object(let root) = json else { return (Envelope.failure(400, "the body must be a JSON object"), 400) }
+        guard case .object(let root) = json else { return { (Envelope.failure(400, "the body must be a JSON object"), 400) } }
         guard let request = root["request"]?.objectValue else {
-            return (Envelope.argumentError("request is required and must be an object"), 210)
+            return { (Envelope.argumentError("request is required and must be an object"), 210) }
         }
+        return { [self] in call(method: method, request: request, authorization: authorization) }
+    }
+
+    func call(method: String, request: [String: JSON], authorization: String?) -> (HTTPResponse, Int) {
         do {
             if RemoteAPI.methods.contains(method) {
                 return (Envelope.ok(try remoteAPI.handle(method: method, request: DeviceRequest(request), authorization: authorization)), 200)

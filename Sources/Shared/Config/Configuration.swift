@@ -24,7 +24,8 @@ public struct HTTPSettings: Sendable {
     public var port: UInt16 = 8080
     /// `http.max_body_bytes`: larger bodies get HTTP 413.
     public var maxBodyBytes = 1_048_576
-    /// `http.threads`: request-handling threads (each runs its own epoll loop).
+    /// `http.threads`: I/O threads (each runs its own epoll loop and answers reads inline; writes
+    /// are handed to the database writer with the connection suspended).
     public var threads = 4
     /// `http.connection_limit`: concurrent connections; more are refused.
     public var connectionLimit = 4096

@@ -3,7 +3,8 @@ public struct HTTPRequest: Sendable {
     public var method: String
     /// The path without the query string, e.g. `/json/1.3/registerDevice`.
     public var path: String
-    /// Header names are lower-cased.
+    /// Header names are lower-cased; the server fills in those listed in `httpInterestingHeaders`
+    /// (Content-Type, Authorization, X-Retry-Count, Accept).
     public var headers: [String: String]
     /// Decoded query arguments.
     public var query: [String: String]

@@ -10,22 +10,38 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(message) (errno \(errno): \(String(cString: strerror(errno))))" }
 }
 
+/// Where a request is handled.
+public enum HTTPDispatch: Sendable {
+    /// On the I/O thread that read it: for quick, non-blocking work (reads).
+    case inline
+    /// Handed to the server's `offload` function with the connection suspended meanwhile: for work
+    /// that waits, such as writes that share a group commit. The I/O threads keep serving others.
+    case offload
+}
+
 /// An HTTP/1.1 server (libmicrohttpd, keep-alive, an internal epoll thread pool). Bodies larger than
-/// `maxBodyBytes` are answered 413 without reaching the handler. The handler runs on the server's own
-/// threads, one request at a time per thread, and must not block for long.
+/// `maxBodyBytes` are answered 413 without reaching a handler. `classify` decides per request whether
+/// `handler` runs inline on an I/O thread, or `offload` takes the request and answers later.
 ///
 /// `@unchecked Sendable` invariant: the daemon pointer is written only by `start`/`stop`, which the
-/// owner calls from one thread, and the handler is an immutable `@Sendable` closure.
+/// owner calls from one thread; the closures are immutable and `@Sendable`.
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    /// Takes a request and calls `respond` exactly once, from any thread.
+    public typealias Offload = @Sendable (HTTPRequest, _ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void
 
     let settings: HTTPSettings
+    let classify: @Sendable (HTTPRequest) -> HTTPDispatch
     let handler: Handler
+    let offload: Offload
     private var daemon: OpaquePointer?
 
-    public init(settings: HTTPSettings, handler: @escaping Handler) {
+    public init(settings: HTTPSettings, classify: @escaping @Sendable (HTTPRequest) -> HTTPDispatch = { _ in .inline },
+                offload: Offload? = nil, handler: @escaping Handler) {
         self.settings = settings
+        self.classify = classify
         self.handler = handler
+        self.offload = offload ?? { request, respond in respond(handler(request)) }
     }
 
     /// The port the server listens on (differs from the configured one when that was 0).
@@ -43,7 +59,8 @@ public final class HTTPServer: @unchecked Sendable {
         port = herald_mhd_bound_port(started)
     }
 
-    /// Stops accepting connections and waits for the server's threads to finish.
+    /// Stops accepting connections and waits for the server's threads. Stop whatever serves
+    /// `offload` only after this returns.
     public func stop() {
         guard let daemon else { return }
         MHD_stop_daemon(daemon)
@@ -53,10 +70,26 @@ public final class HTTPServer: @unchecked Sendable {
     deinit { stop() }
 }
 
-/// Body bytes collected for one request while libmicrohttpd feeds them in.
-final class PendingRequest {
+/// Body bytes collected for one request while libmicrohttpd feeds them in, and the response of an
+/// offloaded request. `@unchecked Sendable` invariant: the offload side writes `response` while the
+/// connection is suspended, and the I/O thread reads it only after `MHD_resume_connection`.
+final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
     var tooLarge = false
+    var response: HTTPResponse?
+}
+
+/// A suspended connection, resumed from whichever thread finishes its request. `@unchecked
+/// Sendable` invariant: libmicrohttpd allows `MHD_resume_connection` from any thread, and a
+/// suspended connection stays valid until it is resumed.
+struct SuspendedConnection: @unchecked Sendable {
+    let connection: OpaquePointer?
+    let state: RequestState
+
+    func resume(with response: HTTPResponse) {
+        state.response = response
+        MHD_resume_connection(connection)
+    }
 }
 
 private func reply(_ connection: OpaquePointer?, _ response: HTTPResponse) -> MHD_Result {
@@ -77,6 +110,19 @@ private final class ValueCollector {
     var values: [String: String] = [:]
     let lowercaseKeys: Bool
     init(lowercaseKeys: Bool) { self.lowercaseKeys = lowercaseKeys }
+}
+
+/// The request headers handlers use (looked up one by one: cheaper than collecting all).
+let httpInterestingHeaders = ["content-type", "authorization", "x-retry-count", "accept"]
+
+private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String] {
+    var headers: [String: String] = [:]
+    for name in httpInterestingHeaders {
+        if let value = MHD_lookup_connection_value(connection, HERALD_MHD_HEADER_KIND, name) {
+            headers[name] = String(cString: value)
+        }
+    }
+    return headers
 }
 
 private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowercaseKeys: Bool) -> [String: String] {
@@ -100,7 +146,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
     guard let context, let state, let uploadSize else { return HERALD_MHD_NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     guard let existing = state.pointee else {
-        let pending = PendingRequest()
+        let pending = RequestState()
         state.pointee = Unmanaged.passRetained(pending).toOpaque()
         if let length = MHD_lookup_connection_value(connection, HERALD_MHD_HEADER_KIND, "Content-Length"),
             let declared = Int(String(cString: length)), declared > server.settings.maxBodyBytes {
@@ -109,7 +155,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         }
         return HERALD_MHD_YES
     }
-    let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
+    let pending = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
     if uploadSize.pointee > 0 {
         if !pending.tooLarge, let uploadData {
             if pending.body.count + uploadSize.pointee > server.settings.maxBodyBytes {
@@ -124,16 +170,26 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         uploadSize.pointee = 0
         return HERALD_MHD_YES
     }
+    if let response = pending.response {
+        pending.response = nil
+        return reply(connection, response)
+    }
     if pending.tooLarge {
         return reply(connection, tooLargeResponse(server.settings.maxBodyBytes))
     }
     let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET",
         path: url.map { String(cString: $0) } ?? "/",
-        headers: collect(connection, HERALD_MHD_HEADER_KIND, lowercaseKeys: true),
-        query: collect(connection, HERALD_MHD_GET_ARGUMENT_KIND, lowercaseKeys: false),
+        headers: interestingHeaders(connection),
+        query: method.map({ String(cString: $0) }) == "GET" ? collect(connection, HERALD_MHD_GET_ARGUMENT_KIND, lowercaseKeys: false) : [:],
         body: pending.body)
     pending.body = []
+    if server.classify(request) == .offload {
+        let suspended = SuspendedConnection(connection: connection, state: pending)
+        MHD_suspend_connection(connection)
+        server.offload(request) { suspended.resume(with: $0) }
+        return HERALD_MHD_YES
+    }
     return reply(connection, server.handler(request))
 }
 
@@ -145,6 +201,6 @@ func tooLargeResponse(_ limit: Int) -> HTTPResponse {
 /// Releases the per-request state once libmicrohttpd is done with the request.
 let httpRequestCompleted: MHD_RequestCompletedCallback = { _, _, state, _ in
     guard let state, let existing = state.pointee else { return }
-    Unmanaged<PendingRequest>.fromOpaque(existing).release()
+    Unmanaged<RequestState>.fromOpaque(existing).release()
     state.pointee = nil
 }

@@ -29,6 +29,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         }
         try execute("PRAGMA synchronous=NORMAL")
         try execute("PRAGMA foreign_keys=ON")
+        // A 64 MiB page cache and memory-mapped reads: registry indexes are read at random.
+        try execute("PRAGMA cache_size=-65536")
+        try execute("PRAGMA mmap_size=1073741824")
     }
 
     /// Closes the handle. Safe to call once; later use of the connection fails.
@@ -50,6 +53,12 @@ public final class SQLiteConnection: @unchecked Sendable {
         guard let handle else { throw SQLiteError(code: SQLITE_MISUSE, message: "connection closed", context: sql) }
         let result = sqlite3_exec(handle, sql, nil, nil, nil)
         guard result == SQLITE_OK else { throw error(result, "executing \(sql.prefix(60))") }
+    }
+
+    /// Runs a fixed statement (BEGIN, COMMIT, SAVEPOINT …) through the statement cache, which is
+    /// cheaper than `execute` for statements run on every transaction.
+    public func statement(_ sql: String) throws(SQLiteError) {
+        try prepare(sql).run()
     }
 
     /// A cached prepared statement for `sql`, reset and with bindings cleared.

@@ -1,26 +1,31 @@
+import Foundation
 import Synchronization
 
-/// One SQLite file (WAL) shared by the stores of a process. Writes go through a single connection
-/// under a lock, each in its own `BEGIN IMMEDIATE` transaction; reads use a small pool of
-/// connections, so they never wait for a writer.
+/// One SQLite file (WAL) shared by the stores of a process.
+///
+/// Writes use group commit: callers hand their transaction body to a dedicated writer thread,
+/// which runs every body waiting at that moment inside one `BEGIN IMMEDIATE … COMMIT`, each in its
+/// own savepoint (a body that throws is rolled back alone), then wakes the callers. A caller returns
+/// only after the commit, so durability before acknowledgement holds, and a busy server pays one
+/// commit for many requests. Reads use a small pool of connections and never wait for the writer.
 public final class SQLiteDatabase: Sendable {
     /// The writer connection and what it caches. Tag types never change once defined, so caching
-    /// them is safe across processes. `@unchecked Sendable` invariant: only touched inside
-    /// `writer.withLock`, so by one thread at a time.
+    /// them is safe across processes (the cache is dropped on every rollback). `@unchecked Sendable`
+    /// invariant: only the committer thread touches it.
     public final class Writer: @unchecked Sendable {
         let connection: SQLiteConnection
         var tagTypes: [Int64: [String: TagType]] = [:]
         init(connection: SQLiteConnection) { self.connection = connection }
     }
 
-    private let writer: Mutex<Writer>
+    private let committer: GroupCommitter
     private let readers = Mutex<[SQLiteConnection]>([])
     private let path: String
     private let busyTimeoutMilliseconds: Int
     /// Application code → row id, fixed at start.
     let appIDs: [String: Int64]
 
-    /// Opens the database, applies migrations, and registers `apps` with their declared tag types.
+    /// Opens the database, applies migrations, and registers `apps`.
     public init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration]) throws(StoreError) {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
@@ -37,7 +42,7 @@ public final class SQLiteDatabase: Sendable {
                 }
             }
             appIDs = ids
-            writer = Mutex(Writer(connection: connection))
+            committer = GroupCommitter(writer: Writer(connection: connection))
         } catch let error as SQLiteError {
             throw .database(error)
         } catch {
@@ -46,7 +51,7 @@ public final class SQLiteDatabase: Sendable {
     }
 
     deinit {
-        writer.withLock { $0.connection.close() }
+        committer.stop()
         readers.withLock { pool in
             for connection in pool { connection.close() }
         }
@@ -59,15 +64,45 @@ public final class SQLiteDatabase: Sendable {
 
     func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
 
-    /// Runs `body` in one write transaction on the writer connection; maps errors to `StoreError`.
+    /// Runs `body` in a write transaction (shared with other callers' bodies, each in its own
+    /// savepoint) and returns once that transaction is committed.
     func write<T: Sendable>(_ body: (Writer) throws -> T) throws(StoreError) -> T {
+        if committer.isCurrentThread {
+            // Inside `submitRequest`: part of the batch transaction already open on this thread.
+            var value: T?
+            do {
+                try committer.inSavepoint { value = try body(committer.writer) }
+            } catch {
+                throw Self.storeError(error)
+            }
+            guard let value else { throw .invalid("write produced no result") }
+            return value
+        }
+        let result = ResultBox<T>()
         do {
-            return try writer.withLock { writer in
-                try writer.connection.writeTransaction { try body(writer) }
+            try withoutActuallyEscaping(body) { escapable in
+                // The closure only runs while this thread waits below, so its captures are never shared.
+                let pending = PendingWrite { writer in result.value = try escapable(writer) }
+                committer.submit(pending)
+                if let error = pending.error { throw error }
             }
         } catch {
             throw Self.storeError(error)
         }
+        guard let value = result.value else { throw .invalid("write produced no result") }
+        return value
+    }
+
+    /// Runs a whole request on the writer thread, inside the next group transaction: every store
+    /// write it makes joins that transaction, and `completion` receives its result only after the
+    /// commit (or `onFailure()` when the commit fails). For request handlers that mostly write: one
+    /// thread hand-off per request instead of a blocked thread per request.
+    public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
+                                           completion: @escaping @Sendable (T) -> Void) {
+        let result = ResultBox<T>()
+        committer.enqueue(.request(PendingRequest(
+            run: { result.value = work() },
+            finish: { committed in completion(committed ? (result.value ?? onFailure()) : onFailure()) })))
     }
 
     /// Runs `body` on a pooled read connection.
@@ -93,6 +128,158 @@ public final class SQLiteDatabase: Sendable {
         case let error as SQLiteError: return .database(error)
         case let error as TagError: return .invalid(error.message)
         default: return .database(SQLiteError(code: 1, message: "\(error)", context: "unexpected error"))
+        }
+    }
+}
+
+/// Holds a write's result until the submitting thread reads it. `@unchecked Sendable` invariant:
+/// written by the committer thread before `done` is signalled, read by the submitter after.
+final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}
+
+/// One caller's transaction body. `@unchecked Sendable` invariant: the body and `error` are used by
+/// the committer thread only while the submitting thread is blocked on `done`.
+final class PendingWrite: @unchecked Sendable {
+    /// Cleared once run, so that nothing holds the caller's closure after the caller returns.
+    var body: ((SQLiteDatabase.Writer) throws -> Void)?
+    var error: (any Error)?
+    let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping (SQLiteDatabase.Writer) throws -> Void) { self.body = body }
+}
+
+/// A whole request run on the committer thread (see `SQLiteDatabase.submitRequest`).
+struct PendingRequest: Sendable {
+    let run: @Sendable () -> Void
+    let finish: @Sendable (_ committed: Bool) -> Void
+}
+
+/// The writer thread behind `SQLiteDatabase.write` and `submitRequest`.
+///
+/// `@unchecked Sendable` invariant: `writer` is touched only on the committer thread; the queue is
+/// behind a mutex.
+final class GroupCommitter: @unchecked Sendable {
+    enum Item {
+        case write(PendingWrite)
+        case request(PendingRequest)
+    }
+
+    /// At most this many items share one transaction.
+    static let maximumBatch = 256
+
+    let writer: SQLiteDatabase.Writer
+    private let pending = Mutex<[Item]>([])
+    private let available = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let thread = Atomic<UInt>(0)
+
+    init(writer: SQLiteDatabase.Writer) {
+        self.writer = writer
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            self.thread.store(UInt(pthread_self()), ordering: .relaxed)
+            started.signal()
+            run()
+            finished.signal()
+        }
+        thread.name = "herald-sqlite-writer"
+        thread.start()
+        started.wait()
+    }
+
+    /// True on the committer thread, inside the batch transaction.
+    var isCurrentThread: Bool { UInt(pthread_self()) == thread.load(ordering: .relaxed) }
+
+    /// Queues `write` and blocks until it is committed or has failed.
+    func submit(_ write: PendingWrite) {
+        enqueue(.write(write))
+        write.done.wait()
+    }
+
+    func enqueue(_ item: Item) {
+        pending.withLock { $0.append(item) }
+        available.signal()
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        available.signal()
+        finished.wait()
+        writer.connection.close()
+    }
+
+    private func run() {
+        while true {
+            available.wait()
+            let batch = pending.withLock { queue -> [Item] in
+                let taken = Array(queue.prefix(Self.maximumBatch))
+                queue.removeFirst(taken.count)
+                return taken
+            }
+            if batch.isEmpty {
+                if stopping.load(ordering: .relaxed) { return }
+                continue
+            }
+            let committed = commit(batch)
+            for item in batch {
+                switch item {
+                case .write(let write): write.done.signal()
+                case .request(let request): request.finish(committed)
+                }
+            }
+        }
+    }
+
+    /// Runs the batch in one transaction, each item in its own savepoint; true when committed.
+    private func commit(_ batch: [Item]) -> Bool {
+        let connection = writer.connection
+        do {
+            try connection.statement("BEGIN IMMEDIATE")
+        } catch {
+            for case .write(let write) in batch {
+                write.error = error
+                write.body = nil
+            }
+            return false
+        }
+        for item in batch {
+            switch item {
+            case .write(let write):
+                defer { write.body = nil }
+                do {
+                    try inSavepoint { try write.body?(writer) }
+                } catch {
+                    write.error = error
+                }
+            case .request(let request):
+                request.run()
+            }
+        }
+        do {
+            try connection.statement("COMMIT")
+            return true
+        } catch {
+            try? connection.execute("ROLLBACK")
+            writer.tagTypes.removeAll()
+            for case .write(let write) in batch where write.error == nil { write.error = error }
+            return false
+        }
+    }
+
+    /// Runs `body` in a savepoint of the batch transaction; a throwing body is rolled back alone.
+    func inSavepoint(_ body: () throws -> Void) throws {
+        let connection = writer.connection
+        try connection.statement("SAVEPOINT item")
+        do {
+            try body()
+            try connection.statement("RELEASE item")
+        } catch {
+            writer.tagTypes.removeAll()
+            try connection.statement("ROLLBACK TO item")
+            try connection.statement("RELEASE item")
+            throw error
         }
     }
 }

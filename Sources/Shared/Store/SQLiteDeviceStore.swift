@@ -37,9 +37,19 @@ public final class SQLiteDeviceStore: DeviceStore {
               os_version = COALESCE(?7, os_version), device_model = COALESCE(?8, device_model),
               sdk_version = COALESCE(?9, sdk_version), user_id = COALESCE(?10, user_id),
               notification_types = COALESCE(?11, notification_types), updated_at = ?12
-            WHERE app_id = ?1 AND hwid = ?2 RETURNING id
+            WHERE app_id = ?1 AND hwid = ?2 AND (COALESCE(?3, platform) IS NOT platform
+              OR COALESCE(?4, language) IS NOT language OR COALESCE(?5, timezone_offset) IS NOT timezone_offset
+              OR COALESCE(?6, app_version) IS NOT app_version OR COALESCE(?7, os_version) IS NOT os_version
+              OR COALESCE(?8, device_model) IS NOT device_model OR COALESCE(?9, sdk_version) IS NOT sdk_version
+              OR COALESCE(?10, user_id) IS NOT user_id OR COALESCE(?11, notification_types) IS NOT notification_types)
+            RETURNING id
             """
         ).first(values, { $0.int(0) }) {
+            return id
+        }
+        // Unchanged devices are not rewritten (a rewrite costs a WAL page per index).
+        if let id = try connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?")
+            .first([.integer(appID), .text(hwid)], { $0.int(0) }) {
             return id
         }
         guard a.platform != nil else {
@@ -89,8 +99,10 @@ public final class SQLiteDeviceStore: DeviceStore {
             case .set, .delete: break
             }
             let next = try TagRules.apply(update.operation, name: update.name, to: current, type: type)
-            try connection.prepare("DELETE FROM device_tag_items WHERE device_id = ? AND name = ?")
-                .run([.integer(deviceID), .text(update.name)])
+            if (type ?? next?.type) == .list {
+                try connection.prepare("DELETE FROM device_tag_items WHERE device_id = ? AND name = ?")
+                    .run([.integer(deviceID), .text(update.name)])
+            }
             guard let next else {
                 try connection.prepare("DELETE FROM device_tags WHERE device_id = ? AND name = ?")
                     .run([.integer(deviceID), .text(update.name)])
@@ -102,7 +114,10 @@ public final class SQLiteDeviceStore: DeviceStore {
                 writer.tagTypes[appID, default: [:]][update.name] = next.type
             }
             try connection.prepare(
-                "INSERT INTO device_tags (device_id, name, app_id, type, num, str) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO UPDATE SET type = ?4, num = ?5, str = ?6"
+                """
+                INSERT INTO device_tags (device_id, name, app_id, type, num, str) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                ON CONFLICT DO UPDATE SET type = ?4, num = ?5, str = ?6 WHERE type IS NOT ?4 OR num IS NOT ?5 OR str IS NOT ?6
+                """
             ).run([.integer(deviceID), .text(update.name), .integer(appID), .integer(Int64(next.type.rawValue)),
                    next.storedNumber, next.storedText])
             if case .list(let items) = next {
@@ -125,7 +140,11 @@ public final class SQLiteDeviceStore: DeviceStore {
             let connection = writer.connection
             let id = try upsertDevice(connection, appID: appID, hwid: registration.hwid, attributes: registration.attributes, now: now)
             try connection.prepare(
-                "UPDATE devices SET push_token = ?, gateway = COALESCE(?, gateway), token_invalid_reason = NULL, subscribed = 1 WHERE id = ?"
+                """
+                UPDATE devices SET push_token = ?1, gateway = COALESCE(?2, gateway), token_invalid_reason = NULL, subscribed = 1
+                WHERE id = ?3 AND (push_token IS NOT ?1 OR gateway IS NOT COALESCE(?2, gateway) OR token_invalid_reason IS NOT NULL
+                  OR subscribed <> 1)
+                """
             ).run([.text(registration.pushToken), registration.gateway.map(SQLiteValue.text) ?? .null, .integer(id)])
             if let userID = registration.attributes.userID {
                 try upsertUser(connection, appID: appID, userID: userID, now: now)

@@ -49,7 +49,8 @@ enum Schema {
             created_at INTEGER NOT NULL,
             PRIMARY KEY (app_id, name)
         ) WITHOUT ROWID;
-        -- One row per (device, tag). `num` holds integers, decimals, booleans (0/1), dates (unix
+        -- One row per (device, tag), keyed so that targeting, which walks devices in id order,
+        -- finds a device's tag with one primary-key lookup. `num` holds integers, decimals, booleans (0/1), dates (unix
         -- seconds) and versions (encoded to sort numerically); `str` holds strings, versions as
         -- written, and lists as a JSON array (their items are also in device_tag_items).
         CREATE TABLE device_tags (
@@ -61,8 +62,6 @@ enum Schema {
             str TEXT,
             PRIMARY KEY (device_id, name)
         ) WITHOUT ROWID;
-        CREATE INDEX device_tags_by_number ON device_tags (app_id, name, num) WHERE num IS NOT NULL;
-        CREATE INDEX device_tags_by_string ON device_tags (app_id, name, str) WHERE type <> 3;
         CREATE TABLE device_tag_items (
             device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
             name TEXT NOT NULL,
@@ -145,8 +144,6 @@ enum Schema {
             PRIMARY KEY (message_id, reason)
         ) WITHOUT ROWID;
         CREATE INDEX reports_by_hash ON reports (hash, kind) WHERE hash IS NOT NULL;
-        CREATE INDEX devices_by_app ON devices (app_id);
-        CREATE INDEX devices_by_timezone ON devices (app_id, timezone_offset);
         """,
     ]
 

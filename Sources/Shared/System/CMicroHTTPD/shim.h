@@ -16,13 +16,13 @@ static const enum MHD_ValueKind HERALD_MHD_GET_ARGUMENT_KIND = MHD_GET_ARGUMENT_
 static const enum MHD_ResponseMemoryMode HERALD_MHD_RESPMEM_MUST_COPY = MHD_RESPMEM_MUST_COPY;
 
 /// Starts a daemon listening on `host:port` (IPv4 or IPv6 literal) with an internal epoll
-/// thread pool. `MHD_start_daemon` is variadic, so Swift calls this fixed-shape wrapper instead.
+/// thread pool and suspend/resume enabled. `MHD_start_daemon` is variadic, so Swift calls this fixed-shape wrapper instead.
 /// Returns NULL when the address does not parse or the daemon cannot start (errno tells why).
 static inline struct MHD_Daemon *herald_mhd_start(const char *host, uint16_t port, unsigned int threads,
                                                   unsigned int connection_limit, unsigned int timeout_seconds,
                                                   MHD_AccessHandlerCallback handler, void *handler_cls,
                                                   MHD_RequestCompletedCallback completed, void *completed_cls) {
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME;
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
     const struct sockaddr *address;
