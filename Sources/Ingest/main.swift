@@ -56,7 +56,7 @@ let router = Router(
     deviceAPI: DeviceAPI(store: store, clock: clock, logger: logger),
     remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, clock: clock, logger: logger,
                          onCreated: { workers.nudge() }),
-    oneSignal: OneSignalRoutes(store: store, clock: clock),
+    oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
     settings: configuration.http, store: store, metrics: metrics, workers: workers, logger: logger)
 // Writes run on the database writer thread, many requests per commit; each is answered after its commit.
 let server = HTTPServer(
@@ -74,7 +74,9 @@ do {
     logger.error("cannot start the HTTP server", ["error": "\(error)"])
     exit(1)
 }
-logger.info("listening", ["http.listen": "\(configuration.http.host):\(server.port)",
+var listening = configuration.http
+listening.port = server.port
+logger.info("listening", ["http.listen": listening.listen,
                           "apps": configuration.apps.map(\.code).joined(separator: ",")])
 
 let signal = Signals.waitForTermination()

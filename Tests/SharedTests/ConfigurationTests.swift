@@ -76,6 +76,16 @@ import Testing
             == "apps[0].fcm.endpoint")
     }
 
+    @Test func declaredTagTypesAndReservedPaths() throws {
+        let config = try decode(["apps": [["code": "A", "api_token": "t", "sink": "s", "tags": ["AppVersion": "version", "Level": "integer"]]]])
+        #expect(config.apps[0].tagTypes == ["AppVersion": .version, "Level": .integer])
+        #expect(problem(["apps": [["code": "A", "api_token": "t", "sink": "s", "tags": ["X": "float"]]]])?.key == "apps[0].tags.X")
+        #expect(problem(["apps": [Self.minimalApp], "http": ["onesignal": ["add_device_path": "/json/1.3/x"]]])?.key
+            == "http.onesignal.add_device_path")
+        #expect(problem(["apps": [["code": "A", "api_token": "t", "sink": ""]]])?.key == "apps[0].sink")
+        #expect(problem(["apps": [Self.minimalApp], "http": ["max_body_bytes": 10.5]])?.problem.contains("decimal") == true)
+    }
+
     @Test func listenAddressesParse() {
         #expect(Configuration.parseListenAddress("127.0.0.1:8080")! == ("127.0.0.1", 8080))
         #expect(Configuration.parseListenAddress("[::1]:0")! == ("::1", 0))

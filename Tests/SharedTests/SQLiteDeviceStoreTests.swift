@@ -104,6 +104,22 @@ import Testing
         #expect(try store.reports(app: "APP-1", limit: 10) == [report])
     }
 
+    @Test func declaredVersionTagsCompareAsVersions() throws {
+        var app = AppConfiguration(code: "APP-V", name: "V", apiToken: "t", sink: "s")
+        app.tagTypes = ["AppVersion": .version]
+        let declared = try SQLiteDeviceStore(path: folder.file("v.sqlite"), busyTimeoutMilliseconds: 1000, apps: [app])
+        try declared.setTags(app: "APP-V", hwid: "V1", attributes: DeviceAttributes(platform: 1),
+                             updates: try TagUpdate.parse(["AppVersion": "2.10.1"]), now: 1)
+        #expect(try declared.getTags(app: "APP-V", hwid: "V1", userID: nil) == ["AppVersion": .version("2.10.1")])
+        #expect(throws: StoreError.self) {
+            try declared.setTags(app: "APP-V", hwid: "V1", attributes: DeviceAttributes(), updates: try TagUpdate.parse(["AppVersion": "two"]), now: 2)
+        }
+        app.tagTypes = ["AppVersion": .integer]
+        #expect(throws: StoreError.self) {
+            _ = try SQLiteDeviceStore(path: folder.file("v.sqlite"), busyTimeoutMilliseconds: 1000, apps: [app])
+        }
+    }
+
     @Test func reopeningMigratesOnceAndKeepsData() throws {
         try register("H1", tags: ["Level": 3])
         let again = try SQLiteDeviceStore(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 1000, apps: Self.apps)

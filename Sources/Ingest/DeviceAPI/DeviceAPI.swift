@@ -19,6 +19,7 @@ struct DeviceAPI: Sendable {
     /// Handles one call. Throws `ArgumentError` for client mistakes and `StoreError` for the rest.
     func handle(method: String, request: DeviceRequest) throws -> JSON {
         let app = try request.application()
+        guard store.hasApplication(app) else { throw StoreError.unknownApplication(app) }
         let now = clock.now()
         switch method {
         case "registerDevice", "createTestDevice":
@@ -88,8 +89,11 @@ struct DeviceAPI: Sendable {
         case "getConfig":
             return ["features": ["channels": [], "events": []]]
         case "registerEmail", "registerEmailUser", "setEmailTags":
-            _ = try request.requiredString("email", maxLength: 320)
-            try validateKnown(app)
+            // Herald sends no email; the call is kept as received, keyed by the address.
+            let email = try request.requiredString("email", maxLength: 320)
+            try store.record([SDKReport(kind: .action, app: app, hwid: email, userID: try request.optionalString("userId", maxLength: 256),
+                                        platform: nil, name: method, hash: nil, body: .object(request.fields), timestampUTC: nil,
+                                        timestampCurrent: nil)], now: now)
             return .null
         default:
             throw ArgumentError("unknown method \(method)")
@@ -102,10 +106,6 @@ struct DeviceAPI: Sendable {
             throw ArgumentError("gateway must be \"sandbox\" or \"production\"")
         }
         return gateway
-    }
-
-    func validateKnown(_ app: String) throws {
-        _ = try store.getTags(app: app, hwid: nil, userID: nil)
     }
 
     /// Stores a report as received, before the reply, so that an acknowledged report is never lost.

@@ -7,6 +7,7 @@ import Shared
 struct OneSignalRoutes: Sendable {
     let store: any DeviceStore
     let clock: any Clock
+    let logger: Logger
 
     struct Failure: Error {
         let status: Int
@@ -58,10 +59,13 @@ struct OneSignalRoutes: Sendable {
             case .unknownApplication(let code): return .json(["status": 0, "message": .string("app_id \(code) not found")], status: 400)
             case .unknownDevice: return .json(["status": 0, "message": "player_id not found"], status: 404)
             case .invalid(let message): return .json(["status": 0, "message": .string(message)], status: 400)
-            case .database: return .json(["status": 0, "message": "internal error"], status: 500)
+            case .database(let cause):
+                logger.error("database error", ["http.route": "onesignal", "sqlite.code": String(cause.code), "error": cause.message])
+                return .json(["status": 0, "message": "internal error, please retry"], status: cause.isBusy ? 503 : 500)
             }
         } catch {
-            return .json(["status": 0, "message": "internal error"], status: 500)
+            logger.error("unexpected error", ["http.route": "onesignal", "error": "\(error)"])
+            return .json(["status": 0, "message": "internal error, please retry"], status: 500)
         }
     }
 
@@ -118,7 +122,7 @@ struct OneSignalRoutes: Sendable {
 
     func notificationTypes(_ fields: [String: String]) throws -> Int? {
         guard let text = fields["notification_types"], !text.isEmpty else { return nil }
-        guard let value = Int(text), value == 1 || value == -2 || value == 0 else {
+        guard let value = Int(text), value == 1 || value == -2 else {
             throw Failure(status: 400, message: "notification_types must be 1 (subscribed) or -2 (unsubscribed)")
         }
         return value

@@ -230,6 +230,8 @@ struct NotificationParser {
         guard let value = value("conditions") else { return ([], op) }
         guard let items = value.arrayValue else { throw fail("conditions", "must be an array of [tag, operator, operand]") }
         guard items.count <= 100 else { throw fail("conditions", "at most 100 conditions") }
+        let operandCount = items.reduce(0) { $0 + ($1.arrayValue?.last?.arrayValue?.count ?? 1) }
+        guard operandCount <= 10_000 else { throw fail("conditions", "at most 10000 operand values in all") }
         var result: [TagCondition] = []
         for (index, item) in items.enumerated() {
             do {

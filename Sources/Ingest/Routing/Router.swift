@@ -65,7 +65,9 @@ struct Router: Sendable {
         case ("POST", settings.oneSignalAddDevicePath): return ("onesignal_adddevice", { [oneSignal] in (oneSignal.addDevice(request), 0) })
         case ("POST", settings.oneSignalEditDevicePath): return ("onesignal_editdevice", { [oneSignal] in (oneSignal.editDevice(request), 0) })
         case ("GET", "/healthz"), ("HEAD", "/healthz"): return ("healthz", { [self] in (health(), 0) })
-        case ("GET", "/metrics"):
+        case (_, settings.oneSignalAddDevicePath), (_, settings.oneSignalEditDevicePath):
+            return ("onesignal_method", { (.json(["status": 0, "message": "use POST"], status: 405), 0) })
+        case ("GET", "/metrics"), ("HEAD", "/metrics"):
             return ("metrics", { [metrics, workers] in
                 let text = metrics.render(workers: workers.liveWorkers())
                 return (.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8"), 0)

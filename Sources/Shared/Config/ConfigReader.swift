@@ -38,7 +38,8 @@ struct ConfigReader {
     mutating func int(_ key: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         guard let value = value(key) else { return fallback }
         guard case .int(let number) = value else {
-            throw ConfigurationError(key: keyPath(key), problem: "expected an integer, found \(value.typeName)")
+            let found = value.typeName == "number" ? "a decimal number" : value.typeName
+            throw ConfigurationError(key: keyPath(key), problem: "expected an integer, found \(found)")
         }
         guard range.contains(Int(number)) else {
             throw ConfigurationError(

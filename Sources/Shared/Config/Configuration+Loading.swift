@@ -58,6 +58,16 @@ extension Configuration {
                 }
                 try oneSignal.finish()
             }
+            for (key, path) in [("add_device_path", config.http.oneSignalAddDevicePath),
+                                ("edit_device_path", config.http.oneSignalEditDevicePath)] {
+                let reserved = ["/json/", "/api/", "/healthz", "/metrics", "/dashboard"]
+                if reserved.contains(where: { path.hasPrefix($0) }) {
+                    throw ConfigurationError(key: "http.onesignal.\(key)", problem: "collides with Herald's own endpoints")
+                }
+            }
+            if config.http.oneSignalAddDevicePath == config.http.oneSignalEditDevicePath {
+                throw ConfigurationError(key: "http.onesignal.edit_device_path", problem: "must differ from add_device_path")
+            }
             try http.finish()
         }
 
@@ -128,7 +138,10 @@ extension Configuration {
                 keyPath: resolve(try apns.requiredString("key_path")), topic: try apns.requiredString("topic"))
             if let url = try apns.string("production_url") { settings.productionURL = try httpsURL(url, key: apns.keyPath("production_url")) }
             if let url = try apns.string("sandbox_url") { settings.sandboxURL = try httpsURL(url, key: apns.keyPath("sandbox_url")) }
-            settings.caFile = try apns.string("ca_file").map(resolve)
+            if let caFile = try apns.string("ca_file") {
+                guard !caFile.isEmpty else { throw ConfigurationError(key: apns.keyPath("ca_file"), problem: "must not be empty") }
+                settings.caFile = resolve(caFile)
+            }
             try apns.finish()
             app.apns = settings
         }
@@ -138,7 +151,20 @@ extension Configuration {
             try fcm.finish()
             app.fcm = settings
         }
-        app.sink = try reader.string("sink").map(resolve)
+        if let sink = try reader.string("sink") {
+            guard !sink.isEmpty else { throw ConfigurationError(key: reader.keyPath("sink"), problem: "must not be empty") }
+            app.sink = resolve(sink)
+        }
+        if var tags = try reader.object("tags") {
+            for name in tags.members.keys.sorted() {
+                let typeName = try tags.requiredString(name)
+                guard let type = TagType.allCases.first(where: { $0.name == typeName }) else {
+                    throw ConfigurationError(key: tags.keyPath(name),
+                                             problem: "must be one of \(TagType.allCases.map(\.name).joined(separator: ", "))")
+                }
+                app.tagTypes[name] = type
+            }
+        }
         try reader.finish()
         if app.apns == nil && app.fcm == nil && app.sink == nil {
             throw ConfigurationError(key: path, problem: "needs at least one of apns, fcm or sink to deliver pushes")

@@ -78,8 +78,11 @@ public struct AppConfiguration: Sendable {
     public var apiToken: String
     public var apns: APNsSettings?
     public var fcm: FCMSettings?
-    /// `sink`: a JSON-lines file that receives every push instead of APNs/FCM.
+    /// `sink`: a JSON-lines file that receives every push instead of APNs/FCM (it wins when both are set).
     public var sink: String?
+    /// `tags`: tag types declared up front (name → type). Other tags take the type of their first
+    /// value; a `version` tag can only be declared here.
+    public var tagTypes: [String: TagType] = [:]
 
     public init(code: String, name: String, apiToken: String, apns: APNsSettings? = nil, fcm: FCMSettings? = nil,
                 sink: String? = nil) {

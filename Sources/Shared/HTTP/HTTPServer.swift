@@ -193,9 +193,11 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
     return reply(connection, server.handler(request))
 }
 
+/// The 413 answer. It carries both the Pushwoosh envelope and the OneSignal helper's
+/// `{status, message}`, since it is sent before any route is chosen.
 func tooLargeResponse(_ limit: Int) -> HTTPResponse {
-    .json(["status_code": 413, "status_message": .string("request body exceeds the limit of \(limit) bytes"), "response": nil],
-          status: 413)
+    let message = JSON.string("request body exceeds the limit of \(limit) bytes")
+    return .json(["status_code": 413, "status_message": message, "response": nil, "status": 0, "message": message], status: 413)
 }
 
 /// Releases the per-request state once libmicrohttpd is done with the request.

@@ -44,6 +44,9 @@ public protocol DeviceStore: Sendable {
     /// Reports recorded for an application, oldest first (for tests and the analytics pipeline).
     func reports(app: String, limit: Int) throws(StoreError) -> [SDKReport]
 
+    /// Whether the application is configured.
+    func hasApplication(_ code: String) -> Bool
+
     /// Checks that the database answers (for `/healthz`).
     func ping() throws(StoreError)
 }

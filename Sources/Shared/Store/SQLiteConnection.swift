@@ -72,6 +72,11 @@ public final class SQLiteConnection: @unchecked Sendable {
         let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
         guard result == SQLITE_OK, let raw else { throw error(result, "preparing \(sql.prefix(60))") }
         let statement = SQLiteStatement(raw, connection: self, sql: sql)
+        // Targeting builds SQL per message shape: bound the cache so long-lived connections don't grow.
+        if statements.count >= 512 {
+            for cached in statements.values { cached.finalize() }
+            statements.removeAll()
+        }
         statements[sql] = statement
         return statement
     }

@@ -37,16 +37,26 @@ public final class SQLiteDatabase: Sendable {
                 for app in apps {
                     let id = try connection.prepare(
                         "INSERT INTO applications (code, name) VALUES (?, ?) ON CONFLICT (code) DO UPDATE SET name = excluded.name RETURNING id"
-                    ).first([.text(app.code), .text(app.name)]) { $0.int(0) }
+                    ).first([.text(app.code), .text(app.name)]) { $0.int(0) } ?? 0
                     ids[app.code] = id
+                    for (name, type) in app.tagTypes.sorted(by: { $0.key < $1.key }) {
+                        let stored = try connection.prepare(
+                            """
+                            INSERT INTO tag_definitions (app_id, name, type, created_at) VALUES (?, ?, ?, strftime('%s'))
+                            ON CONFLICT DO UPDATE SET type = type RETURNING type
+                            """
+                        ).first([.integer(id), .text(name), .integer(Int64(type.rawValue))]) { $0.int(0) }
+                        if let stored, stored != Int64(type.rawValue) {
+                            throw StoreError.invalid(
+                                "apps[\(app.code)].tags.\(name) is declared \(type.name) but the database already holds it as \(TagType(rawValue: Int(stored))?.name ?? "another type")")
+                        }
+                    }
                 }
             }
             appIDs = ids
             committer = GroupCommitter(writer: Writer(connection: connection))
-        } catch let error as SQLiteError {
-            throw .database(error)
         } catch {
-            throw .invalid("\(error)")
+            throw Self.storeError(error)
         }
     }
 

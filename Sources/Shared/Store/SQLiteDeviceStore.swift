@@ -106,6 +106,9 @@ public final class SQLiteDeviceStore: DeviceStore {
             guard let next else {
                 try connection.prepare("DELETE FROM device_tags WHERE device_id = ? AND name = ?")
                     .run([.integer(deviceID), .text(update.name)])
+                if update.name == "badge" {
+                    try connection.prepare("UPDATE devices SET badge = 0 WHERE id = ?").run([.integer(deviceID)])
+                }
                 continue
             }
             if type == nil {
@@ -223,6 +226,7 @@ public final class SQLiteDeviceStore: DeviceStore {
 
     public func mergeUser(app: String, oldUserID: String, newUserID: String, merge: Bool, now: Int64) throws(StoreError) {
         let appID = try appID(app)
+        guard oldUserID != newUserID else { return }
         try write { writer in
             let connection = writer.connection
             if merge {
@@ -320,6 +324,8 @@ public final class SQLiteDeviceStore: DeviceStore {
             }
         }
     }
+
+    public func hasApplication(_ code: String) -> Bool { database.appIDs[code] != nil }
 
     public func ping() throws(StoreError) {
         try read { connection in
