@@ -39,23 +39,21 @@ do {
     exit(1)
 }
 
+let clock = SystemClock()
 var providers: [String: any PushProvider] = [:]
+var clients: [HTTP2Client] = []
 for app in configuration.apps {
-    if let sink = app.sink {
-        do {
-            providers[app.code] = try SinkProvider(path: sink)
-        } catch {
-            logger.error("cannot open the sink", ["app": app.code, "error": "\(error)"])
-            exit(1)
-        }
-    } else {
-        logger.warning("no delivery provider for this app yet; its pushes fail with NoProviderConfigured", ["app": app.code])
+    do {
+        providers[app.code] = try Providers.make(for: app, clock: clock, logger: logger) { clients.append($0) }
+    } catch {
+        logger.error("cannot set up delivery", ["app": app.code, "error": "\(error)"])
+        exit(1)
     }
 }
 
 let runner = ShardRunner(
     store: SQLiteCampaignStore(database: database), providers: providers, throttle: configuration.throttle,
-    clock: SystemClock(), logger: logger, workerID: workerID, batchSize: 500, leaseSeconds: 30)
+    clock: clock, logger: logger, workerID: workerID, batchSize: 500, leaseSeconds: 30)
 let context = QueueContext()
 let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, runner: runner)
 do {
@@ -68,6 +66,7 @@ do {
 let signal = Signals.waitForTermination()
 logger.info("draining and stopping", ["signal": String(signal)])
 worker.stop()
+for client in clients { client.close() }
 context.terminate()
 logger.info("stopped")
 exit(0)

@@ -148,6 +148,10 @@ extension Configuration {
         if var fcm = try reader.object("fcm") {
             var settings = FCMSettings(serviceAccountPath: resolve(try fcm.requiredString("service_account_path")))
             if let url = try fcm.string("endpoint") { settings.endpoint = try httpsURL(url, key: fcm.keyPath("endpoint")) }
+            if let caFile = try fcm.string("ca_file") {
+                guard !caFile.isEmpty else { throw ConfigurationError(key: fcm.keyPath("ca_file"), problem: "must not be empty") }
+                settings.caFile = resolve(caFile)
+            }
             try fcm.finish()
             app.fcm = settings
         }

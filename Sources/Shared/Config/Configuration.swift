@@ -113,4 +113,6 @@ public struct FCMSettings: Sendable {
     /// `service_account_path`: a Google service-account JSON file.
     public var serviceAccountPath: String
     public var endpoint = "https://fcm.googleapis.com"
+    /// `ca_file`: an extra trusted CA (PEM) for the endpoint and token URI, for tests against a mock.
+    public var caFile: String?
 }

@@ -121,10 +121,14 @@ public struct DeliveryRecord: Sendable, Equatable {
     public var deviceID: Int64
     public var outcome: Outcome
     public var reason: String?
+    /// The push token the provider declared dead (APNs 410, BadDeviceToken…; FCM UNREGISTERED…):
+    /// the device is not targeted again until it registers a token anew.
+    public var deadToken: String?
 
-    public init(deviceID: Int64, outcome: Outcome, reason: String? = nil) {
+    public init(deviceID: Int64, outcome: Outcome, reason: String? = nil, deadToken: String? = nil) {
         self.deviceID = deviceID
         self.outcome = outcome
         self.reason = reason
+        self.deadToken = deadToken
     }
 }

@@ -39,6 +39,7 @@ extension SQLiteCampaignStore {
         var sql = """
             SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge FROM devices d
             WHERE d.app_id = ? AND d.id > ? AND d.id <= ? AND d.push_token IS NOT NULL AND d.subscribed = 1
+              AND d.token_invalid_reason IS NULL
             """
         var bindings: [SQLiteValue] = [.integer(work.appID), .integer(after), .integer(work.lastDevice)]
         let platforms = deliverablePlatforms.filter { work.spec.platforms?.contains($0) ?? true }
@@ -105,6 +106,11 @@ extension SQLiteCampaignStore {
             var counts: [DeliveryRecord.Outcome: Int64] = [:]
             var errors: [String: Int64] = [:]
             for outcome in outcomes {
+                if let token = outcome.deadToken {
+                    // Only the token that was rejected: the device may have registered a new one meanwhile.
+                    try connection.prepare("UPDATE devices SET token_invalid_reason = ? WHERE id = ? AND push_token = ?")
+                        .run([.text(outcome.reason ?? "InvalidToken"), .integer(outcome.deviceID), .text(token)])
+                }
                 try insert.run([.integer(work.messageID), .integer(outcome.deviceID), .text(outcome.outcome.rawValue),
                                 outcome.reason.map(SQLiteValue.text) ?? .null, .integer(now)])
                 guard connection.changes == 1 else { continue }

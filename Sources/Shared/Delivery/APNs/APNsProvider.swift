@@ -1,0 +1,175 @@
+import Foundation
+import Synchronization
+
+/// Delivers to APNs over HTTP/2 with token authentication, applying Apple's reply table
+/// (apns.md §1.5): 410 and bad-token replies kill the token; 429 `TooManyRequests` backs that device
+/// off and retries; 5xx and broken connections retry on a fresh connection; a rejected provider
+/// token is replaced once, and if APNs still refuses it the app's APNs sending pauses with an ERROR
+/// that says what to fix. Every push ends with exactly one outcome.
+public final class APNsProvider: Sendable {
+    /// Attempts per push before it is recorded as failed with the last reason.
+    public static let maxAttempts = 4
+    /// How long sending pauses after APNs refused the credentials twice.
+    public static let pauseSeconds: Int64 = 60
+
+    let app: String
+    let settings: APNsSettings
+    let client: HTTP2Client
+    let tokens: APNsTokenCache
+    let clock: any Clock
+    let logger: Logger
+    /// Initial retry delay in seconds (doubled per attempt); tests shorten it.
+    let backoff: Double
+    private let paused = Mutex<(until: Int64, reason: String)?>(nil)
+
+    public init(app: String, settings: APNsSettings, client: HTTP2Client, tokens: APNsTokenCache, clock: any Clock, logger: Logger,
+                backoff: Double = 0.5) {
+        self.app = app
+        self.settings = settings
+        self.client = client
+        self.tokens = tokens
+        self.clock = clock
+        self.logger = logger
+        self.backoff = backoff
+    }
+
+    /// What to do with one reply.
+    enum Verdict: Equatable {
+        case sent
+        /// Final failure; `deadToken` when the token must not be used again.
+        case failed(String, deadToken: Bool)
+        /// Try again after `delay` seconds, on a fresh connection if `fresh`.
+        case retry(String, delay: Double, fresh: Bool)
+        /// The provider token was refused.
+        case credentials(String)
+    }
+
+    static func verdict(_ response: HTTP2Response, attempt: Int, backoff: Double) -> Verdict {
+        let reason = (try? JSON.parse(response.body))?["reason"]?.stringValue
+        let grow = backoff * pow(2, Double(attempt))
+        switch response.status {
+        case 200:
+            return .sent
+        case 0:
+            return .retry("ConnectionError", delay: grow, fresh: true)
+        case 410:
+            return .failed(reason ?? "Unregistered", deadToken: true)
+        case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic":
+            return .failed(reason ?? "BadDeviceToken", deadToken: true)
+        case 400 where reason == "IdleTimeout":
+            return .retry("IdleTimeout", delay: 0, fresh: true)
+        case 403 where reason == "Forbidden":
+            return .failed("Forbidden", deadToken: false)
+        case 403:
+            return .credentials(reason ?? "Forbidden")
+        case 429 where reason == "TooManyProviderTokenUpdates":
+            return .retry("TooManyProviderTokenUpdates", delay: max(1, grow * 2), fresh: false)
+        case 429:
+            return .retry(reason ?? "TooManyRequests", delay: max(1, grow * 2), fresh: false)
+        case 500...599:
+            return .retry(reason ?? "HTTP\(response.status)", delay: grow, fresh: true)
+        default:
+            return .failed(reason ?? "HTTP\(response.status)", deadToken: false)
+        }
+    }
+
+    public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
+        guard !pushes.isEmpty else { return [] }
+        if let pause = paused.withLock({ $0 }), clock.now() < pause.until {
+            return pushes.map { DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: pause.reason) }
+        }
+        var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
+        var lastReason = [String](repeating: "Unknown", count: pushes.count)
+        var pending = Array(pushes.indices)
+        var fresh = false
+        var replacedAt: Int?
+        let headers = PayloadBuilder.apnsHeaders(message.spec, now: clock.now())
+        for attempt in 0..<Self.maxAttempts where !pending.isEmpty {
+            let token: String
+            do {
+                token = try tokens.token()
+            } catch {
+                logger.error("cannot sign the APNs provider token; check apns.key_path", ["app": app, "error": "\(error)"])
+                for index in pending { outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed, reason: "ProviderTokenError") }
+                return outcomes.map { $0! }
+            }
+            let requests = pending.map { request(pushes[$0], message: message, headers: headers, token: token, fresh: fresh) }
+            let responses = client.send(requests)
+            var retry: [Int] = []
+            var delay = 0.0
+            var credentialFault: String?
+            fresh = false
+            for (index, response) in zip(pending, responses) {
+                let push = pushes[index]
+                switch Self.verdict(response, attempt: attempt, backoff: backoff) {
+                case .sent:
+                    outcomes[index] = DeliveryRecord(deviceID: push.target.deviceID, outcome: .sent)
+                case .failed(let reason, let dead):
+                    outcomes[index] = DeliveryRecord(deviceID: push.target.deviceID, outcome: .failed, reason: reason,
+                                                     deadToken: dead ? push.target.pushToken : nil)
+                    if dead { logger.debug("APNs token is dead", ["apns.reason": reason, "push_token": Redact.token(push.target.pushToken)]) }
+                case .retry(let reason, let wait, let newConnection):
+                    lastReason[index] = reason
+                    retry.append(index)
+                    delay = max(delay, wait)
+                    fresh = fresh || newConnection
+                case .credentials(let reason):
+                    lastReason[index] = reason
+                    retry.append(index)
+                    if replacedAt == nil {
+                        replacedAt = attempt
+                        _ = try? tokens.replace(token)
+                        fresh = true
+                    } else if replacedAt != attempt {
+                        credentialFault = reason
+                    }
+                }
+            }
+            if let credentialFault {
+                pause(credentialFault)
+                for index in retry {
+                    outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed, reason: lastReason[index])
+                }
+                return outcomes.map { $0! }
+            }
+            pending = retry
+            if !pending.isEmpty, attempt + 1 < Self.maxAttempts, delay > 0 {
+                Thread.sleep(forTimeInterval: min(delay, 8))
+            }
+        }
+        for index in pending {
+            outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed, reason: lastReason[index])
+        }
+        return outcomes.map { $0! }
+    }
+
+    private func pause(_ reason: String) {
+        paused.withLock { $0 = (clock.now() + Self.pauseSeconds, reason) }
+        logger.error("APNs refused the provider token twice; APNs sending for this app is paused for \(Self.pauseSeconds) s. "
+                     + "Check apns.team_id, apns.key_id and apns.key_path (the .p8 key of that key id, from the same team) and apns.topic",
+                     ["app": app, "apns.reason": reason])
+    }
+
+    func request(_ push: OutgoingPush, message: ShardWork, headers: PayloadBuilder.APNsHeaders, token: String, fresh: Bool) -> HTTP2Request {
+        let base = push.target.gateway == "sandbox" ? settings.sandboxURL : settings.productionURL
+        var lines = [
+            "authorization: bearer \(token)", "apns-topic: \(settings.topic)", "apns-push-type: \(headers.pushType)",
+            "apns-priority: \(headers.priority)", "apns-id: \(Self.apnsID(message: message.messageID, device: push.target.deviceID))",
+            "content-type: application/json",
+        ]
+        if let expiration = headers.expiration { lines.append("apns-expiration: \(expiration)") }
+        if let collapse = headers.collapseID { lines.append("apns-collapse-id: \(collapse)") }
+        return HTTP2Request(url: "\(base)/3/device/\(push.target.pushToken)", headers: lines, body: push.payload.encoded(),
+                            freshConnection: fresh)
+    }
+
+    /// A stable `apns-id` per (message, device), so that a retried push carries the same id.
+    static func apnsID(message: Int64, device: Int64) -> String {
+        func hex(_ value: UInt64, _ width: Int) -> String {
+            let text = String(value, radix: 16)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        let m = UInt64(bitPattern: message), d = UInt64(bitPattern: device)
+        return "\(hex(m & 0xFFFF_FFFF, 8))-\(hex((m >> 32) & 0xFFFF, 4))-4\(hex((d >> 48) & 0xFFF, 3))-8\(hex((d >> 36) & 0xFFF, 3))-\(hex(d & 0xF_FFFF_FFFF, 12))"
+    }
+}

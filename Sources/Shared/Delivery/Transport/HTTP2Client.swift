@@ -1,0 +1,241 @@
+internal import CCurl
+import Foundation
+import Synchronization
+
+/// One HTTP/2 request.
+public struct HTTP2Request: Sendable {
+    public var url: String
+    /// `name: value` lines.
+    public var headers: [String]
+    public var body: [UInt8]
+    /// Open a new connection for this request (after 5xx or a broken connection).
+    public var freshConnection: Bool
+    public var timeoutMilliseconds: Int
+
+    public init(url: String, headers: [String], body: [UInt8], freshConnection: Bool = false, timeoutMilliseconds: Int = 30_000) {
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.freshConnection = freshConnection
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+}
+
+/// What came back: a status, lower-cased headers and a body, or a transport error (status 0).
+public struct HTTP2Response: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: [UInt8]
+    public var transportError: String?
+}
+
+/// An HTTP/2-over-TLS client on one libcurl multi handle, driven by its own thread: requests from any
+/// thread are multiplexed over at most `maxConnections` long-lived connections, with at most
+/// `maxInFlight` transfers active (the rest wait in a queue, so a backlog never opens connections).
+/// `send` blocks the caller until every response of its batch is in.
+///
+/// `@unchecked Sendable` invariant: the multi handle is used only by the client's thread, except
+/// `curl_multi_wakeup`, which libcurl allows from any thread; the queue is behind a mutex.
+public final class HTTP2Client: @unchecked Sendable {
+    private let multi: UnsafeMutableRawPointer
+    private let queue = Mutex<[Transfer]>([])
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let connects = Atomic<Int>(0)
+    let maxInFlight: Int
+    let caFile: String?
+
+    public init(name: String, maxConnections: Int, maxInFlight: Int, caFile: String?) {
+        HTTP2Client.initializeLibrary
+        multi = curl_multi_init()
+        herald_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnections)
+        herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, maxInFlight))
+        self.maxInFlight = maxInFlight
+        self.caFile = caFile
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    private static let initializeLibrary: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    /// New connections opened so far (connection churn shows up here).
+    public var connectionsOpened: Int { connects.load(ordering: .relaxed) }
+
+    /// Sends every request (multiplexed) and returns the responses in the same order.
+    public func send(_ requests: [HTTP2Request]) -> [HTTP2Response] {
+        guard !requests.isEmpty else { return [] }
+        let batch = Batch(count: requests.count)
+        let transfers = requests.enumerated().map { Transfer(request: $0.element, batch: batch, index: $0.offset) }
+        queue.withLock { $0.append(contentsOf: transfers) }
+        curl_multi_wakeup(multi)
+        batch.done.wait()
+        return batch.responses.map { $0 ?? HTTP2Response(status: 0, headers: [:], body: [], transportError: "no response") }
+    }
+
+    /// Fails what is queued, ends the thread and frees the multi handle.
+    public func close() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        curl_multi_wakeup(multi)
+        finished.wait()
+        curl_multi_cleanup(multi)
+    }
+
+    // MARK: - The client's thread
+
+    private func run() {
+        var active: [UInt: Transfer] = [:]
+        while !stopping.load(ordering: .relaxed) {
+            let room = maxInFlight - active.count
+            if room > 0 {
+                let next = queue.withLock { pending -> [Transfer] in
+                    let taken = Array(pending.prefix(room))
+                    pending.removeFirst(taken.count)
+                    return taken
+                }
+                for transfer in next {
+                    guard let easy = makeEasy(transfer) else {
+                        transfer.finish(HTTP2Response(status: 0, headers: [:], body: [], transportError: "curl_easy_init failed"))
+                        continue
+                    }
+                    active[UInt(bitPattern: easy)] = transfer
+                    curl_multi_add_handle(multi, easy)
+                }
+            }
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            var left: Int32 = 0
+            while let message = curl_multi_info_read(multi, &left) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+                let result = message.pointee.data.result
+                if let transfer = active.removeValue(forKey: UInt(bitPattern: easy)) {
+                    complete(transfer, easy: easy, result: result)
+                }
+                curl_multi_remove_handle(multi, easy)
+                curl_easy_cleanup(easy)
+            }
+            // A short poll while transfers are active: a long one stalls multiplexed streams (apns.md §4.3).
+            curl_multi_poll(multi, nil, 0, active.isEmpty ? 200 : 5, nil)
+        }
+        for (key, transfer) in active {
+            let easy = UnsafeMutableRawPointer(bitPattern: key)
+            curl_multi_remove_handle(multi, easy)
+            curl_easy_cleanup(easy)
+            transfer.finish(HTTP2Response(status: 0, headers: [:], body: [], transportError: "client closed"))
+        }
+        for transfer in queue.withLock({ pending in defer { pending.removeAll() }; return pending }) {
+            transfer.finish(HTTP2Response(status: 0, headers: [:], body: [], transportError: "client closed"))
+        }
+    }
+
+    private func makeEasy(_ transfer: Transfer) -> UnsafeMutableRawPointer? {
+        guard let easy = curl_easy_init() else { return nil }
+        let request = transfer.request
+        herald_curl_easy_setopt_string(easy, CURLOPT_URL, request.url)
+        herald_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+        herald_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+        herald_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        herald_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
+        herald_curl_easy_setopt_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count)
+        request.body.withUnsafeBytes { bytes in
+            _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+        }
+        if request.freshConnection { herald_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1) }
+        if let caFile {
+            // The extra CA is trusted in addition to the system store.
+            herald_curl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)
+            herald_curl_easy_setopt_string(easy, CURLOPT_CAPATH, "/etc/ssl/certs")
+        }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for header in request.headers { list = curl_slist_append(list, header) }
+        transfer.headerList = list
+        herald_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        herald_curl_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, httpBodyCallback)
+        herald_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
+        herald_curl_easy_setopt_write(easy, CURLOPT_HEADERFUNCTION, httpHeaderCallback)
+        herald_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
+        return easy
+    }
+
+    private func complete(_ transfer: Transfer, easy: UnsafeMutableRawPointer, result: CURLcode) {
+        var newConnections = 0
+        herald_curl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &newConnections)
+        if newConnections > 0 { connects.add(newConnections, ordering: .relaxed) }
+        guard result == CURLE_OK else {
+            transfer.finish(HTTP2Response(status: 0, headers: [:], body: transfer.body,
+                                          transportError: String(cString: curl_easy_strerror(result))))
+            return
+        }
+        var status = 0
+        herald_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        transfer.finish(HTTP2Response(status: status, headers: transfer.headers, body: transfer.body, transportError: nil))
+    }
+}
+
+/// The responses of one `send` call.
+final class Batch: @unchecked Sendable {
+    var responses: [HTTP2Response?]
+    var remaining: Int
+    let done = DispatchSemaphore(value: 0)
+
+    init(count: Int) {
+        responses = Array(repeating: nil, count: count)
+        remaining = count
+    }
+}
+
+/// One request in flight. `@unchecked Sendable` invariant: created by the sender, then touched only
+/// by the client's thread until it is finished; the batch is read by the sender after `done`.
+final class Transfer: @unchecked Sendable {
+    let request: HTTP2Request
+    let batch: Batch
+    let index: Int
+    var body: [UInt8] = []
+    var headers: [String: String] = [:]
+    var headerList: UnsafeMutablePointer<curl_slist>?
+
+    init(request: HTTP2Request, batch: Batch, index: Int) {
+        self.request = request
+        self.batch = batch
+        self.index = index
+    }
+
+    func finish(_ response: HTTP2Response) {
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        batch.responses[index] = response
+        batch.remaining -= 1
+        if batch.remaining == 0 { batch.done.signal() }
+    }
+}
+
+let httpBodyCallback: curl_write_callback = { data, size, count, context in
+    guard let data, let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    data.withMemoryRebound(to: UInt8.self, capacity: length) {
+        transfer.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
+    }
+    return length
+}
+
+let httpHeaderCallback: curl_write_callback = { data, size, count, context in
+    guard let data, let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
+        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+    }
+    if let colon = line.firstIndex(of: ":") {
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        transfer.headers[name] = value
+    }
+    return length
+}
