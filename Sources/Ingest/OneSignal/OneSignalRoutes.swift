@@ -21,9 +21,10 @@ struct OneSignalRoutes: Sendable {
             let token = try required(fields, "identifier")
             guard token.utf8.count <= 4096 else { throw Failure(status: 400, message: "identifier is longer than 4096 bytes") }
             let attributes = try attributes(fields)
+            let subscription = try notificationTypes(fields)
             let hwid = try store.registerByToken(app: app, pushToken: token, attributes: attributes,
                                                  newHWID: UUID().uuidString.lowercased(), now: clock.now())
-            if try notificationTypes(fields) == -2 {
+            if subscription == -2 {
                 try store.setSubscribed(app: app, hwid: hwid, subscribed: false, now: clock.now())
             }
             return ["status": 1, "success": true, "player_id": .string(hwid)]

@@ -31,6 +31,9 @@ struct NotificationParser {
             if let unknown = platforms.first(where: { ![1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 17, 18, 19, 21].contains($0) }) {
                 throw fail("platforms", "\(unknown) is not a known device_type code")
             }
+            guard platforms.contains(1) || platforms.contains(3) else {
+                throw fail("platforms", "Herald delivers to iOS (1) and Android (3) only; this message would reach no one")
+            }
         }
         spec.users = try stringArray("users", limit: 1000)
         if spec.users == nil { spec.devices = try stringArray("devices", limit: 1000) }

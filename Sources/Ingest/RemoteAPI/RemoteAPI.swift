@@ -83,7 +83,7 @@ struct RemoteAPI: Sendable {
                 guard let text = value.lenientString, text.utf8.count <= 128 else {
                     throw ArgumentError("\(path).transactionId must be a string of at most 128 bytes")
                 }
-                return text
+                return text.isEmpty ? nil : text
             }
             if transaction == nil, let requestTransaction { transaction = items.count == 1 ? requestTransaction : "\(requestTransaction)#\(index)" }
             messages.append(NewMessage(spec: spec, transactionID: transaction))

@@ -6,7 +6,7 @@
 /// - `rm` (rich media) is `{"code": <rich_media>}`; when the value is an http(s) URL it also carries
 ///   `url` (the zip the SDK downloads) and `ts: "0"`, the keys the iOS SDK reads. Herald hosts no
 ///   rich-media pages, so a bare code is passed through for apps that resolve it themselves.
-/// - `u` is the compact JSON text of `data`; a `data` that is already a JSON string is sent as is.
+/// - `u` is the compact JSON text of `data` (ingest turns a `data` string into its object first).
 /// - Root params may override anything except the stats keys `pw_msg` and `p`; an `aps` root param
 ///   that is not an object is ignored.
 public enum PayloadBuilder {
