@@ -233,7 +233,8 @@ struct SplitMix64: RandomNumberGenerator {
         func expected(_ conditions: [TagCondition], _ op: ConditionsOperator) -> Set<String> {
             Set(devices.filter { device in
                 let results = conditions.map { condition in
-                    Self.matches(condition, condition.tag == "Language" ? device.language.map(TagValue.string) : device.tags[condition.tag])
+                    Self.matches(condition, condition.tag == "Language"
+                        ? device.language.map { TagValue.string(TagCondition.baseLanguage($0)) } : device.tags[condition.tag])
                 }
                 return op == .and ? !results.contains(false) : results.contains(true)
             }.map(\.hwid))

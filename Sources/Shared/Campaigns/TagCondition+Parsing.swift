@@ -11,6 +11,11 @@ extension TagCondition {
     /// (name compared case-sensitively).
     public static let languageTag = "Language"
 
+    /// `zh-Hans` → `zh`, `en_US` → `en`: the lower-cased code before any region or script.
+    public static func baseLanguage(_ code: String) -> String {
+        String(code.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" }).first ?? "")
+    }
+
     /// The most values an IN or NOTIN operand may list.
     public static let maximumOperandCount = 1000
 
@@ -89,6 +94,13 @@ extension TagCondition {
                 guard case .number(let seconds) = operand else { return operand }
                 return .number(startOfDay(seconds))
             }
+        }
+        if tag == languageTag {
+            // Devices register `zh-Hans`, `pt-BR` or `en_US`; the Language tag is the base code.
+            return TagCondition(tag: tag, type: type, op: op, operands: operands.map { operand in
+                guard case .text(let text) = operand else { return operand }
+                return .text(baseLanguage(text))
+            })
         }
         return TagCondition(tag: tag, type: type, op: op, operands: operands)
     }

@@ -32,7 +32,11 @@ public enum TargetFilter {
             switch condition.op {
             case .notSet: return "d.language IS NULL"
             case .any: return "d.language IS NOT NULL"
-            default: return "d.language IS NOT NULL AND " + compare("d.language", condition.op, values, &bindings)
+            default:
+                // The base code of the device's language (see `TagCondition.baseLanguage`).
+                let base = "lower(CASE WHEN instr(replace(d.language, '_', '-'), '-') > 0 "
+                    + "THEN substr(d.language, 1, instr(replace(d.language, '_', '-'), '-') - 1) ELSE d.language END)"
+                return "d.language IS NOT NULL AND " + compare(base, condition.op, values, &bindings)
             }
         }
         let tag = "SELECT 1 FROM device_tags t WHERE t.device_id = d.id AND t.name = ?"

@@ -24,13 +24,15 @@ final class HeraldProcesses {
         return root.appendingPathComponent(".build/debug").path
     }
 
-    init(maxBodyBytes: Int = 65536) throws {
+    /// - Parameter throttle: `throttle.per_device` (`count` pushes per `windowSeconds`); nil leaves
+    ///   the product's default (10 per 3600 s).
+    init(maxBodyBytes: Int = 65536, throttle: (count: Int, windowSeconds: Int)? = nil) throws {
         folder = NSTemporaryDirectory() + "herald-it-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         httpPort = try Self.freePort()
         let jobsPort = try Self.freePort()
         let resultsPort = try Self.freePort()
-        let config: JSON = [
+        var config: JSON = [
             "log_level": "DEBUG",
             "http": ["listen": .string("127.0.0.1:\(httpPort)"), "max_body_bytes": .int(Int64(maxBodyBytes)), "threads": 2],
             "database": ["path": "var/herald.sqlite"],
@@ -40,6 +42,10 @@ final class HeraldProcesses {
                 ["code": .string(Self.otherAppCode), "name": "News", "api_token": "news-secret", "sink": "var/news.jsonl"],
             ],
         ]
+        if let throttle, case .object(var members) = config {
+            members["throttle"] = ["per_device": ["count": .int(Int64(throttle.count)), "window_seconds": .int(Int64(throttle.windowSeconds))]]
+            config = .object(members)
+        }
         configPath = folder + "/herald.json"
         try Data(config.encoded()).write(to: URL(fileURLWithPath: configPath))
     }

@@ -1,0 +1,208 @@
+import Foundation
+import Shared
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A deterministic generator (SplitMix64), so a failing population can be reproduced exactly.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A device as a test registers it through the Device API.
+struct TestDevice {
+    var hwid: String
+    var platform: Int
+    var token: String
+    var language: String?
+    var timezone: Int64?
+    var userID: String?
+    var tags: [String: JSON] = [:]
+
+    init(_ hwid: String, platform: Int, token: String? = nil, language: String? = nil, timezone: Int64? = nil,
+         userID: String? = nil, tags: [String: JSON] = [:]) {
+        self.hwid = hwid
+        self.platform = platform
+        self.token = token ?? "token-\(hwid)"
+        self.language = language
+        self.timezone = timezone
+        self.userID = userID
+        self.tags = tags
+    }
+}
+
+/// Remote API, funnel and sink helpers for campaign tests.
+extension HeraldProcesses {
+    static let apiToken = "shop-secret"
+
+    /// The Shop app's sink (`var/sink.jsonl` relative to the configuration folder).
+    var sinkPath: String { folder + "/var/sink.jsonl" }
+
+    // MARK: Devices
+
+    func register(_ device: TestDevice) throws {
+        var fields: [String: JSON] = [
+            "application": .string(Self.appCode), "hwid": .string(device.hwid), "device_type": .int(Int64(device.platform)),
+            "push_token": .string(device.token),
+        ]
+        if let language = device.language { fields["language"] = .string(language) }
+        if let timezone = device.timezone { fields["timezone"] = .int(timezone) }
+        if let user = device.userID { fields["userId"] = .string(user) }
+        if !device.tags.isEmpty { fields["tags"] = .object(device.tags) }
+        try ok("registerDevice", .object(fields))
+    }
+
+    func unregister(_ hwid: String) throws {
+        try ok("unregisterDevice", ["application": .string(Self.appCode), "hwid": .string(hwid)])
+    }
+
+    /// POSTs form fields to a OneSignal helper route; returns the HTTP status and body.
+    func oneSignal(_ path: String, _ fields: [(String, String)]) throws -> (status: Int, body: JSON) {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+        let body = fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")
+        let response = try client.request("POST", path, body: Array(body.utf8),
+                                          headers: [("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")])
+        return (response.status, try JSON.parse(response.body))
+    }
+
+    /// Unsubscribes a device the way the OneSignal helper does (`notification_types=-2`).
+    func unsubscribeViaOneSignal(_ hwid: String, platform: Int) throws {
+        let (status, body) = try oneSignal("/onesignal/editdevice", [
+            ("app_id", Self.appCode), ("player_id", hwid), ("device_type", platform == 1 ? "0" : "1"), ("notification_types", "-2"),
+        ])
+        guard status == 200, body["status"] == .int(1) else {
+            throw HTTPClient.Failure(description: "editdevice failed: HTTP \(status) \(body.text)")
+        }
+    }
+
+    // MARK: Remote API
+
+    /// `createMessage` for the Shop app with `auth` (nil: none) and extra request fields.
+    func createMessage(_ notifications: [JSON], auth: String? = apiToken, extra: [String: JSON] = [:]) throws -> (status: Int, body: JSON) {
+        var request: [String: JSON] = ["application": .string(Self.appCode), "notifications": .array(notifications)]
+        if let auth { request["auth"] = .string(auth) }
+        request.merge(extra) { _, new in new }
+        return try call("createMessage", .object(request))
+    }
+
+    /// A `createMessage` that must succeed; returns one code per notification.
+    func send(_ notifications: [JSON], extra: [String: JSON] = [:]) throws -> [String] {
+        let (status, body) = try createMessage(notifications, extra: extra)
+        guard status == 200, body["status_code"] == .int(200),
+            let codes = body["response"]?["Messages"]?.arrayValue?.compactMap(\.stringValue), codes.count == notifications.count
+        else { throw HTTPClient.Failure(description: "createMessage failed: HTTP \(status) \(body.text)") }
+        return codes
+    }
+
+    func send(_ notification: JSON) throws -> String { try send([notification])[0] }
+
+    /// A Remote API call other than createMessage (deleteMessage, getMessageDetails) with `auth`.
+    func remote(_ method: String, message code: String, auth: String = apiToken) throws -> (status: Int, body: JSON) {
+        try call(method, ["auth": .string(auth), "application": .string(Self.appCode), "message": .string(code)])
+    }
+
+    /// `GET /api/v1/messages/<code>`.
+    func funnel(_ code: String, token: String = apiToken) throws -> (status: Int, body: JSON) {
+        let response = try client.request("GET", "/api/v1/messages/\(code)", headers: [("Authorization", "Token \(token)")])
+        return (response.status, try JSON.parse(response.body))
+    }
+
+    /// Polls the funnel every 100 ms until the message has `status` (at most `timeout` seconds).
+    @discardableResult
+    func waitForMessage(_ code: String, status expected: String = "done", timeout: Double = 20) throws -> JSON {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = JSON.null
+        while Date() < deadline {
+            let (status, body) = try funnel(code)
+            if status == 200 {
+                last = body
+                if body["status"] == .string(expected) { return body }
+            }
+            usleep(100_000)
+        }
+        throw HTTPClient.Failure(description: "message \(code) did not become \(expected) within \(timeout) s; last funnel \(last.text)")
+    }
+
+    /// Polls the funnel every 100 ms until `condition` holds (at most `timeout` seconds).
+    @discardableResult
+    func waitForFunnel(_ code: String, timeout: Double = 20, until condition: (JSON) -> Bool) throws -> JSON {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = JSON.null
+        while Date() < deadline {
+            let (status, body) = try funnel(code)
+            if status == 200 {
+                last = body
+                if condition(body) { return body }
+            }
+            usleep(100_000)
+        }
+        throw HTTPClient.Failure(description: "message \(code): condition not met within \(timeout) s; last funnel \(last.text)")
+    }
+
+    /// Waits (at most 10 s) until `/metrics` reports `count` connected workers.
+    func waitForWorkers(_ count: Int, timeout: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let metrics = try client.request("GET", "/metrics").text
+            if metrics.split(separator: "\n").contains(where: { $0 == "herald_workers_connected \(count)" }) { return }
+            usleep(100_000)
+        }
+        throw HTTPClient.Failure(description: "\(count) workers did not connect within \(timeout) s")
+    }
+
+    // MARK: Sink and database
+
+    /// Every complete line of the Shop sink, parsed.
+    func sinkLines() throws -> [JSON] {
+        guard let data = FileManager.default.contents(atPath: sinkPath) else { return [] }
+        let bytes = [UInt8](data)
+        var lines: [JSON] = []
+        var start = 0
+        for index in bytes.indices where bytes[index] == 0x0A {
+            lines.append(try JSON.parse(bytes[start..<index]))
+            start = index + 1
+        }
+        return lines
+    }
+
+    /// The sink lines of one message.
+    func sink(_ code: String) throws -> [JSON] { try sinkLines().filter { $0["message"] == .string(code) } }
+
+    /// The hwids the sink received for one message.
+    func sinkHWIDs(_ code: String) throws -> [String] { try sink(code).compactMap { $0["hwid"]?.stringValue } }
+
+    /// Rows in the `messages` table (read-only connection to the live database).
+    func messageCount() throws -> Int {
+        let connection = try SQLiteConnection(path: databasePath, busyTimeoutMilliseconds: 2000, readOnly: true)
+        defer { connection.close() }
+        return Int(try connection.prepare("SELECT count(*) FROM messages").first { $0.int(0) } ?? 0)
+    }
+
+    func killWorker(_ index: Int) {
+        let worker = workers[index]
+        kill(worker.processIdentifier, SIGKILL)
+        worker.waitUntilExit()
+    }
+}
+
+/// `yyyy-MM-dd HH:mm` (or with seconds) in UTC, written independently of the product's formatter.
+func utcText(_ seconds: Int64, withSeconds: Bool = false) -> String {
+    var time = time_t(seconds)
+    var parts = tm()
+    gmtime_r(&time, &parts)
+    let base = String(format: "%04d-%02d-%02d %02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                      Int(parts.tm_hour), Int(parts.tm_min))
+    return withSeconds ? base + String(format: ":%02d", Int(parts.tm_sec)) : base
+}
+
+func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
