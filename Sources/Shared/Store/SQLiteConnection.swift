@@ -11,7 +11,9 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Opens (creating if needed) the database at `path` with Herald's per-connection settings:
     /// WAL journal, `synchronous=NORMAL`, `busy_timeout`, foreign keys on.
-    public init(path: String, busyTimeoutMilliseconds: Int, readOnly: Bool = false) throws(SQLiteError) {
+    /// `cacheKiB` bounds the page cache: the writer gets a large one (registry indexes are written
+    /// at random), pooled readers a small one so that processes stay lean.
+    public init(path: String, busyTimeoutMilliseconds: Int, readOnly: Bool = false, cacheKiB: Int = 8192) throws(SQLiteError) {
         self.path = path
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
@@ -29,9 +31,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         }
         try execute("PRAGMA synchronous=NORMAL")
         try execute("PRAGMA foreign_keys=ON")
-        // A 64 MiB page cache and memory-mapped reads: registry indexes are read at random.
-        try execute("PRAGMA cache_size=-65536")
-        try execute("PRAGMA mmap_size=1073741824")
+        try execute("PRAGMA cache_size=-\(cacheKiB)")
+        // Memory-mapped reads avoid a copy per page; bounded so that resident memory stays modest.
+        try execute("PRAGMA mmap_size=134217728")
     }
 
     /// Closes the handle. Safe to call once; later use of the connection fails.

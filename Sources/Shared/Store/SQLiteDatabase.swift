@@ -30,7 +30,7 @@ public final class SQLiteDatabase: Sendable {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         do {
-            let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 65536)
             try Schema.migrate(connection)
             var ids: [String: Int64] = [:]
             try connection.writeTransaction {
