@@ -64,9 +64,53 @@ public final class SQLiteDeviceStore: DeviceStore {
         ).first(values) { $0.int(0) }!
     }
 
+    /// registerDevice in one statement: insert the device, or update what changed (attributes, token,
+    /// gateway, subscription). Unchanged devices are not rewritten.
+    func upsertRegistration(_ connection: SQLiteConnection, appID: Int64, registration: DeviceRegistration, now: Int64) throws -> Int64 {
+        let a = registration.attributes
+        guard let platform = a.platform else {
+            throw StoreError.invalid("device_type is required")
+        }
+        let values: [SQLiteValue] = [
+            .integer(appID), .text(registration.hwid), .integer(Int64(platform)),
+            a.language.map(SQLiteValue.text) ?? .null, a.timezoneOffset.map(SQLiteValue.integer) ?? .null,
+            a.appVersion.map(SQLiteValue.text) ?? .null, a.osVersion.map(SQLiteValue.text) ?? .null,
+            a.deviceModel.map(SQLiteValue.text) ?? .null, a.sdkVersion.map(SQLiteValue.text) ?? .null,
+            a.userID.map(SQLiteValue.text) ?? .null, a.notificationTypes.map(SQLiteValue.integer) ?? .null,
+            .integer(now), .text(registration.pushToken), registration.gateway.map(SQLiteValue.text) ?? .null,
+        ]
+        if let id = try connection.prepare(
+            """
+            INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
+              sdk_version, user_id, notification_types, created_at, updated_at, push_token, gateway)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)
+            ON CONFLICT (app_id, hwid) DO UPDATE SET platform = ?3, language = COALESCE(?4, language),
+              timezone_offset = COALESCE(?5, timezone_offset), app_version = COALESCE(?6, app_version),
+              os_version = COALESCE(?7, os_version), device_model = COALESCE(?8, device_model),
+              sdk_version = COALESCE(?9, sdk_version), user_id = COALESCE(?10, user_id),
+              notification_types = COALESCE(?11, notification_types), updated_at = ?12, push_token = ?13,
+              gateway = COALESCE(?14, gateway), subscribed = 1, token_invalid_reason = NULL
+            WHERE ?3 IS NOT platform OR COALESCE(?4, language) IS NOT language
+              OR COALESCE(?5, timezone_offset) IS NOT timezone_offset OR COALESCE(?6, app_version) IS NOT app_version
+              OR COALESCE(?7, os_version) IS NOT os_version OR COALESCE(?8, device_model) IS NOT device_model
+              OR COALESCE(?9, sdk_version) IS NOT sdk_version OR COALESCE(?10, user_id) IS NOT user_id
+              OR COALESCE(?11, notification_types) IS NOT notification_types OR ?13 IS NOT push_token
+              OR COALESCE(?14, gateway) IS NOT gateway OR subscribed <> 1 OR token_invalid_reason IS NOT NULL
+            RETURNING id
+            """
+        ).first(values, { $0.int(0) }) {
+            return id
+        }
+        guard let id = try connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?")
+            .first([.integer(appID), .text(registration.hwid)], { $0.int(0) }) else {
+            throw StoreError.invalid("device vanished during registration")
+        }
+        return id
+    }
+
     func upsertUser(_ connection: SQLiteConnection, appID: Int64, userID: String, now: Int64) throws {
         try connection.prepare(
-            "INSERT INTO users (app_id, user_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?3) ON CONFLICT DO UPDATE SET updated_at = ?3"
+            "INSERT INTO users (app_id, user_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?3) ON CONFLICT DO NOTHING"
         ).run([.integer(appID), .text(userID), .integer(now)])
     }
 
@@ -141,14 +185,7 @@ public final class SQLiteDeviceStore: DeviceStore {
         let appID = try appID(registration.app)
         try write { writer in
             let connection = writer.connection
-            let id = try upsertDevice(connection, appID: appID, hwid: registration.hwid, attributes: registration.attributes, now: now)
-            try connection.prepare(
-                """
-                UPDATE devices SET push_token = ?1, gateway = COALESCE(?2, gateway), token_invalid_reason = NULL, subscribed = 1
-                WHERE id = ?3 AND (push_token IS NOT ?1 OR gateway IS NOT COALESCE(?2, gateway) OR token_invalid_reason IS NOT NULL
-                  OR subscribed <> 1)
-                """
-            ).run([.text(registration.pushToken), registration.gateway.map(SQLiteValue.text) ?? .null, .integer(id)])
+            let id = try upsertRegistration(connection, appID: appID, registration: registration, now: now)
             if let userID = registration.attributes.userID {
                 try upsertUser(connection, appID: appID, userID: userID, now: now)
             }
