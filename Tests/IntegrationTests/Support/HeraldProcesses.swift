@@ -26,7 +26,9 @@ final class HeraldProcesses {
 
     /// - Parameter throttle: `throttle.per_device` (`count` pushes per `windowSeconds`); nil leaves
     ///   the product's default (10 per 3600 s).
-    init(maxBodyBytes: Int = 65536, throttle: (count: Int, windowSeconds: Int)? = nil) throws {
+    /// - Parameter shopDelivery: keys (such as `apns` and `fcm` blocks) that replace the Shop app's
+    ///   `sink`, so that it delivers for real; nil keeps the sink.
+    init(maxBodyBytes: Int = 65536, throttle: (count: Int, windowSeconds: Int)? = nil, shopDelivery: [String: JSON]? = nil) throws {
         folder = NSTemporaryDirectory() + "herald-it-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         httpPort = try Self.freePort()
@@ -42,6 +44,14 @@ final class HeraldProcesses {
                 ["code": .string(Self.otherAppCode), "name": "News", "api_token": "news-secret", "sink": "var/news.jsonl"],
             ],
         ]
+        if let shopDelivery, case .object(var members) = config, case .array(var apps)? = members["apps"],
+            case .object(var shop) = apps[0] {
+            shop["sink"] = nil
+            shop.merge(shopDelivery) { _, new in new }
+            apps[0] = .object(shop)
+            members["apps"] = .array(apps)
+            config = .object(members)
+        }
         if let throttle, case .object(var members) = config {
             members["throttle"] = ["per_device": ["count": .int(Int64(throttle.count)), "window_seconds": .int(Int64(throttle.windowSeconds))]]
             config = .object(members)
@@ -61,6 +71,8 @@ final class HeraldProcesses {
     var client: HTTPClient { HTTPClient(port: httpPort) }
     var databasePath: String { folder + "/var/herald.sqlite" }
     var logPath: String { folder + "/ingest.log" }
+    /// Where `startWorker` sends the standard output and error of worker `index`.
+    func workerLogPath(_ index: Int) -> String { folder + "/worker\(index).log" }
 
     static func launch(_ executable: String, arguments: [String], log: String) throws -> Process {
         let process = Process()
@@ -88,7 +100,7 @@ final class HeraldProcesses {
     }
 
     func startWorker() throws {
-        workers.append(try Self.launch("herald-worker", arguments: ["--config", configPath], log: folder + "/worker\(workers.count).log"))
+        workers.append(try Self.launch("herald-worker", arguments: ["--config", configPath], log: workerLogPath(workers.count)))
     }
 
     /// SIGTERM (graceful) or SIGKILL, then wait for the exit. Returns the exit status.

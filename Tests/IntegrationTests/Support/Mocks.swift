@@ -1,0 +1,296 @@
+import Foundation
+import Shared
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Paths inside this repository.
+enum Repository {
+    static var root: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }
+    static var mocks: String { root + "/ops/mocks" }
+}
+
+/// Runs a short helper program (make-test-pki, openssl) and waits at most `timeout` seconds.
+/// Returns its combined output; throws when it fails or overruns.
+@discardableResult
+func runTool(_ executable: String, _ arguments: [String], timeout: Double = 20) throws -> String {
+    let log = NSTemporaryDirectory() + "herald-tool-" + UUID().uuidString + ".log"
+    defer { try? FileManager.default.removeItem(atPath: log) }
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+    defer { try? handle.close() }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardOutput = handle
+    process.standardError = handle
+    try process.run()
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { usleep(20_000) }
+    if process.isRunning {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        throw HTTPClient.Failure(description: "\(executable) did not finish within \(timeout) s")
+    }
+    let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+    guard process.terminationStatus == 0 else {
+        throw HTTPClient.Failure(description: "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(output)")
+    }
+    return output
+}
+
+/// The throw-away keys and certificates of this test run, made once by `ops/mocks/make-test-pki` in a
+/// temporary folder (removed when the test process exits). Each test copies them and points its copy of
+/// the service account at its own FCM mock.
+enum TestPKI {
+    static let teamID = "TEAM123456"
+    static let keyID = "KEYID123456"
+    static let topic = "com.example.shop"
+
+    private static let made: Result<String, HTTPClient.Failure> = {
+        let folder = NSTemporaryDirectory() + "herald-pki-" + UUID().uuidString
+        do {
+            try runTool("/bin/bash", [Repository.mocks + "/make-test-pki", folder])
+        } catch {
+            return .failure(error as? HTTPClient.Failure ?? HTTPClient.Failure(description: "\(error)"))
+        }
+        atexit {
+            if case .success(let folder) = TestPKI.made { try? FileManager.default.removeItem(atPath: folder) }
+        }
+        return .success(folder)
+    }()
+
+    /// The suite's PKI folder (made on first use).
+    static func shared() throws -> String { try made.get() }
+
+    /// Copies the suite's PKI into `folder` and rewrites the copy's service account `token_uri`
+    /// with make-test-pki (which keeps the existing keys).
+    static func copy(into folder: String, tokenURI: String) throws {
+        let source = try shared()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: source) {
+            try FileManager.default.copyItem(atPath: source + "/" + name, toPath: folder + "/" + name)
+        }
+        try runTool("/bin/bash", [Repository.mocks + "/make-test-pki", folder, tokenURI])
+    }
+}
+
+/// One mock server process (`ops/mocks/apns_mock.py` or `fcm_mock.py`) on free loopback ports.
+/// Its stderr goes to `<name>.log` and every request to `<name>.jsonl` in `folder`. Stopped with
+/// SIGTERM (then SIGKILL) by `stop()` or when released.
+final class MockServer {
+    enum Kind: String {
+        case apns = "apns_mock.py"
+        case fcm = "fcm_mock.py"
+    }
+
+    let name: String
+    let process: Process
+    let port: UInt16
+    let adminPort: UInt16
+    let recordPath: String
+    let logPath: String
+    private let stdout: Pipe
+
+    var url: String { "https://127.0.0.1:\(port)" }
+
+    /// Runs the mock script given as the first argument with an empty signal mask. A child of the
+    /// test process inherits the mask of the (libdispatch) thread that spawned it, which blocks
+    /// SIGTERM, and the mocks only stop cleanly on SIGTERM/SIGINT.
+    static let launcher = """
+        import os, runpy, signal, sys
+        signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        sys.argv = sys.argv[1:]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
+        runpy.run_path(sys.argv[0], run_name="__main__")
+        """
+
+    init(_ kind: Kind, name: String, folder: String, arguments: [String]) throws {
+        self.name = name
+        recordPath = folder + "/\(name).jsonl"
+        logPath = folder + "/\(name).log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        defer { try? log.close() }
+        stdout = Pipe()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", Self.launcher, Repository.mocks + "/" + kind.rawValue, "--port", "0", "--admin-port", "0",
+                             "--record", recordPath] + arguments
+        process.standardOutput = stdout
+        process.standardError = log
+        try process.run()
+
+        // Read "LISTENING <port>" and "ADMIN <port>" with a bounded wait.
+        let fd = stdout.fileHandleForReading.fileDescriptor
+        let deadline = Date().addingTimeInterval(10)
+        var text = ""
+        var ports: [String: UInt16] = [:]
+        while ports.count < 2 {
+            let left = deadline.timeIntervalSinceNow
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard left > 0, poll(&poller, 1, Int32(left * 1000)) > 0 else { break }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = read(fd, &buffer, buffer.count)
+            guard count > 0 else { break }
+            text += String(decoding: buffer[0..<count], as: UTF8.self)
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                if parts.count == 2, let value = UInt16(parts[1]) { ports[String(parts[0])] = value }
+            }
+        }
+        guard let port = ports["LISTENING"], let admin = ports["ADMIN"] else {
+            Self.terminate(process)
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            throw HTTPClient.Failure(description: "\(kind.rawValue) did not report its ports within 10 s; stdout \(text.debugDescription), stderr \(log)")
+        }
+        self.port = port
+        self.adminPort = admin
+    }
+
+    deinit { stop() }
+
+    func stop() { Self.terminate(process) }
+
+    private static func terminate(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(3)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// An APNs mock that trusts the PKI's key (`KEYID123456` of team `TEAM123456`) for `TestPKI.topic`.
+    static func apns(pki: String, folder: String, name: String = "apns", extra: [String] = []) throws -> MockServer {
+        try MockServer(.apns, name: name, folder: folder, arguments: [
+            "--cert", pki + "/server.pem", "--key", pki + "/server.key", "--team", TestPKI.teamID,
+            "--key-id", TestPKI.keyID, "--public-key", pki + "/apns-\(TestPKI.keyID).pub.pem", "--topic", TestPKI.topic,
+        ] + extra)
+    }
+
+    /// An FCM mock for the PKI's service account (it accepts `https://127.0.0.1:<port>/token` as audience).
+    static func fcm(pki: String, folder: String, name: String = "fcm", extra: [String] = []) throws -> MockServer {
+        try MockServer(.fcm, name: name, folder: folder, arguments: [
+            "--cert", pki + "/server.pem", "--key", pki + "/server.key", "--service-account", pki + "/fcm-service-account.json",
+        ] + extra)
+    }
+
+    // MARK: Admin and record
+
+    /// `GET /stats` on the admin port.
+    func stats() throws -> JSON {
+        let response = try HTTPClient(port: adminPort).request("GET", "/stats", timeoutSeconds: 5)
+        guard response.status == 200 else { throw HTTPClient.Failure(description: "\(name) /stats: HTTP \(response.status)") }
+        return try JSON.parse(response.body)
+    }
+
+    /// Every complete line of the record file, parsed, in the order the mock answered.
+    func records() throws -> [JSON] {
+        guard let data = FileManager.default.contents(atPath: recordPath) else { return [] }
+        let bytes = [UInt8](data)
+        var lines: [JSON] = []
+        var start = 0
+        for index in bytes.indices where bytes[index] == 0x0A {
+            if index > start { lines.append(try JSON.parse(bytes[start..<index])) }
+            start = index + 1
+        }
+        return lines
+    }
+
+    /// The record lines of one device token.
+    func records(token: String) throws -> [JSON] { try records().filter { $0["token"] == .string(token) } }
+
+    func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+}
+
+/// Herald (ingest + workers) whose Shop app delivers through a mock APNs (and optionally a second
+/// one as the sandbox host) and a mock FCM, with a PKI copy of its own. Everything stops when released.
+final class DeliveryRig {
+    let folder: String
+    let pki: String
+    let apns: MockServer
+    let sandbox: MockServer?
+    let fcm: MockServer
+    let herald: HeraldProcesses
+
+    /// - Parameters:
+    ///   - workers: worker processes to start.
+    ///   - sandbox: start a second APNs mock and configure it as `sandbox_url`.
+    ///   - apnsKeyPath: the `.p8` key the worker signs with (default: the one the mock trusts).
+    init(workers: Int = 1, sandbox withSandbox: Bool = false, apnsKeyPath: String? = nil, apnsArguments: [String] = [],
+         fcmArguments: [String] = []) throws {
+        folder = NSTemporaryDirectory() + "herald-mocks-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let shared = try TestPKI.shared()
+        apns = try MockServer.apns(pki: shared, folder: folder, extra: apnsArguments)
+        sandbox = try withSandbox ? MockServer.apns(pki: shared, folder: folder, name: "apns-sandbox", extra: apnsArguments) : nil
+        fcm = try MockServer.fcm(pki: shared, folder: folder, extra: fcmArguments)
+        pki = folder + "/pki"
+        try TestPKI.copy(into: pki, tokenURI: "\(fcm.url)/token")
+        herald = try HeraldProcesses(shopDelivery: [
+            "apns": [
+                "team_id": .string(TestPKI.teamID), "key_id": .string(TestPKI.keyID),
+                "key_path": .string(apnsKeyPath ?? pki + "/apns-\(TestPKI.keyID).p8"), "topic": .string(TestPKI.topic),
+                "production_url": .string(apns.url), "sandbox_url": .string((sandbox ?? apns).url), "ca_file": .string(pki + "/ca.pem"),
+            ],
+            "fcm": [
+                "service_account_path": .string(pki + "/fcm-service-account.json"), "endpoint": .string(fcm.url),
+                "ca_file": .string(pki + "/ca.pem"),
+            ],
+        ])
+        try herald.startIngest()
+        for _ in 0..<workers { try herald.startWorker() }
+        try herald.waitForWorkers(workers)
+    }
+
+    deinit {
+        for mock in [apns, fcm] + [sandbox].compactMap({ $0 }) { mock.stop() }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Registers a Shop device (platform 1 iOS, 3 Android), optionally with a `gateway`.
+    func register(_ hwid: String, platform: Int, token: String, gateway: String? = nil) throws {
+        var request: [String: JSON] = [
+            "application": .string(HeraldProcesses.appCode), "hwid": .string(hwid), "device_type": .int(Int64(platform)),
+            "push_token": .string(token),
+        ]
+        if let gateway { request["gateway"] = .string(gateway) }
+        try herald.ok("registerDevice", .object(request))
+    }
+
+    /// Sends one notification to the Shop app and waits (bounded) until the message is done.
+    func sendAndWait(_ notification: JSON, timeout: Double = 25) throws -> (code: String, funnel: JSON) {
+        let code = try herald.send(notification)
+        return (code, try herald.waitForMessage(code, timeout: timeout))
+    }
+
+    /// The `deliveries` rows of one message, read-only from the SQLite file: hwid, status, reason.
+    func deliveries(_ code: String) throws -> [(hwid: String, status: String, reason: String?)] {
+        let connection = try SQLiteConnection(path: herald.databasePath, busyTimeoutMilliseconds: 2000, readOnly: true)
+        defer { connection.close() }
+        return try connection.prepare("""
+            SELECT d.hwid, x.status, x.reason FROM deliveries x JOIN devices d ON d.id = x.device_id
+            WHERE x.message_id = (SELECT id FROM messages WHERE code = ?) ORDER BY d.hwid
+            """).rows([.text(code)]) { ($0.text(0), $0.text(1), $0.optionalText(2)) }
+    }
+
+    /// The worker's log (standard output and error).
+    func workerLog(_ index: Int = 0) -> String {
+        (try? String(contentsOfFile: herald.workerLogPath(index), encoding: .utf8)) ?? ""
+    }
+}
+
+/// A deterministic device token: `prefix` followed by hex digits, 64 characters in all. Normal tokens
+/// (empty prefix) start with a digit, so that they never hit the mocks' `bad…`/`dead…` scripts.
+func deviceToken(_ prefix: String, seed: String) -> String {
+    var state: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in seed.utf8 { state = (state ^ UInt64(byte)) &* 0x100_0000_01B3 }
+    var random = SplitMix64(seed: state)
+    var token = prefix.isEmpty ? String(Int.random(in: 0...9, using: &random)) : prefix
+    while token.count < 64 { token += String(Int.random(in: 0..<16, using: &random), radix: 16) }
+    return token
+}
