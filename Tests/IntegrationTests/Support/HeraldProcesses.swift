@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,13 +33,12 @@ final class HeraldProcesses {
         folder = NSTemporaryDirectory() + "herald-it-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         httpPort = try Self.freePort()
-        let jobsPort = try Self.freePort()
-        let resultsPort = try Self.freePort()
         var config: JSON = [
             "log_level": "DEBUG",
             "http": ["listen": .string("127.0.0.1:\(httpPort)"), "max_body_bytes": .int(Int64(maxBodyBytes)), "threads": 2],
             "database": ["path": "var/herald.sqlite"],
-            "queue": ["jobs": .string("tcp://127.0.0.1:\(jobsPort)"), "results": .string("tcp://127.0.0.1:\(resultsPort)")],
+            // Unix-domain queue endpoints in the test's own folder: no port can collide with another test.
+            "queue": ["jobs": .string("ipc://\(folder)/jobs"), "results": .string("ipc://\(folder)/results")],
             "apps": [
                 ["code": .string(Self.appCode), "name": "Shop", "api_token": "shop-secret", "sink": "var/sink.jsonl"],
                 ["code": .string(Self.otherAppCode), "name": "News", "api_token": "news-secret", "sink": "var/news.jsonl"],
@@ -115,7 +115,20 @@ final class HeraldProcesses {
 
     func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    /// Ports handed out in this test process: the kernel may offer a just-closed port again while
+    /// another test, running in parallel, is about to bind it.
+    static let handedOut = Mutex<Set<UInt16>>([])
+
     static func freePort() throws -> UInt16 {
+        for _ in 0..<50 {
+            let port = try ephemeralPort()
+            let fresh = handedOut.withLock { $0.insert(port).inserted }
+            if fresh { return port }
+        }
+        throw HTTPClient.Failure(description: "no free port")
+    }
+
+    static func ephemeralPort() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
