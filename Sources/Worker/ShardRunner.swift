@@ -2,9 +2,10 @@ import Foundation
 import Shared
 
 /// Processes one shard: claims its lease, pages through its devices, applies the frequency caps,
-/// builds payloads, hands each batch to the app's provider, and records every outcome before the
-/// next batch. A crash loses at most one batch of records; those devices are sent again when the
-/// shard is leased anew (bounded by `batchSize`, and reported by the `attempts` count).
+/// builds payloads, hands each batch to the app's provider, and records every outcome. One batch is
+/// on the network while the next is prepared, so a crash loses the records of at most two batches;
+/// those devices are sent again when the shard is leased anew (bounded by 2 × `batchSize`, and
+/// reported by the `attempts` count).
 struct ShardRunner: Sendable {
     let store: any CampaignStore
     let providers: [String: any PushProvider]
@@ -24,7 +25,7 @@ struct ShardRunner: Sendable {
                 return
             }
             if work.attempts > 1 {
-                logger.warning("shard leased again after a lost lease; up to one batch may be sent twice",
+                logger.warning("shard leased again after a lost lease; up to two batches may be sent twice",
                                ["shard.id": String(shard), "message.code": work.messageCode, "shard.attempts": String(work.attempts),
                                 "batch.size": String(batchSize)])
             }
@@ -40,24 +41,37 @@ struct ShardRunner: Sendable {
         var sentSoFar = 0
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
         let provider = providers[work.app]
+        // One batch is on the network while the next is read and prepared and the previous recorded.
+        var inFlight: InFlightBatch?
+        func record(_ batch: InFlightBatch, finished: Bool) throws -> Bool {
+            let outcomes = batch.wait()
+            return try store.record(outcomes, work: work, worker: workerID, leaseUntil: clock.now() + leaseSeconds,
+                                    finished: finished, now: batch.now)
+        }
         while true {
             if shouldStop() {
+                if let inFlight { _ = try record(inFlight, finished: false) }
                 try store.releaseLease(shard: work.shardID, worker: workerID)
                 logger.info("shard handed back while stopping", ["shard.id": String(work.shardID), "message.code": work.messageCode])
                 return
             }
             let page = try store.targets(of: work, after: after, limit: pageSize)
-            let finished = page.count < pageSize
+            let lastPage = page.count < pageSize
             after = page.last?.deviceID ?? after
             let now = clock.now()
-            let outcomes = try deliver(page, work: work, provider: provider, now: now)
-            sentSoFar += outcomes.count
-            guard try store.record(outcomes, work: work, worker: workerID, leaseUntil: now + leaseSeconds, finished: finished, now: now)
-            else {
+            let (throttled, pushes) = try prepare(page, work: work, now: now)
+            let batch = InFlightBatch(throttled: throttled, pushes: pushes, now: now, work: work, provider: provider)
+            sentSoFar += page.count
+            if let previous = inFlight, try !record(previous, finished: false) {
+                _ = try record(batch, finished: false)
                 logger.info("shard stopped: lease lost or message deleted", ["shard.id": String(work.shardID), "message.code": work.messageCode])
                 return
             }
-            if finished { break }
+            inFlight = batch
+            if lastPage {
+                _ = try record(batch, finished: true)
+                break
+            }
             if let rate = work.spec.sendRate {
                 let due = started + Double(sentSoFar) / Double(rate)
                 let wait = due - monotonicSeconds()
@@ -67,9 +81,10 @@ struct ShardRunner: Sendable {
         logger.debug("shard done", ["shard.id": String(work.shardID), "message.code": work.messageCode])
     }
 
-    /// Throttles, builds payloads and delivers one page; returns an outcome for every device.
-    private func deliver(_ page: [Target], work: ShardWork, provider: (any PushProvider)?, now: Int64) throws -> [DeliveryRecord] {
-        guard !page.isEmpty else { return [] }
+    /// Applies the frequency caps and builds the payloads of one page: the throttled outcomes, and
+    /// the pushes to deliver.
+    private func prepare(_ page: [Target], work: ShardWork, now: Int64) throws -> ([DeliveryRecord], [OutgoingPush]) {
+        guard !page.isEmpty else { return ([], []) }
         let cappingWindow = work.spec.cappingDays.map { Int64($0) * 86_400 } ?? 0
         let recent = try store.recentSends(deviceIDs: page.map(\.deviceID), since1: now - Int64(throttle.perDeviceWindowSeconds),
                                            since2: now - cappingWindow)
@@ -89,11 +104,43 @@ struct ShardRunner: Sendable {
                     work.spec, hash: work.hash, token: target.pushToken, language: target.language, badge: target.badge)))
             }
         }
-        if let provider {
-            outcomes.append(contentsOf: provider.deliver(pushes, message: work))
-        } else {
-            outcomes.append(contentsOf: pushes.map { DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: "NoProviderConfigured") })
+        return (outcomes, pushes)
+    }
+}
+
+/// A batch being delivered on its own thread while the runner prepares the next one.
+/// `@unchecked Sendable` invariant: `outcomes` is written by the delivering thread before `done`
+/// is signalled and read by the runner only after waiting on it.
+final class InFlightBatch: @unchecked Sendable {
+    let now: Int64
+    private let throttled: [DeliveryRecord]
+    private var outcomes: [DeliveryRecord] = []
+    private let done = DispatchSemaphore(value: 0)
+
+    init(throttled: [DeliveryRecord], pushes: [OutgoingPush], now: Int64, work: ShardWork, provider: (any PushProvider)?) {
+        self.now = now
+        self.throttled = throttled
+        guard !pushes.isEmpty else {
+            done.signal()
+            return
         }
-        return outcomes
+        guard let provider else {
+            outcomes = pushes.map { DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: "NoProviderConfigured") }
+            done.signal()
+            return
+        }
+        let thread = Thread { [self] in
+            outcomes = provider.deliver(pushes, message: work)
+            done.signal()
+        }
+        thread.name = "herald-deliver"
+        thread.start()
+    }
+
+    /// Waits for the delivery and returns every outcome of the batch.
+    func wait() -> [DeliveryRecord] {
+        done.wait()
+        done.signal()
+        return throttled + outcomes
     }
 }

@@ -1,5 +1,8 @@
 internal import CCurl
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// One HTTP/2 request.
@@ -29,30 +32,49 @@ public struct HTTP2Response: Sendable {
     public var transportError: String?
 }
 
-/// An HTTP/2-over-TLS client on one libcurl multi handle, driven by its own thread: requests from any
-/// thread are multiplexed over at most `maxConnections` long-lived connections, with at most
-/// `maxInFlight` transfers active (the rest wait in a queue, so a backlog never opens connections).
-/// `send` blocks the caller until every response of its batch is in.
+/// An HTTP/2-over-TLS client on one libcurl multi handle, driven by its own thread with epoll and
+/// `curl_multi_socket_action` (so each wake-up only touches the connections that have data, rather
+/// than every transfer in flight): requests from any thread are multiplexed over at most
+/// `maxConnections` long-lived connections, with at most `maxInFlight` transfers active (the rest
+/// wait in a queue, so a backlog never opens connections). `send` blocks the caller until every
+/// response of its batch is in.
 ///
-/// `@unchecked Sendable` invariant: the multi handle is used only by the client's thread, except
-/// `curl_multi_wakeup`, which libcurl allows from any thread; the queue is behind a mutex.
+/// `@unchecked Sendable` invariant: the multi handle, the epoll set and the transfer table are used
+/// only by the client's thread; other threads only append to the queue (behind a mutex) and write
+/// to the wake-up eventfd.
 public final class HTTP2Client: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let queue = Mutex<[Transfer]>([])
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let connects = Atomic<Int>(0)
+    private let epoll: Int32
+    private let wake: Int32
+    /// Client thread only: sockets registered with epoll, and when libcurl wants its timeout call.
+    private var registered: Set<Int32> = []
+    private var deadline: Double?
     let maxInFlight: Int
     let caFile: String?
 
     public init(name: String, maxConnections: Int, maxInFlight: Int, caFile: String?) {
         HTTP2Client.initializeLibrary
         multi = curl_multi_init()
-        herald_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
-        herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnections)
-        herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, maxInFlight))
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wake
+        epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
         self.maxInFlight = maxInFlight
         self.caFile = caFile
+        herald_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnections)
+        herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, (maxInFlight + maxConnections - 1) / maxConnections))
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        herald_curl_multi_setopt_socket_function(multi, httpSocketCallback)
+        herald_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
+        herald_curl_multi_setopt_timer_function(multi, httpTimerCallback)
+        herald_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
         let thread = Thread { [self] in
             run()
             finished.signal()
@@ -72,7 +94,7 @@ public final class HTTP2Client: @unchecked Sendable {
         let batch = Batch(count: requests.count)
         let transfers = requests.enumerated().map { Transfer(request: $0.element, batch: batch, index: $0.offset) }
         queue.withLock { $0.append(contentsOf: transfers) }
-        curl_multi_wakeup(multi)
+        signalWake()
         batch.done.wait()
         return batch.responses.map { $0 ?? HTTP2Response(status: 0, headers: [:], body: [], transportError: "no response") }
     }
@@ -80,15 +102,47 @@ public final class HTTP2Client: @unchecked Sendable {
     /// Fails what is queued, ends the thread and frees the multi handle.
     public func close() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
-        curl_multi_wakeup(multi)
+        signalWake()
         finished.wait()
         curl_multi_cleanup(multi)
+        Glibc.close(epoll)
+        Glibc.close(wake)
+    }
+
+    private func signalWake() {
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+    }
+
+    // MARK: - Callbacks from libcurl (client thread)
+
+    /// libcurl asks to watch `socket` for `what` (CURL_POLL_IN/OUT/INOUT) or to forget it (REMOVE).
+    func watch(_ socket: Int32, _ what: Int32) {
+        if what == CURL_POLL_REMOVE {
+            if registered.remove(socket) != nil { epoll_ctl(epoll, EPOLL_CTL_DEL, socket, nil) }
+            return
+        }
+        var event = epoll_event()
+        event.events = (what & CURL_POLL_IN != 0 ? EPOLLIN.rawValue : 0) | (what & CURL_POLL_OUT != 0 ? EPOLLOUT.rawValue : 0)
+        event.data.fd = socket
+        if registered.insert(socket).inserted {
+            epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event)
+        } else {
+            epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event)
+        }
+    }
+
+    /// libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` after `milliseconds` (-1: never).
+    func setTimer(_ milliseconds: Int) {
+        deadline = milliseconds < 0 ? nil : monotonicSeconds() + Double(milliseconds) / 1000
     }
 
     // MARK: - The client's thread
 
     private func run() {
         var active: [UInt: Transfer] = [:]
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        var running: Int32 = 0
         while !stopping.load(ordering: .relaxed) {
             let room = maxInFlight - active.count
             if room > 0 {
@@ -106,8 +160,27 @@ public final class HTTP2Client: @unchecked Sendable {
                     curl_multi_add_handle(multi, easy)
                 }
             }
-            var running: Int32 = 0
-            curl_multi_perform(multi, &running)
+            var wait: Int32 = 200
+            if let deadline { wait = Int32(max(0, min(200, (deadline - monotonicSeconds()) * 1000))) }
+            let count = epoll_wait(epoll, &events, Int32(events.count), wait)
+            for index in 0..<Int(max(0, count)) {
+                let fd = events[index].data.fd
+                if fd == wake {
+                    var value: UInt64 = 0
+                    _ = read(wake, &value, 8)
+                    continue
+                }
+                let flags = events[index].events
+                var mask: Int32 = 0
+                if flags & EPOLLIN.rawValue != 0 { mask |= CURL_CSELECT_IN }
+                if flags & EPOLLOUT.rawValue != 0 { mask |= CURL_CSELECT_OUT }
+                if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { mask |= CURL_CSELECT_ERR }
+                curl_multi_socket_action(multi, fd, mask, &running)
+            }
+            if let due = deadline, monotonicSeconds() >= due {
+                deadline = nil
+                curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
+            }
             var left: Int32 = 0
             while let message = curl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
@@ -118,8 +191,6 @@ public final class HTTP2Client: @unchecked Sendable {
                 curl_multi_remove_handle(multi, easy)
                 curl_easy_cleanup(easy)
             }
-            // A short poll while transfers are active: a long one stalls multiplexed streams (apns.md §4.3).
-            curl_multi_poll(multi, nil, 0, active.isEmpty ? 200 : 5, nil)
         }
         for (key, transfer) in active {
             let easy = UnsafeMutableRawPointer(bitPattern: key)
@@ -238,4 +309,16 @@ let httpHeaderCallback: curl_write_callback = { data, size, count, context in
         transfer.headers[name] = value
     }
     return length
+}
+
+let httpSocketCallback: curl_socket_callback = { _, socket, what, context, _ in
+    guard let context else { return 0 }
+    Unmanaged<HTTP2Client>.fromOpaque(context).takeUnretainedValue().watch(socket, what)
+    return 0
+}
+
+let httpTimerCallback: curl_multi_timer_callback = { _, milliseconds, context in
+    guard let context else { return 0 }
+    Unmanaged<HTTP2Client>.fromOpaque(context).takeUnretainedValue().setTimer(milliseconds)
+    return 0
 }

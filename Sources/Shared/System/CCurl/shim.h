@@ -1,6 +1,8 @@
 #ifndef HERALD_CCURL_SHIM_H
 #define HERALD_CCURL_SHIM_H
 #include <curl/curl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 /// Typed wrappers for the variadic option setters, which Swift cannot call.
 static inline CURLcode herald_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
@@ -17,6 +19,15 @@ static inline CURLcode herald_curl_easy_setopt_write(CURL *handle, CURLoption op
 }
 static inline CURLcode herald_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
+}
+static inline CURLMcode herald_curl_multi_setopt_pointer(CURLM *handle, CURLMoption option, void *value) {
+    return curl_multi_setopt(handle, option, value);
+}
+static inline CURLMcode herald_curl_multi_setopt_socket_function(CURLM *handle, curl_socket_callback callback) {
+    return curl_multi_setopt(handle, CURLMOPT_SOCKETFUNCTION, callback);
+}
+static inline CURLMcode herald_curl_multi_setopt_timer_function(CURLM *handle, curl_multi_timer_callback callback) {
+    return curl_multi_setopt(handle, CURLMOPT_TIMERFUNCTION, callback);
 }
 static inline CURLMcode herald_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
