@@ -90,6 +90,7 @@ struct ShardRunner: Sendable {
                                            since2: now - cappingWindow)
         var outcomes: [DeliveryRecord] = []
         var pushes: [OutgoingPush] = []
+        var apnsBodies: [APNsPayloadKey: [UInt8]] = [:]
         for target in page {
             let (inWindow, inCapping) = recent[target.deviceID] ?? (0, 0)
             if inWindow >= throttle.perDeviceCount || (work.spec.cappingCount.map { inCapping >= $0 } ?? false) {
@@ -97,11 +98,15 @@ struct ShardRunner: Sendable {
                 continue
             }
             if target.platform == 1 {
-                pushes.append(OutgoingPush(target: target, channel: .apns, payload: PayloadBuilder.apns(
-                    work.spec, hash: work.hash, language: target.language, badge: target.badge)))
+                // Devices with the same language and badge share one encoded APNs payload.
+                let key = APNsPayloadKey(language: target.language, badge: target.badge)
+                let body = apnsBodies[key] ?? PayloadBuilder.apns(work.spec, hash: work.hash, language: target.language,
+                                                                 badge: target.badge).encoded()
+                apnsBodies[key] = body
+                pushes.append(OutgoingPush(target: target, channel: .apns, body: body))
             } else {
-                pushes.append(OutgoingPush(target: target, channel: .fcm, payload: PayloadBuilder.fcm(
-                    work.spec, hash: work.hash, token: target.pushToken, language: target.language, badge: target.badge)))
+                pushes.append(OutgoingPush(target: target, channel: .fcm, body: PayloadBuilder.fcm(
+                    work.spec, hash: work.hash, token: target.pushToken, language: target.language, badge: target.badge).encoded()))
             }
         }
         return (outcomes, pushes)
@@ -143,4 +148,10 @@ final class InFlightBatch: @unchecked Sendable {
         done.signal()
         return throttled + outcomes
     }
+}
+
+/// What makes two devices' APNs payloads differ.
+struct APNsPayloadKey: Hashable {
+    let language: String?
+    let badge: Int64
 }

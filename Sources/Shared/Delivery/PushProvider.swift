@@ -1,5 +1,6 @@
-/// A push ready for a provider: the device it goes to and its payload (the APNs payload for iOS,
-/// the FCM v1 request body for Android).
+/// A push ready for a provider: the device it goes to and its encoded payload (the APNs payload
+/// for iOS, the FCM v1 request body for Android), encoded once so that devices sharing a payload
+/// share the bytes.
 public struct OutgoingPush: Sendable {
     public enum Channel: String, Sendable {
         case apns
@@ -8,12 +9,13 @@ public struct OutgoingPush: Sendable {
 
     public var target: Target
     public var channel: Channel
-    public var payload: JSON
+    /// Compact JSON.
+    public var body: [UInt8]
 
-    public init(target: Target, channel: Channel, payload: JSON) {
+    public init(target: Target, channel: Channel, body: [UInt8]) {
         self.target = target
         self.channel = channel
-        self.payload = payload
+        self.body = body
     }
 }
 

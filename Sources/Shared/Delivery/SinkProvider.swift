@@ -27,12 +27,18 @@ public final class SinkProvider: PushProvider {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(pushes.count * 512)
         for push in pushes {
-            let line: JSON = [
-                "message": .string(message.messageCode), "hwid": .string(push.target.hwid), "token": .string(push.target.pushToken),
-                "platform": .string(push.channel.rawValue), "payload": push.payload,
-            ]
-            line.write(to: &bytes)
-            bytes.append(0x0A)
+            // {"hwid", "message", "payload", "platform", "token"}, with the payload spliced in as encoded.
+            bytes.append(contentsOf: #"{"hwid":"#.utf8)
+            JSON.writeString(push.target.hwid, to: &bytes)
+            bytes.append(contentsOf: #","message":"#.utf8)
+            JSON.writeString(message.messageCode, to: &bytes)
+            bytes.append(contentsOf: #","payload":"#.utf8)
+            bytes.append(contentsOf: push.body)
+            bytes.append(contentsOf: #","platform":"#.utf8)
+            JSON.writeString(push.channel.rawValue, to: &bytes)
+            bytes.append(contentsOf: #","token":"#.utf8)
+            JSON.writeString(push.target.pushToken, to: &bytes)
+            bytes.append(contentsOf: "}\n".utf8)
         }
         let failure: Int32? = descriptor.withLock { fd in
             var offset = 0

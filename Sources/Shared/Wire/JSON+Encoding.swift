@@ -37,7 +37,7 @@ extension JSON {
         }
     }
 
-    static func writeString(_ value: String, to out: inout [UInt8]) {
+    public static func writeString(_ value: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {

@@ -45,11 +45,10 @@ public final class APNsProvider: Sendable {
     }
 
     static func verdict(_ response: HTTP2Response, attempt: Int, backoff: Double) -> Verdict {
+        if response.status == 200 { return .sent }
         let reason = (try? JSON.parse(response.body))?["reason"]?.stringValue
         let grow = backoff * pow(2, Double(attempt))
         switch response.status {
-        case 200:
-            return .sent
         case 0:
             return .retry("ConnectionError", delay: grow, fresh: true)
         case 410:
@@ -93,7 +92,8 @@ public final class APNsProvider: Sendable {
                 for index in pending { outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed, reason: "ProviderTokenError") }
                 return outcomes.map { $0! }
             }
-            let requests = pending.map { request(pushes[$0], message: message, headers: headers, token: token, fresh: fresh) }
+            let common = commonHeaders(headers, token: token)
+            let requests = pending.map { request(pushes[$0], message: message, common: common, fresh: fresh) }
             let responses = client.send(requests)
             var retry: [Int] = []
             var delay = 0.0
@@ -150,17 +150,22 @@ public final class APNsProvider: Sendable {
                      ["app": app, "apns.reason": reason])
     }
 
-    func request(_ push: OutgoingPush, message: ShardWork, headers: PayloadBuilder.APNsHeaders, token: String, fresh: Bool) -> HTTP2Request {
-        let base = push.target.gateway == "sandbox" ? settings.sandboxURL : settings.productionURL
+    /// The headers every push of a batch shares.
+    func commonHeaders(_ headers: PayloadBuilder.APNsHeaders, token: String) -> [String] {
         var lines = [
             "authorization: bearer \(token)", "apns-topic: \(settings.topic)", "apns-push-type: \(headers.pushType)",
-            "apns-priority: \(headers.priority)", "apns-id: \(Self.apnsID(message: message.messageID, device: push.target.deviceID))",
-            "content-type: application/json",
+            "apns-priority: \(headers.priority)", "content-type: application/json",
         ]
         if let expiration = headers.expiration { lines.append("apns-expiration: \(expiration)") }
         if let collapse = headers.collapseID { lines.append("apns-collapse-id: \(collapse)") }
-        return HTTP2Request(url: "\(base)/3/device/\(push.target.pushToken)", headers: lines, body: push.payload.encoded(),
-                            freshConnection: fresh)
+        return lines
+    }
+
+    func request(_ push: OutgoingPush, message: ShardWork, common: [String], fresh: Bool) -> HTTP2Request {
+        let base = push.target.gateway == "sandbox" ? settings.sandboxURL : settings.productionURL
+        return HTTP2Request(url: base + "/3/device/" + push.target.pushToken,
+                            headers: common + ["apns-id: " + Self.apnsID(message: message.messageID, device: push.target.deviceID)],
+                            body: push.body, freshConnection: fresh)
     }
 
     /// A stable `apns-id` per (message, device), so that a retried push carries the same id.

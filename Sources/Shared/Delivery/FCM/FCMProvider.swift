@@ -84,7 +84,7 @@ public final class FCMProvider: Sendable {
             refused = nil
             let requests = pending.map {
                 HTTP2Request(url: url, headers: ["authorization: Bearer \(token)", "content-type: application/json"],
-                             body: pushes[$0].payload.encoded(), freshConnection: fresh)
+                             body: pushes[$0].body, freshConnection: fresh)
             }
             let responses = client.send(requests)
             var retry: [Int] = []

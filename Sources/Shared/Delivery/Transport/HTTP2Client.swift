@@ -53,6 +53,8 @@ public final class HTTP2Client: @unchecked Sendable {
     /// Client thread only: sockets registered with epoll, and when libcurl wants its timeout call.
     private var registered: Set<Int32> = []
     private var deadline: Double?
+    /// Client thread only: finished easy handles, reset and kept for the next transfers.
+    private var idle: [UnsafeMutableRawPointer] = []
     let maxInFlight: Int
     let caFile: String?
 
@@ -189,9 +191,16 @@ public final class HTTP2Client: @unchecked Sendable {
                     complete(transfer, easy: easy, result: result)
                 }
                 curl_multi_remove_handle(multi, easy)
-                curl_easy_cleanup(easy)
+                if idle.count < maxInFlight {
+                    curl_easy_reset(easy)
+                    idle.append(easy)
+                } else {
+                    curl_easy_cleanup(easy)
+                }
             }
         }
+        for easy in idle { curl_easy_cleanup(easy) }
+        idle.removeAll()
         for (key, transfer) in active {
             let easy = UnsafeMutableRawPointer(bitPattern: key)
             curl_multi_remove_handle(multi, easy)
@@ -204,7 +213,7 @@ public final class HTTP2Client: @unchecked Sendable {
     }
 
     private func makeEasy(_ transfer: Transfer) -> UnsafeMutableRawPointer? {
-        guard let easy = curl_easy_init() else { return nil }
+        guard let easy = idle.popLast() ?? curl_easy_init() else { return nil }
         let request = transfer.request
         herald_curl_easy_setopt_string(easy, CURLOPT_URL, request.url)
         herald_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
@@ -296,17 +305,22 @@ let httpBodyCallback: curl_write_callback = { data, size, count, context in
     return length
 }
 
+/// Response headers the providers read; the others are skipped without building strings.
+let httpKeptHeaders: [[UInt8]] = ["apns-id", "retry-after", "content-type"].map { Array($0.utf8) }
+
 let httpHeaderCallback: curl_write_callback = { data, size, count, context in
     guard let data, let context else { return 0 }
     let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
-    let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
-        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-    }
-    if let colon = line.firstIndex(of: ":") {
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        transfer.headers[name] = value
+    data.withMemoryRebound(to: UInt8.self, capacity: length) { pointer in
+        let line = UnsafeBufferPointer(start: pointer, count: length)
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let lowered = line[..<colon].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+        guard httpKeptHeaders.contains(lowered) else { return }
+        var value = line[(colon + 1)...]
+        while let first = value.first, first == 32 || first == 9 { value = value.dropFirst() }
+        while let last = value.last, last == 32 || last == 9 || last == 10 || last == 13 { value = value.dropLast() }
+        transfer.headers[String(decoding: lowered, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
     }
     return length
 }
