@@ -16,11 +16,17 @@ struct DeviceAPI: Sendable {
         "registerEmailUser", "setEmailTags", "getInboxMessages", "inboxStatus", "getConfig",
     ]
 
+    /// The part of a call that touches the store, run after validation (on the database writer for writes).
+    typealias Work = @Sendable () throws -> JSON
+
     /// Handles one call. Throws `ArgumentError` for client mistakes and `StoreError` for the rest.
-    func handle(method: String, request: DeviceRequest) throws -> JSON {
+    func handle(method: String, request: DeviceRequest) throws -> JSON { try prepare(method: method, request: request)() }
+
+    /// Validates a call and returns its store work. Argument errors are thrown here, before any work.
+    func prepare(method: String, request: DeviceRequest) throws -> Work {
         let app = try request.application()
         guard store.hasApplication(app) else { throw StoreError.unknownApplication(app) }
-        let now = clock.now()
+        let store = self.store, clock = self.clock
         switch method {
         case "registerDevice", "createTestDevice":
             let attributes = try request.attributes()
@@ -28,73 +34,67 @@ struct DeviceAPI: Sendable {
             let registration = DeviceRegistration(
                 app: app, hwid: try request.hwid(), pushToken: try request.requiredString("push_token"),
                 gateway: try gateway(request), attributes: attributes, tags: try request.tagUpdates(required: false))
-            try store.registerDevice(registration, now: now)
-            logger.debug("device registered", ["app": app, "platform": String(attributes.platform ?? 0),
-                                               "push_token": Redact.token(registration.pushToken)])
-            return .null
+            return { try store.registerDevice(registration, now: clock.now()); return .null }
         case "unregisterDevice":
-            try store.unregisterDevice(app: app, hwid: try request.hwid(), now: now)
-            return .null
+            let hwid = try request.hwid()
+            return { try store.unregisterDevice(app: app, hwid: hwid, now: clock.now()); return .null }
         case "applicationOpen":
-            try store.applicationOpen(app: app, hwid: try request.hwid(), attributes: try request.attributes(), now: now)
-            return .null
+            let hwid = try request.hwid(), attributes = try request.attributes()
+            return { try store.applicationOpen(app: app, hwid: hwid, attributes: attributes, now: clock.now()); return .null }
         case "setTags":
             let updates = try request.tagUpdates(required: true)
-            try store.setTags(app: app, hwid: try request.hwid(), attributes: try request.attributes(), updates: updates, now: now)
-            return .null
+            let hwid = try request.hwid(), attributes = try request.attributes()
+            return { try store.setTags(app: app, hwid: hwid, attributes: attributes, updates: updates, now: clock.now()); return .null }
         case "getTags":
             let hwid = try request.optionalString("hwid", maxLength: 256)
             let userID = try request.optionalString("userId", maxLength: 256)
             guard hwid != nil || userID != nil else { throw ArgumentError("hwid is required") }
-            let tags = try store.getTags(app: app, hwid: hwid, userID: hwid == nil ? userID : nil)
-            return ["result": .object(tags.mapValues(\.json))]
+            return {
+                let tags = try store.getTags(app: app, hwid: hwid, userID: hwid == nil ? userID : nil)
+                return ["result": .object(tags.mapValues(\.json))]
+            }
         case "setBadge":
             let badge = try request.requiredInt("badge")
             guard badge >= 0 else { throw ArgumentError("badge must not be negative") }
-            try store.setBadge(app: app, hwid: try request.hwid(), attributes: try request.attributes(), badge: badge, now: now)
-            return .null
+            let hwid = try request.hwid(), attributes = try request.attributes()
+            return { try store.setBadge(app: app, hwid: hwid, attributes: attributes, badge: badge, now: clock.now()); return .null }
         case "registerUser":
             let userID = try request.requiredString("userId", maxLength: 256)
-            try store.registerUser(app: app, hwid: try request.hwid(), attributes: try request.attributes(), userID: userID, now: now)
-            return .null
+            let hwid = try request.hwid(), attributes = try request.attributes()
+            return { try store.registerUser(app: app, hwid: hwid, attributes: attributes, userID: userID, now: clock.now()); return .null }
         case "mergeUser":
             let old = try request.requiredString("oldUserId", maxLength: 256)
             let new = try request.requiredString("newUserId", maxLength: 256)
-            try store.mergeUser(app: app, oldUserID: old, newUserID: new, merge: try request.optionalBool("merge") ?? true, now: now)
-            return .null
+            let merge = try request.optionalBool("merge") ?? true
+            return { try store.mergeUser(app: app, oldUserID: old, newUserID: new, merge: merge, now: clock.now()); return .null }
         case "postEvent":
             let name = try request.requiredString("event", maxLength: 256)
             let attributes = try request.optionalObject("attributes") ?? [:]
-            try record(.event, app: app, request: request, name: name, hash: attributes["msgHash"]?.lenientString, now: now)
-            return [:]
+            return try record(.event, app: app, request: request, name: name, hash: attributes["msgHash"]?.lenientString, reply: [:])
         case "pushStat":
-            try record(.pushStat, app: app, request: request, name: nil, hash: try request.optionalString("hash", maxLength: 256), now: now)
-            return .null
+            return try record(.pushStat, app: app, request: request, name: nil, hash: try request.optionalString("hash", maxLength: 256))
         case "messageDeliveryEvent":
-            try record(.delivery, app: app, request: request, name: nil, hash: try request.optionalString("hash", maxLength: 256), now: now)
-            return .null
+            return try record(.delivery, app: app, request: request, name: nil, hash: try request.optionalString("hash", maxLength: 256))
         case "setPurchase":
             _ = try request.requiredString("productIdentifier", maxLength: 256)
-            try record(.purchase, app: app, request: request, name: "setPurchase", hash: nil, now: now)
-            return .null
+            return try record(.purchase, app: app, request: request, name: "setPurchase", hash: nil)
         case "triggerInAppAction", "richMediaAction", "inboxStatus", "setActivityToken", "setActivityPushToStartToken":
-            try record(.action, app: app, request: request, name: method, hash: nil, now: now)
-            return .null
+            return try record(.action, app: app, request: request, name: method, hash: nil)
         case "getInApps":
             _ = try request.hwid()
-            return ["inApps": []]
+            return { ["inApps": []] }
         case "getInboxMessages":
             _ = try request.hwid()
-            return ["messages": [], "next": "", "deleted": [], "new_inbox": 0]
+            return { ["messages": [], "next": "", "deleted": [], "new_inbox": 0] }
         case "getConfig":
-            return ["features": ["channels": [], "events": []]]
+            return { ["features": ["channels": [], "events": []]] }
         case "registerEmail", "registerEmailUser", "setEmailTags":
             // Herald sends no email; the call is kept as received, keyed by the address.
             let email = try request.requiredString("email", maxLength: 320)
-            try store.record([SDKReport(kind: .action, app: app, hwid: email, userID: try request.optionalString("userId", maxLength: 256),
-                                        platform: nil, name: method, hash: nil, body: .object(request.fields), timestampUTC: nil,
-                                        timestampCurrent: nil)], now: now)
-            return .null
+            let report = SDKReport(kind: .action, app: app, hwid: email, userID: try request.optionalString("userId", maxLength: 256),
+                                   platform: nil, name: method, hash: nil, body: .object(request.fields), timestampUTC: nil,
+                                   timestampCurrent: nil)
+            return { try store.record([report], now: clock.now()); return .null }
         default:
             throw ArgumentError("unknown method \(method)")
         }
@@ -109,11 +109,13 @@ struct DeviceAPI: Sendable {
     }
 
     /// Stores a report as received, before the reply, so that an acknowledged report is never lost.
-    func record(_ kind: SDKReport.Kind, app: String, request: DeviceRequest, name: String?, hash: String?, now: Int64) throws {
+    func record(_ kind: SDKReport.Kind, app: String, request: DeviceRequest, name: String?, hash: String?,
+                reply: JSON = .null) throws -> Work {
         let report = SDKReport(
             kind: kind, app: app, hwid: try request.hwid(), userID: try request.optionalString("userId", maxLength: 256),
             platform: try request.platform(), name: name, hash: hash, body: .object(request.fields),
             timestampUTC: try request.optionalInt("timestampUTC"), timestampCurrent: try request.optionalInt("timestampCurrent"))
-        try store.record([report], now: now)
+        let store = self.store, clock = self.clock
+        return { try store.record([report], now: clock.now()); return reply }
     }
 }

@@ -89,20 +89,42 @@ struct Router: Sendable {
         guard let request = root["request"]?.objectValue else {
             return { (Envelope.argumentError("request is required and must be an object"), 210) }
         }
+        if DeviceAPI.methods.contains(method) {
+            // Validate here, on the I/O thread; only the store work runs on the database writer.
+            let work: DeviceAPI.Work
+            do {
+                work = try deviceAPI.prepare(method: method, request: DeviceRequest(request))
+            } catch {
+                let answer = failure(error, method: method)
+                return { answer }
+            }
+            return { [self] in
+                do {
+                    return (Envelope.ok(try work()), 200)
+                } catch {
+                    return failure(error, method: method)
+                }
+            }
+        }
         return { [self] in call(method: method, request: request, authorization: authorization) }
     }
 
     func call(method: String, request: [String: JSON], authorization: String?) -> (HTTPResponse, Int) {
         do {
-            if RemoteAPI.methods.contains(method) {
-                return (Envelope.ok(try remoteAPI.handle(method: method, request: DeviceRequest(request), authorization: authorization)), 200)
-            }
-            return (Envelope.ok(try deviceAPI.handle(method: method, request: DeviceRequest(request))), 200)
-        } catch is RemoteAPI.AccessDenied {
+            return (Envelope.ok(try remoteAPI.handle(method: method, request: DeviceRequest(request), authorization: authorization)), 200)
+        } catch {
+            return failure(error, method: method)
+        }
+    }
+
+    /// The answer for an error thrown by an API call: 403, 210 for client mistakes, 500/503 otherwise.
+    func failure(_ error: any Error, method: String) -> (HTTPResponse, Int) {
+        switch error {
+        case is RemoteAPI.AccessDenied:
             return (Envelope.failure(403, "access denied: auth does not match the application's api_token"), 403)
-        } catch let error as ArgumentError {
+        case let error as ArgumentError:
             return (Envelope.argumentError(error.message), 210)
-        } catch let error as StoreError {
+        case let error as StoreError:
             switch error {
             case .unknownApplication(let code): return (Envelope.argumentError("application \(code.prefix(64)) not found"), 210)
             case .unknownDevice: return (Envelope.argumentError("hwid not found"), 210)
@@ -112,7 +134,7 @@ struct Router: Sendable {
                 let status = cause.isBusy ? 503 : 500
                 return (Envelope.failure(status, "internal error, please retry"), status)
             }
-        } catch {
+        default:
             logger.error("unexpected error", ["api.method": method, "error": "\(error)"])
             return (Envelope.failure(500, "internal error, please retry"), 500)
         }

@@ -19,6 +19,7 @@ public final class SQLiteDatabase: Sendable {
     }
 
     private let committer: GroupCommitter
+    private let checkpointer: Checkpointer
     private let readers = Mutex<[SQLiteConnection]>([])
     private let path: String
     private let busyTimeoutMilliseconds: Int
@@ -54,13 +55,18 @@ public final class SQLiteDatabase: Sendable {
                 }
             }
             appIDs = ids
+            // The writer never checkpoints (a checkpoint's fsync would stall every waiting request);
+            // the checkpointer thread does it beside it on its own connection.
+            try connection.execute("PRAGMA wal_autocheckpoint=0")
             committer = GroupCommitter(writer: Writer(connection: connection))
+            checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         } catch {
             throw Self.storeError(error)
         }
     }
 
     deinit {
+        checkpointer.stop()
         committer.stop()
         readers.withLock { pool in
             for connection in pool { connection.close() }
@@ -291,5 +297,31 @@ final class GroupCommitter: @unchecked Sendable {
             try connection.statement("RELEASE item")
             throw error
         }
+    }
+}
+
+/// Copies the WAL back into the database file every half second (a PASSIVE checkpoint, which never
+/// blocks readers or the writer), so that the writer thread never pays for a checkpoint's fsync.
+final class Checkpointer: Sendable {
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(path: String, busyTimeoutMilliseconds: Int) throws(SQLiteError) {
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 1024)
+        let thread = Thread { [self, connection] in
+            while !stopping.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: 0.5)
+                try? connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            }
+            connection.close()
+            finished.signal()
+        }
+        thread.name = "herald-sqlite-checkpoint"
+        thread.start()
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        finished.wait()
     }
 }
