@@ -56,6 +56,8 @@ let router = Router(
     deviceAPI: DeviceAPI(store: store, clock: clock, logger: logger),
     remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, clock: clock, logger: logger,
                          onCreated: { workers.nudge() }),
+    eventsAPI: EventsAPI(configuration: configuration, analytics: SQLiteAnalyticsStore(database: database), clock: clock,
+                         logger: logger),
     oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
     settings: configuration.http, store: store, metrics: metrics, workers: workers, logger: logger)
 // Writes run on the database writer thread, many requests per commit; each is answered after its commit.

@@ -4,6 +4,7 @@ import Shared
 struct Router: Sendable {
     let deviceAPI: DeviceAPI
     let remoteAPI: RemoteAPI
+    let eventsAPI: EventsAPI
     let oneSignal: OneSignalRoutes
     let settings: HTTPSettings
     let store: any DeviceStore
@@ -55,6 +56,11 @@ struct Router: Sendable {
             }
             guard known else { return (route, { (Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }) }
             return (route, api(method: method, body: request.body, authorization: request.header("authorization")))
+        }
+        if path.hasPrefix(EventsAPI.prefix), request.method == "GET" {
+            return ("api_events", { [eventsAPI] in
+                (eventsAPI.handle(path: path, query: request.query, authorization: request.header("authorization")), 0)
+            })
         }
         if path.hasPrefix("/api/v1/messages/"), request.method == "GET" {
             return ("api_message", { [remoteAPI] in

@@ -145,6 +145,10 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX reports_by_hash ON reports (hash, kind) WHERE hash IS NOT NULL;
         """,
+        // 3: event statistics by time window.
+        """
+        CREATE INDEX reports_by_time ON reports (app_id, kind, timestamp_utc);
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.

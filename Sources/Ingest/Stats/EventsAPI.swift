@@ -1,0 +1,49 @@
+import Shared
+
+/// `GET /api/v1/apps/<app code>/events?from=<unix s>&to=<unix s>` with `Authorization: Token <api_token>`:
+/// what the SDKs reported in that window (default: the last 7 days).
+struct EventsAPI: Sendable {
+    let configuration: Configuration
+    let analytics: any AnalyticsStore
+    let clock: any Clock
+    let logger: Logger
+
+    static let prefix = "/api/v1/apps/"
+
+    func handle(path: String, query: [String: String], authorization: String?) -> HTTPResponse {
+        let rest = path.dropFirst(Self.prefix.count)
+        guard rest.hasSuffix("/events") else { return .json(["error": "not found"], status: 404) }
+        let code = String(rest.dropLast("/events".count))
+        guard let app = configuration.app(code: code) else { return .json(["error": "application not found"], status: 404) }
+        guard RemoteAPI.matches(RemoteAPI.token(request: [:], authorization: authorization), app.apiToken) else {
+            return .json(["error": "access denied: send Authorization: Token <api_token> of this application"], status: 403)
+        }
+        let now = clock.now()
+        guard let to = query["to"].map({ Int64($0) }) ?? now else { return .json(["error": "to must be unix seconds"], status: 400) }
+        guard let from = query["from"].map({ Int64($0) }) ?? to - 7 * 86_400 else {
+            return .json(["error": "from must be unix seconds"], status: 400)
+        }
+        guard from < to else { return .json(["error": "from must be before to"], status: 400) }
+        do {
+            let stats = try analytics.eventStatistics(app: code, from: from, to: to)
+            var sessions: [String: JSON] = ["count": .int(Int64(stats.sessions))]
+            if let average = stats.averageSessionSeconds { sessions["average_duration_seconds"] = .double(average) }
+            if let idle = stats.averageIdleSeconds { sessions["average_idle_seconds"] = .double(idle) }
+            return .json([
+                "application": .string(code), "from": .int(from), "to": .int(to),
+                "events": .array(stats.events.map {
+                    ["name": .string($0.name), "count": .int(Int64($0.count)), "devices": .int(Int64($0.devices))]
+                }),
+                "screens": .array(stats.screens.map { ["screen_name": .string($0.name), "count": .int(Int64($0.count))] }),
+                "sessions": .object(sessions),
+                "purchases": ["count": .int(Int64(stats.purchases)), "revenue": .object(stats.revenue.mapValues(JSON.double))],
+                "days": .array(stats.days.map {
+                    ["day": .string($0.day), "events": .int(Int64($0.events)), "devices": .int(Int64($0.devices))]
+                }),
+            ])
+        } catch {
+            logger.error("event statistics failed", ["app": code, "error": "\(error)"])
+            return .json(["error": "internal error"], status: 500)
+        }
+    }
+}
