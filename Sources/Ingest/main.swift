@@ -59,7 +59,7 @@ let router = Router(
     eventsAPI: EventsAPI(configuration: configuration, analytics: SQLiteAnalyticsStore(database: database), clock: clock,
                          logger: logger),
     oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
-    settings: configuration.http, store: store, metrics: metrics, workers: workers, logger: logger)
+    settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers, logger: logger)
 // Writes run on the database writer thread, many requests per commit; each is answered after its commit.
 let server = HTTPServer(
     settings: configuration.http, classify: Router.dispatch,

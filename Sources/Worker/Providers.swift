@@ -9,12 +9,13 @@ enum Providers {
     static let fcmConnections = 4
     static let fcmInFlight = 400
 
-    static func make(for app: AppConfiguration, clock: any Clock, logger: Logger,
+    static func make(for app: AppConfiguration, clock: any Clock, logger: Logger, stats: DeliveryStats,
                      register: (HTTP2Client) -> Void) throws -> any PushProvider {
         if let sink = app.sink { return try SinkProvider(path: sink) }
         var apns: (any PushProvider)?
         if let settings = app.apns {
-            let client = HTTP2Client(name: "herald-apns", maxConnections: apnsConnections, maxInFlight: apnsInFlight, caFile: settings.caFile)
+            let client = HTTP2Client(name: "herald-apns", maxConnections: apnsConnections, maxInFlight: apnsInFlight, caFile: settings.caFile,
+                                     observe: { stats.observe(provider: "apns", seconds: $0) })
             register(client)
             let tokens = APNsTokenCache(teamID: settings.teamID, keyID: settings.keyID, key: try SigningKey(path: settings.keyPath), clock: clock)
             _ = try tokens.token()
@@ -22,7 +23,8 @@ enum Providers {
         }
         var fcm: (any PushProvider)?
         if let settings = app.fcm {
-            let client = HTTP2Client(name: "herald-fcm", maxConnections: fcmConnections, maxInFlight: fcmInFlight, caFile: settings.caFile)
+            let client = HTTP2Client(name: "herald-fcm", maxConnections: fcmConnections, maxInFlight: fcmInFlight, caFile: settings.caFile,
+                                     observe: { stats.observe(provider: "fcm", seconds: $0) })
             register(client)
             let tokens = try FCMAccessTokens(account: try ServiceAccount(path: settings.serviceAccountPath), client: client, clock: clock)
             fcm = FCMProvider(app: app.code, settings: settings, client: client, tokens: tokens, logger: logger)

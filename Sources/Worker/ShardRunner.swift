@@ -15,6 +15,7 @@ struct ShardRunner: Sendable {
     let workerID: String
     let batchSize: Int
     let leaseSeconds: Int64
+    let stats: DeliveryStats
 
     /// Runs the shard until it is finished, the lease is lost, the message is deleted, or
     /// `shouldStop` turns true (then the lease is handed back after the current batch).
@@ -60,7 +61,7 @@ struct ShardRunner: Sendable {
             after = page.last?.deviceID ?? after
             let now = clock.now()
             let (throttled, pushes) = try prepare(page, work: work, now: now)
-            let batch = InFlightBatch(throttled: throttled, pushes: pushes, now: now, work: work, provider: provider)
+            let batch = InFlightBatch(throttled: throttled, pushes: pushes, now: now, work: work, provider: provider, stats: stats)
             sentSoFar += page.count
             if let previous = inFlight, try !record(previous, finished: false) {
                 _ = try record(batch, finished: false)
@@ -122,9 +123,11 @@ final class InFlightBatch: @unchecked Sendable {
     private var outcomes: [DeliveryRecord] = []
     private let done = DispatchSemaphore(value: 0)
 
-    init(throttled: [DeliveryRecord], pushes: [OutgoingPush], now: Int64, work: ShardWork, provider: (any PushProvider)?) {
+    init(throttled: [DeliveryRecord], pushes: [OutgoingPush], now: Int64, work: ShardWork, provider: (any PushProvider)?,
+         stats: DeliveryStats) {
         self.now = now
         self.throttled = throttled
+        for _ in throttled { stats.count(provider: "none", outcome: "throttled") }
         guard !pushes.isEmpty else {
             done.signal()
             return
@@ -136,6 +139,9 @@ final class InFlightBatch: @unchecked Sendable {
         }
         let thread = Thread { [self] in
             outcomes = provider.deliver(pushes, message: work)
+            for (push, outcome) in zip(pushes, outcomes) {
+                stats.count(provider: provider.name(for: push.channel), outcome: outcome.outcome.rawValue)
+            }
             done.signal()
         }
         thread.name = "herald-deliver"

@@ -9,6 +9,7 @@ final class WorkerLoop: Sendable {
     let logger: Logger
     let id: String
     let runner: ShardRunner
+    let stats: DeliveryStats
     /// Shards the worker accepts at once (one running, one waiting), advertised in heartbeats.
     static let capacity: Int64 = 2
 
@@ -20,7 +21,8 @@ final class WorkerLoop: Sendable {
     private let running = Atomic<Int>(0)
     private let acks = Mutex<[Int64]>([])
 
-    init(configuration: Configuration, logger: Logger, id: String, runner: ShardRunner) {
+    init(configuration: Configuration, logger: Logger, id: String, runner: ShardRunner, stats: DeliveryStats) {
+        self.stats = stats
         self.configuration = configuration
         self.logger = logger
         self.id = id
@@ -77,7 +79,8 @@ final class WorkerLoop: Sendable {
                 return pending.map { QueueMessage.ack(worker: id, shard: $0) }
             }
             if now - lastHeartbeat >= 1 || !outgoing.isEmpty {
-                outgoing.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: Self.capacity, jobsInFlight: inFlight))
+                outgoing.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: Self.capacity, jobsInFlight: inFlight,
+                                           stats: stats.snapshot()))
                 lastHeartbeat = now
             }
             for message in outgoing {
@@ -101,7 +104,8 @@ final class WorkerLoop: Sendable {
             }
         }
         // Tell ingest at once that this worker holds nothing any more.
-        try? results.send([QueueMessage.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0).encoded], wait: false)
+        try? results.send([QueueMessage.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0,
+                                                         stats: stats.snapshot()).encoded], wait: false)
     }
 
     private func runJobs() {

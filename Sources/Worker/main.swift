@@ -40,11 +40,12 @@ do {
 }
 
 let clock = SystemClock()
+let stats = DeliveryStats()
 var providers: [String: any PushProvider] = [:]
 var clients: [HTTP2Client] = []
 for app in configuration.apps {
     do {
-        providers[app.code] = try Providers.make(for: app, clock: clock, logger: logger) { clients.append($0) }
+        providers[app.code] = try Providers.make(for: app, clock: clock, logger: logger, stats: stats) { clients.append($0) }
     } catch {
         logger.error("cannot set up delivery", ["app": app.code, "error": "\(error)"])
         exit(1)
@@ -53,9 +54,9 @@ for app in configuration.apps {
 
 let runner = ShardRunner(
     store: SQLiteCampaignStore(database: database), providers: providers, throttle: configuration.throttle,
-    clock: clock, logger: logger, workerID: workerID, batchSize: 500, leaseSeconds: 30)
+    clock: clock, logger: logger, workerID: workerID, batchSize: 500, leaseSeconds: 30, stats: stats)
 let context = QueueContext()
-let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, runner: runner)
+let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, runner: runner, stats: stats)
 do {
     try worker.start(context: context)
 } catch {

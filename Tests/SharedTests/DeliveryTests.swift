@@ -127,3 +127,22 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
         #expect(UUID(uuidString: id) != nil)
     }
 }
+
+@Suite struct DeliveryStatsTests {
+    @Test func countsPushesAndBucketsLatencies() {
+        let stats = DeliveryStats()
+        stats.count(provider: "apns", outcome: "sent")
+        stats.count(provider: "apns", outcome: "sent")
+        stats.count(provider: "fcm", outcome: "failed")
+        stats.observe(provider: "apns", seconds: 0.003)
+        stats.observe(provider: "apns", seconds: 0.04)
+        stats.observe(provider: "apns", seconds: 60)
+        let snapshot = stats.snapshot()
+        #expect(snapshot["pushes"] == ["apns|sent": 2, "fcm|failed": 1])
+        let apns = snapshot["latency"]?["apns"]
+        #expect(apns?["count"] == 3)
+        // 3 ms in the 5 ms bucket, 40 ms in the 50 ms bucket, 60 s beyond the last bound.
+        #expect(apns?["buckets"] == [1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])
+        #expect(apns?["sum"]?.lenientDouble == 60.043)
+    }
+}

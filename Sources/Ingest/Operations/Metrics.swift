@@ -1,7 +1,9 @@
 import Shared
 import Synchronization
 
-/// Counters served on `/metrics` in the Prometheus text format.
+/// What `/metrics` serves, in the Prometheus text format. Ingest counts requests, reports and SQLite
+/// busy errors itself; worker figures (pushes by provider and outcome, provider latency) arrive in
+/// the workers' heartbeats and are served here, labelled by worker.
 final class Metrics: Sendable {
     struct RequestKey: Hashable {
         let route: String
@@ -10,29 +12,74 @@ final class Metrics: Sendable {
     }
 
     private let requests = Mutex<[RequestKey: Int]>([:])
+    private let reports = Mutex<[String: Int]>([:])
+    private let busy = Atomic<Int>(0)
+
+    /// Methods whose success means a report was stored.
+    static let reportMethods: Set<String> = [
+        "postEvent", "pushStat", "messageDeliveryEvent", "setPurchase", "triggerInAppAction", "richMediaAction", "inboxStatus",
+        "setActivityToken", "setActivityPushToStartToken", "registerEmail", "registerEmailUser", "setEmailTags",
+    ]
 
     /// Counts one answered request: the route (a Device API method name, or a path), the HTTP
     /// status, and the envelope's `status_code` (0 when there is none).
     func count(route: String, status: Int, code: Int) {
         requests.withLock { $0[RequestKey(route: route, status: status, code: code), default: 0] += 1 }
+        if code == 200, Self.reportMethods.contains(route) { reports.withLock { $0[route, default: 0] += 1 } }
+        if status == 503 { busy.add(1, ordering: .relaxed) }
     }
 
-    func render(workers: [Dispatcher.Worker]) -> String {
-        var lines = [
-            "# HELP herald_http_requests_total HTTP requests answered, by route, HTTP status and envelope status_code.",
-            "# TYPE herald_http_requests_total counter",
-        ]
+    func render(workers: [Dispatcher.Worker], queue: (messages: [String: Int], shards: [String: Int])?) -> String {
+        var lines: [String] = []
+        func family(_ name: String, _ type: String, _ help: String) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+        }
+        family("herald_http_requests_total", "counter", "HTTP requests answered, by route, HTTP status and envelope status_code.")
         let snapshot = requests.withLock { $0 }
         for (key, value) in snapshot.sorted(by: { ($0.key.route, $0.key.status, $0.key.code) < ($1.key.route, $1.key.status, $1.key.code) }) {
             lines.append("herald_http_requests_total{route=\"\(key.route)\",status=\"\(key.status)\",code=\"\(key.code)\"} \(value)")
         }
-        lines.append("# HELP herald_workers_connected Workers whose heartbeat arrived within the last 5 seconds.")
-        lines.append("# TYPE herald_workers_connected gauge")
+        family("herald_reports_recorded_total", "counter", "SDK reports (events, opens, deliveries, purchases, actions) stored, by method.")
+        for (method, value) in reports.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+            lines.append("herald_reports_recorded_total{method=\"\(method)\"} \(value)")
+        }
+        family("herald_sqlite_busy_total", "counter", "Requests answered 503 because SQLite stayed busy past busy_timeout_ms.")
+        lines.append("herald_sqlite_busy_total \(busy.load(ordering: .relaxed))")
+        if let queue {
+            family("herald_messages", "gauge", "Messages not finished yet, by status.")
+            for status in ["scheduled", "queued", "sending"] { lines.append("herald_messages{status=\"\(status)\"} \(queue.messages[status] ?? 0)") }
+            family("herald_shards", "gauge", "Campaign shards waiting for a worker (pending) or being sent (leased).")
+            for status in ["pending", "leased"] { lines.append("herald_shards{status=\"\(status)\"} \(queue.shards[status] ?? 0)") }
+        }
+        family("herald_workers_connected", "gauge", "Workers whose heartbeat arrived within the last 5 seconds.")
         lines.append("herald_workers_connected \(workers.count)")
-        lines.append("# HELP herald_worker_jobs_in_flight Jobs each connected worker reports in flight.")
-        lines.append("# TYPE herald_worker_jobs_in_flight gauge")
-        for worker in workers.sorted(by: { $0.id < $1.id }) {
-            lines.append("herald_worker_jobs_in_flight{worker=\"\(worker.id)\"} \(worker.jobsInFlight)")
+        family("herald_worker_jobs_in_flight", "gauge", "Shards each connected worker holds.")
+        let sorted = workers.sorted(by: { $0.id < $1.id })
+        for worker in sorted { lines.append("herald_worker_jobs_in_flight{worker=\"\(worker.id)\"} \(worker.jobsInFlight)") }
+        family("herald_pushes_total", "counter", "Pushes by worker, provider (apns, fcm, sink; none when throttled) and outcome.")
+        for worker in sorted {
+            for (key, value) in (worker.stats["pushes"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let count = value.lenientInt else { continue }
+                lines.append("herald_pushes_total{worker=\"\(worker.id)\",provider=\"\(parts[0])\",outcome=\"\(parts[1])\"} \(count)")
+            }
+        }
+        family("herald_provider_request_seconds", "histogram", "Duration of APNs and FCM requests, by worker and provider.")
+        for worker in sorted {
+            for (provider, histogram) in (worker.stats["latency"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let counts = histogram["buckets"]?.arrayValue?.compactMap(\.lenientInt) ?? []
+                var cumulative: Int64 = 0
+                let labels = "worker=\"\(worker.id)\",provider=\"\(provider)\""
+                for (bound, count) in zip(DeliveryStats.buckets, counts) {
+                    cumulative += count
+                    lines.append("herald_provider_request_seconds_bucket{\(labels),le=\"\(bound)\"} \(cumulative)")
+                }
+                let total = histogram["count"]?.lenientInt ?? cumulative
+                lines.append("herald_provider_request_seconds_bucket{\(labels),le=\"+Inf\"} \(total)")
+                lines.append("herald_provider_request_seconds_sum{\(labels)} \(histogram["sum"]?.lenientDouble ?? 0)")
+                lines.append("herald_provider_request_seconds_count{\(labels)} \(total)")
+            }
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -14,6 +14,8 @@ final class Dispatcher: Sendable {
         let capacity: Int64
         let jobsInFlight: Int64
         let lastSeen: Double
+        /// The worker's delivery counters (`DeliveryStats.snapshot()`).
+        let stats: JSON
     }
 
     /// How many device ids one shard covers.
@@ -102,10 +104,11 @@ final class Dispatcher: Sendable {
             return
         }
         switch message {
-        case .heartbeat(let id, let pid, let capacity, let inFlight):
+        case .heartbeat(let id, let pid, let capacity, let inFlight, let stats):
             let isNew = workers.withLock { registry in
                 let isNew = registry[id] == nil
-                registry[id] = Worker(id: id, pid: pid, capacity: capacity, jobsInFlight: inFlight, lastSeen: monotonicSeconds())
+                registry[id] = Worker(id: id, pid: pid, capacity: capacity, jobsInFlight: inFlight, lastSeen: monotonicSeconds(),
+                                      stats: stats)
                 return isNew
             }
             if isNew { logger.info("worker joined", ["worker.id": id, "worker.pid": String(pid)]) }

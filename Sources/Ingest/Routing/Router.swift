@@ -8,6 +8,7 @@ struct Router: Sendable {
     let oneSignal: OneSignalRoutes
     let settings: HTTPSettings
     let store: any DeviceStore
+    let campaigns: any CampaignStore
     let metrics: Metrics
     let workers: Dispatcher
     let logger: Logger
@@ -74,8 +75,8 @@ struct Router: Sendable {
         case (_, settings.oneSignalAddDevicePath), (_, settings.oneSignalEditDevicePath):
             return ("onesignal_method", { (.json(["status": 0, "message": "use POST"], status: 405), 0) })
         case ("GET", "/metrics"), ("HEAD", "/metrics"):
-            return ("metrics", { [metrics, workers] in
-                let text = metrics.render(workers: workers.liveWorkers())
+            return ("metrics", { [metrics, workers, campaigns] in
+                let text = metrics.render(workers: workers.liveWorkers(), queue: try? campaigns.queueDepth())
                 return (.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8"), 0)
             })
         default: return ("not_found", { (Envelope.failure(404, "not found"), 404) })

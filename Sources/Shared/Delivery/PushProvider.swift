@@ -23,4 +23,11 @@ public struct OutgoingPush: Sendable {
 /// per push, in order; it never throws, because every push must end with a recorded outcome.
 public protocol PushProvider: Sendable {
     func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord]
+
+    /// The provider's name for metrics (`apns`, `fcm`, `sink`) for pushes on `channel`.
+    func name(for channel: OutgoingPush.Channel) -> String
+}
+
+extension PushProvider {
+    public func name(for channel: OutgoingPush.Channel) -> String { channel.rawValue }
 }

@@ -23,6 +23,8 @@ public final class SinkProvider: PushProvider {
         }
     }
 
+    public func name(for channel: OutgoingPush.Channel) -> String { "sink" }
+
     public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(pushes.count * 512)

@@ -2,7 +2,7 @@
 /// Results channel (worker → ingest): `heartbeat`, `ack`. Jobs channel (ingest → worker): `job`.
 public enum QueueMessage: Sendable, Equatable {
     /// Every second: who the worker is, how many shards it can hold, how many it holds.
-    case heartbeat(worker: String, pid: Int64, capacity: Int64, jobsInFlight: Int64)
+    case heartbeat(worker: String, pid: Int64, capacity: Int64, jobsInFlight: Int64, stats: JSON)
     /// A shard is finished (or abandoned); wakes the dispatcher.
     case ack(worker: String, shard: Int64)
     /// Process this shard (its lease is in the database).
@@ -10,9 +10,9 @@ public enum QueueMessage: Sendable, Equatable {
 
     public var encoded: [UInt8] {
         switch self {
-        case .heartbeat(let worker, let pid, let capacity, let jobs):
+        case .heartbeat(let worker, let pid, let capacity, let jobs, let stats):
             return JSON.object(["type": "heartbeat", "worker": .string(worker), "pid": .int(pid), "capacity": .int(capacity),
-                                "jobs_in_flight": .int(jobs)]).encoded()
+                                "jobs_in_flight": .int(jobs), "stats": stats]).encoded()
         case .ack(let worker, let shard):
             return JSON.object(["type": "ack", "worker": .string(worker), "shard": .int(shard)]).encoded()
         case .job(let shard):
@@ -27,7 +27,7 @@ public enum QueueMessage: Sendable, Equatable {
         case "heartbeat":
             guard let worker = json["worker"]?.stringValue, let pid = json["pid"]?.lenientInt else { return nil }
             return .heartbeat(worker: worker, pid: pid, capacity: json["capacity"]?.lenientInt ?? 0,
-                              jobsInFlight: json["jobs_in_flight"]?.lenientInt ?? 0)
+                              jobsInFlight: json["jobs_in_flight"]?.lenientInt ?? 0, stats: json["stats"] ?? [:])
         case "ack":
             guard let worker = json["worker"]?.stringValue, let shard = json["shard"]?.lenientInt else { return nil }
             return .ack(worker: worker, shard: shard)

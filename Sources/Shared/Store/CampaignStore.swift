@@ -37,6 +37,9 @@ public protocol CampaignStore: Sendable {
     /// Marks messages whose shards are all finished as done; returns how many.
     func completeMessages(now: Int64) throws(StoreError) -> Int
 
+    /// Messages and shards by status (the queue depth on `/metrics`).
+    func queueDepth() throws(StoreError) -> (messages: [String: Int], shards: [String: Int])
+
     // MARK: Workers
 
     /// Confirms the lease of `shard` for `worker`, extends it, and returns what to do; nil when the

@@ -228,6 +228,19 @@ public final class SQLiteCampaignStore: CampaignStore {
         }
     }
 
+    public func queueDepth() throws(StoreError) -> (messages: [String: Int], shards: [String: Int]) {
+        try database.read { connection in
+            var messages: [String: Int] = [:], shards: [String: Int] = [:]
+            for (status, count) in try connection.prepare(
+                "SELECT status, count(*) FROM messages WHERE status IN ('scheduled', 'queued', 'sending') GROUP BY status"
+            ).rows([], { ($0.text(0), Int($0.int(1))) }) { messages[status] = count }
+            for (status, count) in try connection.prepare(
+                "SELECT status, count(*) FROM message_shards WHERE status IN ('pending', 'leased') GROUP BY status"
+            ).rows([], { ($0.text(0), Int($0.int(1))) }) { shards[status] = count }
+            return (messages, shards)
+        }
+    }
+
     public func completeMessages(now: Int64) throws(StoreError) -> Int {
         try database.write { writer in
             try writer.connection.prepare(

@@ -57,8 +57,11 @@ public final class HTTP2Client: @unchecked Sendable {
     private var idle: [UnsafeMutableRawPointer] = []
     let maxInFlight: Int
     let caFile: String?
+    /// Called on the client's thread with each request's duration in seconds.
+    let observe: (@Sendable (Double) -> Void)?
 
-    public init(name: String, maxConnections: Int, maxInFlight: Int, caFile: String?) {
+    public init(name: String, maxConnections: Int, maxInFlight: Int, caFile: String?, observe: (@Sendable (Double) -> Void)? = nil) {
+        self.observe = observe
         HTTP2Client.initializeLibrary
         multi = curl_multi_init()
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -215,6 +218,7 @@ public final class HTTP2Client: @unchecked Sendable {
     private func makeEasy(_ transfer: Transfer) -> UnsafeMutableRawPointer? {
         guard let easy = idle.popLast() ?? curl_easy_init() else { return nil }
         let request = transfer.request
+        transfer.started = monotonicSeconds()
         herald_curl_easy_setopt_string(easy, CURLOPT_URL, request.url)
         herald_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
         herald_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
@@ -244,6 +248,7 @@ public final class HTTP2Client: @unchecked Sendable {
     }
 
     private func complete(_ transfer: Transfer, easy: UnsafeMutableRawPointer, result: CURLcode) {
+        observe?(monotonicSeconds() - transfer.started)
         var newConnections = 0
         herald_curl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &newConnections)
         if newConnections > 0 { connects.add(newConnections, ordering: .relaxed) }
@@ -279,6 +284,7 @@ final class Transfer: @unchecked Sendable {
     var body: [UInt8] = []
     var headers: [String: String] = [:]
     var headerList: UnsafeMutablePointer<curl_slist>?
+    var started = 0.0
 
     init(request: HTTP2Request, batch: Batch, index: Int) {
         self.request = request

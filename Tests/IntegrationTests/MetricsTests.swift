@@ -1,0 +1,40 @@
+import Foundation
+import Shared
+import Testing
+
+/// `/metrics` as an operator scrapes it: requests, stored reports, queue depth, and the workers'
+/// pushes by provider and outcome.
+@Suite(.serialized) struct MetricsTests {
+    func metric(_ text: String, _ prefix: String) -> Int? {
+        text.split(separator: "\n").first { $0.hasPrefix(prefix + " ") }.flatMap { Int($0.split(separator: " ").last ?? "") }
+    }
+
+    @Test func workersReportTheirPushesThroughIngest() throws {
+        let herald = try HeraldProcesses(throttle: (count: 1, windowSeconds: 3600))
+        try herald.startIngest()
+        for index in 0..<6 { try herald.register(TestDevice("m-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
+        try herald.ok("postEvent", ["application": .string(HeraldProcesses.appCode), "hwid": "m-0", "event": "Opened", "attributes": [:]])
+        try herald.startWorker()
+        try herald.waitForWorkers(1)
+        let first = try herald.send(["content": "one"])
+        _ = try herald.waitForMessage(first)
+        let second = try herald.send(["content": "two"])  // everyone is capped at 1 per hour now
+        _ = try herald.waitForMessage(second)
+
+        var text = ""
+        for _ in 0..<50 {  // the counters ride on the next heartbeat (every second)
+            text = try herald.client.request("GET", "/metrics").text
+            if text.contains(#"outcome="throttled"} 6"#) { break }
+            usleep(100_000)
+        }
+        let worker = try #require(text.split(separator: "\n").first { $0.hasPrefix("herald_worker_jobs_in_flight{") })
+        let id = String(worker.split(separator: "\"")[1])
+        #expect(metric(text, #"herald_pushes_total{worker="\#(id)",provider="sink",outcome="sent"}"#) == 6)
+        #expect(metric(text, #"herald_pushes_total{worker="\#(id)",provider="none",outcome="throttled"}"#) == 6)
+        #expect(metric(text, #"herald_reports_recorded_total{method="postEvent"}"#) == 1)
+        #expect(metric(text, #"herald_messages{status="sending"}"#) == 0)
+        #expect(metric(text, #"herald_shards{status="pending"}"#) == 0)
+        #expect(metric(text, "herald_workers_connected") == 1)
+        #expect(metric(text, "herald_sqlite_busy_total") == 0)
+    }
+}
