@@ -58,6 +58,8 @@ let router = Router(
                          onCreated: { workers.nudge() }),
     eventsAPI: EventsAPI(configuration: configuration, analytics: SQLiteAnalyticsStore(database: database), clock: clock,
                          logger: logger),
+    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: SQLiteAnalyticsStore(database: database),
+                         workers: workers, clock: clock, logger: logger),
     oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
     settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers, logger: logger)
 // Writes run on the database writer thread, many requests per commit; each is answered after its commit.

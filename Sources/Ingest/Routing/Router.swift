@@ -5,6 +5,7 @@ struct Router: Sendable {
     let deviceAPI: DeviceAPI
     let remoteAPI: RemoteAPI
     let eventsAPI: EventsAPI
+    let dashboard: Dashboard
     let oneSignal: OneSignalRoutes
     let settings: HTTPSettings
     let store: any DeviceStore
@@ -19,7 +20,7 @@ struct Router: Sendable {
 
     /// Reads run inline; anything that writes runs on the database writer (see `main.swift`).
     static func dispatch(_ request: HTTPRequest) -> HTTPDispatch {
-        if request.method == "GET" || request.method == "HEAD" { return .inline }
+        if request.method == "GET" || request.method == "HEAD" || request.path == Dashboard.path { return .inline }
         if request.path.hasPrefix(apiPrefix), inlineMethods.contains(String(request.path.dropFirst(apiPrefix.count))) {
             return .inline
         }
@@ -57,6 +58,9 @@ struct Router: Sendable {
             }
             guard known else { return (route, { (Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }) }
             return (route, api(method: method, body: request.body, authorization: request.header("authorization")))
+        }
+        if path == Dashboard.path, request.method == "GET" || request.method == "POST" {
+            return ("dashboard", { [dashboard] in (dashboard.handle(request), 0) })
         }
         if path.hasPrefix(EventsAPI.prefix), request.method == "GET" {
             return ("api_events", { [eventsAPI] in

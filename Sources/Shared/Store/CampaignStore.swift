@@ -11,6 +11,9 @@ public protocol CampaignStore: Sendable {
     /// A message's status and funnel, or nil when the app has no message with that code.
     func messageStatus(app: String?, code: String) throws(StoreError) -> MessageStatus?
 
+    /// The application's most recent messages, newest first, with their funnels.
+    func recentMessages(app: String, limit: Int) throws(StoreError) -> [MessageStatus]
+
     /// Cancels a message: no further pushes leave. False when it does not exist or was already done.
     func deleteMessage(app: String, code: String, now: Int64) throws(StoreError) -> Bool
 

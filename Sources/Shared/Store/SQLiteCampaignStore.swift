@@ -89,13 +89,33 @@ public final class SQLiteCampaignStore: CampaignStore {
                     .rows([.integer(id)], { ($0.text(0), Int($0.int(1))) }) {
                     result.errors[reason] = count
                 }
+                // Once per (message, device), and only from devices the message was sent to: SDK retries
+                // and reports from elsewhere cannot push the rates past 100%.
                 let reports = try connection.prepare(
-                    "SELECT count(DISTINCT hwid) FROM reports WHERE hash = ? AND kind = ? AND app_id = ?")
-                result.delivered = Int(try reports.first([.text(hash), .text("delivery"), .integer(appID)]) { $0.int(0) } ?? 0)
-                result.opened = Int(try reports.first([.text(hash), .text("push_stat"), .integer(appID)]) { $0.int(0) } ?? 0)
+                    """
+                    SELECT count(DISTINCT r.hwid) FROM reports r
+                    JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
+                    JOIN deliveries x ON x.message_id = ?1 AND x.device_id = d.id AND x.status = 'sent'
+                    WHERE r.hash = ?2 AND r.kind = ?3 AND r.app_id = ?4
+                    """)
+                result.delivered = Int(try reports.first([.integer(id), .text(hash), .text("delivery"), .integer(appID)]) { $0.int(0) } ?? 0)
+                result.opened = Int(try reports.first([.integer(id), .text(hash), .text("push_stat"), .integer(appID)]) { $0.int(0) } ?? 0)
                 return result
             }
         }
+    }
+
+    public func recentMessages(app: String, limit: Int) throws(StoreError) -> [MessageStatus] {
+        let appID = try database.appID(app)
+        let codes = try database.read { connection in
+            try connection.prepare("SELECT code FROM messages WHERE app_id = ? ORDER BY id DESC LIMIT ?")
+                .rows([.integer(appID), .integer(Int64(limit))]) { $0.text(0) }
+        }
+        var result: [MessageStatus] = []
+        for code in codes {
+            if let status = try messageStatus(app: app, code: code) { result.append(status) }
+        }
+        return result
     }
 
     public func deleteMessage(app: String, code: String, now: Int64) throws(StoreError) -> Bool {

@@ -1,0 +1,162 @@
+import Shared
+
+/// `GET /dashboard`: a login form (application code and API token). `POST /dashboard` with that form:
+/// one server-rendered page for the application — recent campaigns and their funnels, delivery and
+/// open rates per campaign, events per day, top screens, and worker health — with inline SVG charts
+/// and no external resources. Nothing is stored in the browser; every view posts the token again.
+struct Dashboard: Sendable {
+    let configuration: Configuration
+    let campaigns: any CampaignStore
+    let analytics: any AnalyticsStore
+    let workers: Dispatcher
+    let clock: any Clock
+    let logger: Logger
+
+    static let path = "/dashboard"
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        guard request.method == "POST" else { return page(login(error: nil)) }
+        guard let form = FormDecoding.decode(request.body), let code = form["app"], let token = form["token"],
+            let app = configuration.app(code: code), RemoteAPI.matches(token, app.apiToken)
+        else {
+            return page(login(error: "Unknown application or wrong API token."), status: 403)
+        }
+        do {
+            return page(try overview(app: app, token: token))
+        } catch {
+            logger.error("dashboard failed", ["app": app.code, "error": "\(error)"])
+            return page("<main><h1>Herald</h1><p class=\"error\">The database could not be read; please retry.</p></main>", status: 500)
+        }
+    }
+
+    func page(_ body: String, status: Int = 200) -> HTTPResponse {
+        let html = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>Herald dashboard</title>
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <style>
+            body { font-family: system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1d2330; }
+            main { max-width: 1100px; margin: 0 auto; padding: 24px; }
+            h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; }
+            .muted { color: #667; } .error { color: #b00020; } .empty { color: #667; font-style: italic; }
+            table { border-collapse: collapse; width: 100%; background: #fff; }
+            th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #e3e6ea; font-size: 14px; }
+            td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+            .cards { display: flex; gap: 12px; flex-wrap: wrap; }
+            .card { background: #fff; border: 1px solid #e3e6ea; border-radius: 8px; padding: 12px 16px; min-width: 150px; }
+            .card b { display: block; font-size: 24px; }
+            figure { background: #fff; border: 1px solid #e3e6ea; border-radius: 8px; padding: 12px; margin: 12px 0; }
+            figcaption { font-weight: 600; margin-bottom: 6px; }
+            form.login { background: #fff; padding: 24px; border-radius: 8px; max-width: 360px; border: 1px solid #e3e6ea; }
+            label { display: block; margin: 10px 0 4px; } input { width: 100%; padding: 6px; box-sizing: border-box; }
+            button { margin-top: 14px; padding: 8px 14px; }
+            </style></head><body>\(body)</body></html>
+            """
+        return .text(html, status: status, contentType: "text/html; charset=utf-8")
+    }
+
+    func login(error: String?) -> String {
+        """
+        <main><h1>Herald</h1><p class="muted">Sign in with an application code and its API token.</p>
+        \(error.map { "<p class=\"error\">\(HTML.escape($0))</p>" } ?? "")
+        <form class="login" method="post" action="\(Self.path)">
+        <label for="app">Application code</label><input id="app" name="app" autocomplete="username" required>
+        <label for="token">API token</label><input id="token" name="token" type="password" autocomplete="current-password" required>
+        <button type="submit">Open dashboard</button></form></main>
+        """
+    }
+
+    func overview(app: AppConfiguration, token: String) throws -> String {
+        let now = clock.now()
+        let messages = try campaigns.recentMessages(app: app.code, limit: 20)
+        let today = now - now % 86_400
+        let stats = try analytics.eventStatistics(app: app.code, from: today - 13 * 86_400, to: today + 86_400)
+        let live = workers.liveWorkers().sorted { $0.id < $1.id }
+
+        var html = "<main><h1>\(HTML.escape(app.name))</h1><p class=\"muted\">Application \(HTML.escape(app.code)) · "
+        html += "updated \(HTML.escape(TagDate.format(now))) UTC</p>"
+        let sent = messages.reduce(0) { $0 + $1.sent }, delivered = messages.reduce(0) { $0 + $1.delivered }
+        let opened = messages.reduce(0) { $0 + $1.opened }
+        html += "<div class=\"cards\">"
+        html += card("Campaigns shown", String(messages.count)) + card("Pushes sent", String(sent))
+        html += card("Delivery rate", HTML.percent(delivered, of: sent)) + card("Open rate", HTML.percent(opened, of: sent))
+        html += card("Workers connected", String(live.count)) + "</div>"
+
+        html += "<h2>Recent campaigns</h2>"
+        if messages.isEmpty {
+            html += "<p class=\"empty\">No campaigns yet.</p>"
+        } else {
+            html += "<table><thead><tr><th>Message</th><th>Status</th><th>Created (UTC)</th><th>Content</th>"
+            for column in ["Targeted", "Sent", "Failed", "Throttled", "Delivered", "Opened", "Delivery", "Open"] {
+                html += "<th class=\"n\">\(column)</th>"
+            }
+            html += "</tr></thead><tbody>"
+            for message in messages {
+                let content = localized(message.spec.content, language: nil)
+                html += "<tr><td>\(HTML.escape(message.code))</td><td>\(HTML.escape(message.status))</td>"
+                html += "<td>\(HTML.escape(TagDate.format(message.createdAt)))</td><td>\(HTML.escape(String(content.prefix(60))))</td>"
+                for value in [message.targeted, message.sent, message.failed, message.throttled, message.delivered, message.opened] {
+                    html += "<td class=\"n\">\(value)</td>"
+                }
+                html += "<td class=\"n\">\(HTML.percent(message.delivered, of: message.sent))</td>"
+                html += "<td class=\"n\">\(HTML.percent(message.opened, of: message.sent))</td></tr>"
+            }
+            html += "</tbody></table>"
+        }
+        let chronological = Array(messages.reversed())
+        html += HTML.barChart(
+            title: "Delivery rate per campaign (oldest to newest)",
+            chronological.map { ($0.code.prefix(4) + "…", $0.sent == 0 ? 0 : Double($0.delivered) / Double($0.sent), HTML.percent($0.delivered, of: $0.sent)) },
+            color: "#2f7de1", maximum: 1)
+        html += HTML.barChart(
+            title: "Open rate per campaign (oldest to newest)",
+            chronological.map { ($0.code.prefix(4) + "…", $0.sent == 0 ? 0 : Double($0.opened) / Double($0.sent), HTML.percent($0.opened, of: $0.sent)) },
+            color: "#1f9d6b", maximum: 1)
+
+        var perDay: [String: Int] = [:]
+        for day in stats.days { perDay[day.day] = day.events }
+        let days = (0..<14).map { today - Int64(13 - $0) * 86_400 }.map { String(TagDate.format($0).prefix(10)) }
+        html += HTML.barChart(title: "Events per day (UTC, last 14 days)",
+                              days.map { (String($0.suffix(5)), Double(perDay[$0] ?? 0), String(perDay[$0] ?? 0)) }, color: "#8a5cf6")
+
+        html += "<h2>Top screens (last 14 days)</h2>"
+        if stats.screens.isEmpty {
+            html += "<p class=\"empty\">No PW_ScreenOpen events yet.</p>"
+        } else {
+            html += "<table><thead><tr><th>Screen</th><th class=\"n\">Opens</th></tr></thead><tbody>"
+            for screen in stats.screens.prefix(10) {
+                html += "<tr><td>\(HTML.escape(screen.name))</td><td class=\"n\">\(screen.count)</td></tr>"
+            }
+            html += "</tbody></table>"
+        }
+        html += "<h2>Top events (last 14 days)</h2>"
+        if stats.events.isEmpty {
+            html += "<p class=\"empty\">No events yet.</p>"
+        } else {
+            html += "<table><thead><tr><th>Event</th><th class=\"n\">Count</th><th class=\"n\">Devices</th></tr></thead><tbody>"
+            for event in stats.events.prefix(10) {
+                html += "<tr><td>\(HTML.escape(event.name))</td><td class=\"n\">\(event.count)</td><td class=\"n\">\(event.devices)</td></tr>"
+            }
+            html += "</tbody></table>"
+        }
+        html += "<h2>Workers</h2>"
+        if live.isEmpty {
+            html += "<p class=\"error\">No worker is connected: campaigns wait until one starts.</p>"
+        } else {
+            html += "<table><thead><tr><th>Worker</th><th class=\"n\">PID</th><th class=\"n\">Shards held</th><th class=\"n\">Capacity</th></tr></thead><tbody>"
+            for worker in live {
+                html += "<tr><td>\(HTML.escape(worker.id))</td><td class=\"n\">\(worker.pid)</td><td class=\"n\">\(worker.jobsInFlight)</td>"
+                html += "<td class=\"n\">\(worker.capacity)</td></tr>"
+            }
+            html += "</tbody></table>"
+        }
+        // Refresh keeps the credentials out of the URL: the same form, posted again.
+        html += "<form method=\"post\" action=\"\(Self.path)\"><input type=\"hidden\" name=\"app\" value=\"\(HTML.escape(app.code))\">"
+        html += "<input type=\"hidden\" name=\"token\" value=\"\(HTML.escape(token))\"><button type=\"submit\">Refresh</button></form></main>"
+        return html
+    }
+
+    func card(_ title: String, _ value: String) -> String {
+        "<div class=\"card\"><span class=\"muted\">\(HTML.escape(title))</span><b>\(HTML.escape(value))</b></div>"
+    }
+}
