@@ -14,7 +14,7 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
                 var stats = EventStatistics()
                 let window: [SQLiteValue] = [.integer(appID), .integer(from), .integer(to)]
                 // The report's own time when the SDK sent one, else when Herald received it.
-                let inWindow = "app_id = ?1 AND coalesce(timestamp_utc, received_at) >= ?2 AND coalesce(timestamp_utc, received_at) < ?3"
+                let inWindow = "app_id = ?1 AND occurred_at >= ?2 AND occurred_at < ?3"
                 stats.events = try connection.prepare(
                     "SELECT name, count(*), count(DISTINCT hwid) FROM reports WHERE kind = 'event' AND \(inWindow) GROUP BY name ORDER BY count(*) DESC, name"
                 ).rows(window) { EventStatistics.Event(name: $0.text(0), count: Int($0.int(1)), devices: Int($0.int(2))) }
@@ -52,7 +52,7 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
                 }
                 stats.days = try connection.prepare(
                     """
-                    SELECT date(coalesce(timestamp_utc, received_at), 'unixepoch') AS day, count(*), count(DISTINCT hwid) FROM reports
+                    SELECT date(occurred_at, 'unixepoch') AS day, count(*), count(DISTINCT hwid) FROM reports
                     WHERE kind = 'event' AND \(inWindow) GROUP BY day ORDER BY day
                     """
                 ).rows(window) { EventStatistics.Day(day: $0.text(0), events: Int($0.int(1)), devices: Int($0.int(2))) }

@@ -310,7 +310,7 @@ public final class SQLiteDeviceStore: DeviceStore {
             let insert = try writer.connection.prepare(
                 """
                 INSERT INTO reports (app_id, kind, hwid, user_id, platform, name, hash, body, timestamp_utc,
-                  timestamp_current, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  timestamp_current, received_at, occurred_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, coalesce(?9, ?11))
                 """)
             for (report, appID) in zip(reports, ids) {
                 try insert.run([

@@ -145,9 +145,12 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX reports_by_hash ON reports (hash, kind) WHERE hash IS NOT NULL;
         """,
-        // 3: event statistics by time window.
+        // 3: event statistics by time window: when a report happened (the SDK's timestampUTC, or
+        // when Herald received it), indexed with the event name.
         """
-        CREATE INDEX reports_by_time ON reports (app_id, kind, timestamp_utc);
+        ALTER TABLE reports ADD COLUMN occurred_at INTEGER;
+        UPDATE reports SET occurred_at = coalesce(timestamp_utc, received_at);
+        CREATE INDEX reports_by_time ON reports (app_id, kind, occurred_at, name);
         """,
     ]
 
