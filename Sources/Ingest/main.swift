@@ -3,30 +3,10 @@ import Shared
 
 // herald-ingest: the HTTP surface, the device registry writes and the work queue.
 
-Signals.blockTerminationSignals()
+let (configuration, logger) = Startup.configure(
+    executable: "herald-ingest",
+    summary: "accepts Device API, Remote API and OneSignal helper requests and hands work to herald-worker processes.")
 
-let options: CommandLineOptions
-do {
-    options = try CommandLineOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
-} catch {
-    FileHandle.standardError.write(Data("herald-ingest: \(error)\n".utf8))
-    exit(2)
-}
-guard case .run(let configPath, let levelOverride) = options else {
-    print(CommandLineOptions.usage(executable: "herald-ingest",
-                                   summary: "accepts Device API, Remote API and OneSignal helper requests and hands work to herald-worker processes."))
-    exit(0)
-}
-
-let configuration: Configuration
-do {
-    configuration = try Configuration.load(path: configPath)
-} catch {
-    FileHandle.standardError.write(Data("herald-ingest: configuration error: \(error)\n".utf8))
-    exit(2)
-}
-
-let logger = Logger(label: "herald-ingest", level: levelOverride ?? configuration.logLevel)
 let database: SQLiteDatabase
 do {
     try FileManager.default.createDirectory(

@@ -3,30 +3,10 @@ import Shared
 
 // herald-worker: connects to ingest's queue endpoints and does the work ingest hands out.
 
-Signals.blockTerminationSignals()
+let (configuration, logger) = Startup.configure(
+    executable: "herald-worker",
+    summary: "resolves campaign targets, throttles, delivers through APNs/FCM and records results; start as many as needed.")
 
-let options: CommandLineOptions
-do {
-    options = try CommandLineOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
-} catch {
-    FileHandle.standardError.write(Data("herald-worker: \(error)\n".utf8))
-    exit(2)
-}
-guard case .run(let configPath, let levelOverride) = options else {
-    print(CommandLineOptions.usage(executable: "herald-worker",
-                                   summary: "resolves campaign targets, throttles, delivers through APNs/FCM and records results; start as many as needed."))
-    exit(0)
-}
-
-let configuration: Configuration
-do {
-    configuration = try Configuration.load(path: configPath)
-} catch {
-    FileHandle.standardError.write(Data("herald-worker: configuration error: \(error)\n".utf8))
-    exit(2)
-}
-
-let logger = Logger(label: "herald-worker", level: levelOverride ?? configuration.logLevel)
 let workerID = "\(ProcessInfo.processInfo.hostName)-\(getpid())"
 
 let database: SQLiteDatabase
