@@ -293,7 +293,10 @@ public final class SQLiteDeviceStore: DeviceStore {
         return try write { writer in
             let connection = writer.connection
             let existing = try connection.prepare(
-                "SELECT hwid FROM devices WHERE app_id = ? AND push_token = ? ORDER BY updated_at DESC LIMIT 1"
+                """
+                SELECT hwid FROM devices WHERE app_id = ?1 AND substr(push_token, 1, 16) = substr(?2, 1, 16) AND push_token = ?2
+                  AND push_token IS NOT NULL ORDER BY updated_at DESC LIMIT 1
+                """
             ).first([.integer(appID), .text(pushToken)]) { $0.text(0) }
             let hwid = existing ?? newHWID
             let id = try upsertDevice(connection, appID: appID, hwid: hwid, attributes: attributes, now: now)

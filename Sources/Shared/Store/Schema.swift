@@ -33,7 +33,9 @@ enum Schema {
             token_invalid_reason TEXT,
             UNIQUE (app_id, hwid)
         );
-        CREATE INDEX devices_by_token ON devices (app_id, push_token) WHERE push_token IS NOT NULL;
+        -- Tokens run to 150+ characters (FCM); their first 16 find a device just as well and keep
+        -- the index small (it is written on every registration).
+        CREATE INDEX devices_by_token ON devices (app_id, substr(push_token, 1, 16)) WHERE push_token IS NOT NULL;
         CREATE INDEX devices_by_user ON devices (app_id, user_id) WHERE user_id IS NOT NULL;
         CREATE TABLE users (
             app_id INTEGER NOT NULL REFERENCES applications(id),
