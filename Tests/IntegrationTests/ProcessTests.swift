@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -80,5 +81,39 @@ import Glibc
         let store = try SQLiteDeviceStore(path: herald.databasePath, busyTimeoutMilliseconds: 1000,
                                           apps: [AppConfiguration(code: app, name: "Shop", apiToken: "x", sink: "s")])
         #expect(try store.reports(app: app, limit: 10).map(\.name) == ["Purchase"])
+    }
+
+    @Test func sigtermDuringAWriteBurstExitsCleanlyAndKeepsWhatWasAcknowledged() throws {
+        let herald = try HeraldProcesses()
+        try herald.startIngest()
+        let app = HeraldProcesses.appCode
+        let acknowledged = Mutex<[String]>([])
+        let client = herald.client
+        // Real threads (a global dispatch queue would run only a couple at once on 2 cores), each
+        // keeping a request in flight, so that some are suspended in ingest when SIGTERM arrives.
+        let finished = DispatchSemaphore(value: 0)
+        let threads = 48
+        for thread in 0..<threads {
+            Thread {
+                defer { finished.signal() }
+                for index in 0..<300 {
+                    let hwid = "burst-\(thread)-\(index)"
+                    let body = JSON.object(["request": ["application": .string(app), "hwid": .string(hwid), "device_type": 3,
+                                                        "push_token": .string("t-\(hwid)")]]).encoded()
+                    guard let response = try? client.request("POST", "/json/1.3/registerDevice", body: body, timeoutSeconds: 5)
+                    else { return }
+                    if response.status == 200, response.text.contains("\"status_code\":200") { acknowledged.withLock { $0.append(hwid) } }
+                }
+            }.start()
+        }
+        usleep(300_000)
+        #expect(herald.stopIngest() == 0)
+        for _ in 0..<threads { finished.wait() }
+        #expect(!herald.log().contains("Fatal"))
+        let store = try SQLiteDeviceStore(path: herald.databasePath, busyTimeoutMilliseconds: 1000,
+                                          apps: [AppConfiguration(code: app, name: "Shop", apiToken: "x", sink: "s")])
+        let saved = acknowledged.withLock { $0 }
+        #expect(!saved.isEmpty)
+        for hwid in saved { #expect(try store.device(app: app, hwid: hwid) != nil, "acknowledged \(hwid) is missing") }
     }
 }

@@ -138,7 +138,8 @@ final class Dispatcher: Sendable {
         let leased = try store.leasedShardCounts()
         let now = clock.now()
         for worker in live {
-            let room = Int(worker.capacity) - (leased[worker.id] ?? 0)
+            // Shards whose lease ran out while queued on the worker still take its room.
+            let room = Int(worker.capacity) - max(leased[worker.id] ?? 0, Int(worker.jobsInFlight))
             guard room > 0 else { continue }
             for shard in try store.leaseShards(worker: worker.id, count: room, now: now, leaseUntil: now + Self.leaseSeconds) {
                 do {

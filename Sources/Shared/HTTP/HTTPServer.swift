@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,6 +35,11 @@ public final class HTTPServer: @unchecked Sendable {
     let classify: @Sendable (HTTPRequest) -> HTTPDispatch
     let handler: Handler
     let offload: Offload
+    /// Offloaded requests whose connection is suspended: libmicrohttpd must not be stopped while
+    /// any remain (it aborts), so `stop` waits for them.
+    let suspended = Atomic<Int>(0)
+    /// Set by `stop`: requests that would be offloaded are answered 503 instead of suspended.
+    let stopping = Atomic<Bool>(false)
     private var daemon: OpaquePointer?
 
     public init(settings: HTTPSettings, classify: @escaping @Sendable (HTTPRequest) -> HTTPDispatch = { _ in .inline },
@@ -63,6 +69,14 @@ public final class HTTPServer: @unchecked Sendable {
     /// `offload` only after this returns.
     public func stop() {
         guard let daemon else { return }
+        // Stop accepting (the listening socket becomes ours to close), let every suspended request
+        // get its answer, then stop.
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        let listener = MHD_quiesce_daemon(daemon)
+        if listener >= 0 { close(listener) }
+        let deadline = monotonicSeconds() + 30
+        while suspended.load(ordering: .sequentiallyConsistent) > 0, monotonicSeconds() < deadline { usleep(5_000) }
+        usleep(50_000)
         MHD_stop_daemon(daemon)
         self.daemon = nil
     }
@@ -85,10 +99,12 @@ final class RequestState: @unchecked Sendable {
 struct SuspendedConnection: @unchecked Sendable {
     let connection: OpaquePointer?
     let state: RequestState
+    let server: HTTPServer
 
     func resume(with response: HTTPResponse) {
         state.response = response
         MHD_resume_connection(connection)
+        server.suspended.subtract(1, ordering: .sequentiallyConsistent)
     }
 }
 
@@ -185,7 +201,15 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         body: pending.body)
     pending.body = []
     if server.classify(request) == .offload {
-        let suspended = SuspendedConnection(connection: connection, state: pending)
+        // Count first, then look at `stopping`: `stop` sets the flag before it reads the count, so a
+        // request either is counted (and waited for) or sees the flag.
+        server.suspended.add(1, ordering: .sequentiallyConsistent)
+        if server.stopping.load(ordering: .sequentiallyConsistent) {
+            server.suspended.subtract(1, ordering: .sequentiallyConsistent)
+            return reply(connection, .json(["status_code": 503, "status_message": "shutting down, please retry", "response": nil,
+                                            "status": 0, "message": "shutting down, please retry"], status: 503))
+        }
+        let suspended = SuspendedConnection(connection: connection, state: pending, server: server)
         MHD_suspend_connection(connection)
         server.offload(request) { suspended.resume(with: $0) }
         return HERALD_MHD_YES

@@ -229,11 +229,14 @@ public final class SQLiteCampaignStore: CampaignStore {
     public func releaseLeases(now: Int64, liveWorkers: Set<String>) throws(StoreError) -> Int {
         try database.write { writer in
             let connection = writer.connection
-            let leased = try connection.prepare("SELECT id, lease_owner, lease_until FROM message_shards WHERE status = 'leased'")
-                .rows([]) { ($0.int(0), $0.text(1), $0.int(2)) }
+            let leased = try connection.prepare(
+                "SELECT s.id, s.lease_owner, s.lease_until, m.status FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.status = 'leased'"
+            ).rows([]) { ($0.int(0), $0.text(1), $0.int(2), $0.text(3)) }
             var released = 0
-            for (id, owner, until) in leased where until < now || !liveWorkers.contains(owner) {
-                try connection.prepare("UPDATE message_shards SET status = 'pending', lease_owner = NULL WHERE id = ?").run([.integer(id)])
+            for (id, owner, until, messageStatus) in leased where until < now || !liveWorkers.contains(owner) {
+                // A shard of a deleted message is cancelled rather than queued again.
+                try connection.prepare("UPDATE message_shards SET status = ?, lease_owner = NULL WHERE id = ?")
+                    .run([.text(messageStatus == "deleted" ? "cancelled" : "pending"), .integer(id)])
                 released += 1
             }
             return released

@@ -58,8 +58,8 @@ public final class SQLiteDatabase: Sendable {
             // The writer never checkpoints (a checkpoint's fsync would stall every waiting request);
             // the checkpointer thread does it beside it on its own connection.
             try connection.execute("PRAGMA wal_autocheckpoint=0")
-            committer = GroupCommitter(writer: Writer(connection: connection))
             checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            committer = GroupCommitter(writer: Writer(connection: connection))
         } catch {
             throw Self.storeError(error)
         }
@@ -261,6 +261,16 @@ final class GroupCommitter: @unchecked Sendable {
             return false
         }
         for item in batch {
+            // SQLite rolls the whole transaction back by itself on some errors (SQLITE_FULL, IOERR,
+            // NOMEM): then nothing of this batch will commit, so the remaining items must not run
+            // (they would commit on their own, outside the batch, while their callers hear "failed").
+            if connection.isAutocommit {
+                if case .write(let write) = item {
+                    write.error = write.error ?? SQLiteError(code: 1, message: "the batch transaction was rolled back", context: "group commit")
+                    write.body = nil
+                }
+                continue
+            }
             switch item {
             case .write(let write):
                 defer { write.body = nil }
@@ -272,6 +282,13 @@ final class GroupCommitter: @unchecked Sendable {
             case .request(let request):
                 request.run()
             }
+        }
+        if connection.isAutocommit {
+            writer.tagTypes.removeAll()
+            for case .write(let write) in batch where write.error == nil {
+                write.error = SQLiteError(code: 1, message: "the batch transaction was rolled back", context: "group commit")
+            }
+            return false
         }
         do {
             try connection.statement("COMMIT")
