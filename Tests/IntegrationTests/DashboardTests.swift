@@ -14,7 +14,7 @@ import Testing
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
             process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                                 "--user-data-dir=\(folder)/chromium", "--virtual-time-budget=5000"] + extra + ["file://\(page)"]
+                                 "--user-data-dir=\(folder)/chromium", "--virtual-time-budget=10000"] + extra + ["file://\(page)"]
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
@@ -25,7 +25,14 @@ import Testing
             return String(decoding: data, as: UTF8.self)
         }
         if let screenshot { _ = try run(["--screenshot=\(screenshot)", "--window-size=1200,2200", "--hide-scrollbars"]) }
-        return try run(["--dump-dom"])
+        // On a loaded machine Chromium sometimes dumps before the posted page has arrived: try again
+        // (at most three times) until the page is there.
+        var dom = ""
+        for _ in 0..<3 {
+            dom = try run(["--dump-dom"])
+            if dom.contains("</main>") { break }
+        }
+        return dom
     }
 
     static func signIn(port: UInt16, app: String, token: String) -> String {
