@@ -14,6 +14,8 @@ final class WorkerLoop: Sendable {
     static let capacity: Int64 = 2
 
     private let stopping = Atomic<Bool>(false)
+    /// Set once the runner has finished: the queue thread then hands back what is left and exits.
+    private let queueStopping = Atomic<Bool>(false)
     private let queueFinished = DispatchSemaphore(value: 0)
     private let runnerFinished = DispatchSemaphore(value: 0)
     private let jobs = Mutex<[Int64]>([])
@@ -72,14 +74,16 @@ final class WorkerLoop: Sendable {
 
     private func runQueue(jobSocket: QueueSocket, results: QueueSocket) {
         var lastHeartbeat = 0.0
-        while !stopping.load(ordering: .relaxed) {
+        while !queueStopping.load(ordering: .relaxed) {
             let now = monotonicSeconds()
             var outgoing = acks.withLock { pending in
                 defer { pending.removeAll() }
                 return pending.map { QueueMessage.ack(worker: id, shard: $0) }
             }
             if now - lastHeartbeat >= 1 || !outgoing.isEmpty {
-                outgoing.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: Self.capacity, jobsInFlight: inFlight,
+                // While stopping, capacity 0 tells the dispatcher to send nothing more.
+                let capacity = stopping.load(ordering: .relaxed) ? 0 : Self.capacity
+                outgoing.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: capacity, jobsInFlight: inFlight,
                                            stats: stats.snapshot()))
                 lastHeartbeat = now
             }
@@ -103,9 +107,17 @@ final class WorkerLoop: Sendable {
                 Thread.sleep(forTimeInterval: 0.2)
             }
         }
-        // Tell ingest at once that this worker holds nothing any more.
-        try? results.send([QueueMessage.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0,
-                                                         stats: stats.snapshot()).encoded], wait: false)
+        // Jobs that arrived after the runner stopped go back to the pool; then the last acks, and tell
+        // ingest at once that this worker holds nothing any more.
+        for shard in jobs.withLock({ pending in defer { pending.removeAll() }; return pending }) {
+            try? runner.store.releaseLease(shard: shard, worker: id)
+        }
+        var last = acks.withLock { pending in
+            defer { pending.removeAll() }
+            return pending.map { QueueMessage.ack(worker: id, shard: $0) }
+        }
+        last.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0, stats: stats.snapshot()))
+        for message in last { try? results.send([message.encoded], wait: false) }
     }
 
     private func runJobs() {
@@ -134,6 +146,7 @@ final class WorkerLoop: Sendable {
         stopping.store(true, ordering: .relaxed)
         jobArrived.signal()
         runnerFinished.wait()
+        queueStopping.store(true, ordering: .relaxed)
         queueFinished.wait()
     }
 }
