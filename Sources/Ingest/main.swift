@@ -21,6 +21,7 @@ do {
 
 let store = SQLiteDeviceStore(database: database)
 let campaigns = SQLiteCampaignStore(database: database)
+let analytics = SQLiteAnalyticsStore(database: database)
 let clock = SystemClock()
 let queueContext = QueueContext()
 let workers = Dispatcher(settings: configuration.queue, store: campaigns, clock: clock, logger: logger)
@@ -33,12 +34,11 @@ do {
 
 let metrics = Metrics()
 let router = Router(
-    deviceAPI: DeviceAPI(store: store, clock: clock, logger: logger),
+    deviceAPI: DeviceAPI(store: store, clock: clock),
     remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, clock: clock, logger: logger,
                          onCreated: { workers.nudge() }),
-    eventsAPI: EventsAPI(configuration: configuration, analytics: SQLiteAnalyticsStore(database: database), clock: clock,
-                         logger: logger),
-    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: SQLiteAnalyticsStore(database: database),
+    eventsAPI: EventsAPI(configuration: configuration, analytics: analytics, clock: clock, logger: logger),
+    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics,
                          workers: workers, clock: clock, logger: logger),
     oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
     settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers, logger: logger)

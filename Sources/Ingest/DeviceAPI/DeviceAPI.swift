@@ -6,7 +6,6 @@ import Shared
 struct DeviceAPI: Sendable {
     let store: any DeviceStore
     let clock: any Clock
-    let logger: Logger
 
     /// Methods this API answers (others may belong to the Remote API).
     static let methods: Set<String> = [
@@ -18,9 +17,6 @@ struct DeviceAPI: Sendable {
 
     /// The part of a call that touches the store, run after validation (on the database writer for writes).
     typealias Work = @Sendable () throws -> JSON
-
-    /// Handles one call. Throws `ArgumentError` for client mistakes and `StoreError` for the rest.
-    func handle(method: String, request: DeviceRequest) throws -> JSON { try prepare(method: method, request: request)() }
 
     /// Validates a call and returns its store work. Argument errors are thrown here, before any work.
     func prepare(method: String, request: DeviceRequest) throws -> Work {

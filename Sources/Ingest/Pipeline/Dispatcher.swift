@@ -33,7 +33,6 @@ final class Dispatcher: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
-    private let dispatched = Atomic<Int>(0)
 
     init(settings: QueueSettings, store: any CampaignStore, clock: any Clock, logger: Logger) {
         self.settings = settings
@@ -144,7 +143,6 @@ final class Dispatcher: Sendable {
             for shard in try store.leaseShards(worker: worker.id, count: room, now: now, leaseUntil: now + Self.leaseSeconds) {
                 do {
                     try jobs.send([Array(worker.id.utf8), QueueMessage.job(shard: shard).encoded], wait: false)
-                    dispatched.add(1, ordering: .relaxed)
                     logger.debug("shard dispatched", ["worker.id": worker.id, "shard.id": String(shard)])
                 } catch {
                     logger.warning("worker unreachable; shard returned", ["worker.id": worker.id, "error": "\(error)"])
@@ -162,9 +160,6 @@ final class Dispatcher: Sendable {
             return Array(registry.values)
         }
     }
-
-    /// Shards handed to workers since start.
-    var shardsDispatched: Int { dispatched.load(ordering: .relaxed) }
 
     func stop() {
         stopping.store(true, ordering: .relaxed)

@@ -106,6 +106,5 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// True outside any transaction (also after SQLite rolled one back by itself).
     public var isAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
 
-    public var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
     public var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 }

@@ -38,7 +38,6 @@ public final class FCMAccessTokens: Sendable {
     private let client: HTTP2Client
     private let clock: any Clock
     private let cached = Mutex<(token: String, validUntil: Int64)?>(nil)
-    private let issued = Atomic<Int>(0)
 
     public init(account: ServiceAccount, client: HTTP2Client, clock: any Clock) throws(DeliveryError) {
         self.account = account
@@ -46,9 +45,6 @@ public final class FCMAccessTokens: Sendable {
         self.client = client
         self.clock = clock
     }
-
-    /// Tokens fetched so far.
-    public var fetched: Int { issued.load(ordering: .relaxed) }
 
     /// A valid access token; `replacing` forces a new one when that token was refused.
     public func token(replacing refused: String? = nil) throws(DeliveryError) -> String {
@@ -73,7 +69,6 @@ public final class FCMAccessTokens: Sendable {
         }
         let lifetime = json["expires_in"]?.lenientInt ?? 3600
         cached.withLock { $0 = (token, now + max(60, lifetime - 300)) }
-        issued.add(1, ordering: .relaxed)
         return token
     }
 }

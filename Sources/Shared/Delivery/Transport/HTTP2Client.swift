@@ -47,7 +47,6 @@ public final class HTTP2Client: @unchecked Sendable {
     private let queue = Mutex<[Transfer]>([])
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
-    private let connects = Atomic<Int>(0)
     private let epoll: Int32
     private let wake: Int32
     /// Client thread only: sockets registered with epoll, and when libcurl wants its timeout call.
@@ -89,9 +88,6 @@ public final class HTTP2Client: @unchecked Sendable {
     }
 
     private static let initializeLibrary: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
-
-    /// New connections opened so far (connection churn shows up here).
-    public var connectionsOpened: Int { connects.load(ordering: .relaxed) }
 
     /// Sends every request (multiplexed) and returns the responses in the same order.
     public func send(_ requests: [HTTP2Request]) -> [HTTP2Response] {
@@ -249,9 +245,6 @@ public final class HTTP2Client: @unchecked Sendable {
 
     private func complete(_ transfer: Transfer, easy: UnsafeMutableRawPointer, result: CURLcode) {
         observe?(monotonicSeconds() - transfer.started)
-        var newConnections = 0
-        herald_curl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &newConnections)
-        if newConnections > 0 { connects.add(newConnections, ordering: .relaxed) }
         guard result == CURLE_OK else {
             transfer.finish(HTTP2Response(status: 0, headers: [:], body: transfer.body,
                                           transportError: String(cString: curl_easy_strerror(result))))
