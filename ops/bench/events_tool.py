@@ -12,12 +12,15 @@
   stats T...                 min and median of the given times
 """
 import json
+import os
 import random
-import socket
 import sqlite3
 import statistics
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import campaign_tool  # noqa: E402  (its ports())
 
 # ~15 event names; PW_ScreenOpen the most common.
 EVENTS = [
@@ -50,17 +53,6 @@ QUERIES = {
     "days": f"""SELECT date(occurred_at, 'unixepoch') AS day, count(*), count(DISTINCT hwid) FROM reports
                 WHERE kind = 'event' AND {IN_WINDOW} GROUP BY day ORDER BY day""",
 }
-
-
-def ports(n):
-    socks = []
-    for _ in range(int(n)):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    print(" ".join(str(s.getsockname()[1]) for s in socks))
-    for s in socks:
-        s.close()
 
 
 def seed(db, app, n, end):
@@ -149,4 +141,4 @@ def stats(*times):
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"ports": ports, "seed": seed, "summary": summary, "count": count, "explain": explain, "stats": stats}[cmd](*args)
+    {"ports": campaign_tool.ports, "seed": seed, "summary": summary, "count": count, "explain": explain, "stats": stats}[cmd](*args)
