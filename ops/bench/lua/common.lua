@@ -21,6 +21,19 @@ end
 -- from the environment instead (ops/bench/device-api sets it to wrk's -t).
 nthreads = tonumber(os.getenv("BENCH_WRK_THREADS") or "2")
 
+-- The n-th device of the pool registerDevice.lua registered: BENCH_REG_THREADS (wrk threads of
+-- the registration run) and BENCH_HWIDS_PER_THREAD (devices known to be registered by each)
+-- describe the pool bench-<1..REG_THREADS>-<2..HWIDS_PER_THREAD+1>; the threads of a later run
+-- interleave over it. The pool starts at 2: before the run, wrk calls request() once on its first
+-- thread to inspect the request (script_verify_request), so bench-1-1 is built but never sent.
+local reg_threads = tonumber(os.getenv("BENCH_REG_THREADS") or "2")
+local pool = reg_threads * tonumber(os.getenv("BENCH_HWIDS_PER_THREAD") or "5000")
+
+function registered_hwid(n)
+   local g = ((n - 1) * nthreads + (id - 1)) % pool
+   return string.format("bench-%d-%d", g % reg_threads + 1, math.floor(g / reg_threads) + 2)
+end
+
 expect = os.getenv("BENCH_EXPECT") or '"status_code":200'
 responses = 0
 bad = 0
