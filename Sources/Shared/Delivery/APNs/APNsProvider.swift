@@ -77,49 +77,39 @@ public final class APNsProvider: Sendable {
         if let pause = paused.withLock({ $0 }), clock.now() < pause.until {
             return pushes.map { DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: pause.reason) }
         }
-        var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
-        var lastReason = [String](repeating: "Unknown", count: pushes.count)
-        var pending = Array(pushes.indices)
-        var fresh = false
+        var rounds = DeliveryRounds(pushes)
         var replacedAt: Int?
         let headers = PayloadBuilder.apnsHeaders(message.spec, now: clock.now())
-        for attempt in 0..<Self.maxAttempts where !pending.isEmpty {
+        for attempt in 0..<Self.maxAttempts where !rounds.pending.isEmpty {
             let token: String
             do {
                 token = try tokens.token()
             } catch {
                 logger.error("cannot sign the APNs provider token; check apns.key_path", ["app": app, "error": "\(error)"])
-                for index in pending { outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed, reason: "ProviderTokenError") }
-                return outcomes.map { $0! }
+                rounds.failWaiting(reason: "ProviderTokenError")
+                return rounds.result()
             }
             let common = commonHeaders(headers, token: token)
-            let requests = pending.map { request(pushes[$0], message: message, common: common, fresh: fresh) }
-            let responses = client.send(requests)
-            var retry: [Int] = []
-            var delay = 0.0
+            let fresh = rounds.takeFresh()
+            let responses = client.send(rounds.pending.map { request(pushes[$0], message: message, common: common, fresh: fresh) })
             var credentialFault: String?
-            fresh = false
-            for (index, response) in zip(pending, responses) {
-                let push = pushes[index]
+            for (index, response) in zip(rounds.pending, responses) {
                 switch Self.verdict(response, attempt: attempt, backoff: backoff) {
                 case .sent:
-                    outcomes[index] = DeliveryRecord(deviceID: push.target.deviceID, outcome: .sent)
+                    rounds.sent(index)
                 case .failed(let reason, let dead):
-                    outcomes[index] = DeliveryRecord(deviceID: push.target.deviceID, outcome: .failed, reason: reason,
-                                                     deadToken: dead ? push.target.pushToken : nil)
-                    if dead { logger.debug("APNs token is dead", ["apns.reason": reason, "push_token": Redact.token(push.target.pushToken)]) }
+                    rounds.failed(index, reason: reason, deadToken: dead)
+                    if dead {
+                        logger.debug("APNs token is dead", ["apns.reason": reason, "push_token": Redact.token(pushes[index].target.pushToken)])
+                    }
                 case .retry(let reason, let wait, let newConnection):
-                    lastReason[index] = reason
-                    retry.append(index)
-                    delay = max(delay, wait)
-                    fresh = fresh || newConnection
+                    rounds.retry(index, reason: reason, after: wait, fresh: newConnection)
                 case .credentials(let reason):
-                    lastReason[index] = reason
-                    retry.append(index)
+                    rounds.retry(index, reason: reason)
                     if replacedAt == nil {
                         replacedAt = attempt
                         _ = try? tokens.replace(token)
-                        fresh = true
+                        rounds.useFreshConnection()
                     } else if replacedAt != attempt {
                         credentialFault = reason
                     }
@@ -127,20 +117,11 @@ public final class APNsProvider: Sendable {
             }
             if let credentialFault {
                 pause(credentialFault)
-                for index in retry {
-                    outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed, reason: lastReason[index])
-                }
-                return outcomes.map { $0! }
+                return rounds.result()
             }
-            pending = retry
-            if !pending.isEmpty, attempt + 1 < Self.maxAttempts, delay > 0 {
-                Thread.sleep(forTimeInterval: min(delay, 8))
-            }
+            rounds.endRound(last: attempt + 1 == Self.maxAttempts)
         }
-        for index in pending {
-            outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed, reason: lastReason[index])
-        }
-        return outcomes.map { $0! }
+        return rounds.result()
     }
 
     private func pause(_ reason: String) {

@@ -64,65 +64,45 @@ public final class FCMProvider: Sendable {
     public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
         guard !pushes.isEmpty else { return [] }
         let url = "\(settings.endpoint)/v1/projects/\(tokens.account.projectID)/messages:send"
-        var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
-        var lastReason = [String](repeating: "Unknown", count: pushes.count)
-        var pending = Array(pushes.indices)
-        var fresh = false
+        var rounds = DeliveryRounds(pushes)
         var refused: String?
         var refreshed = false
-        for attempt in 0..<Self.maxAttempts where !pending.isEmpty {
+        for attempt in 0..<Self.maxAttempts where !rounds.pending.isEmpty {
             let token: String
             do {
                 token = try tokens.token(replacing: refused)
             } catch {
                 logger.error("cannot get an FCM access token; check fcm.service_account_path", ["app": app, "error": "\(error)"])
-                for index in pending where outcomes[index] == nil {
-                    outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed, reason: "AccessTokenError")
-                }
-                return outcomes.map { $0! }
+                rounds.failWaiting(reason: "AccessTokenError")
+                return rounds.result()
             }
             refused = nil
-            let requests = pending.map {
+            let fresh = rounds.takeFresh()
+            let responses = client.send(rounds.pending.map {
                 HTTP2Request(url: url, headers: ["authorization: Bearer \(token)", "content-type: application/json"],
                              body: pushes[$0].body, freshConnection: fresh)
-            }
-            let responses = client.send(requests)
-            var retry: [Int] = []
-            var delay = 0.0
-            fresh = false
-            for (index, response) in zip(pending, responses) {
-                let push = pushes[index]
+            })
+            for (index, response) in zip(rounds.pending, responses) {
                 switch Self.verdict(response, attempt: attempt, backoff: backoff) {
                 case .sent:
-                    outcomes[index] = DeliveryRecord(deviceID: push.target.deviceID, outcome: .sent)
+                    rounds.sent(index)
                 case .failed(let reason, let dead):
-                    outcomes[index] = DeliveryRecord(deviceID: push.target.deviceID, outcome: .failed, reason: reason,
-                                                     deadToken: dead ? push.target.pushToken : nil)
+                    rounds.failed(index, reason: reason, deadToken: dead)
                 case .retry(let reason, let wait, let newConnection):
-                    lastReason[index] = reason
-                    retry.append(index)
-                    delay = max(delay, wait)
-                    fresh = fresh || newConnection
+                    rounds.retry(index, reason: reason, after: wait, fresh: newConnection)
                 case .refreshToken:
-                    lastReason[index] = "UNAUTHENTICATED"
                     if refreshed {
-                        outcomes[index] = DeliveryRecord(deviceID: push.target.deviceID, outcome: .failed, reason: "UNAUTHENTICATED")
+                        rounds.failed(index, reason: "UNAUTHENTICATED")
                     } else {
-                        retry.append(index)
+                        rounds.retry(index, reason: "UNAUTHENTICATED")
                         refused = token
                     }
                 }
             }
             if refused != nil { refreshed = true }
-            pending = retry
-            if !pending.isEmpty, attempt + 1 < Self.maxAttempts, delay > 0 {
-                Thread.sleep(forTimeInterval: min(delay, 8))
-            }
+            rounds.endRound(last: attempt + 1 == Self.maxAttempts)
         }
-        for index in pending {
-            outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed, reason: lastReason[index])
-        }
-        return outcomes.map { $0! }
+        return rounds.result()
     }
 }
 
