@@ -82,27 +82,16 @@ struct Dashboard: Sendable {
         html += card("Delivery rate", HTML.percent(delivered, of: sent)) + card("Open rate", HTML.percent(opened, of: sent))
         html += card("Workers connected", String(live.count)) + "</div>"
 
-        html += "<h2>Recent campaigns</h2>"
-        if messages.isEmpty {
-            html += "<p class=\"empty\">No campaigns yet.</p>"
-        } else {
-            html += "<table><thead><tr><th>Message</th><th>Status</th><th>Created (UTC)</th><th>Content</th>"
-            for column in ["Targeted", "Sent", "Failed", "Throttled", "Delivered", "Opened", "Delivery", "Open"] {
-                html += "<th class=\"n\">\(column)</th>"
-            }
-            html += "</tr></thead><tbody>"
-            for message in messages {
-                let content = localized(message.spec.content, language: nil)
-                html += "<tr><td>\(HTML.escape(message.code))</td><td>\(HTML.escape(message.status))</td>"
-                html += "<td>\(HTML.escape(TagDate.format(message.createdAt)))</td><td>\(HTML.escape(String(content.prefix(60))))</td>"
-                for value in [message.targeted, message.sent, message.failed, message.throttled, message.delivered, message.opened] {
-                    html += "<td class=\"n\">\(value)</td>"
-                }
-                html += "<td class=\"n\">\(HTML.percent(message.delivered, of: message.sent))</td>"
-                html += "<td class=\"n\">\(HTML.percent(message.opened, of: message.sent))</td></tr>"
-            }
-            html += "</tbody></table>"
-        }
+        let counts = ["Targeted", "Sent", "Failed", "Throttled", "Delivered", "Opened", "Delivery", "Open"]
+        html += HTML.section(
+            "Recent campaigns", columns: ["Message", "Status", "Created (UTC)", "Content"] + counts, numeric: Set(counts),
+            rows: messages.map { message in
+                [message.code, message.status, TagDate.format(message.createdAt),
+                 String(localized(message.spec.content, language: nil).prefix(60))]
+                    + [message.targeted, message.sent, message.failed, message.throttled, message.delivered, message.opened].map(String.init)
+                    + [HTML.percent(message.delivered, of: message.sent), HTML.percent(message.opened, of: message.sent)]
+            },
+            empty: "No campaigns yet.")
         let chronological = Array(messages.reversed())
         html += HTML.barChart(
             title: "Delivery rate per campaign (oldest to newest)",
@@ -119,37 +108,13 @@ struct Dashboard: Sendable {
         html += HTML.barChart(title: "Events per day (UTC, last 14 days)",
                               days.map { (String($0.suffix(5)), Double(perDay[$0] ?? 0), String(perDay[$0] ?? 0)) }, color: "#8a5cf6")
 
-        html += "<h2>Top screens (last 14 days)</h2>"
-        if stats.screens.isEmpty {
-            html += "<p class=\"empty\">No PW_ScreenOpen events yet.</p>"
-        } else {
-            html += "<table><thead><tr><th>Screen</th><th class=\"n\">Opens</th></tr></thead><tbody>"
-            for screen in stats.screens.prefix(10) {
-                html += "<tr><td>\(HTML.escape(screen.name))</td><td class=\"n\">\(screen.count)</td></tr>"
-            }
-            html += "</tbody></table>"
-        }
-        html += "<h2>Top events (last 14 days)</h2>"
-        if stats.events.isEmpty {
-            html += "<p class=\"empty\">No events yet.</p>"
-        } else {
-            html += "<table><thead><tr><th>Event</th><th class=\"n\">Count</th><th class=\"n\">Devices</th></tr></thead><tbody>"
-            for event in stats.events.prefix(10) {
-                html += "<tr><td>\(HTML.escape(event.name))</td><td class=\"n\">\(event.count)</td><td class=\"n\">\(event.devices)</td></tr>"
-            }
-            html += "</tbody></table>"
-        }
-        html += "<h2>Workers</h2>"
-        if live.isEmpty {
-            html += "<p class=\"error\">No worker is connected: campaigns wait until one starts.</p>"
-        } else {
-            html += "<table><thead><tr><th>Worker</th><th class=\"n\">PID</th><th class=\"n\">Shards held</th><th class=\"n\">Capacity</th></tr></thead><tbody>"
-            for worker in live {
-                html += "<tr><td>\(HTML.escape(worker.id))</td><td class=\"n\">\(worker.pid)</td><td class=\"n\">\(worker.jobsInFlight)</td>"
-                html += "<td class=\"n\">\(worker.capacity)</td></tr>"
-            }
-            html += "</tbody></table>"
-        }
+        html += HTML.section("Top screens (last 14 days)", columns: ["Screen", "Opens"], numeric: ["Opens"],
+                             rows: stats.screens.prefix(10).map { [$0.name, String($0.count)] }, empty: "No PW_ScreenOpen events yet.")
+        html += HTML.section("Top events (last 14 days)", columns: ["Event", "Count", "Devices"], numeric: ["Count", "Devices"],
+                             rows: stats.events.prefix(10).map { [$0.name, String($0.count), String($0.devices)] }, empty: "No events yet.")
+        html += HTML.section("Workers", columns: ["Worker", "PID", "Shards held", "Capacity"], numeric: ["PID", "Shards held", "Capacity"],
+                             rows: live.map { [$0.id, String($0.pid), String($0.jobsInFlight), String($0.capacity)] },
+                             empty: "No worker is connected: campaigns wait until one starts.", emptyClass: "error")
         // Refresh keeps the credentials out of the URL: the same form, posted again.
         html += "<form method=\"post\" action=\"\(Self.path)\"><input type=\"hidden\" name=\"app\" value=\"\(HTML.escape(app.code))\">"
         html += "<input type=\"hidden\" name=\"token\" value=\"\(HTML.escape(token))\"><button type=\"submit\">Refresh</button></form></main>"

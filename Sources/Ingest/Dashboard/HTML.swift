@@ -17,6 +17,21 @@ enum HTML {
         return out
     }
 
+    /// A section: its heading, then a table of `rows` (every cell escaped), or `empty` when there are
+    /// none. Columns named in `numeric` are right-aligned.
+    static func section(_ heading: String, columns: [String], numeric: Set<String> = [], rows: [[String]], empty: String,
+                        emptyClass: String = "empty") -> String {
+        var html = "<h2>\(escape(heading))</h2>"
+        guard !rows.isEmpty else { return html + "<p class=\"\(emptyClass)\">\(escape(empty))</p>" }
+        func cell(_ tag: String, _ column: String, _ text: String) -> String {
+            let align = numeric.contains(column) ? " class=\"n\"" : ""
+            return "<\(tag)\(align)>\(escape(text))</\(tag)>"
+        }
+        html += "<table><thead><tr>" + columns.map { cell("th", $0, $0) }.joined() + "</tr></thead><tbody>"
+        for row in rows { html += "<tr>" + zip(columns, row).map { cell("td", $0, $1) }.joined() + "</tr>" }
+        return html + "</tbody></table>"
+    }
+
     static func percent(_ part: Int, of whole: Int) -> String {
         guard whole > 0 else { return "–" }
         let value = Double(part) * 100 / Double(whole)
