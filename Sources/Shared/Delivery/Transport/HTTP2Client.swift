@@ -191,7 +191,6 @@ public final class HTTP2Client: @unchecked Sendable {
                 }
                 curl_multi_remove_handle(multi, easy)
                 if idle.count < maxInFlight {
-                    curl_easy_reset(easy)
                     idle.append(easy)
                 } else {
                     curl_easy_cleanup(easy)
@@ -211,35 +210,43 @@ public final class HTTP2Client: @unchecked Sendable {
         }
     }
 
+    /// An easy handle for `transfer`: a pooled one, or a new one with the options every transfer
+    /// shares. Only the per-request options are set here, and each of them on every transfer, so a
+    /// pooled handle needs no `curl_easy_reset` (which would free and re-copy the CA paths).
     private func makeEasy(_ transfer: Transfer) -> UnsafeMutableRawPointer? {
-        guard let easy = idle.popLast() ?? curl_easy_init() else { return nil }
+        guard let easy = idle.popLast() ?? newEasy() else { return nil }
         let request = transfer.request
         transfer.started = monotonicSeconds()
         herald_curl_easy_setopt_string(easy, CURLOPT_URL, request.url)
-        herald_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
-        herald_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
-        herald_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        herald_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
+        herald_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, request.freshConnection ? 1 : 0)
         herald_curl_easy_setopt_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count)
         request.body.withUnsafeBytes { bytes in
             _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
-        }
-        if request.freshConnection { herald_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1) }
-        if let caFile {
-            // The extra CA is trusted in addition to the system store.
-            herald_curl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)
-            herald_curl_easy_setopt_string(easy, CURLOPT_CAPATH, "/etc/ssl/certs")
         }
         var list: UnsafeMutablePointer<curl_slist>?
         for header in request.headers { list = curl_slist_append(list, header) }
         transfer.headerList = list
         herald_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        herald_curl_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, httpBodyCallback)
         herald_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
-        herald_curl_easy_setopt_write(easy, CURLOPT_HEADERFUNCTION, httpHeaderCallback)
         herald_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
+        return easy
+    }
+
+    private func newEasy() -> UnsafeMutableRawPointer? {
+        guard let easy = curl_easy_init() else { return nil }
+        herald_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+        herald_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+        herald_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        herald_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        if let caFile {
+            // The extra CA is trusted in addition to the system store.
+            herald_curl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)
+            herald_curl_easy_setopt_string(easy, CURLOPT_CAPATH, "/etc/ssl/certs")
+        }
+        herald_curl_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, httpBodyCallback)
+        herald_curl_easy_setopt_write(easy, CURLOPT_HEADERFUNCTION, httpHeaderCallback)
         return easy
     }
 
