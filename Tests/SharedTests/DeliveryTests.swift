@@ -125,6 +125,9 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
         #expect(id == APNsProvider.apnsID(message: 42, device: 7))
         #expect(id != APNsProvider.apnsID(message: 42, device: 8))
         #expect(UUID(uuidString: id) != nil)
+        // The same ids as every earlier release, so a push retried across an upgrade keeps its id.
+        #expect(id == "0000002a-0000-4000-8000-000000000007")
+        #expect(APNsProvider.apnsID(message: 0xBEEF_1234_5678, device: 0x0ABC_DEF0_1234_5678) == "12345678-beef-4abc-8def-000012345678")
     }
 }
 

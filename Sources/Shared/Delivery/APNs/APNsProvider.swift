@@ -132,30 +132,46 @@ public final class APNsProvider: Sendable {
     }
 
     /// The headers every push of a batch shares.
-    func commonHeaders(_ headers: PayloadBuilder.APNsHeaders, token: String) -> [String] {
+    func commonHeaders(_ headers: PayloadBuilder.APNsHeaders, token: String) -> HTTP2HeaderList {
         var lines = [
             "authorization: bearer \(token)", "apns-topic: \(settings.topic)", "apns-push-type: \(headers.pushType)",
             "apns-priority: \(headers.priority)", "content-type: application/json",
         ]
         if let expiration = headers.expiration { lines.append("apns-expiration: \(expiration)") }
         if let collapse = headers.collapseID { lines.append("apns-collapse-id: \(collapse)") }
-        return lines
+        return HTTP2HeaderList(lines)
     }
 
-    func request(_ push: OutgoingPush, message: ShardWork, common: [String], fresh: Bool) -> HTTP2Request {
+    func request(_ push: OutgoingPush, message: ShardWork, common: HTTP2HeaderList, fresh: Bool) -> HTTP2Request {
         let base = push.target.gateway == "sandbox" ? settings.sandboxURL : settings.productionURL
         return HTTP2Request(url: base + "/3/device/" + push.target.pushToken,
-                            headers: common + ["apns-id: " + Self.apnsID(message: message.messageID, device: push.target.deviceID)],
-                            body: push.body, freshConnection: fresh)
+                            headers: ["apns-id: " + Self.apnsID(message: message.messageID, device: push.target.deviceID)],
+                            sharedHeaders: common, body: push.body, freshConnection: fresh)
     }
 
-    /// A stable `apns-id` per (message, device), so that a retried push carries the same id.
+    /// A stable `apns-id` per (message, device), so that a retried push carries the same id: a
+    /// version-4-shaped UUID of the message id's low 48 bits and the device id's low 60 bits.
     static func apnsID(message: Int64, device: Int64) -> String {
-        func hex(_ value: UInt64, _ width: Int) -> String {
-            let text = String(value, radix: 16)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
         let m = UInt64(bitPattern: message), d = UInt64(bitPattern: device)
-        return "\(hex(m & 0xFFFF_FFFF, 8))-\(hex((m >> 32) & 0xFFFF, 4))-4\(hex((d >> 48) & 0xFFF, 3))-8\(hex((d >> 36) & 0xFFF, 3))-\(hex(d & 0xF_FFFF_FFFF, 12))"
+        return String(unsafeUninitializedCapacity: 36) { text in
+            var end = 0
+            func put(_ value: UInt64, digits: Int, dash: Bool = true) {
+                for shift in stride(from: 4 * (digits - 1), through: 0, by: -4) {
+                    let nibble = UInt8((value >> UInt64(shift)) & 0xF)
+                    text[end] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                    end += 1
+                }
+                if dash {
+                    text[end] = UInt8(ascii: "-")
+                    end += 1
+                }
+            }
+            put(m & 0xFFFF_FFFF, digits: 8)
+            put((m >> 32) & 0xFFFF, digits: 4)
+            put(0x4000 | (d >> 48) & 0xFFF, digits: 4)
+            put(0x8000 | (d >> 36) & 0xFFF, digits: 4)
+            put(d & 0xF_FFFF_FFFF, digits: 12, dash: false)
+            return end
+        }
     }
 }

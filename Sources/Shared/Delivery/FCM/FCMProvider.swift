@@ -78,9 +78,9 @@ public final class FCMProvider: Sendable {
             }
             refused = nil
             let fresh = rounds.takeFresh()
+            let headers = HTTP2HeaderList(["authorization: Bearer \(token)", "content-type: application/json"])
             let responses = client.send(rounds.pending.map {
-                HTTP2Request(url: url, headers: ["authorization: Bearer \(token)", "content-type: application/json"],
-                             body: pushes[$0].body, freshConnection: fresh)
+                HTTP2Request(url: url, sharedHeaders: headers, body: pushes[$0].body, freshConnection: fresh)
             })
             for (index, response) in zip(rounds.pending, responses) {
                 switch Self.verdict(response, attempt: attempt, backoff: backoff) {

@@ -8,20 +8,40 @@ import Synchronization
 /// One HTTP/2 request.
 public struct HTTP2Request: Sendable {
     public var url: String
-    /// `name: value` lines.
+    /// `name: value` lines of this request only, sent before `sharedHeaders`.
     public var headers: [String]
+    /// Lines many requests share (built once into libcurl's list instead of once per request).
+    public var sharedHeaders: HTTP2HeaderList?
     public var body: [UInt8]
     /// Open a new connection for this request (after 5xx or a broken connection).
     public var freshConnection: Bool
     public var timeoutMilliseconds: Int
 
-    public init(url: String, headers: [String], body: [UInt8], freshConnection: Bool = false, timeoutMilliseconds: Int = 30_000) {
+    public init(url: String, headers: [String] = [], sharedHeaders: HTTP2HeaderList? = nil, body: [UInt8], freshConnection: Bool = false,
+                timeoutMilliseconds: Int = 30_000) {
         self.url = url
         self.headers = headers
+        self.sharedHeaders = sharedHeaders
         self.body = body
         self.freshConnection = freshConnection
         self.timeoutMilliseconds = timeoutMilliseconds
     }
+}
+
+/// `name: value` header lines in libcurl's list form, shared by the requests of a batch.
+///
+/// `@unchecked Sendable` invariant: the list is never changed after `init`; libcurl only reads it,
+/// and a transfer links its own lines in front of it without touching its nodes.
+public final class HTTP2HeaderList: @unchecked Sendable {
+    let list: UnsafeMutablePointer<curl_slist>?
+
+    public init(_ lines: [String]) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines { list = curl_slist_append(list, line) }
+        self.list = list
+    }
+
+    deinit { curl_slist_free_all(list) }
 }
 
 /// What came back: a status, lower-cased headers and a body, or a transport error (status 0).
@@ -224,10 +244,19 @@ public final class HTTP2Client: @unchecked Sendable {
         request.body.withUnsafeBytes { bytes in
             _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
         }
-        var list: UnsafeMutablePointer<curl_slist>?
-        for header in request.headers { list = curl_slist_append(list, header) }
-        transfer.headerList = list
-        herald_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))
+        let shared = request.sharedHeaders?.list
+        var first: UnsafeMutablePointer<curl_slist>?
+        var last: UnsafeMutablePointer<curl_slist>?
+        for header in request.headers {
+            guard let node = curl_slist_append(nil, header) else { continue }
+            if let last { last.pointee.next = node } else { first = node }
+            last = node
+        }
+        if let first, let last {
+            last.pointee.next = shared
+            transfer.ownHeaders = (first, last)
+        }
+        herald_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(first ?? shared))
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         herald_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
         herald_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
@@ -283,7 +312,8 @@ final class Transfer: @unchecked Sendable {
     let index: Int
     var body: [UInt8] = []
     var headers: [String: String] = [:]
-    var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The request's own header lines (first and last node), linked in front of its shared ones.
+    var ownHeaders: (first: UnsafeMutablePointer<curl_slist>, last: UnsafeMutablePointer<curl_slist>)?
     var started = 0.0
 
     init(request: HTTP2Request, batch: Batch, index: Int) {
@@ -293,8 +323,12 @@ final class Transfer: @unchecked Sendable {
     }
 
     func finish(_ response: HTTP2Response) {
-        if let headerList { curl_slist_free_all(headerList) }
-        headerList = nil
+        if let ownHeaders {
+            // Detached first, so that freeing the own lines leaves the shared ones alone.
+            ownHeaders.last.pointee.next = nil
+            curl_slist_free_all(ownHeaders.first)
+        }
+        ownHeaders = nil
         batch.responses[index] = response
         batch.remaining -= 1
         if batch.remaining == 0 { batch.done.signal() }
