@@ -4,6 +4,9 @@ import Shared
 /// otherwise APNs for iOS devices and FCM for Android devices.
 enum Providers {
     /// Connections and streams per provider: a few long-lived connections, hundreds of streams.
+    /// APNs pushes get two libcurl threads (one connection each), so that a worker can spend both
+    /// cores of the machine on libcurl's per-push work.
+    static let apnsThreads = 2
     static let apnsConnections = 2
     static let apnsInFlight = 500
     static let fcmConnections = 4
@@ -14,7 +17,7 @@ enum Providers {
         if let sink = app.sink { return try SinkProvider(path: sink) }
         var apns: (any PushProvider)?
         if let settings = app.apns {
-            let client = HTTP2Client(name: "herald-apns", maxConnections: apnsConnections, maxInFlight: apnsInFlight, caFile: settings.caFile,
+            let client = HTTP2Client(name: "herald-apns", threads: apnsThreads, maxConnections: apnsConnections, maxInFlight: apnsInFlight, caFile: settings.caFile,
                                      observe: { stats.observe(provider: "apns", seconds: $0) })
             register(client)
             let tokens = APNsTokenCache(teamID: settings.teamID, keyID: settings.keyID, key: try SigningKey(path: settings.keyPath), clock: clock)

@@ -1,9 +1,4 @@
 internal import CCurl
-import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
-import Synchronization
 
 /// One HTTP/2 request.
 public struct HTTP2Request: Sendable {
@@ -52,327 +47,36 @@ public struct HTTP2Response: Sendable {
     public var transportError: String?
 }
 
-/// An HTTP/2-over-TLS client on one libcurl multi handle, driven by its own thread with epoll and
-/// `curl_multi_socket_action` (so each wake-up only touches the connections that have data, rather
-/// than every transfer in flight): requests from any thread are multiplexed over at most
-/// `maxConnections` long-lived connections, with at most `maxInFlight` transfers active (the rest
-/// wait in a queue, so a backlog never opens connections). `send` blocks the caller until every
-/// response of its batch is in.
-///
-/// `@unchecked Sendable` invariant: the multi handle, the epoll set and the transfer table are used
-/// only by the client's thread; other threads only append to the queue (behind a mutex) and write
-/// to the wake-up eventfd.
-public final class HTTP2Client: @unchecked Sendable {
-    private let multi: UnsafeMutableRawPointer
-    private let queue = Mutex<[Transfer]>([])
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
-    private let epoll: Int32
-    private let wake: Int32
-    /// Client thread only: sockets registered with epoll, and when libcurl wants its timeout call.
-    private var registered: Set<Int32> = []
-    private var deadline: Double?
-    /// Client thread only: finished easy handles, reset and kept for the next transfers.
-    private var idle: [UnsafeMutableRawPointer] = []
-    let maxInFlight: Int
-    let caFile: String?
-    /// Called on the client's thread with each request's duration in seconds.
-    let observe: (@Sendable (Double) -> Void)?
+/// An HTTP/2-over-TLS client: `threads` libcurl loops (`HTTP2Loop`), each with its own thread,
+/// multi handle and share of the connections and in-flight transfers. libcurl's per-transfer work
+/// is the bulk of a push's CPU, so one loop caps a worker at what one core does; a second lets the
+/// worker use the machine's second core. `send` blocks the caller until every response of its batch
+/// is in.
+public final class HTTP2Client: Sendable {
+    private let loops: [HTTP2Loop]
 
-    public init(name: String, maxConnections: Int, maxInFlight: Int, caFile: String?, observe: (@Sendable (Double) -> Void)? = nil) {
-        self.observe = observe
-        HTTP2Client.initializeLibrary
-        multi = curl_multi_init()
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.fd = wake
-        epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
-        self.maxInFlight = maxInFlight
-        self.caFile = caFile
-        herald_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
-        herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnections)
-        herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, (maxInFlight + maxConnections - 1) / maxConnections))
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        herald_curl_multi_setopt_socket_function(multi, httpSocketCallback)
-        herald_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
-        herald_curl_multi_setopt_timer_function(multi, httpTimerCallback)
-        herald_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
+    /// `maxConnections` and `maxInFlight` are totals, split evenly over the threads (at least one
+    /// connection and one transfer each).
+    public init(name: String, threads: Int = 1, maxConnections: Int, maxInFlight: Int, caFile: String?,
+                observe: (@Sendable (Double) -> Void)? = nil) {
+        let count = max(1, threads)
+        loops = (0..<count).map { _ in
+            HTTP2Loop(name: name, maxConnections: max(1, maxConnections / count), maxInFlight: max(1, maxInFlight / count),
+                      caFile: caFile, observe: observe)
         }
-        thread.name = name
-        thread.start()
     }
 
-    private static let initializeLibrary: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
-
-    /// Sends every request (multiplexed) and returns the responses in the same order.
+    /// Sends every request (multiplexed) and returns the responses in the same order: each loop
+    /// takes one contiguous part of the requests.
     public func send(_ requests: [HTTP2Request]) -> [HTTP2Response] {
-        guard !requests.isEmpty else { return [] }
-        let batch = Batch(count: requests.count)
-        let transfers = requests.enumerated().map { Transfer(request: $0.element, batch: batch, index: $0.offset) }
-        queue.withLock { $0.append(contentsOf: transfers) }
-        signalWake()
-        batch.done.wait()
-        return batch.responses.map { $0 ?? HTTP2Response(status: 0, headers: [:], body: [], transportError: "no response") }
+        let batches = loops.indices.map { index in
+            loops[index].start(Array(requests[index * requests.count / loops.count ..< (index + 1) * requests.count / loops.count]))
+        }
+        return batches.flatMap { $0.wait() }
     }
 
-    /// Fails what is queued, ends the thread and frees the multi handle.
+    /// Fails what is queued, ends the threads and frees the multi handles.
     public func close() {
-        guard !stopping.exchange(true, ordering: .relaxed) else { return }
-        signalWake()
-        finished.wait()
-        curl_multi_cleanup(multi)
-        Glibc.close(epoll)
-        Glibc.close(wake)
+        for loop in loops { loop.close() }
     }
-
-    private func signalWake() {
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
-    }
-
-    // MARK: - Callbacks from libcurl (client thread)
-
-    /// libcurl asks to watch `socket` for `what` (CURL_POLL_IN/OUT/INOUT) or to forget it (REMOVE).
-    func watch(_ socket: Int32, _ what: Int32) {
-        if what == CURL_POLL_REMOVE {
-            if registered.remove(socket) != nil { epoll_ctl(epoll, EPOLL_CTL_DEL, socket, nil) }
-            return
-        }
-        var event = epoll_event()
-        event.events = (what & CURL_POLL_IN != 0 ? EPOLLIN.rawValue : 0) | (what & CURL_POLL_OUT != 0 ? EPOLLOUT.rawValue : 0)
-        event.data.fd = socket
-        if registered.insert(socket).inserted {
-            epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event)
-        } else {
-            epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event)
-        }
-    }
-
-    /// libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` after `milliseconds` (-1: never).
-    func setTimer(_ milliseconds: Int) {
-        deadline = milliseconds < 0 ? nil : monotonicSeconds() + Double(milliseconds) / 1000
-    }
-
-    // MARK: - The client's thread
-
-    private func run() {
-        var active: [UInt: Transfer] = [:]
-        var events = [epoll_event](repeating: epoll_event(), count: 64)
-        var running: Int32 = 0
-        while !stopping.load(ordering: .relaxed) {
-            let room = maxInFlight - active.count
-            if room > 0 {
-                let next = queue.withLock { pending -> [Transfer] in
-                    let taken = Array(pending.prefix(room))
-                    pending.removeFirst(taken.count)
-                    return taken
-                }
-                for transfer in next {
-                    guard let easy = makeEasy(transfer) else {
-                        transfer.finish(HTTP2Response(status: 0, headers: [:], body: [], transportError: "curl_easy_init failed"))
-                        continue
-                    }
-                    active[UInt(bitPattern: easy)] = transfer
-                    curl_multi_add_handle(multi, easy)
-                }
-            }
-            var wait: Int32 = 200
-            if let deadline { wait = Int32(max(0, min(200, (deadline - monotonicSeconds()) * 1000))) }
-            let count = epoll_wait(epoll, &events, Int32(events.count), wait)
-            for index in 0..<Int(max(0, count)) {
-                let fd = events[index].data.fd
-                if fd == wake {
-                    var value: UInt64 = 0
-                    _ = read(wake, &value, 8)
-                    continue
-                }
-                let flags = events[index].events
-                var mask: Int32 = 0
-                if flags & EPOLLIN.rawValue != 0 { mask |= CURL_CSELECT_IN }
-                if flags & EPOLLOUT.rawValue != 0 { mask |= CURL_CSELECT_OUT }
-                if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { mask |= CURL_CSELECT_ERR }
-                curl_multi_socket_action(multi, fd, mask, &running)
-            }
-            if let due = deadline, monotonicSeconds() >= due {
-                deadline = nil
-                curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
-            }
-            var left: Int32 = 0
-            while let message = curl_multi_info_read(multi, &left) {
-                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-                let result = message.pointee.data.result
-                if let transfer = active.removeValue(forKey: UInt(bitPattern: easy)) {
-                    complete(transfer, easy: easy, result: result)
-                }
-                curl_multi_remove_handle(multi, easy)
-                if idle.count < maxInFlight {
-                    idle.append(easy)
-                } else {
-                    curl_easy_cleanup(easy)
-                }
-            }
-        }
-        for easy in idle { curl_easy_cleanup(easy) }
-        idle.removeAll()
-        for (key, transfer) in active {
-            let easy = UnsafeMutableRawPointer(bitPattern: key)
-            curl_multi_remove_handle(multi, easy)
-            curl_easy_cleanup(easy)
-            transfer.finish(HTTP2Response(status: 0, headers: [:], body: [], transportError: "client closed"))
-        }
-        for transfer in queue.withLock({ pending in defer { pending.removeAll() }; return pending }) {
-            transfer.finish(HTTP2Response(status: 0, headers: [:], body: [], transportError: "client closed"))
-        }
-    }
-
-    /// An easy handle for `transfer`: a pooled one, or a new one with the options every transfer
-    /// shares. Only the per-request options are set here, and each of them on every transfer, so a
-    /// pooled handle needs no `curl_easy_reset` (which would free and re-copy the CA paths).
-    private func makeEasy(_ transfer: Transfer) -> UnsafeMutableRawPointer? {
-        guard let easy = idle.popLast() ?? newEasy() else { return nil }
-        let request = transfer.request
-        transfer.started = monotonicSeconds()
-        herald_curl_easy_setopt_string(easy, CURLOPT_URL, request.url)
-        herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
-        herald_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, request.freshConnection ? 1 : 0)
-        herald_curl_easy_setopt_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count)
-        request.body.withUnsafeBytes { bytes in
-            _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
-        }
-        let shared = request.sharedHeaders?.list
-        var first: UnsafeMutablePointer<curl_slist>?
-        var last: UnsafeMutablePointer<curl_slist>?
-        for header in request.headers {
-            guard let node = curl_slist_append(nil, header) else { continue }
-            if let last { last.pointee.next = node } else { first = node }
-            last = node
-        }
-        if let first, let last {
-            last.pointee.next = shared
-            transfer.ownHeaders = (first, last)
-        }
-        herald_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(first ?? shared))
-        let context = Unmanaged.passUnretained(transfer).toOpaque()
-        herald_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
-        herald_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
-        return easy
-    }
-
-    private func newEasy() -> UnsafeMutableRawPointer? {
-        guard let easy = curl_easy_init() else { return nil }
-        herald_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
-        herald_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
-        herald_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        herald_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
-        if let caFile {
-            // The extra CA is trusted in addition to the system store.
-            herald_curl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)
-            herald_curl_easy_setopt_string(easy, CURLOPT_CAPATH, "/etc/ssl/certs")
-        }
-        herald_curl_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, httpBodyCallback)
-        herald_curl_easy_setopt_write(easy, CURLOPT_HEADERFUNCTION, httpHeaderCallback)
-        return easy
-    }
-
-    private func complete(_ transfer: Transfer, easy: UnsafeMutableRawPointer, result: CURLcode) {
-        observe?(monotonicSeconds() - transfer.started)
-        guard result == CURLE_OK else {
-            transfer.finish(HTTP2Response(status: 0, headers: [:], body: transfer.body,
-                                          transportError: String(cString: curl_easy_strerror(result))))
-            return
-        }
-        var status = 0
-        herald_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        transfer.finish(HTTP2Response(status: status, headers: transfer.headers, body: transfer.body, transportError: nil))
-    }
-}
-
-/// The responses of one `send` call.
-final class Batch: @unchecked Sendable {
-    var responses: [HTTP2Response?]
-    var remaining: Int
-    let done = DispatchSemaphore(value: 0)
-
-    init(count: Int) {
-        responses = Array(repeating: nil, count: count)
-        remaining = count
-    }
-}
-
-/// One request in flight. `@unchecked Sendable` invariant: created by the sender, then touched only
-/// by the client's thread until it is finished; the batch is read by the sender after `done`.
-final class Transfer: @unchecked Sendable {
-    let request: HTTP2Request
-    let batch: Batch
-    let index: Int
-    var body: [UInt8] = []
-    var headers: [String: String] = [:]
-    /// The request's own header lines (first and last node), linked in front of its shared ones.
-    var ownHeaders: (first: UnsafeMutablePointer<curl_slist>, last: UnsafeMutablePointer<curl_slist>)?
-    var started = 0.0
-
-    init(request: HTTP2Request, batch: Batch, index: Int) {
-        self.request = request
-        self.batch = batch
-        self.index = index
-    }
-
-    func finish(_ response: HTTP2Response) {
-        if let ownHeaders {
-            // Detached first, so that freeing the own lines leaves the shared ones alone.
-            ownHeaders.last.pointee.next = nil
-            curl_slist_free_all(ownHeaders.first)
-        }
-        ownHeaders = nil
-        batch.responses[index] = response
-        batch.remaining -= 1
-        if batch.remaining == 0 { batch.done.signal() }
-    }
-}
-
-let httpBodyCallback: curl_write_callback = { data, size, count, context in
-    guard let data, let context else { return 0 }
-    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    data.withMemoryRebound(to: UInt8.self, capacity: length) {
-        transfer.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
-    }
-    return length
-}
-
-/// Response headers the providers read; the others are skipped without building strings.
-let httpKeptHeaders: [[UInt8]] = ["apns-id", "retry-after", "content-type"].map { Array($0.utf8) }
-
-let httpHeaderCallback: curl_write_callback = { data, size, count, context in
-    guard let data, let context else { return 0 }
-    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    data.withMemoryRebound(to: UInt8.self, capacity: length) { pointer in
-        let line = UnsafeBufferPointer(start: pointer, count: length)
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
-        let lowered = line[..<colon].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
-        guard httpKeptHeaders.contains(lowered) else { return }
-        var value = line[(colon + 1)...]
-        while let first = value.first, first == 32 || first == 9 { value = value.dropFirst() }
-        while let last = value.last, last == 32 || last == 9 || last == 10 || last == 13 { value = value.dropLast() }
-        transfer.headers[String(decoding: lowered, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
-    }
-    return length
-}
-
-let httpSocketCallback: curl_socket_callback = { _, socket, what, context, _ in
-    guard let context else { return 0 }
-    Unmanaged<HTTP2Client>.fromOpaque(context).takeUnretainedValue().watch(socket, what)
-    return 0
-}
-
-let httpTimerCallback: curl_multi_timer_callback = { _, milliseconds, context in
-    guard let context else { return 0 }
-    Unmanaged<HTTP2Client>.fromOpaque(context).takeUnretainedValue().setTimer(milliseconds)
-    return 0
 }
