@@ -21,8 +21,9 @@ final class HTTP2Loop: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let epoll: Int32
     private let wake: Int32
-    /// Loop thread only: sockets registered with epoll, and when libcurl wants its timeout call.
-    private var registered: Set<Int32> = []
+    /// Loop thread only: sockets registered with epoll (with the events watched), and when libcurl
+    /// wants its timeout call.
+    private var registered: [Int32: UInt32] = [:]
     private var deadline: Double?
     /// Loop thread only: finished easy handles, kept for the next transfers.
     private var idle: [UnsafeMutableRawPointer] = []
@@ -91,16 +92,17 @@ final class HTTP2Loop: @unchecked Sendable {
     /// libcurl asks to watch `socket` for `what` (CURL_POLL_IN/OUT/INOUT) or to forget it (REMOVE).
     func watch(_ socket: Int32, _ what: Int32) {
         if what == CURL_POLL_REMOVE {
-            if registered.remove(socket) != nil { epoll_ctl(epoll, EPOLL_CTL_DEL, socket, nil) }
+            if registered.removeValue(forKey: socket) != nil { epoll_ctl(epoll, EPOLL_CTL_DEL, socket, nil) }
             return
         }
         var event = epoll_event()
         event.events = (what & CURL_POLL_IN != 0 ? EPOLLIN.rawValue : 0) | (what & CURL_POLL_OUT != 0 ? EPOLLOUT.rawValue : 0)
         event.data.fd = socket
-        if registered.insert(socket).inserted {
-            epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event)
-        } else {
-            epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event)
+        // libcurl repeats unchanged requests about once per transfer: those cost no system call.
+        switch registered.updateValue(event.events, forKey: socket) {
+        case nil: epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event)
+        case event.events: break
+        default: epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event)
         }
     }
 
