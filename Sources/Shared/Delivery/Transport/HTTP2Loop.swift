@@ -314,8 +314,9 @@ let httpBodyCallback: curl_write_callback = { data, size, count, context in
     return length
 }
 
-/// Response headers the providers read; the others are skipped without building strings.
-let httpKeptHeaders: [[UInt8]] = ["apns-id", "retry-after", "content-type"].map { Array($0.utf8) }
+/// Response headers the providers read (lower case); the others are skipped without building
+/// strings or arrays.
+let httpKeptHeaders: [(name: String, bytes: [UInt8])] = ["apns-id", "retry-after", "content-type"].map { ($0, Array($0.utf8)) }
 
 let httpHeaderCallback: curl_write_callback = { data, size, count, context in
     guard let data, let context else { return 0 }
@@ -324,12 +325,14 @@ let httpHeaderCallback: curl_write_callback = { data, size, count, context in
     data.withMemoryRebound(to: UInt8.self, capacity: length) { pointer in
         let line = UnsafeBufferPointer(start: pointer, count: length)
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
-        let lowered = line[..<colon].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
-        guard httpKeptHeaders.contains(lowered) else { return }
+        let name = line[..<colon]
+        guard let kept = httpKeptHeaders.first(where: { kept in
+            kept.bytes.count == name.count && zip(kept.bytes, name).allSatisfy { $0 == ($1 >= 65 && $1 <= 90 ? $1 + 32 : $1) }
+        }) else { return }
         var value = line[(colon + 1)...]
         while let first = value.first, first == 32 || first == 9 { value = value.dropFirst() }
         while let last = value.last, last == 32 || last == 9 || last == 10 || last == 13 { value = value.dropLast() }
-        transfer.headers[String(decoding: lowered, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
+        transfer.headers[kept.name] = String(decoding: value, as: UTF8.self)
     }
     return length
 }
