@@ -17,8 +17,8 @@ enum Providers {
         if let sink = app.sink { return try SinkProvider(path: sink) }
         var apns: (any PushProvider)?
         if let settings = app.apns {
-            let client = HTTP2Client(name: "herald-apns", threads: apnsThreads, maxConnections: apnsConnections, maxInFlight: apnsInFlight, caFile: settings.caFile,
-                                     observe: { stats.observe(provider: "apns", seconds: $0) })
+            let client = HTTP2Client(name: "herald-apns", threads: apnsThreads, maxConnections: apnsConnections, maxInFlight: apnsInFlight,
+                                     caFile: settings.caFile, observe: { stats.observe(provider: "apns", seconds: $0) })
             register(client)
             let tokens = APNsTokenCache(teamID: settings.teamID, keyID: settings.keyID, key: try SigningKey(path: settings.keyPath), clock: clock)
             _ = try tokens.token()
