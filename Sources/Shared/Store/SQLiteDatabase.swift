@@ -55,11 +55,13 @@ public final class SQLiteDatabase: Sendable {
                 }
             }
             appIDs = ids
-            // The writer never checkpoints (a checkpoint's fsync would stall every waiting request);
-            // the checkpointer thread does it beside it on its own connection.
+            // The writer does not checkpoint by itself (a checkpoint's fsync would stall every waiting
+            // request); the checkpointer thread does it beside it on its own connection.
             try connection.execute("PRAGMA wal_autocheckpoint=0")
-            checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-            committer = GroupCommitter(writer: Writer(connection: connection))
+            let committer = GroupCommitter(writer: Writer(connection: connection))
+            self.committer = committer
+            checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
+                                            askWriter: { committer.requestCheckpoint() })
         } catch {
             throw Self.storeError(error)
         }
@@ -190,6 +192,8 @@ final class GroupCommitter: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let thread = Atomic<UInt>(0)
+    /// Set by the checkpointer (see `Checkpointer`): checkpoint after the next batch.
+    private let checkpointRequested = Atomic<Bool>(false)
 
     init(writer: SQLiteDatabase.Writer) {
         self.writer = writer
@@ -219,6 +223,11 @@ final class GroupCommitter: @unchecked Sendable {
         available.signal()
     }
 
+    /// Asks for a checkpoint on the writer connection after the next batch.
+    func requestCheckpoint() {
+        checkpointRequested.store(true, ordering: .relaxed)
+    }
+
     func stop() {
         stopping.store(true, ordering: .relaxed)
         available.signal()
@@ -244,6 +253,11 @@ final class GroupCommitter: @unchecked Sendable {
                 case .write(let write): write.done.signal()
                 case .request(let request): request.finish(committed)
                 }
+            }
+            if checkpointRequested.exchange(false, ordering: .relaxed) {
+                // Outside any transaction, and no other writer in this process: this copies every
+                // frame no reader still needs, so that the next transaction restarts the WAL.
+                try? writer.connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
             }
         }
     }
@@ -318,17 +332,27 @@ final class GroupCommitter: @unchecked Sendable {
 }
 
 /// Copies the WAL back into the database file every half second (a PASSIVE checkpoint, which never
-/// blocks readers or the writer), so that the writer thread never pays for a checkpoint's fsync.
+/// blocks readers or the writer), so that the writer thread pays for few checkpoint fsyncs.
+///
+/// SQLite starts the WAL over from its beginning (rewriting the file in place instead of appending
+/// to it) only when a write transaction begins after every frame has been copied back. Under
+/// steady writes the writer appends while this thread copies, so that never happens and the WAL
+/// grows without bound (180 MB in 5 s of the device-api benchmark's registerDevice), which also
+/// slows every page lookup of readers. So whenever the WAL holds frames, `askWriter` asks the
+/// writer to checkpoint once between two transactions: only the frames appended since this
+/// thread's checkpoint are left to copy, and the next transaction starts the WAL over.
 final class Checkpointer: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(path: String, busyTimeoutMilliseconds: Int) throws(SQLiteError) {
+    init(path: String, busyTimeoutMilliseconds: Int, askWriter: @escaping @Sendable () -> Void) throws(SQLiteError) {
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 1024)
         let thread = Thread { [self, connection] in
             while !stopping.load(ordering: .relaxed) {
                 Thread.sleep(forTimeInterval: 0.5)
-                try? connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                // One row: busy flag, frames in the WAL, frames copied back.
+                let logged = try? connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").first { $0.int(1) }
+                if let logged, logged > 0 { askWriter() }
             }
             connection.close()
             finished.signal()
