@@ -6,7 +6,7 @@ internal import CSQLite
 /// connections out under a lock) and closed exactly once by its owner.
 public final class SQLiteConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
-    private var statements: [String: SQLiteStatement] = [:]
+    private var statements: [StatementKey: SQLiteStatement] = [:]
     public let path: String
 
     /// Opens (creating if needed) the database at `path` with Herald's per-connection settings:
@@ -65,7 +65,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// A cached prepared statement for `sql`, reset and with bindings cleared.
     public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
-        if let cached = statements[sql] {
+        if let cached = statements[StatementKey(sql)] {
             cached.reset()
             return cached
         }
@@ -79,7 +79,7 @@ public final class SQLiteConnection: @unchecked Sendable {
             for cached in statements.values { cached.finalize() }
             statements.removeAll()
         }
-        statements[sql] = statement
+        statements[StatementKey(sql)] = statement
         return statement
     }
 
@@ -107,4 +107,19 @@ public final class SQLiteConnection: @unchecked Sendable {
     public var isAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
 
     public var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+}
+
+/// The statement cache's key. Hashing a whole statement (the registry's upserts run past a
+/// kilobyte) on every lookup costs more than running a small one, so only its length and last
+/// bytes are hashed; equality still compares the whole text, which is immediate for the same
+/// string literal.
+private struct StatementKey: Hashable {
+    let sql: String
+
+    init(_ sql: String) { self.sql = sql }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(sql.utf8.count)
+        for byte in sql.utf8.suffix(48) { hasher.combine(byte) }
+    }
 }
