@@ -107,6 +107,9 @@ public final class SQLiteConnection: @unchecked Sendable {
     public var isAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
 
     public var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+
+    /// The row id of the last row inserted on this connection (0 if none).
+    public var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
 }
 
 /// The statement cache's key. Hashing a whole statement (the registry's upserts run past a

@@ -30,7 +30,8 @@ public final class SQLiteDeviceStore: DeviceStore {
             a.userID.map(SQLiteValue.text) ?? .null, a.notificationTypes.map(SQLiteValue.integer) ?? .null,
             .integer(now),
         ]
-        if let id = try connection.prepare(
+        // With no attributes there is nothing to update (setTags usually sends none).
+        if a != DeviceAttributes(), let id = try connection.prepare(
             """
             UPDATE devices SET platform = COALESCE(?3, platform), language = COALESCE(?4, language),
               timezone_offset = COALESCE(?5, timezone_offset), app_version = COALESCE(?6, app_version),
@@ -79,7 +80,11 @@ public final class SQLiteDeviceStore: DeviceStore {
             a.userID.map(SQLiteValue.text) ?? .null, a.notificationTypes.map(SQLiteValue.integer) ?? .null,
             .integer(now), .text(registration.pushToken), registration.gateway.map(SQLiteValue.text) ?? .null,
         ]
-        if let id = try connection.prepare(
+        // No RETURNING: SQLite runs such a statement into a temporary table first, which costs more
+        // than the insert. Only an insert moves the connection's last insert row id (an update
+        // does not); when it did not move, the id is looked up.
+        let previousRowID = connection.lastInsertRowID
+        try connection.prepare(
             """
             INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
               sdk_version, user_id, notification_types, created_at, updated_at, push_token, gateway)
@@ -96,10 +101,10 @@ public final class SQLiteDeviceStore: DeviceStore {
               OR COALESCE(?9, sdk_version) IS NOT sdk_version OR COALESCE(?10, user_id) IS NOT user_id
               OR COALESCE(?11, notification_types) IS NOT notification_types OR ?13 IS NOT push_token
               OR COALESCE(?14, gateway) IS NOT gateway OR subscribed <> 1 OR token_invalid_reason IS NOT NULL
-            RETURNING id
             """
-        ).first(values, { $0.int(0) }) {
-            return id
+        ).run(values)
+        if connection.lastInsertRowID != previousRowID {
+            return connection.lastInsertRowID
         }
         guard let id = try connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?")
             .first([.integer(appID), .text(registration.hwid)], { $0.int(0) }) else {
