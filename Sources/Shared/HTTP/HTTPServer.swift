@@ -128,17 +128,24 @@ private final class ValueCollector {
     init(lowercaseKeys: Bool) { self.lowercaseKeys = lowercaseKeys }
 }
 
-/// The request headers handlers use (looked up one by one: cheaper than collecting all).
-let httpInterestingHeaders = ["content-type", "authorization", "x-retry-count", "accept"]
+/// The request headers handlers use (looked up one by one: cheaper than collecting all). Static
+/// strings, because a short Swift `String` passed to C is copied into a new buffer on every call.
+let httpInterestingHeaders: [StaticString] = ["content-type", "authorization", "x-retry-count", "accept"]
 
 private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String] {
     var headers: [String: String] = [:]
     for name in httpInterestingHeaders {
-        if let value = MHD_lookup_connection_value(connection, HERALD_MHD_HEADER_KIND, name) {
-            headers[name] = String(cString: value)
+        if let value = lookupHeader(connection, name) {
+            headers[name.description] = String(cString: value)
         }
     }
     return headers
+}
+
+private func lookupHeader(_ connection: OpaquePointer?, _ name: StaticString) -> UnsafePointer<CChar>? {
+    name.withUTF8Buffer { bytes in
+        bytes.withMemoryRebound(to: CChar.self) { MHD_lookup_connection_value(connection, HERALD_MHD_HEADER_KIND, $0.baseAddress) }
+    }
 }
 
 private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowercaseKeys: Bool) -> [String: String] {
@@ -164,7 +171,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
     guard let existing = state.pointee else {
         let pending = RequestState()
         state.pointee = Unmanaged.passRetained(pending).toOpaque()
-        if let length = MHD_lookup_connection_value(connection, HERALD_MHD_HEADER_KIND, "Content-Length"),
+        if let length = lookupHeader(connection, "Content-Length"),
             let declared = Int(String(cString: length)), declared > server.settings.maxBodyBytes {
             pending.tooLarge = true
             return reply(connection, tooLargeResponse(server.settings.maxBodyBytes))
