@@ -3,8 +3,11 @@
 public enum Envelope {
     /// Success, with `response` (null for void methods).
     public static func ok(_ response: JSON = .null) -> HTTPResponse {
-        .json(["status_code": 200, "status_message": "OK", "response": response])
+        response == .null ? okWithoutResponse : .json(["status_code": 200, "status_message": "OK", "response": response])
     }
+
+    /// Most writes answer this: encoded once.
+    static let okWithoutResponse = HTTPResponse.json(["status_code": 200, "status_message": "OK", "response": nil])
 
     /// An argument error: HTTP 200 with `status_code` 210, so that the SDKs do not retry;
     /// `message` names the field.
