@@ -98,8 +98,8 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Runs `body` inside a read transaction so that all its queries see one snapshot.
     public func readTransaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN")
-        defer { try? execute("COMMIT") }
+        try statement("BEGIN")
+        defer { try? statement("COMMIT") }
         return try body()
     }
 
