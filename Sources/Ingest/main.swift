@@ -24,7 +24,7 @@ let campaigns = SQLiteCampaignStore(database: database)
 let analytics = SQLiteAnalyticsStore(database: database)
 let clock = SystemClock()
 let queueContext = QueueContext()
-let workers = Dispatcher(settings: configuration.queue, store: campaigns, clock: clock, logger: logger)
+let workers = Dispatcher(settings: configuration.queue, store: campaigns, analytics: analytics, clock: clock, logger: logger)
 do {
     try workers.start(context: queueContext)
 } catch {

@@ -2,13 +2,17 @@ import Foundation
 import Shared
 import Synchronization
 
-/// The worker's two threads. The queue thread owns the ZeroMQ sockets: it sends a heartbeat every
-/// second, receives shard jobs, and sends acks. The runner thread processes shards one at a time.
+/// The worker's three threads. The queue thread owns the ZeroMQ sockets: it sends a heartbeat every
+/// second, receives shard jobs and report batches, and sends acks. The runner thread processes
+/// shards one at a time; the reports thread folds report batches into the statistics, so that
+/// reports never wait behind a long campaign shard.
 final class WorkerLoop: Sendable {
     let configuration: Configuration
     let logger: Logger
     let id: String
     let runner: ShardRunner
+    let analytics: any AnalyticsStore
+    let clock: any Clock
     let stats: DeliveryStats
     /// Shards the worker accepts at once (one running, one waiting), advertised in heartbeats.
     static let capacity: Int64 = 2
@@ -18,12 +22,20 @@ final class WorkerLoop: Sendable {
     private let queueStopping = Atomic<Bool>(false)
     private let queueFinished = DispatchSemaphore(value: 0)
     private let runnerFinished = DispatchSemaphore(value: 0)
+    private let reportsFinished = DispatchSemaphore(value: 0)
+    /// Report batches `(after, through]` waiting, and `(after, processed)` of those done.
+    private let reportJobs = Mutex<[(Int64, Int64)]>([])
+    private let reportArrived = DispatchSemaphore(value: 0)
+    private let reportAcks = Mutex<[(Int64, Int64)]>([])
     private let jobs = Mutex<[Int64]>([])
     private let jobArrived = DispatchSemaphore(value: 0)
     private let running = Atomic<Int>(0)
     private let acks = Mutex<[Int64]>([])
 
-    init(configuration: Configuration, logger: Logger, id: String, runner: ShardRunner, stats: DeliveryStats) {
+    init(configuration: Configuration, logger: Logger, id: String, runner: ShardRunner, analytics: any AnalyticsStore,
+         clock: any Clock, stats: DeliveryStats) {
+        self.analytics = analytics
+        self.clock = clock
         self.stats = stats
         self.configuration = configuration
         self.logger = logger
@@ -67,6 +79,12 @@ final class WorkerLoop: Sendable {
         }
         runnerThread.name = "herald-worker-runner"
         runnerThread.start()
+        let reportsThread = Thread { [self] in
+            runReports()
+            reportsFinished.signal()
+        }
+        reportsThread.name = "herald-worker-reports"
+        reportsThread.start()
         logger.info("worker started", ["worker.id": id, "queue.jobs": configuration.queue.jobs])
     }
 
@@ -76,10 +94,7 @@ final class WorkerLoop: Sendable {
         var lastHeartbeat = 0.0
         while !queueStopping.load(ordering: .relaxed) {
             let now = monotonicSeconds()
-            var outgoing = acks.withLock { pending in
-                defer { pending.removeAll() }
-                return pending.map { QueueMessage.ack(worker: id, shard: $0) }
-            }
+            var outgoing = pendingAcks()
             if now - lastHeartbeat >= 1 || !outgoing.isEmpty {
                 // While stopping, capacity 0 tells the dispatcher to send nothing more.
                 let capacity = stopping.load(ordering: .relaxed) ? 0 : Self.capacity
@@ -96,12 +111,16 @@ final class WorkerLoop: Sendable {
             }
             do {
                 guard let frames = try jobSocket.receive(timeoutMilliseconds: 20) else { continue }
-                guard let frame = frames.last, case .job(let shard) = QueueMessage.decode(frame) else {
+                switch frames.last.flatMap(QueueMessage.decode) {
+                case .job(let shard):
+                    jobs.withLock { $0.append(shard) }
+                    jobArrived.signal()
+                case .reports(let after, let through):
+                    reportJobs.withLock { $0.append((after, through)) }
+                    reportArrived.signal()
+                default:
                     logger.warning("malformed job ignored", ["bytes": String(frames.last?.count ?? 0)])
-                    continue
                 }
-                jobs.withLock { $0.append(shard) }
-                jobArrived.signal()
             } catch {
                 logger.error("queue receive failed", ["error": "\(error)"])
                 Thread.sleep(forTimeInterval: 0.2)
@@ -112,12 +131,38 @@ final class WorkerLoop: Sendable {
         for shard in jobs.withLock({ pending in defer { pending.removeAll() }; return pending }) {
             try? runner.store.releaseLease(shard: shard, worker: id)
         }
-        var last = acks.withLock { pending in
+        var last = pendingAcks()
+        last.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0, stats: stats.snapshot()))
+        for message in last { try? results.send([message.encoded], wait: false) }
+    }
+
+    /// Acks of finished shards and report batches, to send now.
+    private func pendingAcks() -> [QueueMessage] {
+        let shards = acks.withLock { pending in
             defer { pending.removeAll() }
             return pending.map { QueueMessage.ack(worker: id, shard: $0) }
         }
-        last.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0, stats: stats.snapshot()))
-        for message in last { try? results.send([message.encoded], wait: false) }
+        let reports = reportAcks.withLock { pending in
+            defer { pending.removeAll() }
+            return pending.map { QueueMessage.reportsDone(worker: id, after: $0.0, processed: $0.1) }
+        }
+        return shards + reports
+    }
+
+    /// Processes report batches until stopping; batches not started then are left to the
+    /// dispatcher, which hands them to another worker.
+    private func runReports() {
+        while !stopping.load(ordering: .relaxed) {
+            guard reportArrived.wait(timeout: .now() + .milliseconds(200)) == .success,
+                  let (after, through) = reportJobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+            do {
+                let processed = try analytics.processReports(after: after, through: through, now: clock.now())
+                reportAcks.withLock { $0.append((after, Int64(processed))) }
+                logger.verbose("reports processed", ["reports.after": String(after), "reports.processed": String(processed)])
+            } catch {
+                logger.error("report batch failed; it will be handed out again", ["reports.after": String(after), "error": "\(error)"])
+            }
+        }
     }
 
     private func runJobs() {
@@ -146,6 +191,7 @@ final class WorkerLoop: Sendable {
         stopping.store(true, ordering: .relaxed)
         jobArrived.signal()
         runnerFinished.wait()
+        reportsFinished.wait()
         queueStopping.store(true, ordering: .relaxed)
         queueFinished.wait()
     }

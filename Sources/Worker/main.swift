@@ -36,7 +36,8 @@ let runner = ShardRunner(
     store: SQLiteCampaignStore(database: database), providers: providers, throttle: configuration.throttle,
     clock: clock, logger: logger, workerID: workerID, batchSize: 500, leaseSeconds: 30, stats: stats)
 let context = QueueContext()
-let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, runner: runner, stats: stats)
+let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, runner: runner,
+                        analytics: SQLiteAnalyticsStore(database: database), clock: clock, stats: stats)
 do {
     try worker.start(context: context)
 } catch {

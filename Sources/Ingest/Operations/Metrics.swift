@@ -2,7 +2,7 @@ import Shared
 import Synchronization
 
 /// What `/metrics` serves, in the Prometheus text format. Ingest counts requests, reports and SQLite
-/// busy errors itself; worker figures (pushes by provider and outcome, provider latency) arrive in
+/// busy errors itself, and report processing from the dispatcher; worker figures (pushes by provider and outcome, provider latency) arrive in
 /// the workers' heartbeats and are served here, labelled by worker.
 final class Metrics: Sendable {
     struct RequestKey: Hashable {
@@ -29,7 +29,8 @@ final class Metrics: Sendable {
         if status == 503 { busy.add(1, ordering: .relaxed) }
     }
 
-    func render(workers: [Dispatcher.Worker], queue: (messages: [String: Int], shards: [String: Int])?) -> String {
+    func render(workers: [Dispatcher.Worker], queue: (messages: [String: Int], shards: [String: Int])?,
+                reports progress: (pending: Int64, processed: Int64)) -> String {
         var lines: [String] = []
         func family(_ name: String, _ type: String, _ help: String) {
             lines.append("# HELP \(name) \(help)")
@@ -44,6 +45,10 @@ final class Metrics: Sendable {
         for (method, value) in reports.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
             lines.append("herald_reports_recorded_total{method=\"\(method)\"} \(value)")
         }
+        family("herald_reports_pending", "gauge", "Reports stored but not yet folded into the statistics by a worker (upper bound).")
+        lines.append("herald_reports_pending \(progress.pending)")
+        family("herald_reports_processed_total", "counter", "Reports workers folded into the statistics since ingest started.")
+        lines.append("herald_reports_processed_total \(progress.processed)")
         family("herald_sqlite_busy_total", "counter", "Requests answered 503 because SQLite stayed busy past busy_timeout_ms.")
         lines.append("herald_sqlite_busy_total \(busy.load(ordering: .relaxed))")
         if let queue {

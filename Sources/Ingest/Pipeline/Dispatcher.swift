@@ -2,11 +2,12 @@ import Foundation
 import Shared
 import Synchronization
 
-/// Hands campaign shards to workers. It binds the queue endpoints, learns which workers are alive
-/// and how many shards each can hold from their heartbeats, leases ready shards in SQLite and sends
-/// each one to a worker with room. On a timer it starts due messages (splitting them into shards),
-/// returns the leases of expired or vanished workers, and marks finished messages done. All socket
-/// work happens on one thread, as ZeroMQ requires.
+/// Hands campaign shards and report batches to workers. It binds the queue endpoints, learns which
+/// workers are alive and how many shards each can hold from their heartbeats, leases ready shards in
+/// SQLite and sends each one to a worker with room, and sends each worker ranges of stored reports
+/// to fold into the statistics (`ReportBatches`). On a timer it starts due messages (splitting them
+/// into shards), returns the leases of expired or vanished workers, and marks finished messages
+/// done. All socket work happens on one thread, as ZeroMQ requires.
 final class Dispatcher: Sendable {
     struct Worker: Sendable {
         let id: String
@@ -27,16 +28,21 @@ final class Dispatcher: Sendable {
 
     private let settings: QueueSettings
     private let store: any CampaignStore
+    private let analytics: any AnalyticsStore
     private let clock: any Clock
     private let logger: Logger
     private let workers = Mutex<[String: Worker]>([:])
+    private let reports = Mutex(ReportBatches())
+    /// Reports stored but not yet processed, as of the last look (by id span: an upper bound).
+    private let pendingReports = Atomic<Int64>(0)
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(settings: QueueSettings, store: any CampaignStore, clock: any Clock, logger: Logger) {
+    init(settings: QueueSettings, store: any CampaignStore, analytics: any AnalyticsStore, clock: any Clock, logger: Logger) {
         self.settings = settings
         self.store = store
+        self.analytics = analytics
         self.clock = clock
         self.logger = logger
     }
@@ -90,6 +96,7 @@ final class Dispatcher: Sendable {
                     try housekeeping()
                 }
                 try dispatch(jobs: jobs)
+                try dispatchReports(jobs: jobs)
             } catch {
                 logger.error("dispatcher step failed", ["error": "\(error)"])
                 Thread.sleep(forTimeInterval: 0.2)
@@ -113,7 +120,10 @@ final class Dispatcher: Sendable {
             if isNew { logger.info("worker joined", ["worker.id": id, "worker.pid": String(pid)]) }
         case .ack(let id, let shard):
             logger.verbose("shard acknowledged", ["worker.id": id, "shard.id": String(shard)])
-        case .job:
+        case .reportsDone(let id, let after, let processed):
+            reports.withLock { $0.acknowledged(after: after, processed: processed) }
+            logger.verbose("reports processed", ["worker.id": id, "reports.after": String(after), "reports.processed": String(processed)])
+        case .job, .reports:
             logger.warning("unexpected job message on the results channel")
         }
     }
@@ -150,6 +160,27 @@ final class Dispatcher: Sendable {
                 }
             }
         }
+    }
+
+    /// Sends each live worker report batches up to its share.
+    private func dispatchReports(jobs: QueueSocket) throws {
+        let backlog = try analytics.reportBacklog()
+        pendingReports.store(backlog.firstUnprocessed.map { backlog.last - $0 + 1 } ?? 0, ordering: .relaxed)
+        let live = liveWorkers().filter { $0.capacity > 0 }.map(\.id)
+        let sends = reports.withLock { $0.assign(backlog: backlog, workers: live, now: monotonicSeconds()) }
+        for batch in sends {
+            do {
+                try jobs.send([Array(batch.worker.utf8), QueueMessage.reports(after: batch.after, through: batch.through).encoded], wait: false)
+            } catch {
+                // It stays outstanding and goes to another worker after `ReportBatches.timeout`.
+                logger.warning("worker unreachable; report batch will be handed out again", ["worker.id": batch.worker, "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Report processing for `/metrics`: stored but not yet processed (upper bound), processed so far.
+    var reportProgress: (pending: Int64, processed: Int64) {
+        (pendingReports.load(ordering: .relaxed), reports.withLock { $0.processed })
     }
 
     /// Workers heard from recently.

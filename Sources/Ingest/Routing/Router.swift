@@ -80,7 +80,7 @@ struct Router: Sendable {
             return ("onesignal_method", { (.json(["status": 0, "message": "use POST"], status: 405), 0) })
         case ("GET", "/metrics"), ("HEAD", "/metrics"):
             return ("metrics", { [metrics, workers, campaigns] in
-                let text = metrics.render(workers: workers.liveWorkers(), queue: try? campaigns.queueDepth())
+                let text = metrics.render(workers: workers.liveWorkers(), queue: try? campaigns.queueDepth(), reports: workers.reportProgress)
                 return (.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8"), 0)
             })
         default: return ("not_found", { (Envelope.failure(404, "not found"), 404) })

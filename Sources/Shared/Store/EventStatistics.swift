@@ -37,8 +37,25 @@ public struct EventStatistics: Sendable, Equatable {
     public init() {}
 }
 
-/// Reads event statistics. Implemented by `SQLiteAnalyticsStore`.
+/// Where report processing stands: ids up to `last` are stored; `firstUnprocessed` is the oldest
+/// not yet folded into the statistics (nil: none).
+public struct ReportBacklog: Sendable, Equatable {
+    public var firstUnprocessed: Int64?
+    public var last: Int64
+
+    public init(firstUnprocessed: Int64?, last: Int64) {
+        self.firstUnprocessed = firstUnprocessed
+        self.last = last
+    }
+}
+
+/// Turns stored SDK reports into statistics. Implemented by `SQLiteAnalyticsStore`.
 public protocol AnalyticsStore: Sendable {
-    /// Reports whose `timestampUTC` (or, when absent, arrival time) is in `[from, to)`.
+    /// Reports whose `timestampUTC` (or, when absent, arrival time) is in `[from, to)`, counting
+    /// every acknowledged report whether or not it has been processed yet.
     func eventStatistics(app: String, from: Int64, to: Int64) throws(StoreError) -> EventStatistics
+    func reportBacklog() throws(StoreError) -> ReportBacklog
+    /// Folds the unprocessed reports with ids in `(first, last]` into the statistics, in one
+    /// transaction; returns how many it processed (0 when another worker already did).
+    func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int
 }

@@ -1,63 +1,188 @@
-/// `AnalyticsStore` over the `reports` table. Attributes are read as the SDKs send them: numbers as
-/// numbers (Android) or as strings (iOS), both cast to REAL.
+/// `AnalyticsStore` over the `reports` table and the per-day rollups workers build from it.
+///
+/// Ingest appends each report to `reports` before it answers the SDK. Workers then fold batches of
+/// reports into per-day tables (`event_days`, `screen_days`, …) and stamp them `processed_at`, in
+/// one transaction per batch, so a batch processed twice counts once. A window `[from, to)` is read
+/// from the rollups for the whole UTC days inside it, plus the raw reports of the partial days at
+/// its edges and the reports not processed yet: answers are exact the moment a report is
+/// acknowledged, however far the workers lag. Attributes are read through the `report_facts` view.
 public final class SQLiteAnalyticsStore: AnalyticsStore {
     let database: SQLiteDatabase
+
+    static let day: Int64 = 86_400
 
     public init(database: SQLiteDatabase) {
         self.database = database
     }
 
+    // MARK: Processing (workers)
+
+    public func reportBacklog() throws(StoreError) -> ReportBacklog {
+        try database.read { connection in
+            try connection.prepare(
+                "SELECT (SELECT min(id) FROM reports WHERE processed_at IS NULL), (SELECT max(id) FROM reports)"
+            ).first { ReportBacklog(firstUnprocessed: $0.optionalInt(0), last: $0.optionalInt(1) ?? 0) } ?? ReportBacklog(firstUnprocessed: nil, last: 0)
+        }
+    }
+
+    public func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int {
+        try database.write { writer in
+            let connection = writer.connection
+            let range: [SQLiteValue] = [.integer(first), .integer(last)]
+            let batch = "id > ?1 AND id <= ?2 AND processed_at IS NULL"
+            for sql in [
+                """
+                INSERT INTO event_days (app_id, day, name, count)
+                SELECT app_id, day, name, count(*) FROM report_facts WHERE \(batch) AND kind = 'event' GROUP BY app_id, day, name
+                ON CONFLICT DO UPDATE SET count = count + excluded.count
+                """,
+                "INSERT OR IGNORE INTO event_day_devices (app_id, name, hwid, day) SELECT DISTINCT app_id, name, hwid, day FROM report_facts WHERE \(batch) AND kind = 'event'",
+                "INSERT OR IGNORE INTO active_day_devices (app_id, day, hwid) SELECT DISTINCT app_id, day, hwid FROM report_facts WHERE \(batch) AND kind = 'event'",
+                """
+                INSERT INTO screen_days (app_id, day, screen, count)
+                SELECT app_id, day, screen, count(*) FROM report_facts WHERE \(batch) AND screen IS NOT NULL GROUP BY app_id, day, screen
+                ON CONFLICT DO UPDATE SET count = count + excluded.count
+                """,
+                """
+                INSERT INTO session_days (app_id, day, sessions, duration_sum, idle_count, idle_sum)
+                SELECT app_id, day, count(session_duration), total(session_duration), count(idle_seconds), total(idle_seconds)
+                FROM report_facts WHERE \(batch) AND (session_duration IS NOT NULL OR idle_seconds IS NOT NULL) GROUP BY app_id, day
+                ON CONFLICT DO UPDATE SET sessions = sessions + excluded.sessions, duration_sum = duration_sum + excluded.duration_sum,
+                  idle_count = idle_count + excluded.idle_count, idle_sum = idle_sum + excluded.idle_sum
+                """,
+                """
+                INSERT INTO purchase_days (app_id, day, currency, count, amount)
+                SELECT app_id, day, currency, count(*), total(amount) FROM report_facts WHERE \(batch) AND is_purchase GROUP BY app_id, day, currency
+                ON CONFLICT DO UPDATE SET count = count + excluded.count, amount = amount + excluded.amount
+                """,
+                // Attribution by payload hash; reports of unknown hashes stay in `reports` only.
+                """
+                INSERT OR IGNORE INTO message_reports (message_id, kind, device_id)
+                SELECT m.id, r.kind, d.id FROM reports r
+                CROSS JOIN messages m ON m.hash = r.hash AND m.app_id = r.app_id
+                CROSS JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
+                WHERE r.id > ?1 AND r.id <= ?2 AND r.processed_at IS NULL AND r.kind IN ('delivery', 'push_stat') AND r.hash IS NOT NULL
+                """,
+            ] {
+                try connection.prepare(sql).run(range)
+            }
+            try connection.prepare("UPDATE reports SET processed_at = ?3 WHERE \(batch)").run(range + [.integer(now)])
+            return connection.changes
+        }
+    }
+
+    // MARK: Reading
+
     public func eventStatistics(app: String, from: Int64, to: Int64) throws(StoreError) -> EventStatistics {
         let appID = try database.appID(app)
+        let window = Window(from: from, to: to)
         return try database.read { connection in
             try connection.readTransaction {
-                var stats = EventStatistics()
-                let window: [SQLiteValue] = [.integer(appID), .integer(from), .integer(to)]
-                // The report's own time when the SDK sent one, else when Herald received it.
-                let inWindow = "app_id = ?1 AND occurred_at >= ?2 AND occurred_at < ?3"
-                stats.events = try connection.prepare(
-                    "SELECT name, count(*), count(DISTINCT hwid) FROM reports WHERE kind = 'event' AND \(inWindow) GROUP BY name ORDER BY count(*) DESC, name"
-                ).rows(window) { EventStatistics.Event(name: $0.text(0), count: Int($0.int(1)), devices: Int($0.int(2))) }
-                stats.screens = try connection.prepare(
-                    """
-                    SELECT json_extract(body, '$.attributes.screen_name') AS screen, count(*) FROM reports
-                    WHERE kind = 'event' AND name = 'PW_ScreenOpen' AND \(inWindow) AND screen IS NOT NULL
-                    GROUP BY screen ORDER BY count(*) DESC, screen
-                    """
-                ).rows(window) { EventStatistics.Screen(name: $0.text(0), count: Int($0.int(1))) }
-                if let row = try connection.prepare(
-                    """
-                    SELECT count(*), avg(CAST(json_extract(body, '$.attributes.session_duration') AS REAL)),
-                      avg(CASE WHEN name = 'PW_UserIdle' THEN CAST(json_extract(body, '$.attributes.idle_seconds') AS REAL) END)
-                    FROM reports WHERE kind = 'event' AND name IN ('PW_UserIdle', 'PW_ApplicationExit') AND \(inWindow)
-                      AND json_extract(body, '$.attributes.session_duration') IS NOT NULL
-                    """
-                ).first(window, { ($0.int(0), $0.optionalDouble(1), $0.optionalDouble(2)) }) {
-                    (stats.sessions, stats.averageSessionSeconds, stats.averageIdleSeconds) = (Int(row.0), row.1, row.2)
+                let parameters: [SQLiteValue] = [.integer(appID), .integer(from), .integer(to), .integer(window.fullStart),
+                                                 .integer(window.fullEnd), .integer(window.fullStart / Self.day),
+                                                 .integer(window.fullEnd / Self.day)]
+                func rows<T>(_ sql: String, _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
+                    try connection.prepare(Self.raw + sql).rows(parameters, transform)
                 }
-                for (currency, count, amount) in try connection.prepare(
+                var stats = EventStatistics()
+                let devices = Dictionary(uniqueKeysWithValues: try rows(
                     """
-                    SELECT coalesce(json_extract(body, '$.attributes.__currency'), json_extract(body, '$.attributes.currency'),
-                             json_extract(body, '$.currency'), '') AS currency,
-                      count(*),
-                      sum(coalesce(CAST(json_extract(body, '$.attributes.__amount') AS REAL),
-                                   CAST(json_extract(body, '$.attributes.amount') AS REAL),
-                                   CAST(json_extract(body, '$.price') AS REAL) * coalesce(CAST(json_extract(body, '$.quantity') AS REAL), 1), 0))
-                    FROM reports WHERE ((kind = 'event' AND name = 'PW_InAppPurchase') OR kind = 'purchase') AND \(inWindow)
+                    SELECT name, count(DISTINCT hwid) FROM (
+                      SELECT name, hwid FROM event_day_devices WHERE \(Self.fullDays)
+                      UNION ALL SELECT name, hwid FROM raw WHERE kind = 'event')
+                    GROUP BY name
+                    """) { ($0.text(0), Int($0.int(1))) })
+                stats.events = try rows(
+                    """
+                    SELECT name, sum(n) FROM (
+                      SELECT name, count AS n FROM event_days WHERE \(Self.fullDays)
+                      UNION ALL SELECT name, count(*) FROM raw WHERE kind = 'event' GROUP BY name)
+                    GROUP BY name ORDER BY sum(n) DESC, name
+                    """) { EventStatistics.Event(name: $0.text(0), count: Int($0.int(1)), devices: devices[$0.text(0)] ?? 0) }
+                stats.screens = try rows(
+                    """
+                    SELECT screen, sum(n) FROM (
+                      SELECT screen, count AS n FROM screen_days WHERE \(Self.fullDays)
+                      UNION ALL SELECT screen, count(*) FROM raw WHERE screen IS NOT NULL GROUP BY screen)
+                    GROUP BY screen ORDER BY sum(n) DESC, screen
+                    """) { EventStatistics.Screen(name: $0.text(0), count: Int($0.int(1))) }
+                if let sessions = try rows(
+                    """
+                    SELECT sum(s), sum(d), sum(ic), sum(i) FROM (
+                      SELECT sessions AS s, duration_sum AS d, idle_count AS ic, idle_sum AS i FROM session_days WHERE \(Self.fullDays)
+                      UNION ALL SELECT count(session_duration), total(session_duration), count(idle_seconds), total(idle_seconds) FROM raw)
+                    """, { ($0.int(0), $0.double(1), $0.int(2), $0.double(3)) }).first {
+                    stats.sessions = Int(sessions.0)
+                    stats.averageSessionSeconds = sessions.0 > 0 ? sessions.1 / Double(sessions.0) : nil
+                    stats.averageIdleSeconds = sessions.2 > 0 ? sessions.3 / Double(sessions.2) : nil
+                }
+                for (currency, count, amount) in try rows(
+                    """
+                    SELECT currency, sum(c), sum(a) FROM (
+                      SELECT currency, count AS c, amount AS a FROM purchase_days WHERE \(Self.fullDays)
+                      UNION ALL SELECT currency, count(*), total(amount) FROM raw WHERE is_purchase GROUP BY currency)
                     GROUP BY currency
-                    """
-                ).rows(window, { ($0.text(0), Int($0.int(1)), $0.double(2)) }) {
+                    """, { ($0.text(0), Int($0.int(1)), $0.double(2)) }) {
                     stats.purchases += count
                     if !currency.isEmpty || amount != 0 { stats.revenue[currency.isEmpty ? "unknown" : currency, default: 0] += amount }
                 }
-                stats.days = try connection.prepare(
+                // Devices per day: the rollup's count, except on days that also have raw reports,
+                // where the rollup's devices and the raw ones are counted together.
+                var dayDevices = Dictionary(uniqueKeysWithValues: try rows(
+                    "SELECT day, devices FROM active_days WHERE \(Self.fullDays)") { ($0.int(0), Int($0.int(1))) })
+                for (day, count) in try rows(
                     """
-                    SELECT date(occurred_at, 'unixepoch') AS day, count(*), count(DISTINCT hwid) FROM reports
-                    WHERE kind = 'event' AND \(inWindow) GROUP BY day ORDER BY day
+                    SELECT day, count(DISTINCT hwid) FROM (
+                      SELECT day, hwid FROM active_day_devices
+                      WHERE \(Self.fullDays) AND day IN (SELECT day FROM raw WHERE kind = 'event')
+                      UNION ALL SELECT day, hwid FROM raw WHERE kind = 'event')
+                    GROUP BY day
+                    """, { ($0.int(0), Int($0.int(1))) }) {
+                    dayDevices[day] = count
+                }
+                stats.days = try rows(
                     """
-                ).rows(window) { EventStatistics.Day(day: $0.text(0), events: Int($0.int(1)), devices: Int($0.int(2))) }
+                    SELECT day, date(day * 86400, 'unixepoch'), sum(n) FROM (
+                      SELECT day, count AS n FROM event_days WHERE \(Self.fullDays)
+                      UNION ALL SELECT day, count(*) FROM raw WHERE kind = 'event' GROUP BY day)
+                    GROUP BY day ORDER BY day
+                    """) { EventStatistics.Day(day: $0.text(1), events: Int($0.int(2)), devices: dayDevices[$0.int(0)] ?? 0) }
                 return stats
             }
         }
     }
+
+    /// The whole UTC days inside `[from, to)`, read from the rollups; the rest is read raw.
+    struct Window {
+        let fullStart: Int64
+        let fullEnd: Int64
+
+        init(from: Int64, to: Int64) {
+            let firstDay = Self.floorDiv(from + SQLiteAnalyticsStore.day - 1, SQLiteAnalyticsStore.day)
+            let endDay = Self.floorDiv(to, SQLiteAnalyticsStore.day)
+            if firstDay < endDay {
+                (fullStart, fullEnd) = (firstDay * SQLiteAnalyticsStore.day, endDay * SQLiteAnalyticsStore.day)
+            } else {
+                (fullStart, fullEnd) = (to, to)
+            }
+        }
+
+        static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+    }
+
+    /// Parameters: ?1 app id, ?2 from, ?3 to, ?4 / ?5 the whole days' start and end (unix s),
+    /// ?6 / ?7 the same as day numbers.
+    static let fullDays = "app_id = ?1 AND day >= ?6 AND day < ?7"
+
+    /// The reports a window reads raw: its partial days, and its whole days' unprocessed reports.
+    static let raw = """
+        WITH raw AS (
+          SELECT * FROM report_facts WHERE app_id = ?1 AND kind IN ('event', 'purchase') AND occurred_at >= ?2 AND occurred_at < ?4
+          UNION ALL
+          SELECT * FROM report_facts WHERE app_id = ?1 AND kind IN ('event', 'purchase') AND occurred_at >= ?5 AND occurred_at < ?3
+          UNION ALL
+          SELECT * FROM report_facts WHERE processed_at IS NULL AND app_id = ?1 AND kind IN ('event', 'purchase')
+            AND occurred_at >= ?4 AND occurred_at < ?5)
+
+        """
 }

@@ -90,13 +90,17 @@ public final class SQLiteCampaignStore: CampaignStore {
                     result.errors[reason] = count
                 }
                 // Once per (message, device), and only from devices the message was sent to: SDK retries
-                // and reports from elsewhere cannot push the rates past 100%.
+                // and reports from elsewhere cannot push the rates past 100%. Workers match reports to
+                // messages into `message_reports`; the reports they have not processed yet are added.
                 let reports = try connection.prepare(
                     """
-                    SELECT count(DISTINCT r.hwid) FROM reports r
-                    JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
-                    JOIN deliveries x ON x.message_id = ?1 AND x.device_id = d.id AND x.status = 'sent'
-                    WHERE r.hash = ?2 AND r.kind = ?3 AND r.app_id = ?4
+                    SELECT count(*) FROM (
+                      SELECT device_id FROM message_reports WHERE message_id = ?1 AND kind = ?3
+                      UNION
+                      SELECT d.id FROM reports r INDEXED BY reports_unprocessed
+                      JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
+                      WHERE r.processed_at IS NULL AND r.hash = ?2 AND r.kind = ?3 AND r.app_id = ?4) AS reported
+                    JOIN deliveries x ON x.message_id = ?1 AND x.device_id = reported.device_id AND x.status = 'sent'
                     """)
                 result.delivered = Int(try reports.first([.integer(id), .text(hash), .text("delivery"), .integer(appID)]) { $0.int(0) } ?? 0)
                 result.opened = Int(try reports.first([.integer(id), .text(hash), .text("push_stat"), .integer(appID)]) { $0.int(0) } ?? 0)

@@ -154,6 +154,70 @@ enum Schema {
         UPDATE reports SET occurred_at = coalesce(timestamp_utc, received_at);
         CREATE INDEX reports_by_time ON reports (app_id, kind, occurred_at, name);
         """,
+        // 4: analytics rollups, written by workers. `report_facts` is the one place that reads a
+        // report's attributes (iOS sends numbers as strings, Android as numbers: both cast to REAL);
+        // workers fold processed reports into per-day tables, and readers add the reports not yet
+        // processed from the same view. Day = UTC day number of `occurred_at`.
+        """
+        CREATE VIEW report_facts AS SELECT
+            id, app_id, kind, name, hwid, hash, processed_at, occurred_at,
+            (occurred_at - ((occurred_at % 86400) + 86400) % 86400) / 86400 AS day,
+            CASE WHEN kind = 'event' AND name = 'PW_ScreenOpen'
+                 THEN json_extract(body, '$.attributes.screen_name') END AS screen,
+            CASE WHEN kind = 'event' AND name IN ('PW_UserIdle', 'PW_ApplicationExit')
+                 THEN CAST(json_extract(body, '$.attributes.session_duration') AS REAL) END AS session_duration,
+            CASE WHEN kind = 'event' AND name = 'PW_UserIdle'
+                 THEN CAST(json_extract(body, '$.attributes.idle_seconds') AS REAL) END AS idle_seconds,
+            (kind = 'event' AND name = 'PW_InAppPurchase') OR kind = 'purchase' AS is_purchase,
+            coalesce(json_extract(body, '$.attributes.__currency'), json_extract(body, '$.attributes.currency'),
+                     json_extract(body, '$.currency'), '') AS currency,
+            coalesce(CAST(json_extract(body, '$.attributes.__amount') AS REAL),
+                     CAST(json_extract(body, '$.attributes.amount') AS REAL),
+                     CAST(json_extract(body, '$.price') AS REAL) * coalesce(CAST(json_extract(body, '$.quantity') AS REAL), 1),
+                     0) AS amount
+        FROM reports;
+        CREATE TABLE event_days (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, name TEXT NOT NULL, count INTEGER NOT NULL,
+            PRIMARY KEY (app_id, day, name)
+        ) WITHOUT ROWID;
+        -- Which devices sent an event on a day: distinct devices over any run of days.
+        CREATE TABLE event_day_devices (
+            app_id INTEGER NOT NULL, name TEXT NOT NULL, hwid TEXT NOT NULL, day INTEGER NOT NULL,
+            PRIMARY KEY (app_id, name, hwid, day)
+        ) WITHOUT ROWID;
+        CREATE INDEX event_day_devices_by_day ON event_day_devices (app_id, day, name);
+        -- Devices that sent any event on a day, and how many (kept by the trigger).
+        CREATE TABLE active_days (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, devices INTEGER NOT NULL,
+            PRIMARY KEY (app_id, day)
+        ) WITHOUT ROWID;
+        CREATE TABLE active_day_devices (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, hwid TEXT NOT NULL,
+            PRIMARY KEY (app_id, day, hwid)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER active_day_devices_count AFTER INSERT ON active_day_devices BEGIN
+            INSERT INTO active_days (app_id, day, devices) VALUES (NEW.app_id, NEW.day, 1)
+            ON CONFLICT DO UPDATE SET devices = devices + 1;
+        END;
+        CREATE TABLE screen_days (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, screen TEXT NOT NULL, count INTEGER NOT NULL,
+            PRIMARY KEY (app_id, day, screen)
+        ) WITHOUT ROWID;
+        CREATE TABLE session_days (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL,
+            sessions INTEGER NOT NULL, duration_sum REAL NOT NULL, idle_count INTEGER NOT NULL, idle_sum REAL NOT NULL,
+            PRIMARY KEY (app_id, day)
+        ) WITHOUT ROWID;
+        CREATE TABLE purchase_days (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, currency TEXT NOT NULL, count INTEGER NOT NULL, amount REAL NOT NULL,
+            PRIMARY KEY (app_id, day, currency)
+        ) WITHOUT ROWID;
+        -- Delivery and open reports matched to their message by the payload hash, once per device.
+        CREATE TABLE message_reports (
+            message_id INTEGER NOT NULL, kind TEXT NOT NULL, device_id INTEGER NOT NULL,
+            PRIMARY KEY (message_id, kind, device_id)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.

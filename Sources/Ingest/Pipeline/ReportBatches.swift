@@ -1,0 +1,64 @@
+import Shared
+
+/// Which stored reports are with which worker. Reports get ids in commit order, so the dispatcher
+/// hands out id ranges `(after, through]` past a cursor, at most `perWorker` per worker. Processing
+/// a range is idempotent (it touches only reports not yet stamped), so a range whose worker went
+/// away or stayed silent past `timeout` is simply given to another. Owned by the dispatcher thread.
+struct ReportBatches {
+    struct Batch: Equatable {
+        var worker: String
+        let after: Int64
+        let through: Int64
+        var sentAt: Double
+    }
+
+    static let size: Int64 = 5_000
+    static let perWorker = 2
+    static let timeout = 30.0
+
+    /// The highest id handed out; nil until the first backlog is seen.
+    private(set) var cursor: Int64?
+    /// Unacknowledged batches by `after`.
+    private(set) var outstanding: [Int64: Batch] = [:]
+    /// Reports processed, as the workers acknowledged them.
+    private(set) var processed: Int64 = 0
+
+    mutating func acknowledged(after: Int64, processed count: Int64) {
+        outstanding[after] = nil
+        processed += count
+    }
+
+    /// The batches to send now, given what is stored and which workers can take work.
+    mutating func assign(backlog: ReportBacklog, workers: [String], now: Double) -> [Batch] {
+        let oldest = (backlog.firstUnprocessed ?? backlog.last + 1) - 1
+        // A report below the cursor that no batch covers (its worker failed without a word, or
+        // ingest restarted) is handed out again from there.
+        if cursor == nil || (oldest < cursor! && !outstanding.values.contains { $0.after <= oldest && oldest < $0.through }) {
+            cursor = oldest
+        }
+        var load = Dictionary(workers.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
+        for batch in outstanding.values where load[batch.worker] != nil { load[batch.worker]! += 1 }
+        func leastLoaded() -> String? {
+            load.filter { $0.value < Self.perWorker }.min { ($0.value, $0.key) < ($1.value, $1.key) }?.key
+        }
+        var sends: [Batch] = []
+        for var batch in outstanding.values.sorted(by: { $0.after < $1.after })
+        where load[batch.worker] == nil || now - batch.sentAt > Self.timeout {
+            guard let worker = leastLoaded() else { break }
+            batch.worker = worker
+            batch.sentAt = now
+            load[worker]! += 1
+            outstanding[batch.after] = batch
+            sends.append(batch)
+        }
+        while var after = cursor, after < backlog.last, let worker = leastLoaded() {
+            after = max(after, oldest)
+            let batch = Batch(worker: worker, after: after, through: min(after + Self.size, backlog.last), sentAt: now)
+            load[worker]! += 1
+            outstanding[after] = batch
+            cursor = batch.through
+            sends.append(batch)
+        }
+        return sends
+    }
+}
