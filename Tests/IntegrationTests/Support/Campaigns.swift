@@ -188,6 +188,19 @@ extension HeraldProcesses {
         return Int(try connection.prepare("SELECT count(*) FROM messages").first { $0.int(0) } ?? 0)
     }
 
+    /// Waits until workers have folded every stored report into the statistics (read from the database).
+    func waitForReportsProcessed(timeout: Double = 15) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let connection = try SQLiteConnection(path: databasePath, busyTimeoutMilliseconds: 2000, readOnly: true)
+            let pending = try connection.prepare("SELECT count(*) FROM reports WHERE processed_at IS NULL").first { $0.int(0) } ?? -1
+            connection.close()
+            if pending == 0 { return }
+            usleep(100_000)
+        }
+        throw HTTPClient.Failure(description: "reports were not processed within \(timeout) s")
+    }
+
     func killWorker(_ index: Int) {
         let worker = workers[index]
         kill(worker.processIdentifier, SIGKILL)

@@ -1,35 +1,35 @@
-import Shared
-
 /// Which stored reports are with which worker. Reports get ids in commit order, so the dispatcher
 /// hands out id ranges `(after, through]` past a cursor, at most `perWorker` per worker. Processing
 /// a range is idempotent (it touches only reports not yet stamped), so a range whose worker went
-/// away or stayed silent past `timeout` is simply given to another. Owned by the dispatcher thread.
-struct ReportBatches {
-    struct Batch: Equatable {
-        var worker: String
-        let after: Int64
-        let through: Int64
-        var sentAt: Double
+/// away or stayed silent past `timeout` is simply given to another. Owned by ingest's dispatcher thread.
+public struct ReportBatches: Sendable {
+    public struct Batch: Sendable, Equatable {
+        public var worker: String
+        public let after: Int64
+        public let through: Int64
+        public var sentAt: Double
     }
 
-    static let size: Int64 = 5_000
-    static let perWorker = 2
-    static let timeout = 30.0
+    public static let size: Int64 = 5_000
+    public static let perWorker = 2
+    public static let timeout = 30.0
+
+    public init() {}
 
     /// The highest id handed out; nil until the first backlog is seen.
-    private(set) var cursor: Int64?
+    public private(set) var cursor: Int64?
     /// Unacknowledged batches by `after`.
-    private(set) var outstanding: [Int64: Batch] = [:]
+    public private(set) var outstanding: [Int64: Batch] = [:]
     /// Reports processed, as the workers acknowledged them.
-    private(set) var processed: Int64 = 0
+    public private(set) var processed: Int64 = 0
 
-    mutating func acknowledged(after: Int64, processed count: Int64) {
+    public mutating func acknowledged(after: Int64, processed count: Int64) {
         outstanding[after] = nil
         processed += count
     }
 
     /// The batches to send now, given what is stored and which workers can take work.
-    mutating func assign(backlog: ReportBacklog, workers: [String], now: Double) -> [Batch] {
+    public mutating func assign(backlog: ReportBacklog, workers: [String], now: Double) -> [Batch] {
         let oldest = (backlog.firstUnprocessed ?? backlog.last + 1) - 1
         // A report below the cursor that no batch covers (its worker failed without a word, or
         // ingest restarted) is handed out again from there.
