@@ -2,13 +2,12 @@
 """Helpers for ops/bench/events (standard library only).
 
   ports N                    N distinct free loopback TCP ports
-  seed DB APP N END          insert N 'event' reports for APP into a migrated Herald database,
+  seed DB APP N END          insert N unprocessed 'event' reports for APP into a migrated Herald database,
                              occurred_at spread over the 30 days before END (unix s), in time
                              order, 1M rows per transaction; prints one JSON line
   summary APP                read an events API answer on stdin; print one line with the
                              PW_ScreenOpen count and the sums of events/screens/days
   count APP NAME             read an events API answer on stdin; print the count of event NAME
-  explain DB APP FROM TO     EXPLAIN QUERY PLAN of the queries in SQLiteAnalyticsStore.swift
   stats T...                 min and median of the given times
 """
 import json
@@ -31,29 +30,6 @@ EVENTS = [
 ]
 DAY = 86_400
 BATCH = 1_000_000
-
-# The queries of SQLiteAnalyticsStore.eventStatistics, verbatim (?1 app id, ?2 from, ?3 to).
-IN_WINDOW = "app_id = ?1 AND occurred_at >= ?2 AND occurred_at < ?3"
-QUERIES = {
-    "events": f"SELECT name, count(*), count(DISTINCT hwid) FROM reports WHERE kind = 'event' AND {IN_WINDOW} GROUP BY name ORDER BY count(*) DESC, name",
-    "screens": f"""SELECT json_extract(body, '$.attributes.screen_name') AS screen, count(*) FROM reports
-                   WHERE kind = 'event' AND name = 'PW_ScreenOpen' AND {IN_WINDOW} AND screen IS NOT NULL
-                   GROUP BY screen ORDER BY count(*) DESC, screen""",
-    "sessions": f"""SELECT count(*), avg(CAST(json_extract(body, '$.attributes.session_duration') AS REAL)),
-                      avg(CASE WHEN name = 'PW_UserIdle' THEN CAST(json_extract(body, '$.attributes.idle_seconds') AS REAL) END)
-                    FROM reports WHERE kind = 'event' AND name IN ('PW_UserIdle', 'PW_ApplicationExit') AND {IN_WINDOW}
-                      AND json_extract(body, '$.attributes.session_duration') IS NOT NULL""",
-    "purchases": f"""SELECT coalesce(json_extract(body, '$.attributes.__currency'), json_extract(body, '$.attributes.currency'),
-                             json_extract(body, '$.currency'), '') AS currency, count(*),
-                      sum(coalesce(CAST(json_extract(body, '$.attributes.__amount') AS REAL),
-                                   CAST(json_extract(body, '$.attributes.amount') AS REAL),
-                                   CAST(json_extract(body, '$.price') AS REAL) * coalesce(CAST(json_extract(body, '$.quantity') AS REAL), 1), 0))
-                    FROM reports WHERE ((kind = 'event' AND name = 'PW_InAppPurchase') OR kind = 'purchase') AND {IN_WINDOW}
-                    GROUP BY currency""",
-    "days": f"""SELECT date(occurred_at, 'unixepoch') AS day, count(*), count(DISTINCT hwid) FROM reports
-                WHERE kind = 'event' AND {IN_WINDOW} GROUP BY day ORDER BY day""",
-}
-
 
 def seed(db, app, n, end):
     n, end = int(n), int(end)
@@ -126,14 +102,6 @@ def count(app, name):
     print(sum(e["count"] for e in a["events"] if e["name"] == name))
 
 
-def explain(db, app, frm, to):
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    app_id = con.execute("SELECT id FROM applications WHERE code = ?", (app,)).fetchone()[0]
-    for label, sql in QUERIES.items():
-        plan = con.execute("EXPLAIN QUERY PLAN " + sql, (app_id, int(frm), int(to))).fetchall()
-        print(f"  {label}: " + " | ".join(r[3] for r in plan))
-
-
 def stats(*times):
     t = sorted(float(x) for x in times)
     print("%.3f %.3f" % (t[0], statistics.median(t)))
@@ -141,4 +109,4 @@ def stats(*times):
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"ports": campaign_tool.ports, "seed": seed, "summary": summary, "count": count, "explain": explain, "stats": stats}[cmd](*args)
+    {"ports": campaign_tool.ports, "seed": seed, "summary": summary, "count": count, "stats": stats}[cmd](*args)
