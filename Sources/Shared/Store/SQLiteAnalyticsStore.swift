@@ -2,7 +2,8 @@
 ///
 /// Ingest appends each report to `reports` before it answers the SDK. Workers then fold batches of
 /// reports into per-day tables (`event_days`, `screen_days`, …) and stamp them `processed_at`, in
-/// one transaction per batch, so a batch processed twice counts once. A window `[from, to)` is read
+/// one transaction per batch, so a batch processed twice counts once. Distinct devices are kept as
+/// `DeviceSketch`es (exact up to 512 devices per day and event, then HyperLogLog). A window `[from, to)` is read
 /// from the rollups for the whole UTC days inside it, plus the raw reports of the partial days at
 /// its edges and the reports not processed yet: answers are exact the moment a report is
 /// acknowledged, however far the workers lag. Attributes are read through the `report_facts` view.
@@ -30,14 +31,8 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
             let connection = writer.connection
             let range: [SQLiteValue] = [.integer(first), .integer(last)]
             let batch = "id > ?1 AND id <= ?2 AND processed_at IS NULL"
+            try foldEvents(connection, batch: batch, range: range)
             for sql in [
-                """
-                INSERT INTO event_days (app_id, day, name, count)
-                SELECT app_id, day, name, count(*) FROM report_facts WHERE \(batch) AND kind = 'event' GROUP BY app_id, day, name
-                ON CONFLICT DO UPDATE SET count = count + excluded.count
-                """,
-                "INSERT OR IGNORE INTO event_day_devices (app_id, name, hwid, day) SELECT DISTINCT app_id, name, hwid, day FROM report_facts WHERE \(batch) AND kind = 'event'",
-                "INSERT OR IGNORE INTO active_day_devices (app_id, day, hwid) SELECT DISTINCT app_id, day, hwid FROM report_facts WHERE \(batch) AND kind = 'event'",
                 """
                 INSERT INTO screen_days (app_id, day, screen, count)
                 SELECT app_id, day, screen, count(*) FROM report_facts WHERE \(batch) AND screen IS NOT NULL GROUP BY app_id, day, screen
@@ -71,6 +66,50 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
         }
     }
 
+    /// Event counts and device sketches per (app, day, event) and per (app, day), merged into the
+    /// stored rows.
+    private func foldEvents(_ connection: SQLiteConnection, batch: String, range: [SQLiteValue]) throws {
+        struct Key: Hashable {
+            let app: Int64
+            let day: Int64
+            let name: String
+        }
+        var events: [Key: (count: Int64, devices: DeviceSketch)] = [:]
+        var active: [Key: DeviceSketch] = [:]
+        for (key, hwid) in try connection.prepare(
+            "SELECT app_id, day, name, hwid FROM report_facts WHERE \(batch) AND kind = 'event'"
+        ).rows(range, { (Key(app: $0.int(0), day: $0.int(1), name: $0.text(2)), $0.text(3)) }) {
+            events[key, default: (0, DeviceSketch())].count += 1
+            events[key]!.devices.insert(hwid)
+            active[Key(app: key.app, day: key.day, name: ""), default: DeviceSketch()].insert(hwid)
+        }
+        let readEvent = try connection.prepare("SELECT devices FROM event_days WHERE app_id = ? AND day = ? AND name = ?")
+        let writeEvent = try connection.prepare(
+            """
+            INSERT INTO event_days (app_id, day, name, count, devices) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT DO UPDATE SET count = count + excluded.count, devices = excluded.devices
+            """)
+        for (key, batch) in events {
+            let stored: [SQLiteValue] = [.integer(key.app), .integer(key.day), .text(key.name)]
+            var devices = try readEvent.first(stored) { try Self.sketch($0.blob(0)) } ?? DeviceSketch()
+            devices.formUnion(batch.devices)
+            try writeEvent.run(stored + [.integer(batch.count), .blob(devices.encoded)])
+        }
+        let readDay = try connection.prepare("SELECT devices FROM active_days WHERE app_id = ? AND day = ?")
+        let writeDay = try connection.prepare("INSERT OR REPLACE INTO active_days (app_id, day, devices) VALUES (?, ?, ?)")
+        for (key, batch) in active {
+            let stored: [SQLiteValue] = [.integer(key.app), .integer(key.day)]
+            var devices = try readDay.first(stored) { try Self.sketch($0.blob(0)) } ?? DeviceSketch()
+            devices.formUnion(batch)
+            try writeDay.run(stored + [.blob(devices.encoded)])
+        }
+    }
+
+    static func sketch(_ bytes: [UInt8]) throws -> DeviceSketch {
+        guard let sketch = DeviceSketch(encoded: bytes) else { throw StoreError.invalid("a stored device sketch is damaged") }
+        return sketch
+    }
+
     // MARK: Reading
 
     public func eventStatistics(app: String, from: Int64, to: Int64) throws(StoreError) -> EventStatistics {
@@ -81,24 +120,38 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
                 let parameters: [SQLiteValue] = [.integer(appID), .integer(from), .integer(to), .integer(window.fullStart),
                                                  .integer(window.fullEnd), .integer(window.fullStart / Self.day),
                                                  .integer(window.fullEnd / Self.day)]
+                // Each query binds the parameters it uses (the raw reports need ?1…?5, the rollups ?1, ?6, ?7).
                 func rows<T>(_ sql: String, _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
-                    try connection.prepare(Self.raw + sql).rows(parameters, transform)
+                    let statement = try connection.prepare(Self.raw + sql)
+                    return try statement.rows(Array(parameters.prefix(statement.parameterCount)), transform)
                 }
                 var stats = EventStatistics()
-                let devices = Dictionary(uniqueKeysWithValues: try rows(
-                    """
-                    SELECT name, count(DISTINCT hwid) FROM (
-                      SELECT name, hwid FROM event_day_devices WHERE \(Self.fullDays)
-                      UNION ALL SELECT name, hwid FROM raw WHERE kind = 'event')
-                    GROUP BY name
-                    """) { ($0.text(0), Int($0.int(1))) })
+                // Distinct devices: the stored sketches of the whole days, merged with the raw reports'.
+                var eventDevices: [String: DeviceSketch] = [:]
+                var dayDevices: [Int64: DeviceSketch] = [:]
+                for (name, sketch) in try rows("SELECT name, devices FROM event_days WHERE \(Self.fullDays)", {
+                    ($0.text(0), try Self.sketch($0.blob(1)))
+                }) {
+                    eventDevices[name, default: DeviceSketch()].formUnion(sketch)
+                }
+                for (day, sketch) in try rows("SELECT day, devices FROM active_days WHERE \(Self.fullDays)", {
+                    ($0.int(0), try Self.sketch($0.blob(1)))
+                }) {
+                    dayDevices[day] = sketch
+                }
+                for (name, day, hwid) in try rows("SELECT DISTINCT name, day, hwid FROM raw WHERE kind = 'event'", {
+                    ($0.text(0), $0.int(1), $0.text(2))
+                }) {
+                    eventDevices[name, default: DeviceSketch()].insert(hwid)
+                    dayDevices[day, default: DeviceSketch()].insert(hwid)
+                }
                 stats.events = try rows(
                     """
                     SELECT name, sum(n) FROM (
                       SELECT name, count AS n FROM event_days WHERE \(Self.fullDays)
                       UNION ALL SELECT name, count(*) FROM raw WHERE kind = 'event' GROUP BY name)
                     GROUP BY name ORDER BY sum(n) DESC, name
-                    """) { EventStatistics.Event(name: $0.text(0), count: Int($0.int(1)), devices: devices[$0.text(0)] ?? 0) }
+                    """) { EventStatistics.Event(name: $0.text(0), count: Int($0.int(1)), devices: eventDevices[$0.text(0)]?.count ?? 0) }
                 stats.screens = try rows(
                     """
                     SELECT screen, sum(n) FROM (
@@ -126,27 +179,13 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
                     stats.purchases += count
                     if !currency.isEmpty || amount != 0 { stats.revenue[currency.isEmpty ? "unknown" : currency, default: 0] += amount }
                 }
-                // Devices per day: the rollup's count, except on days that also have raw reports,
-                // where the rollup's devices and the raw ones are counted together.
-                var dayDevices = Dictionary(uniqueKeysWithValues: try rows(
-                    "SELECT day, devices FROM active_days WHERE \(Self.fullDays)") { ($0.int(0), Int($0.int(1))) })
-                for (day, count) in try rows(
-                    """
-                    SELECT day, count(DISTINCT hwid) FROM (
-                      SELECT day, hwid FROM active_day_devices
-                      WHERE \(Self.fullDays) AND day IN (SELECT day FROM raw WHERE kind = 'event')
-                      UNION ALL SELECT day, hwid FROM raw WHERE kind = 'event')
-                    GROUP BY day
-                    """, { ($0.int(0), Int($0.int(1))) }) {
-                    dayDevices[day] = count
-                }
                 stats.days = try rows(
                     """
                     SELECT day, date(day * 86400, 'unixepoch'), sum(n) FROM (
                       SELECT day, count AS n FROM event_days WHERE \(Self.fullDays)
                       UNION ALL SELECT day, count(*) FROM raw WHERE kind = 'event' GROUP BY day)
                     GROUP BY day ORDER BY day
-                    """) { EventStatistics.Day(day: $0.text(1), events: Int($0.int(2)), devices: dayDevices[$0.int(0)] ?? 0) }
+                    """) { EventStatistics.Day(day: $0.text(1), events: Int($0.int(2)), devices: dayDevices[$0.int(0)]?.count ?? 0) }
                 return stats
             }
         }

@@ -6,6 +6,7 @@ public enum SQLiteValue: Sendable, Equatable {
     case integer(Int64)
     case real(Double)
     case text(String)
+    case blob([UInt8])
 }
 
 /// A prepared statement owned by its `SQLiteConnection` (same thread rules).
@@ -30,6 +31,9 @@ public final class SQLiteStatement {
         sqlite3_clear_bindings(raw)
     }
 
+    /// The highest parameter number the statement uses.
+    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(raw)) }
+
     /// Binds `values` to parameters 1…n.
     @discardableResult
     public func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> SQLiteStatement {
@@ -41,6 +45,8 @@ public final class SQLiteStatement {
             case .integer(let number): result = sqlite3_bind_int64(raw, index, number)
             case .real(let number): result = sqlite3_bind_double(raw, index, number)
             case .text(let text): result = herald_sqlite3_bind_text_transient(raw, index, text, -1)
+            case .blob(let bytes):
+                result = bytes.withUnsafeBytes { herald_sqlite3_bind_blob_transient(raw, index, $0.baseAddress, Int32($0.count)) }
             }
             guard result == SQLITE_OK else { throw connection.error(result, "binding parameter \(index) of \(sql.prefix(60))") }
         }
@@ -93,12 +99,18 @@ public final class SQLiteStatement {
         return String(cString: pointer)
     }
     public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+    public func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(raw, column))
+        guard count > 0, let pointer = sqlite3_column_blob(raw, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
 
     public func value(_ column: Int32) -> SQLiteValue {
         switch sqlite3_column_type(raw, column) {
         case SQLITE_INTEGER: return .integer(int(column))
         case SQLITE_FLOAT: return .real(double(column))
         case SQLITE_NULL: return .null
+        case SQLITE_BLOB: return .blob(blob(column))
         default: return .text(text(column))
         }
     }

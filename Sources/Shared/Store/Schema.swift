@@ -176,29 +176,16 @@ enum Schema {
                      CAST(json_extract(body, '$.price') AS REAL) * coalesce(CAST(json_extract(body, '$.quantity') AS REAL), 1),
                      0) AS amount
         FROM reports;
+        -- Per day and event: how many, and a `DeviceSketch` of the devices that sent it.
         CREATE TABLE event_days (
-            app_id INTEGER NOT NULL, day INTEGER NOT NULL, name TEXT NOT NULL, count INTEGER NOT NULL,
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, name TEXT NOT NULL, count INTEGER NOT NULL, devices BLOB NOT NULL,
             PRIMARY KEY (app_id, day, name)
         ) WITHOUT ROWID;
-        -- Which devices sent an event on a day: distinct devices over any run of days.
-        CREATE TABLE event_day_devices (
-            app_id INTEGER NOT NULL, name TEXT NOT NULL, hwid TEXT NOT NULL, day INTEGER NOT NULL,
-            PRIMARY KEY (app_id, name, hwid, day)
-        ) WITHOUT ROWID;
-        CREATE INDEX event_day_devices_by_day ON event_day_devices (app_id, day, name);
-        -- Devices that sent any event on a day, and how many (kept by the trigger).
+        -- Per day: a `DeviceSketch` of the devices that sent any event.
         CREATE TABLE active_days (
-            app_id INTEGER NOT NULL, day INTEGER NOT NULL, devices INTEGER NOT NULL,
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, devices BLOB NOT NULL,
             PRIMARY KEY (app_id, day)
         ) WITHOUT ROWID;
-        CREATE TABLE active_day_devices (
-            app_id INTEGER NOT NULL, day INTEGER NOT NULL, hwid TEXT NOT NULL,
-            PRIMARY KEY (app_id, day, hwid)
-        ) WITHOUT ROWID;
-        CREATE TRIGGER active_day_devices_count AFTER INSERT ON active_day_devices BEGIN
-            INSERT INTO active_days (app_id, day, devices) VALUES (NEW.app_id, NEW.day, 1)
-            ON CONFLICT DO UPDATE SET devices = devices + 1;
-        END;
         CREATE TABLE screen_days (
             app_id INTEGER NOT NULL, day INTEGER NOT NULL, screen TEXT NOT NULL, count INTEGER NOT NULL,
             PRIMARY KEY (app_id, day, screen)
