@@ -49,6 +49,8 @@ final class Dispatcher: Sendable {
 
     /// Binds both endpoints on the dispatcher's thread; throws if either cannot be bound.
     func start(context: QueueContext) throws {
+        // `/metrics` tells the backlog from the first scrape on.
+        pendingReports.store(try analytics.reportBacklog().pending, ordering: .relaxed)
         let started = DispatchSemaphore(value: 0)
         let failure = Mutex<(any Error)?>(nil)
         let thread = Thread { [self] in
@@ -165,7 +167,7 @@ final class Dispatcher: Sendable {
     /// Sends each live worker report batches up to its share.
     private func dispatchReports(jobs: QueueSocket) throws {
         let backlog = try analytics.reportBacklog()
-        pendingReports.store(backlog.firstUnprocessed.map { backlog.last - $0 + 1 } ?? 0, ordering: .relaxed)
+        pendingReports.store(backlog.pending, ordering: .relaxed)
         let live = liveWorkers().filter { $0.capacity > 0 }.map(\.id)
         let sends = reports.withLock { $0.assign(backlog: backlog, workers: live, now: monotonicSeconds()) }
         for batch in sends {

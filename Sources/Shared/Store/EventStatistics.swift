@@ -47,6 +47,9 @@ public struct ReportBacklog: Sendable, Equatable {
         self.firstUnprocessed = firstUnprocessed
         self.last = last
     }
+
+    /// Reports not processed yet, counted by id span (an upper bound).
+    public var pending: Int64 { firstUnprocessed.map { last - $0 + 1 } ?? 0 }
 }
 
 /// Turns stored SDK reports into statistics. Implemented by `SQLiteAnalyticsStore`.

@@ -213,15 +213,17 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
     /// ?6 / ?7 the same as day numbers.
     static let fullDays = "app_id = ?1 AND day >= ?6 AND day < ?7"
 
-    /// The reports a window reads raw: its partial days, and its whole days' unprocessed reports.
+    /// The reports a window reads raw: its partial days, and its whole days' unprocessed reports
+    /// (found through the backlog's own index: the time index would walk every report of those days).
     static let raw = """
         WITH raw AS (
           SELECT * FROM report_facts WHERE app_id = ?1 AND kind IN ('event', 'purchase') AND occurred_at >= ?2 AND occurred_at < ?4
           UNION ALL
           SELECT * FROM report_facts WHERE app_id = ?1 AND kind IN ('event', 'purchase') AND occurred_at >= ?5 AND occurred_at < ?3
           UNION ALL
-          SELECT * FROM report_facts WHERE processed_at IS NULL AND app_id = ?1 AND kind IN ('event', 'purchase')
-            AND occurred_at >= ?4 AND occurred_at < ?5)
+          SELECT * FROM report_facts WHERE id IN (
+            SELECT id FROM reports INDEXED BY reports_unprocessed WHERE processed_at IS NULL AND app_id = ?1
+              AND kind IN ('event', 'purchase') AND occurred_at >= ?4 AND occurred_at < ?5))
 
         """
 }
