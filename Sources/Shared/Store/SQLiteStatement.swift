@@ -31,9 +31,6 @@ public final class SQLiteStatement {
         sqlite3_clear_bindings(raw)
     }
 
-    /// The highest parameter number the statement uses.
-    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(raw)) }
-
     /// Binds `values` to parameters 1…n.
     @discardableResult
     public func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> SQLiteStatement {
