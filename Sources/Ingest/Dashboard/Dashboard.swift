@@ -80,7 +80,8 @@ struct Dashboard: Sendable {
         html += "<div class=\"cards\">"
         html += card("Campaigns shown", String(messages.count)) + card("Pushes sent", String(sent))
         html += card("Delivery rate", HTML.percent(delivered, of: sent)) + card("Open rate", HTML.percent(opened, of: sent))
-        html += card("Workers connected", String(live.count)) + "</div>"
+        html += card("Workers connected", String(live.count))
+        html += card("Reports waiting for a worker", String(workers.reportProgress.pending)) + "</div>"
 
         let counts = ["Targeted", "Sent", "Failed", "Throttled", "Delivered", "Opened", "Delivery", "Open"]
         html += HTML.section(
