@@ -123,6 +123,10 @@ private struct StatementKey: Hashable {
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(sql.utf8.count)
-        for byte in sql.utf8.suffix(48) { hasher.combine(byte) }
+        // The last 48 bytes in one call (byte by byte, hashing cost 4% of a registerDevice).
+        let hashed: Void? = sql.utf8.withContiguousStorageIfAvailable {
+            hasher.combine(bytes: UnsafeRawBufferPointer($0.extracting(max(0, $0.count - 48)...)))
+        }
+        if hashed == nil { for byte in sql.utf8.suffix(48) { hasher.combine(byte) } }
     }
 }
