@@ -236,24 +236,26 @@ final class GroupCommitter: @unchecked Sendable {
     }
 
     private func run() {
+        // The queue is taken by swapping buffers, so submitters never wait behind a copy.
+        var taken: [Item] = []
         while true {
             available.wait()
-            let batch = pending.withLock { queue -> [Item] in
-                let taken = Array(queue.prefix(Self.maximumBatch))
-                queue.removeFirst(taken.count)
-                return taken
-            }
-            if batch.isEmpty {
+            pending.withLock { swap(&$0, &taken) }
+            if taken.isEmpty {
                 if stopping.load(ordering: .relaxed) { return }
                 continue
             }
-            let committed = commit(batch)
-            for item in batch {
-                switch item {
-                case .write(let write): write.done.signal()
-                case .request(let request): request.finish(committed)
+            for start in stride(from: 0, to: taken.count, by: Self.maximumBatch) {
+                let batch = taken[start..<min(start + Self.maximumBatch, taken.count)]
+                let committed = commit(batch)
+                for item in batch {
+                    switch item {
+                    case .write(let write): write.done.signal()
+                    case .request(let request): request.finish(committed)
+                    }
                 }
             }
+            taken.removeAll(keepingCapacity: true)
             if checkpointRequested.exchange(false, ordering: .relaxed) {
                 // Outside any transaction, and no other writer in this process: this copies every
                 // frame no reader still needs, so that the next transaction restarts the WAL.
@@ -263,7 +265,7 @@ final class GroupCommitter: @unchecked Sendable {
     }
 
     /// Runs the batch in one transaction, each item in its own savepoint; true when committed.
-    private func commit(_ batch: [Item]) -> Bool {
+    private func commit(_ batch: ArraySlice<Item>) -> Bool {
         let connection = writer.connection
         do {
             try connection.statement("BEGIN IMMEDIATE")
