@@ -27,11 +27,11 @@ extension JSON {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (position, key) in members.keys.sorted().enumerated() {
+            for (position, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if position > 0 { out.append(UInt8(ascii: ",")) }
-                JSON.writeString(key, to: &out)
+                JSON.writeString(member.key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                members[key]!.write(to: &out)
+                member.value.write(to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -39,6 +39,12 @@ extension JSON {
 
     public static func writeString(_ value: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copy them whole.
+        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            out.append(contentsOf: value.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
