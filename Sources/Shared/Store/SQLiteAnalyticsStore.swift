@@ -27,13 +27,18 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
     }
 
     public func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int {
-        try database.write { writer in
+        let range: [SQLiteValue] = [.integer(first), .integer(last)]
+        // Counted from a read snapshot, so that the write lock (which ingest's writer waits for) is
+        // held only to store the sums; redone under the lock if another worker took part of the
+        // range meanwhile (reports only ever turn from unprocessed to processed).
+        let (counted, rollup) = try database.read { connection in
+            try connection.readTransaction { (try Self.unprocessed(connection, range), try Self.rollup(connection, range)) }
+        }
+        return try database.write { writer in
             let connection = writer.connection
-            let range: [SQLiteValue] = [.integer(first), .integer(last)]
-            let batch = "id > ?1 AND id <= ?2 AND processed_at IS NULL"
-            var rollup = ReportRollup()
-            _ = try connection.prepare("SELECT \(ReportRollup.columns) FROM report_facts WHERE \(batch)").rows(range) { rollup.add($0) }
-            try rollup.store(connection)
+            let current = try Self.unprocessed(connection, range)
+            guard current.count > 0 else { return 0 }
+            try (current == counted ? rollup : Self.rollup(connection, range)).store(connection)
             // Attribution by payload hash; reports of unknown hashes stay in `reports` only.
             try connection.prepare(
                 """
@@ -44,9 +49,24 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
                 WHERE r.id > ?1 AND r.id <= ?2 AND r.processed_at IS NULL AND r.kind IN ('delivery', 'push_stat') AND r.hash IS NOT NULL
                 """
             ).run(range)
-            try connection.prepare("UPDATE reports SET processed_at = ?3 WHERE \(batch)").run(range + [.integer(now)])
+            try connection.prepare("UPDATE reports SET processed_at = ?3 WHERE \(Self.batch)").run(range + [.integer(now)])
             return connection.changes
         }
+    }
+
+    /// Unprocessed reports with ids in `(?1, ?2]`.
+    static let batch = "id > ?1 AND id <= ?2 AND processed_at IS NULL"
+
+    /// How many reports of the range are unprocessed, and the sum of their ids.
+    static func unprocessed(_ connection: SQLiteConnection, _ range: [SQLiteValue]) throws -> [Int64] {
+        try connection.prepare("SELECT count(*), coalesce(sum(id), 0) FROM reports WHERE \(batch)")
+            .first(range) { [$0.int(0), $0.int(1)] } ?? [0, 0]
+    }
+
+    static func rollup(_ connection: SQLiteConnection, _ range: [SQLiteValue]) throws -> ReportRollup {
+        var rollup = ReportRollup()
+        _ = try connection.prepare("SELECT \(ReportRollup.columns) FROM report_facts WHERE \(batch)").rows(range) { rollup.add($0) }
+        return rollup
     }
 
     // MARK: Reading

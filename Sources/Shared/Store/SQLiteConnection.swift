@@ -7,10 +7,13 @@ internal import CSQLite
 public final class SQLiteConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [StatementKey: SQLiteStatement] = [:]
+    /// What the busy handler needs between its calls; freed after the handle is closed.
+    private let busyState = UnsafeMutablePointer<herald_busy_state>.allocate(capacity: 1)
     public let path: String
 
     /// Opens (creating if needed) the database at `path` with Herald's per-connection settings:
-    /// WAL journal, `synchronous=NORMAL`, `busy_timeout`, foreign keys on.
+    /// WAL journal, `synchronous=NORMAL`, a busy wait of `busyTimeoutMilliseconds` (polled every
+    /// 100 µs: see `herald_sqlite3_busy_wait`), foreign keys on.
     /// `cacheKiB` bounds the page cache: the writer gets a large one (registry indexes are written
     /// at random), pooled readers a small one so that processes stay lean.
     public init(path: String, busyTimeoutMilliseconds: Int, readOnly: Bool = false, cacheKiB: Int = 8192) throws(SQLiteError) {
@@ -25,7 +28,8 @@ public final class SQLiteConnection: @unchecked Sendable {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, Int32(busyTimeoutMilliseconds))
+        busyState.initialize(to: herald_busy_state(timeout_ms: busyTimeoutMilliseconds, since: timespec()))
+        herald_sqlite3_set_busy_wait(db, busyState)
         if !readOnly {
             try execute("PRAGMA journal_mode=WAL")
         }
@@ -42,6 +46,11 @@ public final class SQLiteConnection: @unchecked Sendable {
         statements.removeAll()
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
+    }
+
+    deinit {
+        close()
+        busyState.deallocate()
     }
 
     func error(_ code: Int32, _ context: String) -> SQLiteError {

@@ -1,6 +1,8 @@
 #ifndef HERALD_CSQLITE_SHIM_H
 #define HERALD_CSQLITE_SHIM_H
 #include <sqlite3.h>
+#include <stdint.h>
+#include <time.h>
 
 /// SQLITE_TRANSIENT is a cast macro that Swift cannot import.
 static inline int herald_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int length) {
@@ -9,5 +11,32 @@ static inline int herald_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int ind
 
 static inline int herald_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int length) {
     return sqlite3_bind_blob(stmt, index, bytes, length, SQLITE_TRANSIENT);
+}
+/// Waits for a lock held by another connection (another Herald process) in steps of 100 µs, up to
+/// `timeout_ms`. SQLite's own busy_timeout sleeps 1, 2, 5, 10 … 100 ms between tries, so a lock
+/// held for 5 ms can stall the waiting writer, and every request queued behind it, for 8 ms or more.
+/// The state belongs to one connection (which one thread uses at a time) and must outlive it.
+struct herald_busy_state {
+    long timeout_ms;
+    struct timespec since;
+};
+
+static inline int herald_sqlite3_busy_wait(void *argument, int count) {
+    struct herald_busy_state *state = (struct herald_busy_state *)argument;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (count == 0) {
+        state->since = now;
+    } else {
+        long waited_ms = (now.tv_sec - state->since.tv_sec) * 1000 + (now.tv_nsec - state->since.tv_nsec) / 1000000;
+        if (waited_ms >= state->timeout_ms) return 0;
+    }
+    struct timespec step = {0, 100000};
+    nanosleep(&step, NULL);
+    return 1;
+}
+
+static inline int herald_sqlite3_set_busy_wait(sqlite3 *db, struct herald_busy_state *state) {
+    return sqlite3_busy_handler(db, herald_sqlite3_busy_wait, state);
 }
 #endif
