@@ -77,7 +77,8 @@ private struct JSONParser {
     mutating func parseObject() throws(JSONParseError) -> JSON {
         try enter()
         index += 1
-        var members: [String: JSON] = [:]
+        // Room for a typical SDK request object, so that it is not rehashed as it grows.
+        var members = [String: JSON](minimumCapacity: 8)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
