@@ -19,7 +19,7 @@ final class Dispatcher: Sendable {
         let stats: JSON
     }
 
-    /// How many device ids one shard covers.
+    /// The most device ids one shard covers (small campaigns get smaller shards).
     static let shardSize = 20_000
     /// How long a lease lasts without a batch being recorded.
     static let leaseSeconds: Int64 = 30
@@ -142,24 +142,28 @@ final class Dispatcher: Sendable {
         if done > 0 { logger.info("messages done", ["count": String(done)]) }
     }
 
-    /// Gives each live worker as many shards as it has room for.
+    /// Gives live workers the shards they have room for, one at a time to the worker with the most
+    /// room, so that every worker has a shard running before any gets one to keep waiting.
     private func dispatch(jobs: QueueSocket) throws {
         let live = liveWorkers().filter { $0.capacity > 0 }
         guard !live.isEmpty else { return }
         let leased = try store.leasedShardCounts()
         let now = clock.now()
-        for worker in live {
-            // Shards whose lease ran out while queued on the worker still take its room.
-            let room = Int(worker.capacity) - max(leased[worker.id] ?? 0, Int(worker.jobsInFlight))
-            guard room > 0 else { continue }
-            for shard in try store.leaseShards(worker: worker.id, count: room, now: now, leaseUntil: now + Self.leaseSeconds) {
-                do {
-                    try jobs.send([Array(worker.id.utf8), QueueMessage.job(shard: shard).encoded], wait: false)
-                    logger.debug("shard dispatched", ["worker.id": worker.id, "shard.id": String(shard)])
-                } catch {
-                    logger.warning("worker unreachable; shard returned", ["worker.id": worker.id, "error": "\(error)"])
-                    try store.releaseLease(shard: shard, worker: worker.id)
-                }
+        // Shards whose lease ran out while queued on the worker still take its room.
+        var rooms = Dictionary(live.map { ($0.id, Int($0.capacity) - max(leased[$0.id] ?? 0, Int($0.jobsInFlight))) },
+                               uniquingKeysWith: { first, _ in first })
+        while let (worker, room) = rooms.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }), room > 0 {
+            guard let shard = try store.leaseShards(worker: worker, count: 1, now: now, leaseUntil: now + Self.leaseSeconds).first else {
+                return
+            }
+            rooms[worker] = room - 1
+            do {
+                try jobs.send([Array(worker.utf8), QueueMessage.job(shard: shard).encoded], wait: false)
+                logger.debug("shard dispatched", ["worker.id": worker, "shard.id": String(shard)])
+            } catch {
+                logger.warning("worker unreachable; shard returned", ["worker.id": worker, "error": "\(error)"])
+                try store.releaseLease(shard: shard, worker: worker)
+                rooms[worker] = 0
             }
         }
     }

@@ -22,7 +22,8 @@ public protocol CampaignStore: Sendable {
 
     // MARK: Ingest: the dispatcher
 
-    /// Splits every message that has come due into shards; returns how many messages started.
+    /// Splits every message that has come due into shards of at most `shardSize` device ids (at
+    /// least 16 shards while they hold 1,000 ids or more); returns how many messages started.
     func activateDueMessages(now: Int64, shardSize: Int) throws(StoreError) -> Int
 
     /// Leases up to `count` ready shards to `worker` until `leaseUntil`.

@@ -149,6 +149,9 @@ public final class SQLiteCampaignStore: CampaignStore {
 
     // MARK: - Dispatcher
 
+    /// The smallest shard a campaign is cut into (device ids).
+    static let minimumShard: Int64 = 1_000
+
     public func activateDueMessages(now: Int64, shardSize: Int) throws(StoreError) -> Int {
         try database.write { writer in
             let connection = writer.connection
@@ -166,7 +169,9 @@ public final class SQLiteCampaignStore: CampaignStore {
                     .first([.integer(appID)]) { row in row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } } } ?? nil
                 if let (low, high) = bounds {
                     let explicit = spec.users != nil || spec.devices != nil
-                    let step = Int64(explicit ? Int(high - low + 1) : shardSize)
+                    // A small campaign is still cut into several shards, so that several workers share it.
+                    let span = high - low + 1
+                    let step = explicit ? span : min(Int64(shardSize), max(Self.minimumShard, (span + 15) / 16))
                     var groups: [(Int64, SQLiteValue, Int64)] = [(0, .null, spec.schedule.sendAt)]
                     if spec.schedule.perDeviceTimezone {
                         groups = try connection.prepare("SELECT DISTINCT timezone_offset FROM devices WHERE app_id = ?")
