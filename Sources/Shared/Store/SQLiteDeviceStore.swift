@@ -224,30 +224,26 @@ public final class SQLiteDeviceStore: DeviceStore {
 
     public func getTags(app: String, hwid: String?, userID: String?) throws(StoreError) -> [String: TagValue] {
         let appID = try appID(app)
+        // One statement, so one snapshot without a transaction around it (getTags is the hottest read).
+        let device: (sql: String, key: String)
+        if let hwid {
+            device = ("d.app_id = ?1 AND d.hwid = ?2", hwid)
+        } else if let userID {
+            device = ("d.id = (SELECT id FROM devices WHERE app_id = ?1 AND user_id = ?2 ORDER BY updated_at DESC LIMIT 1)", userID)
+        } else {
+            return [:]
+        }
         return try read { connection in
-            try connection.readTransaction {
-                let deviceID: Int64?
-                if let hwid {
-                    deviceID = try connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?")
-                        .first([.integer(appID), .text(hwid)]) { $0.int(0) }
-                } else if let userID {
-                    deviceID = try connection.prepare(
-                        "SELECT id FROM devices WHERE app_id = ? AND user_id = ? ORDER BY updated_at DESC LIMIT 1"
-                    ).first([.integer(appID), .text(userID)]) { $0.int(0) }
-                } else {
-                    deviceID = nil
-                }
-                guard let deviceID else { return [:] }
-                var tags: [String: TagValue] = [:]
-                let rows = try connection.prepare("SELECT name, type, num, str FROM device_tags WHERE device_id = ?")
-                    .rows([.integer(deviceID)]) { row -> (String, TagValue?) in
-                        (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
-                            TagValue.fromStorage(type: $0, number: row.value(2), text: row.optionalText(3))
-                        })
-                    }
-                for (name, value) in rows { tags[name] = value }
-                return tags
+            var tags: [String: TagValue] = [:]
+            let rows = try connection.prepare(
+                "SELECT t.name, t.type, t.num, t.str FROM devices d JOIN device_tags t ON t.device_id = d.id WHERE \(device.sql)"
+            ).rows([.integer(appID), .text(device.key)]) { row -> (String, TagValue?) in
+                (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
+                    TagValue.fromStorage(type: $0, number: row.value(2), text: row.optionalText(3))
+                })
             }
+            for (name, value) in rows { tags[name] = value }
+            return tags
         }
     }
 
