@@ -81,7 +81,7 @@ import Testing
         #expect(dom.contains("Home"))
         #expect(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !dom.contains("<script>alert(1)"))
         #expect(dom.contains("Workers connected"))
-        #expect(dom.contains("Reports waiting for a worker"))
+        #expect(dom.contains("Reports pending"))
         #expect(!dom.contains("http://") && !dom.contains("https://"), "no external resources")
 
         let refused = try Self.render(Self.signIn(port: herald.httpPort, app: app, token: "wrong"), folder: herald.folder)

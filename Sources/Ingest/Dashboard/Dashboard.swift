@@ -81,7 +81,7 @@ struct Dashboard: Sendable {
         html += card("Campaigns shown", String(messages.count)) + card("Pushes sent", String(sent))
         html += card("Delivery rate", HTML.percent(delivered, of: sent)) + card("Open rate", HTML.percent(opened, of: sent))
         html += card("Workers connected", String(live.count))
-        html += card("Reports waiting for a worker", String(workers.reportProgress.pending)) + "</div>"
+        html += card("Reports pending", String(workers.reportProgress.pending)) + "</div>"
 
         let counts = ["Targeted", "Sent", "Failed", "Throttled", "Delivered", "Opened", "Delivery", "Open"]
         html += HTML.section(
