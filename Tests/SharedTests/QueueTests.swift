@@ -19,8 +19,10 @@ import Testing
         func ranges(_ sends: [ReportBatches.Batch]) -> [[String]] { sends.map { [$0.worker, "\($0.after)-\($0.through)"] } }
         // Reports 1…12,000 stored, the first 1,000 processed before ingest started.
         var backlog = ReportBacklog(firstUnprocessed: 1_001, last: 12_000)
-        #expect(ranges(batches.assign(backlog: backlog, workers: ["a", "b"], now: 0))
-                == [["a", "1000-6000"], ["b", "6000-11000"], ["a", "11000-12000"]])
+        #expect(ranges(batches.assign(backlog: backlog, workers: ["a", "b"], now: 0)) == [["a", "1000-6000"], ["b", "6000-11000"]])
+        // The partial rest waits for more reports, up to `gathering`.
+        #expect(batches.assign(backlog: backlog, workers: ["a", "b"], now: ReportBatches.gathering / 2).isEmpty)
+        #expect(ranges(batches.assign(backlog: backlog, workers: ["a", "b"], now: ReportBatches.gathering)) == [["a", "11000-12000"]])
         // Nothing new: nothing sent. More stored: b takes its second batch, then both are full.
         #expect(batches.assign(backlog: backlog, workers: ["a", "b"], now: 1).isEmpty)
         backlog.last = 40_000
@@ -45,9 +47,11 @@ import Testing
     @Test func anUncoveredUnprocessedReportIsHandedOutAgain() {
         var batches = ReportBatches()
         _ = batches.assign(backlog: ReportBacklog(firstUnprocessed: 1, last: 100), workers: ["a"], now: 0)
+        #expect(batches.assign(backlog: ReportBacklog(firstUnprocessed: 1, last: 100), workers: ["a"], now: 1).count == 1)
         // The worker acknowledged without processing report 40 (it failed it), so it is still unprocessed.
         batches.acknowledged(after: 0, processed: 99)
-        let sends = batches.assign(backlog: ReportBacklog(firstUnprocessed: 40, last: 100), workers: ["a"], now: 1)
+        _ = batches.assign(backlog: ReportBacklog(firstUnprocessed: 40, last: 100), workers: ["a"], now: 2)
+        let sends = batches.assign(backlog: ReportBacklog(firstUnprocessed: 40, last: 100), workers: ["a"], now: 3)
         #expect(sends.map { [$0.after, $0.through] } == [[39, 100]])
     }
 }
