@@ -58,7 +58,7 @@ struct ReportRollup {
     static func load(_ connection: SQLiteConnection, app: Int64, days first: Int64, _ end: Int64) throws -> ReportRollup {
         var rollup = ReportRollup()
         let range: [SQLiteValue] = [.integer(app), .integer(first), .integer(end)]
-        let where_ = "WHERE app_id = ?1 AND day >= ?2 AND day < ?3"
+        let daysInRange = "WHERE app_id = ?1 AND day >= ?2 AND day < ?3"
         func each(_ sql: String, _ body: (inout Figures, SQLiteStatement) throws -> Void) throws {
             let statement = try connection.prepare(sql)
             _ = try statement.rows(range) { row in
@@ -66,15 +66,15 @@ struct ReportRollup {
                 try body(&rollup.days[key, default: Figures()], row)
             }
         }
-        try each("SELECT day, name, count, devices FROM event_days \(where_)") { figures, row in
+        try each("SELECT day, name, count, devices FROM event_days \(daysInRange)") { figures, row in
             figures.events[row.text(1)] = (row.int(2), try sketch(row.blob(3)))
         }
-        try each("SELECT day, devices FROM active_days \(where_)") { figures, row in figures.devices = try sketch(row.blob(1)) }
-        try each("SELECT day, screen, count FROM screen_days \(where_)") { figures, row in figures.screens[row.text(1)] = row.int(2) }
-        try each("SELECT day, sessions, duration_sum, idle_count, idle_sum FROM session_days \(where_)") { figures, row in
+        try each("SELECT day, devices FROM active_days \(daysInRange)") { figures, row in figures.devices = try sketch(row.blob(1)) }
+        try each("SELECT day, screen, count FROM screen_days \(daysInRange)") { figures, row in figures.screens[row.text(1)] = row.int(2) }
+        try each("SELECT day, sessions, duration_sum, idle_count, idle_sum FROM session_days \(daysInRange)") { figures, row in
             (figures.sessions, figures.durationSum, figures.idleCount, figures.idleSum) = (row.int(1), row.double(2), row.int(3), row.double(4))
         }
-        try each("SELECT day, currency, count, amount FROM purchase_days \(where_)") { figures, row in
+        try each("SELECT day, currency, count, amount FROM purchase_days \(daysInRange)") { figures, row in
             figures.purchases[row.text(1)] = (row.int(2), row.double(3))
         }
         return rollup
