@@ -44,6 +44,15 @@ import Testing
                 == [["d", "6000-11000"], ["d", "17000-22000"]])
     }
 
+    @Test func nothingIsHandedOutWhenEarlierBatchesProcessedTheRest() {
+        var batches = ReportBatches()
+        // Ingest restarted: 1…3,000 unprocessed, so the partial batch waits for more reports…
+        #expect(batches.assign(backlog: ReportBacklog(firstUnprocessed: 1, last: 3_000), workers: ["a"], now: 0).isEmpty)
+        // …while batches queued before the restart processed all of them: no empty batch goes out.
+        #expect(batches.assign(backlog: ReportBacklog(firstUnprocessed: nil, last: 3_000), workers: ["a"], now: 1).isEmpty)
+        #expect(batches.outstanding.isEmpty && batches.cursor == 3_000)
+    }
+
     @Test func anUncoveredUnprocessedReportIsHandedOutAgain() {
         var batches = ReportBatches()
         _ = batches.assign(backlog: ReportBacklog(firstUnprocessed: 1, last: 100), workers: ["a"], now: 0)

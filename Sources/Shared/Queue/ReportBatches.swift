@@ -61,6 +61,11 @@ public struct ReportBatches: Sendable {
         while var after = cursor, after < backlog.last, let worker = leastLoaded() {
             after = max(after, oldest)
             let through = min(after + Self.size, backlog.last)
+            // Everything past the cursor was processed by batches handed out before (a restart).
+            guard through > after else {
+                cursor = after
+                break
+            }
             if through - after < Self.size, now - (waitingSince ?? now) < Self.gathering { break }
             let batch = Batch(worker: worker, after: after, through: through, sentAt: now)
             load[worker]! += 1
