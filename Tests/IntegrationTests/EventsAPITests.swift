@@ -75,6 +75,9 @@ import Glibc
         let bad = try herald.client.request("GET", "/api/v1/apps/\(Self.app)/events?from=yesterday",
                                             headers: [("Authorization", "Token shop-secret")])
         #expect(bad.status == 400)
+        // Out of range: refused, and ingest still answers.
+        #expect(try stats(from: 9_223_372_036_854_775_000, to: 9_223_372_036_854_775_807).0 == 400)
+        #expect(try stats(from: -9_223_372_036_854_775_807, to: 0).0 == 400)
         let unknown = try herald.client.request("GET", "/api/v1/apps/NOPE/events", headers: [("Authorization", "Token shop-secret")])
         #expect(unknown.status == 404)
         let (status, empty) = try stats(from: 0, to: 10)

@@ -9,6 +9,8 @@ struct EventsAPI: Sendable {
     let logger: Logger
 
     static let prefix = "/api/v1/apps/"
+    /// 0001-01-01 to 9999-12-31 (UTC): outside this, day arithmetic on the window would overflow.
+    static let seconds: ClosedRange<Int64> = -62_135_596_800...253_402_300_799
 
     func handle(path: String, query: [String: String], authorization: String?) -> HTTPResponse {
         let rest = path.dropFirst(Self.prefix.count)
@@ -19,9 +21,11 @@ struct EventsAPI: Sendable {
             return .json(["error": "access denied: send Authorization: Token <api_token> of this application"], status: 403)
         }
         let now = clock.now()
-        guard let to = query["to"].map({ Int64($0) }) ?? now else { return .json(["error": "to must be unix seconds"], status: 400) }
-        guard let from = query["from"].map({ Int64($0) }) ?? to - 7 * 86_400 else {
-            return .json(["error": "from must be unix seconds"], status: 400)
+        guard let to = query["to"].map({ Int64($0) }) ?? now, Self.seconds.contains(to) else {
+            return .json(["error": "to must be unix seconds between years 1 and 9999"], status: 400)
+        }
+        guard let from = query["from"].map({ Int64($0) }) ?? to - 7 * 86_400, Self.seconds.contains(from) else {
+            return .json(["error": "from must be unix seconds between years 1 and 9999"], status: 400)
         }
         guard from < to else { return .json(["error": "from must be before to"], status: 400) }
         do {
