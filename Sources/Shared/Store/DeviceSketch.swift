@@ -61,6 +61,7 @@ public struct DeviceSketch: Sendable, Equatable {
             for hash in hashes { insert(hash: hash) }
         case .registers(let theirs):
             var mine = registers()
+            storage = .exact([])  // drop the second reference, so that `mine` is changed in place
             for index in 0..<Self.registerCount where theirs[index] > mine[index] { mine[index] = theirs[index] }
             storage = .registers(mine)
         }
@@ -87,8 +88,10 @@ public struct DeviceSketch: Sendable, Equatable {
     }
 
     private mutating func insert(hash: UInt64) {
+        // Each case first drops `storage`'s reference, so that the bound copy is changed in place.
         switch storage {
         case .exact(var hashes):
+            storage = .exact([])
             hashes.insert(hash)
             if hashes.count > Self.exactLimit {
                 storage = .registers(Self.registers(of: hashes))
@@ -96,6 +99,7 @@ public struct DeviceSketch: Sendable, Equatable {
                 storage = .exact(hashes)
             }
         case .registers(var registers):
+            storage = .exact([])
             Self.add(hash, to: &registers)
             storage = .registers(registers)
         }
