@@ -23,6 +23,7 @@ struct herald_busy_state {
 
 static inline int herald_sqlite3_busy_wait(void *argument, int count) {
     struct herald_busy_state *state = (struct herald_busy_state *)argument;
+    if (state->timeout_ms <= 0) return 0;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (count == 0) {
