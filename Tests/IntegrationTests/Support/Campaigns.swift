@@ -163,17 +163,7 @@ extension HeraldProcesses {
     // MARK: Sink and database
 
     /// Every complete line of the Shop sink, parsed.
-    func sinkLines() throws -> [JSON] {
-        guard let data = FileManager.default.contents(atPath: sinkPath) else { return [] }
-        let bytes = [UInt8](data)
-        var lines: [JSON] = []
-        var start = 0
-        for index in bytes.indices where bytes[index] == 0x0A {
-            lines.append(try JSON.parse(bytes[start..<index]))
-            start = index + 1
-        }
-        return lines
-    }
+    func sinkLines() throws -> [JSON] { try jsonLines(atPath: sinkPath) }
 
     /// The sink lines of one message.
     func sink(_ code: String) throws -> [JSON] { try sinkLines().filter { $0["message"] == .string(code) } }
@@ -219,3 +209,17 @@ func utcText(_ seconds: Int64, withSeconds: Bool = false) -> String {
 }
 
 func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
+
+/// Every complete (newline-terminated) line of a JSON-lines file, parsed; none when the file is
+/// missing. A line still being written is left out; a line that is not JSON throws.
+func jsonLines(atPath path: String) throws -> [JSON] {
+    guard let data = FileManager.default.contents(atPath: path) else { return [] }
+    let bytes = [UInt8](data)
+    var lines: [JSON] = []
+    var start = 0
+    for index in bytes.indices where bytes[index] == 0x0A {
+        lines.append(try JSON.parse(bytes[start..<index]))
+        start = index + 1
+    }
+    return lines
+}

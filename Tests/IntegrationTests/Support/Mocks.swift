@@ -189,17 +189,7 @@ final class MockServer {
     }
 
     /// Every complete line of the record file, parsed, in the order the mock answered.
-    func records() throws -> [JSON] {
-        guard let data = FileManager.default.contents(atPath: recordPath) else { return [] }
-        let bytes = [UInt8](data)
-        var lines: [JSON] = []
-        var start = 0
-        for index in bytes.indices where bytes[index] == 0x0A {
-            if index > start { lines.append(try JSON.parse(bytes[start..<index])) }
-            start = index + 1
-        }
-        return lines
-    }
+    func records() throws -> [JSON] { try jsonLines(atPath: recordPath) }
 
     /// The record lines of one device token.
     func records(token: String) throws -> [JSON] { try records().filter { $0["token"] == .string(token) } }
