@@ -19,9 +19,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import campaign_tool  # noqa: E402  (read-only reuse: request(), ports, checkpoint, wait-devices)
-
-import http.client  # noqa: E402
+import campaign_tool  # noqa: E402  (reuse: send(), wait_done(), ports, checkpoint, wait-devices)
 
 
 def established(port):
@@ -43,40 +41,19 @@ def established(port):
 
 
 def campaign(url, app, token, timeout, port):
-    host, http_port = url.split("//", 1)[1].rsplit(":", 1)
-    conn = http.client.HTTPConnection(host, int(http_port), timeout=30)
-    body = json.dumps({"request": {"application": app, "auth": token, "notifications": [
-        {"send_date": "now", "content": "Hello", "title": "Bench"}]}})
-    t0 = time.monotonic()
-    status, data = campaign_tool.request(conn, "POST", "/json/1.3/createMessage", body,
-                                         {"Content-Type": "application/json"})
-    try:
-        code = json.loads(data)["response"]["Messages"][0]
-    except (ValueError, KeyError, IndexError, TypeError):
-        sys.exit(f"createMessage failed: HTTP {status} {data[:300]!r}")
-    deadline = t0 + float(timeout)
-    t_first = None
-    funnel = {}
+    conn, code, t0, _ = campaign_tool.send(url, app, token, {"send_date": "now", "content": "Hello", "title": "Bench"})
     peak, seen, samples, total_open = 0, set(), 0, 0
-    while True:
+
+    def sample_connections():
+        nonlocal peak, seen, samples, total_open
         open_now = established(port)
         peak = max(peak, len(open_now))
         seen |= open_now
         samples += 1
         total_open += len(open_now)
-        status, data = campaign_tool.request(conn, "GET", f"/api/v1/messages/{code}",
-                                             headers={"Authorization": f"Token {token}"})
-        now = time.monotonic()
-        if status == 200:
-            funnel = json.loads(data)
-            if t_first is None and funnel.get("sent", 0) + funnel.get("failed", 0) > 0:
-                t_first = now - t0
-            if funnel.get("status") == "done":
-                break
-        if now > deadline:
-            funnel["timed_out"] = True
-            break
-        time.sleep(0.1)
+
+    funnel, t_first, _ = campaign_tool.wait_done(conn, code, token, t0, timeout,
+                                                 lambda f: f.get("sent", 0) + f.get("failed", 0) > 0, sample_connections)
     wall = time.monotonic() - t0
     print(json.dumps({"code": code, "wall": wall, "first_result_s": t_first, "funnel": funnel,
                       "conns_peak": peak, "conns_seen": len(seen),

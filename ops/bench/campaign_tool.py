@@ -101,30 +101,39 @@ def request(conn, method, path, body=None, headers=None):
     return response.status, data
 
 
-def campaign(url, app, token, timeout):
+def send(url, app, token, notification):
+    """createMessage with one notification; returns (connection, message code, start time, seconds
+    the create took). Exits with the answer when no message was created."""
     host, port = url.split("//", 1)[1].rsplit(":", 1)
     conn = http.client.HTTPConnection(host, int(port), timeout=30)
-    body = json.dumps({"request": {"application": app, "auth": token, "notifications": [
-        {"send_date": "now", "content": "Hello", "conditions": CONDITIONS}]}})
+    body = json.dumps({"request": {"application": app, "auth": token, "notifications": [notification]}})
     t0 = time.monotonic()
     status, data = request(conn, "POST", "/json/1.3/createMessage", body, {"Content-Type": "application/json"})
     t_created = time.monotonic() - t0
-    answer = json.loads(data)
     try:
-        code = answer["response"]["Messages"][0]
-    except (KeyError, IndexError, TypeError):
+        code = json.loads(data)["response"]["Messages"][0]
+    except (ValueError, KeyError, IndexError, TypeError):
         sys.exit(f"createMessage failed: HTTP {status} {data[:300]!r}")
+    return conn, code, t0, t_created
+
+
+def wait_done(conn, code, token, t0, timeout, started, each=None):
+    """Polls the message's funnel every 0.1 s until it is done or `timeout` s after t0 have passed
+    (then the funnel gets "timed_out"). `started(funnel)` tells when the first results came;
+    `each()` runs before every poll. Returns (funnel, first result s after t0, polls)."""
     deadline = t0 + float(timeout)
     t_first = None
     funnel = {}
     polls = 0
     while True:
+        if each:
+            each()
         status, data = request(conn, "GET", f"/api/v1/messages/{code}", headers={"Authorization": f"Token {token}"})
         now = time.monotonic()
         polls += 1
         if status == 200:
             funnel = json.loads(data)
-            if t_first is None and funnel.get("targeted", 0) > 0:
+            if t_first is None and started(funnel):
                 t_first = now - t0
             if funnel.get("status") == "done":
                 break
@@ -132,6 +141,12 @@ def campaign(url, app, token, timeout):
             funnel["timed_out"] = True
             break
         time.sleep(0.1)
+    return funnel, t_first, polls
+
+
+def campaign(url, app, token, timeout):
+    conn, code, t0, t_created = send(url, app, token, {"send_date": "now", "content": "Hello", "conditions": CONDITIONS})
+    funnel, t_first, polls = wait_done(conn, code, token, t0, timeout, lambda f: f.get("targeted", 0) > 0)
     wall = time.monotonic() - t0
     print(json.dumps({"code": code, "wall": wall, "create_s": t_created, "first_result_s": t_first,
                       "polls": polls, "funnel": funnel}))
