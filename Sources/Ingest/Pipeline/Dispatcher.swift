@@ -97,8 +97,10 @@ final class Dispatcher: Sendable {
                     lastHousekeeping = now
                     try housekeeping()
                 }
-                try dispatch(jobs: jobs)
-                try dispatchReports(jobs: jobs)
+                // Workers that take work (a stopping worker advertises capacity 0).
+                let live = liveWorkers().filter { $0.capacity > 0 }
+                try dispatch(jobs: jobs, to: live)
+                try dispatchReports(jobs: jobs, to: live.map(\.id))
             } catch {
                 logger.error("dispatcher step failed", ["error": "\(error)"])
                 Thread.sleep(forTimeInterval: 0.2)
@@ -144,8 +146,7 @@ final class Dispatcher: Sendable {
 
     /// Gives live workers the shards they have room for, one at a time to the worker with the most
     /// room, so that every worker has a shard running before any gets one to keep waiting.
-    private func dispatch(jobs: QueueSocket) throws {
-        let live = liveWorkers().filter { $0.capacity > 0 }
+    private func dispatch(jobs: QueueSocket, to live: [Worker]) throws {
         guard !live.isEmpty else { return }
         let leased = try store.leasedShardCounts()
         let now = clock.now()
@@ -169,10 +170,9 @@ final class Dispatcher: Sendable {
     }
 
     /// Sends each live worker report batches up to its share.
-    private func dispatchReports(jobs: QueueSocket) throws {
+    private func dispatchReports(jobs: QueueSocket, to live: [String]) throws {
         let backlog = try analytics.reportBacklog()
         pendingReports.store(backlog.pending, ordering: .relaxed)
-        let live = liveWorkers().filter { $0.capacity > 0 }.map(\.id)
         let sends = reports.withLock { $0.assign(backlog: backlog, workers: live, now: monotonicSeconds()) }
         for batch in sends {
             do {
