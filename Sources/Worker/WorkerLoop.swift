@@ -23,14 +23,14 @@ final class WorkerLoop: Sendable {
     private let queueFinished = DispatchSemaphore(value: 0)
     private let runnerFinished = DispatchSemaphore(value: 0)
     private let reportsFinished = DispatchSemaphore(value: 0)
-    /// Report batches `(after, through]` waiting, and `(after, processed)` of those done.
+    /// Report batches `(after, through]` waiting.
     private let reportJobs = Mutex<[(Int64, Int64)]>([])
     private let reportArrived = DispatchSemaphore(value: 0)
-    private let reportAcks = Mutex<[(Int64, Int64)]>([])
     private let jobs = Mutex<[Int64]>([])
     private let jobArrived = DispatchSemaphore(value: 0)
     private let running = Atomic<Int>(0)
-    private let acks = Mutex<[Int64]>([])
+    /// Acks of finished shards and report batches, for the queue thread to send.
+    private let acks = Mutex<[QueueMessage]>([])
 
     init(configuration: Configuration, logger: Logger, id: String, runner: ShardRunner, analytics: any AnalyticsStore,
          clock: any Clock, stats: DeliveryStats) {
@@ -136,17 +136,11 @@ final class WorkerLoop: Sendable {
         for message in last { try? results.send([message.encoded], wait: false) }
     }
 
-    /// Acks of finished shards and report batches, to send now.
     private func pendingAcks() -> [QueueMessage] {
-        let shards = acks.withLock { pending in
+        acks.withLock { pending in
             defer { pending.removeAll() }
-            return pending.map { QueueMessage.ack(worker: id, shard: $0) }
+            return pending
         }
-        let reports = reportAcks.withLock { pending in
-            defer { pending.removeAll() }
-            return pending.map { QueueMessage.reportsDone(worker: id, after: $0.0, processed: $0.1) }
-        }
-        return shards + reports
     }
 
     /// Processes report batches until stopping; batches not started then are left to the
@@ -157,7 +151,7 @@ final class WorkerLoop: Sendable {
                   let (after, through) = reportJobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
             do {
                 let processed = try analytics.processReports(after: after, through: through, now: clock.now())
-                reportAcks.withLock { $0.append((after, Int64(processed))) }
+                acks.withLock { $0.append(.reportsDone(worker: id, after: after, processed: Int64(processed))) }
                 logger.verbose("reports processed", ["reports.after": String(after), "reports.processed": String(processed)])
             } catch {
                 logger.error("report batch failed; it will be handed out again", ["reports.after": String(after), "error": "\(error)"])
@@ -179,7 +173,7 @@ final class WorkerLoop: Sendable {
             running.store(1, ordering: .relaxed)
             runner.run(shard: shard) { stopping.load(ordering: .relaxed) }
             running.store(0, ordering: .relaxed)
-            acks.withLock { $0.append(shard) }
+            acks.withLock { $0.append(.ack(worker: id, shard: shard)) }
         }
         for shard in jobs.withLock({ pending in defer { pending.removeAll() }; return pending }) {
             try? runner.store.releaseLease(shard: shard, worker: id)
