@@ -2,8 +2,10 @@
 import PackageDescription
 
 /// Herald: a self-hosted, Pushwoosh-compatible push notification backend.
-/// C libraries are wrapped as system-library targets under `Sources/Shared/System`;
-/// only `Shared` imports them.
+///
+/// The two executables assemble libraries under `Sources/Shared`, one per concern. Each C library is a
+/// system-library target under `Sources/Shared/System` imported by exactly one library target, so an
+/// executable links only the C libraries it uses. `docs/architecture.md` draws the graph.
 let package = Package(
     name: "Herald",
     platforms: [.macOS(.v15)],
@@ -12,6 +14,7 @@ let package = Package(
         .executable(name: "herald-worker", targets: ["Worker"]),
     ],
     targets: [
+        // C libraries, each behind its own shim.
         .systemLibrary(name: "CSQLite", path: "Sources/Shared/System/CSQLite",
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZeroMQ", path: "Sources/Shared/System/CZeroMQ",
@@ -22,15 +25,31 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/Shared/System/COpenSSL",
                        providers: [.apt(["libssl-dev"])]),
-        .target(
-            name: "Shared",
-            dependencies: ["CSQLite", "CZeroMQ", "CMicroHTTPD", "CCurl", "COpenSSL"],
-            exclude: ["System"]
-        ),
-        .executableTarget(name: "Ingest", dependencies: ["Shared"]),
-        .executableTarget(name: "Worker", dependencies: ["Shared"]),
-        .testTarget(name: "SharedTests", dependencies: ["Shared"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Shared"]),
+        .systemLibrary(name: "CEventPoll", path: "Sources/Shared/System/CEventPoll"),
+
+        // Libraries, one per concern.
+        .plugin(name: "GitCommit", capability: .buildTool(), path: "Sources/Shared/Plugins/GitCommit"),
+        .target(name: "BuildInfo", path: "Sources/Shared/BuildInfo", plugins: ["GitCommit"]),
+        .target(name: "Core", path: "Sources/Shared/Core"),
+        .target(name: "SQLite", dependencies: ["Core", "CSQLite"], path: "Sources/Shared/SQLite"),
+        .target(name: "Storage", dependencies: ["Core", "SQLite"], path: "Sources/Shared/Storage"),
+        .target(name: "Queue", dependencies: ["Core", "CZeroMQ"], path: "Sources/Shared/Queue"),
+        .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),
+        .target(name: "HTTP2", dependencies: ["Core", "CCurl", "CEventPoll"], path: "Sources/Shared/HTTP2"),
+        .target(name: "Delivery", dependencies: ["Core", "HTTP2", "COpenSSL"], path: "Sources/Shared/Delivery"),
+        .target(name: "SDKClient", dependencies: ["Core"], path: "Sources/Shared/SDKClient"),
+
+        // The two processes.
+        .executableTarget(name: "Ingest", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "HTTPServer"]),
+        .executableTarget(name: "Worker", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "Delivery"]),
+
+        // Tests: one target per library (and per executable), plus what they share.
+        .target(name: "TestSupport", dependencies: ["Core", "SDKClient"], path: "Tests/TestSupport"),
+        .testTarget(name: "CoreTests", dependencies: ["Core", "TestSupport"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["Core", "SQLite", "TestSupport"]),
+        .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Core", "SDKClient", "SQLite", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

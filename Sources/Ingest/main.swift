@@ -1,27 +1,28 @@
 import Foundation
-import Shared
+import BuildInfo
+import Core
+import HTTPServer
+import Queue
+import Storage
 
 // herald-ingest: the HTTP surface, the device registry writes and the work queue.
 
 let (configuration, logger) = Startup.configure(
     executable: "herald-ingest",
+    version: BuildInfo.description,
     summary: "accepts Device API, Remote API and OneSignal helper requests and hands work to herald-worker processes.")
 
-let database: SQLiteDatabase
+let backend: any StoreBackend
 do {
-    try FileManager.default.createDirectory(
-        atPath: (configuration.database.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-    database = try SQLiteDatabase(path: configuration.database.path,
-                                  busyTimeoutMilliseconds: configuration.database.busyTimeoutMilliseconds,
-                                  apps: configuration.apps)
+    backend = try Storage.open(configuration)
 } catch {
     logger.error("cannot open the database", ["database.path": configuration.database.path, "error": "\(error)"])
     exit(1)
 }
 
-let store = SQLiteDeviceStore(database: database)
-let campaigns = SQLiteCampaignStore(database: database)
-let analytics = SQLiteAnalyticsStore(database: database)
+let store = backend.devices
+let campaigns = backend.campaigns
+let analytics = backend.analytics
 let clock = SystemClock()
 let queueContext = QueueContext()
 let workers = Dispatcher(settings: configuration.queue, store: campaigns, analytics: analytics, clock: clock, logger: logger)
@@ -47,7 +48,7 @@ let server = HTTPServer(
     settings: configuration.http, classify: Router.dispatch,
     offload: { request, respond in
         let work = router.prepare(request)
-        database.submitRequest(work,
+        backend.submitRequest(work,
                                onFailure: { Envelope.failure(503, "the database could not commit; please retry") },
                                completion: respond)
     },

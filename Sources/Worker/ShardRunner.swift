@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Core
+import Delivery
 
 /// Processes one shard: claims its lease, pages through its devices, applies the frequency caps,
 /// builds payloads, hands each batch to the app's provider, and records every outcome. One batch is

@@ -1,6 +1,8 @@
 import Foundation
-import Shared
 import Synchronization
+import Core
+import Delivery
+import Queue
 
 /// The worker's three threads. The queue thread owns the ZeroMQ sockets: it sends a heartbeat every
 /// second, receives shard jobs and report batches, and sends acks. The runner thread processes
@@ -14,8 +16,6 @@ final class WorkerLoop: Sendable {
     let analytics: any AnalyticsStore
     let clock: any Clock
     let stats: DeliveryStats
-    /// Shards the worker accepts at once (one running, one waiting), advertised in heartbeats.
-    static let capacity: Int64 = 2
 
     private let stopping = Atomic<Bool>(false)
     /// Set once the runner has finished: the queue thread then hands back what is left and exits.
@@ -97,7 +97,7 @@ final class WorkerLoop: Sendable {
             var outgoing = pendingAcks()
             if now - lastHeartbeat >= 1 || !outgoing.isEmpty {
                 // While stopping, capacity 0 tells the dispatcher to send nothing more.
-                let capacity = stopping.load(ordering: .relaxed) ? 0 : Self.capacity
+                let capacity = stopping.load(ordering: .relaxed) ? 0 : Pipeline.workerCapacity
                 outgoing.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: capacity, jobsInFlight: inFlight,
                                            stats: stats.snapshot()))
                 lastHeartbeat = now

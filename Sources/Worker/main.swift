@@ -1,19 +1,22 @@
 import Foundation
-import Shared
+import BuildInfo
+import Core
+import Delivery
+import Queue
+import Storage
 
 // herald-worker: connects to ingest's queue endpoints and does the work ingest hands out.
 
 let (configuration, logger) = Startup.configure(
     executable: "herald-worker",
+    version: BuildInfo.description,
     summary: "resolves campaign targets, throttles, delivers through APNs/FCM and records results; start as many as needed.")
 
 let workerID = "\(ProcessInfo.processInfo.hostName)-\(getpid())"
 
-let database: SQLiteDatabase
+let backend: any StoreBackend
 do {
-    database = try SQLiteDatabase(path: configuration.database.path,
-                                  busyTimeoutMilliseconds: configuration.database.busyTimeoutMilliseconds,
-                                  apps: configuration.apps)
+    backend = try Storage.open(configuration)
 } catch {
     logger.error("cannot open the database", ["database.path": configuration.database.path, "error": "\(error)"])
     exit(1)
@@ -21,23 +24,20 @@ do {
 
 let clock = SystemClock()
 let stats = DeliveryStats()
-var providers: [String: any PushProvider] = [:]
-var clients: [HTTP2Client] = []
-for app in configuration.apps {
-    do {
-        providers[app.code] = try Providers.make(for: app, clock: clock, logger: logger, stats: stats) { clients.append($0) }
-    } catch {
-        logger.error("cannot set up delivery", ["app": app.code, "error": "\(error)"])
-        exit(1)
-    }
+let providers: Providers
+do {
+    providers = try Providers(apps: configuration.apps, clock: clock, logger: logger, stats: stats)
+} catch {
+    logger.error("cannot set up delivery", ["app": error.app, "error": error.cause])
+    exit(1)
 }
 
 let runner = ShardRunner(
-    store: SQLiteCampaignStore(database: database), providers: providers, throttle: configuration.throttle,
-    clock: clock, logger: logger, workerID: workerID, batchSize: 500, leaseSeconds: 30, stats: stats)
+    store: backend.campaigns, providers: providers.byApp, throttle: configuration.throttle,
+    clock: clock, logger: logger, workerID: workerID, batchSize: Pipeline.deliveryBatchSize, leaseSeconds: Pipeline.leaseSeconds, stats: stats)
 let context = QueueContext()
 let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, runner: runner,
-                        analytics: SQLiteAnalyticsStore(database: database), clock: clock, stats: stats)
+                        analytics: backend.analytics, clock: clock, stats: stats)
 do {
     try worker.start(context: context)
 } catch {
@@ -48,7 +48,7 @@ do {
 let signal = Signals.waitForTermination()
 logger.info("draining and stopping", ["signal": String(signal)])
 worker.stop()
-for client in clients { client.close() }
+providers.close()
 context.terminate()
 logger.info("stopped")
 exit(0)

@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import Core
+import SDKClient
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +14,7 @@ import Glibc
         let herald = try HeraldProcesses()
         try herald.startIngest()
         let app = HeraldProcesses.appCode
-        for index in 0..<10 { try herald.register(TestDevice("r-\(index)", platform: index < 5 ? 1 : 3)) }
+        for index in 0..<10 { try herald.register(SDKDevice("r-\(index)", platform: index < 5 ? 1 : 3)) }
         try herald.startWorker()
         try herald.waitForWorkers(1)
         let code = try herald.send(["content": "Flash sale"])

@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import Core
+import SDKClient
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -184,7 +186,7 @@ import Glibc
         try herald.startIngest()
         var members = Self.population(count: 300, seed: 0x5EED_CAFE)
         for member in members {
-            try herald.register(TestDevice(member.hwid, platform: member.platform, language: member.language, tags: member.tags))
+            try herald.register(SDKDevice(member.hwid, platform: member.platform, language: member.language, tags: member.tags))
         }
         for index in members.indices where index % 37 == 5 {
             try herald.unregister(members[index].hwid)
@@ -229,10 +231,10 @@ import Glibc
     @Test func theLanguageConditionMatchesTheBaseLanguageOfRegionalCodes() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
-        try herald.register(TestDevice("ios-zh", platform: 1, language: "zh-Hans"))
-        try herald.register(TestDevice("ios-pt", platform: 1, language: "pt-BR"))
-        try herald.register(TestDevice("and-de", platform: 3, language: "de"))
-        try herald.register(TestDevice("and-en", platform: 3, language: "en"))
+        try herald.register(SDKDevice("ios-zh", platform: 1, language: "zh-Hans"))
+        try herald.register(SDKDevice("ios-pt", platform: 1, language: "pt-BR"))
+        try herald.register(SDKDevice("and-de", platform: 3, language: "de"))
+        try herald.register(SDKDevice("and-en", platform: 3, language: "en"))
         try herald.startWorker()
         let codes = try herald.send([
             ["content": "zh", "conditions": [["Language", "EQ", "zh"]]],
@@ -251,13 +253,13 @@ import Glibc
         let herald = try HeraldProcesses()
         try herald.startIngest()
         let devices = [
-            TestDevice("u-a", platform: 1, token: "aaaa01", userID: "u1", tags: ["Level": 1]),
-            TestDevice("u-b", platform: 3, token: "fcm-b", userID: "u1", tags: ["Level": 2]),
-            TestDevice("u-c", platform: 1, token: "aaaa03", userID: "u2"),
-            TestDevice("u-d", platform: 3, token: "fcm-d"),
-            TestDevice("u-e", platform: 1, token: "aaaa05", userID: "u1"),
-            TestDevice("u-f", platform: 3, token: "fcm-f", userID: "u2"),
-            TestDevice("u-g", platform: 9, token: "adm-g", userID: "u1"),
+            SDKDevice("u-a", platform: 1, token: "aaaa01", userID: "u1", tags: ["Level": 1]),
+            SDKDevice("u-b", platform: 3, token: "fcm-b", userID: "u1", tags: ["Level": 2]),
+            SDKDevice("u-c", platform: 1, token: "aaaa03", userID: "u2"),
+            SDKDevice("u-d", platform: 3, token: "fcm-d"),
+            SDKDevice("u-e", platform: 1, token: "aaaa05", userID: "u1"),
+            SDKDevice("u-f", platform: 3, token: "fcm-f", userID: "u2"),
+            SDKDevice("u-g", platform: 9, token: "adm-g", userID: "u1"),
         ]
         for device in devices { try herald.register(device) }
         try herald.unsubscribeViaOneSignal("u-e", platform: 1)
@@ -306,8 +308,8 @@ import Glibc
         let herald = try HeraldProcesses(throttle: (count: 2, windowSeconds: 3600))
         try herald.startIngest()
         let capped = (0..<6).map { "cap-\($0)" }
-        for (index, hwid) in capped.enumerated() { try herald.register(TestDevice(hwid, platform: index % 2 == 0 ? 1 : 3)) }
-        try herald.register(TestDevice("fresh", platform: 3))
+        for (index, hwid) in capped.enumerated() { try herald.register(SDKDevice(hwid, platform: index % 2 == 0 ? 1 : 3)) }
+        try herald.register(SDKDevice("fresh", platform: 3))
         try herald.startWorker()
 
         for round in 1...2 {
@@ -329,7 +331,7 @@ import Glibc
         let herald = try HeraldProcesses()
         try herald.startIngest()
         let hwids = (0..<4).map { "cap-\($0)" }
-        for (index, hwid) in hwids.enumerated() { try herald.register(TestDevice(hwid, platform: index % 2 == 0 ? 1 : 3)) }
+        for (index, hwid) in hwids.enumerated() { try herald.register(SDKDevice(hwid, platform: index % 2 == 0 ? 1 : 3)) }
         try herald.startWorker()
 
         func run(_ notification: JSON) throws -> JSON {
@@ -354,7 +356,7 @@ import Glibc
     @Test func aRepeatedTransactionIdReturnsTheSameCodeAndSendsOnce() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
-        for index in 0..<3 { try herald.register(TestDevice("t-\(index)", platform: 1 + 2 * (index % 2))) }
+        for index in 0..<3 { try herald.register(SDKDevice("t-\(index)", platform: 1 + 2 * (index % 2))) }
         try herald.startWorker()
 
         let notification: JSON = ["content": "once only"]
@@ -391,7 +393,7 @@ import Glibc
     @Test func aScheduledMessageWaitsForItsTime() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
-        for index in 0..<4 { try herald.register(TestDevice("s-\(index)", platform: 1 + 2 * (index % 2))) }
+        for index in 0..<4 { try herald.register(SDKDevice("s-\(index)", platform: 1 + 2 * (index % 2))) }
         try herald.startWorker()
 
         // send_date has minute precision in the Pushwoosh docs; Herald's parser also takes seconds,
@@ -443,11 +445,11 @@ import Glibc
     @Test func perDeviceTimezoneSendsOnlyWhereTheLocalTimeHasCome() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
-        try herald.register(TestDevice("tz-east", platform: 1, timezone: 3 * 3600))
-        try herald.register(TestDevice("tz-plus2", platform: 3, timezone: 2 * 3600))
-        try herald.register(TestDevice("tz-utc", platform: 3, timezone: 0))
-        try herald.register(TestDevice("tz-west", platform: 1, timezone: -5 * 3600))
-        try herald.register(TestDevice("tz-unknown", platform: 1))
+        try herald.register(SDKDevice("tz-east", platform: 1, timezone: 3 * 3600))
+        try herald.register(SDKDevice("tz-plus2", platform: 3, timezone: 2 * 3600))
+        try herald.register(SDKDevice("tz-utc", platform: 3, timezone: 0))
+        try herald.register(SDKDevice("tz-west", platform: 1, timezone: -5 * 3600))
+        try herald.register(SDKDevice("tz-unknown", platform: 1))
         try herald.startWorker()
 
         // Wall-clock time two hours from now (minute-aligned, so "now" in UTC+2 has just passed it).
@@ -469,7 +471,7 @@ import Glibc
     @Test func aDeletedScheduledMessageIsNeverSent() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
-        for index in 0..<3 { try herald.register(TestDevice("x-\(index)", platform: 1 + 2 * (index % 2))) }
+        for index in 0..<3 { try herald.register(SDKDevice("x-\(index)", platform: 1 + 2 * (index % 2))) }
         try herald.startWorker()
 
         let due = unixNow() + 2
@@ -506,11 +508,11 @@ import Glibc
     @Test func payloadsCarryTheSDKKeysAndTheDeviceLanguage() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
-        try herald.register(TestDevice("ios-de", platform: 1, token: "d0d0", language: "de"))
-        try herald.register(TestDevice("ios-ptbr", platform: 1, token: "d1d1", language: "pt-BR"))
-        try herald.register(TestDevice("ios-ja", platform: 1, token: "d2d2", language: "ja"))
-        try herald.register(TestDevice("and-fr", platform: 3, token: "fcm-fr", language: "fr"))
-        try herald.register(TestDevice("and-none", platform: 3, token: "fcm-none"))
+        try herald.register(SDKDevice("ios-de", platform: 1, token: "d0d0", language: "de"))
+        try herald.register(SDKDevice("ios-ptbr", platform: 1, token: "d1d1", language: "pt-BR"))
+        try herald.register(SDKDevice("ios-ja", platform: 1, token: "d2d2", language: "ja"))
+        try herald.register(SDKDevice("and-fr", platform: 3, token: "fcm-fr", language: "fr"))
+        try herald.register(SDKDevice("and-none", platform: 3, token: "fcm-none"))
         try herald.startWorker()
 
         let code = try herald.send([
@@ -589,9 +591,9 @@ import Glibc
     @Test func badRequestsAreRejectedAndCreateNothing() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
-        try herald.register(TestDevice("b-1", platform: 1, tags: ["Level": 3, "City": "Oslo", "VIP": true,
+        try herald.register(SDKDevice("b-1", platform: 1, tags: ["Level": 3, "City": "Oslo", "VIP": true,
                                                                   "Signup": "2024-05-06 07:08", "Interests": ["a"]]))
-        try herald.register(TestDevice("b-2", platform: 3))
+        try herald.register(SDKDevice("b-2", platform: 3))
         try herald.startWorker()
 
         try expectRejected(herald, [["content": "x", "conditions": [["Level", "LIKE", 3]]]], mentioning: ["conditions[0]", "LIKE"])
@@ -660,7 +662,7 @@ import Glibc
     @Test func aMessageWaitsForAWorkerAndCompletesWhenOneJoins() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
-        for index in 0..<5 { try herald.register(TestDevice("w-\(index)", platform: 1 + 2 * (index % 2))) }
+        for index in 0..<5 { try herald.register(SDKDevice("w-\(index)", platform: 1 + 2 * (index % 2))) }
         let code = try herald.send(["content": "waiting"])
         let deadline = Date().addingTimeInterval(1)
         while Date() < deadline {
@@ -679,7 +681,7 @@ import Glibc
         let herald = try HeraldProcesses()
         try herald.startIngest()
         let hwids = (0..<12).map { String(format: "k-%02d", $0) }
-        for (index, hwid) in hwids.enumerated() { try herald.register(TestDevice(hwid, platform: 1 + 2 * (index % 2))) }
+        for (index, hwid) in hwids.enumerated() { try herald.register(SDKDevice(hwid, platform: 1 + 2 * (index % 2))) }
         try herald.startWorker()
         try herald.waitForWorkers(1)
         // 4 pushes per second: the worker holds the shard's lease for about 3 s.
@@ -704,7 +706,7 @@ import Glibc
         let herald = try HeraldProcesses()
         try herald.startIngest()
         let hwids = (0..<12).map { String(format: "g-%02d", $0) }
-        for (index, hwid) in hwids.enumerated() { try herald.register(TestDevice(hwid, platform: 1 + 2 * (index % 2))) }
+        for (index, hwid) in hwids.enumerated() { try herald.register(SDKDevice(hwid, platform: 1 + 2 * (index % 2))) }
         try herald.startWorker()
         try herald.waitForWorkers(1)
         let code = try herald.send(["content": "slow", "send_rate": 4])
@@ -728,7 +730,7 @@ import Glibc
     @Test func anAcceptedMessageSurvivesKill9OfIngest() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
-        for index in 0..<4 { try herald.register(TestDevice("r-\(index)", platform: 1 + 2 * (index % 2))) }
+        for index in 0..<4 { try herald.register(SDKDevice("r-\(index)", platform: 1 + 2 * (index % 2))) }
         let code = try herald.send(["content": "durable"])
         herald.stopIngest(signal: SIGKILL)
         try herald.startIngest()

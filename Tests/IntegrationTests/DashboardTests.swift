@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import Core
+import SDKClient
+import TestSupport
 import Testing
 
 /// The dashboard as a person sees it: a real headless Chromium signs in through the form and the
@@ -48,7 +50,7 @@ import Testing
         let herald = try HeraldProcesses()
         try herald.startIngest()
         let app = HeraldProcesses.appCode
-        for index in 0..<4 { try herald.register(TestDevice("d-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
+        for index in 0..<4 { try herald.register(SDKDevice("d-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
         try herald.startWorker()
         try herald.waitForWorkers(1)
         let code = try herald.send(["content": "Summer <sale>", "title": "Shop"])
@@ -59,7 +61,7 @@ import Testing
         try herald.ok("pushStat", ["application": .string(app), "hwid": "d-0", "hash": .string(hash)])
         try herald.ok("pushStat", ["application": .string(app), "hwid": "d-0", "hash": .string(hash)])  // an SDK retry
         // A device the message was never sent to cannot raise the rates.
-        try herald.register(TestDevice("late", platform: 1))
+        try herald.register(SDKDevice("late", platform: 1))
         try herald.ok("messageDeliveryEvent", ["application": .string(app), "hwid": "late", "hash": .string(hash)])
         let funnel = try herald.funnel(code).body
         #expect(funnel["delivered"] == 4 && funnel["opened"] == 1)

@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import Core
+import SDKClient
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

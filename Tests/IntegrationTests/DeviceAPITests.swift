@@ -1,5 +1,8 @@
 import Foundation
-import Shared
+import Core
+import SDKClient
+import SQLite
+import TestSupport
 import Testing
 
 /// The Device API as the Pushwoosh SDKs use it, against the real `herald-ingest` and a real SQLite file.

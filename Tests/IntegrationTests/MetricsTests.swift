@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import Core
+import SDKClient
+import TestSupport
 import Testing
 
 /// `/metrics` as an operator scrapes it: requests, stored reports, queue depth, and the workers'
@@ -12,7 +14,7 @@ import Testing
     @Test func workersReportTheirPushesThroughIngest() throws {
         let herald = try HeraldProcesses(throttle: (count: 1, windowSeconds: 3600))
         try herald.startIngest()
-        for index in 0..<6 { try herald.register(TestDevice("m-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
+        for index in 0..<6 { try herald.register(SDKDevice("m-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
         try herald.ok("postEvent", ["application": .string(HeraldProcesses.appCode), "hwid": "m-0", "event": "Opened", "attributes": [:]])
         try herald.startWorker()
         try herald.waitForWorkers(1)

@@ -1,5 +1,8 @@
 import Foundation
-import Shared
+import Core
+import SDKClient
+import SQLite
+import TestSupport
 import Testing
 
 /// The OneSignal helper's form-encoded contract, against the real `herald-ingest`.

@@ -1,5 +1,8 @@
 import Foundation
-import Shared
+import Core
+import SDKClient
+import SQLite
+import TestSupport
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -25,6 +28,16 @@ import Glibc
         for flag in ["--config", "--log-level", "HERALD_CONFIG", "VERBOSE", "--help"] {
             #expect(output.contains(flag))
         }
+    }
+
+    @Test(arguments: ["herald-ingest", "herald-worker"])
+    func versionNamesTheCommitItWasBuiltFrom(_ executable: String) throws {
+        let commit = (try? runTool("/usr/bin/git", ["-C", Repository.root, "rev-parse", "--short=12", "HEAD"]))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let (status, output) = try run(executable, ["--version"])
+        #expect(status == 0)
+        #expect(output.hasPrefix("\(executable) 0."))
+        #expect(output.contains("(commit \(commit ?? "unknown")"))
     }
 
     @Test func configurationErrorsNameTheKeyAndExitBeforeStarting() throws {
@@ -88,7 +101,7 @@ import Glibc
         try herald.startIngest()
         let app = HeraldProcesses.appCode
         let acknowledged = Mutex<[String]>([])
-        let client = herald.client
+        let port = herald.httpPort
         // Real threads (a global dispatch queue would run only a couple at once on 2 cores), each
         // keeping a request in flight, so that some are suspended in ingest when SIGTERM arrives.
         let finished = DispatchSemaphore(value: 0)
@@ -96,6 +109,7 @@ import Glibc
         for thread in 0..<threads {
             Thread {
                 defer { finished.signal() }
+                let client = HTTPClient(port: port)
                 for index in 0..<300 {
                     let hwid = "burst-\(thread)-\(index)"
                     let body = JSON.object(["request": ["application": .string(app), "hwid": .string(hwid), "device_type": 3,

@@ -1,4 +1,5 @@
-import Shared
+import Core
+import HTTPServer
 
 /// `GET /dashboard`: a login form (application code and API token). `POST /dashboard` with that form:
 /// one server-rendered page for the application — recent campaigns and their funnels, delivery and
@@ -17,7 +18,7 @@ struct Dashboard: Sendable {
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         guard request.method == "POST" else { return page(login(error: nil)) }
         guard let form = FormDecoding.decode(request.body), let code = form["app"], let token = form["token"],
-            let app = configuration.app(code: code), RemoteAPI.matches(token, app.apiToken)
+            let app = configuration.app(code: code), TokenAuthenticator.accepts(token, for: app)
         else {
             return page(login(error: "Unknown application or wrong API token."), status: 403)
         }

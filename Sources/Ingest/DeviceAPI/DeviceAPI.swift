@@ -1,4 +1,4 @@
-import Shared
+import Core
 
 /// The Pushwoosh Device API: every method the iOS and Android SDKs call on `/json/1.3/<method>`.
 /// Registry writes are committed before the reply; reports (events, opens, deliveries) are stored

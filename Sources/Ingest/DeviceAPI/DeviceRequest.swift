@@ -1,4 +1,4 @@
-import Shared
+import Core
 
 /// The `request` object of a Device API call, with typed accessors that name the field on error.
 struct DeviceRequest {

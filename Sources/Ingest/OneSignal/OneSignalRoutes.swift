@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Core
+import HTTPServer
 
 /// The OneSignal helper's two routes. They write the same device records that Pushwoosh campaigns
 /// reach: `player_id` is the device's hwid. Success is HTTP 200 with `{"status": 1}`; errors are
@@ -55,18 +56,14 @@ struct OneSignalRoutes: Sendable {
             return .json(try body())
         } catch let failure as Failure {
             return .json(["status": 0, "message": .string(failure.message)], status: failure.status)
-        } catch let error as StoreError {
-            switch error {
+        } catch {
+            switch RequestFailure(error, route: "onesignal", logger: logger) {
             case .unknownApplication(let code): return .json(["status": 0, "message": .string("app_id \(code) not found")], status: 400)
             case .unknownDevice: return .json(["status": 0, "message": "player_id not found"], status: 404)
-            case .invalid(let message): return .json(["status": 0, "message": .string(message)], status: 400)
-            case .database(let cause):
-                logger.error("database error", ["http.route": "onesignal", "sqlite.code": String(cause.code), "error": cause.message])
-                return .json(["status": 0, "message": "internal error, please retry"], status: cause.isBusy ? 503 : 500)
+            case .argument(let message): return .json(["status": 0, "message": .string(message)], status: 400)
+            case .accessDenied: return .json(["status": 0, "message": "access denied"], status: 403)
+            case .server(let status): return .json(["status": 0, "message": "internal error, please retry"], status: status)
             }
-        } catch {
-            logger.error("unexpected error", ["http.route": "onesignal", "error": "\(error)"])
-            return .json(["status": 0, "message": "internal error, please retry"], status: 500)
         }
     }
 

@@ -1,5 +1,5 @@
-import Shared
 import Synchronization
+import Core
 
 /// What `/metrics` serves, in the Prometheus text format. Ingest counts requests, reports and SQLite
 /// busy errors itself, and report processing from the dispatcher; worker figures (pushes by provider and outcome, provider latency) arrive in
@@ -76,7 +76,7 @@ final class Metrics: Sendable {
                 let counts = histogram["buckets"]?.arrayValue?.compactMap(\.lenientInt) ?? []
                 var cumulative: Int64 = 0
                 let labels = "worker=\"\(worker.id)\",provider=\"\(provider)\""
-                for (bound, count) in zip(DeliveryStats.buckets, counts) {
+                for (bound, count) in zip(Pipeline.latencyBuckets, counts) {
                     cumulative += count
                     lines.append("herald_provider_request_seconds_bucket{\(labels),le=\"\(bound)\"} \(cumulative)")
                 }

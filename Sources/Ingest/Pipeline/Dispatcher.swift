@@ -1,6 +1,7 @@
 import Foundation
-import Shared
 import Synchronization
+import Core
+import Queue
 
 /// Hands campaign shards and report batches to workers. It binds the queue endpoints, learns which
 /// workers are alive and how many shards each can hold from their heartbeats, leases ready shards in
@@ -18,13 +19,6 @@ final class Dispatcher: Sendable {
         /// The worker's delivery counters (`DeliveryStats.snapshot()`).
         let stats: JSON
     }
-
-    /// The most device ids one shard covers (small campaigns get smaller shards).
-    static let shardSize = 20_000
-    /// How long a lease lasts without a batch being recorded.
-    static let leaseSeconds: Int64 = 30
-    /// A worker silent for this long is gone; its leases go back to the pool.
-    static let workerTimeout = 5.0
 
     private let settings: QueueSettings
     private let store: any CampaignStore
@@ -135,7 +129,7 @@ final class Dispatcher: Sendable {
     /// Starts due messages, recovers leases, completes finished messages.
     private func housekeeping() throws {
         let now = clock.now()
-        let started = try store.activateDueMessages(now: now, shardSize: Self.shardSize)
+        let started = try store.activateDueMessages(now: now, shardSize: Pipeline.shardSize)
         if started > 0 { logger.info("messages started", ["count": String(started)]) }
         let live = Set(liveWorkers().map(\.id))
         let released = try store.releaseLeases(now: now, liveWorkers: live)
@@ -154,7 +148,7 @@ final class Dispatcher: Sendable {
         var rooms = Dictionary(live.map { ($0.id, Int($0.capacity) - max(leased[$0.id] ?? 0, Int($0.jobsInFlight))) },
                                uniquingKeysWith: { first, _ in first })
         while let (worker, room) = rooms.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }), room > 0 {
-            guard let shard = try store.leaseShards(worker: worker, count: 1, now: now, leaseUntil: now + Self.leaseSeconds).first else {
+            guard let shard = try store.leaseShards(worker: worker, count: 1, now: now, leaseUntil: now + Pipeline.leaseSeconds).first else {
                 return
             }
             rooms[worker] = room - 1
@@ -193,7 +187,7 @@ final class Dispatcher: Sendable {
     func liveWorkers() -> [Worker] {
         let now = monotonicSeconds()
         return workers.withLock { registry in
-            registry = registry.filter { now - $0.value.lastSeen < Self.workerTimeout }
+            registry = registry.filter { now - $0.value.lastSeen < Pipeline.workerSilenceSeconds }
             return Array(registry.values)
         }
     }

@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import Core
 
 /// Turns one object of `createMessage.notifications` into a `MessageSpec`, or an `ArgumentError`
 /// that names the field (`notifications[2].send_date: ...`). Unknown fields are ignored, as the

@@ -1,4 +1,5 @@
-import Shared
+import Core
+import HTTPServer
 
 /// The Pushwoosh Remote API (server to server): createMessage, deleteMessage, getMessageDetails,
 /// and the message funnel at `GET /api/v1/messages/<code>`. Calls authenticate with `request.auth`
@@ -16,30 +17,12 @@ struct RemoteAPI: Sendable {
     /// An authentication failure: HTTP 403 with the envelope.
     struct AccessDenied: Error {}
 
-    /// The API token presented: `request.auth`, else the `Authorization: Token …` header.
-    static func token(request: [String: JSON], authorization: String?) -> String? {
-        if let auth = request["auth"]?.stringValue, !auth.isEmpty { return auth }
-        guard let header = authorization, header.hasPrefix("Token ") else { return nil }
-        let token = String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
-    }
-
-    /// Constant-time comparison, so that response timing does not reveal the token.
-    static func matches(_ presented: String?, _ expected: String) -> Bool {
-        guard let presented else { return false }
-        let a = Array(presented.utf8), b = Array(expected.utf8)
-        var difference = a.count ^ b.count
-        for index in 0..<max(a.count, b.count) {
-            difference |= Int((index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0))
-        }
-        return difference == 0
-    }
-
     /// The application named by `request.application`, once the token matches it.
     func authenticatedApp(_ request: DeviceRequest, authorization: String?) throws -> AppConfiguration {
         let code = try request.application()
         guard let app = configuration.app(code: code) else { throw ArgumentError("application \(code.prefix(64)) not found") }
-        guard Self.matches(Self.token(request: request.fields, authorization: authorization), app.apiToken) else { throw AccessDenied() }
+        guard TokenAuthenticator.accepts(TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization), for: app)
+        else { throw AccessDenied() }
         return app
     }
 
@@ -99,7 +82,7 @@ struct RemoteAPI: Sendable {
         do {
             guard let status = try campaigns.messageStatus(app: nil, code: code),
                 let app = configuration.app(code: status.app),
-                Self.matches(Self.token(request: [:], authorization: authorization), app.apiToken)
+                TokenAuthenticator.accepts(TokenAuthenticator.presented(authorization: authorization), for: app)
             else {
                 // Same answer for "no such message" and "not yours", so codes cannot be probed.
                 return .json(["error": "message not found"], status: 404)

@@ -1,4 +1,5 @@
-import Shared
+import Core
+import HTTPServer
 
 /// Maps each HTTP request to the part of ingest that answers it, and counts the answer.
 struct Router: Sendable {
@@ -130,24 +131,13 @@ struct Router: Sendable {
 
     /// The answer for an error thrown by an API call: 403, 210 for client mistakes, 500/503 otherwise.
     func failure(_ error: any Error, method: String) -> (HTTPResponse, Int) {
-        switch error {
-        case is RemoteAPI.AccessDenied:
+        switch RequestFailure(error, route: method, logger: logger) {
+        case .accessDenied:
             return (Envelope.failure(403, "access denied: auth does not match the application's api_token"), 403)
-        case let error as ArgumentError:
-            return (Envelope.argumentError(error.message), 210)
-        case let error as StoreError:
-            switch error {
-            case .unknownApplication(let code): return (Envelope.argumentError("application \(code.prefix(64)) not found"), 210)
-            case .unknownDevice: return (Envelope.argumentError("hwid not found"), 210)
-            case .invalid(let message): return (Envelope.argumentError(message), 210)
-            case .database(let cause):
-                logger.error("database error", ["api.method": method, "sqlite.code": String(cause.code), "error": cause.message])
-                let status = cause.isBusy ? 503 : 500
-                return (Envelope.failure(status, "internal error, please retry"), status)
-            }
-        default:
-            logger.error("unexpected error", ["api.method": method, "error": "\(error)"])
-            return (Envelope.failure(500, "internal error, please retry"), 500)
+        case .argument(let message): return (Envelope.argumentError(message), 210)
+        case .unknownApplication(let code): return (Envelope.argumentError("application \(code) not found"), 210)
+        case .unknownDevice: return (Envelope.argumentError("hwid not found"), 210)
+        case .server(let status): return (Envelope.failure(status, "internal error, please retry"), status)
         }
     }
 

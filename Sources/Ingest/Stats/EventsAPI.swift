@@ -1,4 +1,5 @@
-import Shared
+import Core
+import HTTPServer
 
 /// `GET /api/v1/apps/<app code>/events?from=<unix s>&to=<unix s>` with `Authorization: Token <api_token>`:
 /// what the SDKs reported in that window (default: the last 7 days).
@@ -17,7 +18,7 @@ struct EventsAPI: Sendable {
         guard rest.hasSuffix("/events") else { return .json(["error": "not found"], status: 404) }
         let code = String(rest.dropLast("/events".count))
         guard let app = configuration.app(code: code) else { return .json(["error": "application not found"], status: 404) }
-        guard RemoteAPI.matches(RemoteAPI.token(request: [:], authorization: authorization), app.apiToken) else {
+        guard TokenAuthenticator.accepts(TokenAuthenticator.presented(authorization: authorization), for: app) else {
             return .json(["error": "access denied: send Authorization: Token <api_token> of this application"], status: 403)
         }
         let now = clock.now()

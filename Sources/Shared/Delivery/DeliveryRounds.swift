@@ -1,4 +1,5 @@
 import Foundation
+import Core
 
 /// The bookkeeping the APNs and FCM retry loops share: which pushes the current round sends, the
 /// outcome of each finished push, and the last reason of each retried one (its outcome when the

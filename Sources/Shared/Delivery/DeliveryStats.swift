@@ -1,13 +1,11 @@
 import Synchronization
+import Core
 
 /// A worker's delivery counters, sent to ingest in every heartbeat and served on ingest's
 /// `/metrics`: pushes by provider and outcome, and a latency histogram per provider.
 public final class DeliveryStats: Sendable {
-    /// Histogram bucket upper bounds, in seconds.
-    public static let buckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-
     struct Histogram {
-        var counts = [Int](repeating: 0, count: DeliveryStats.buckets.count)
+        var counts = [Int](repeating: 0, count: Pipeline.latencyBuckets.count)
         var sum = 0.0
         var count = 0
     }
@@ -25,7 +23,7 @@ public final class DeliveryStats: Sendable {
     public func observe(provider: String, seconds: Double) {
         state.withLock { state in
             var histogram = state.latency[provider] ?? Histogram()
-            if let bucket = Self.buckets.firstIndex(where: { seconds <= $0 }) { histogram.counts[bucket] += 1 }
+            if let bucket = Pipeline.latencyBuckets.firstIndex(where: { seconds <= $0 }) { histogram.counts[bucket] += 1 }
             histogram.sum += seconds
             histogram.count += 1
             state.latency[provider] = histogram

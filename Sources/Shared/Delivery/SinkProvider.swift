@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import Core
 
 /// Appends every push to a JSON-lines file instead of sending it (DESIGN: the `sink` of an app):
 /// `{"message", "hwid", "token", "platform": "apns"|"fcm", "payload"}`. One `write` per batch on a

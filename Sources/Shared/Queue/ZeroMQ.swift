@@ -2,6 +2,7 @@ internal import CZeroMQ
 #if canImport(Glibc)
 import Glibc
 #endif
+import Core
 
 /// A failed ZeroMQ call, with `zmq_errno()` captured right after it.
 public struct QueueError: Error, Sendable, CustomStringConvertible {

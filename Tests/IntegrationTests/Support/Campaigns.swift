@@ -1,45 +1,11 @@
 import Foundation
-import Shared
+import Core
+import SDKClient
+import SQLite
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A deterministic generator (SplitMix64), so a failing population can be reproduced exactly.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// A device as a test registers it through the Device API.
-struct TestDevice {
-    var hwid: String
-    var platform: Int
-    var token: String
-    var language: String?
-    var timezone: Int64?
-    var userID: String?
-    var tags: [String: JSON] = [:]
-
-    init(_ hwid: String, platform: Int, token: String? = nil, language: String? = nil, timezone: Int64? = nil,
-         userID: String? = nil, tags: [String: JSON] = [:]) {
-        self.hwid = hwid
-        self.platform = platform
-        self.token = token ?? "token-\(hwid)"
-        self.language = language
-        self.timezone = timezone
-        self.userID = userID
-        self.tags = tags
-    }
-}
 
 /// Remote API, funnel and sink helpers for campaign tests.
 extension HeraldProcesses {
@@ -50,29 +16,17 @@ extension HeraldProcesses {
 
     // MARK: Devices
 
-    func register(_ device: TestDevice) throws {
-        var fields: [String: JSON] = [
-            "application": .string(Self.appCode), "hwid": .string(device.hwid), "device_type": .int(Int64(device.platform)),
-            "push_token": .string(device.token),
-        ]
-        if let language = device.language { fields["language"] = .string(language) }
-        if let timezone = device.timezone { fields["timezone"] = .int(timezone) }
-        if let user = device.userID { fields["userId"] = .string(user) }
-        if !device.tags.isEmpty { fields["tags"] = .object(device.tags) }
-        try ok("registerDevice", .object(fields))
+    func register(_ device: SDKDevice) throws {
+        try ok("registerDevice", SDKRequests.registerDevice(app: Self.appCode, device))
     }
 
     func unregister(_ hwid: String) throws {
-        try ok("unregisterDevice", ["application": .string(Self.appCode), "hwid": .string(hwid)])
+        try ok("unregisterDevice", SDKRequests.unregisterDevice(app: Self.appCode, hwid: hwid))
     }
 
     /// POSTs form fields to a OneSignal helper route; returns the HTTP status and body.
     func oneSignal(_ path: String, _ fields: [(String, String)]) throws -> (status: Int, body: JSON) {
-        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
-        let body = fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")
-        let response = try client.request("POST", path, body: Array(body.utf8),
-                                          headers: [("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")])
-        return (response.status, try JSON.parse(response.body))
+        try DeviceAPIClient(port: httpPort).oneSignal(path, fields)
     }
 
     /// Unsubscribes a device the way the OneSignal helper does (`notification_types=-2`).
@@ -209,17 +163,3 @@ func utcText(_ seconds: Int64, withSeconds: Bool = false) -> String {
 }
 
 func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
-
-/// Every complete (newline-terminated) line of a JSON-lines file, parsed; none when the file is
-/// missing. A line still being written is left out; a line that is not JSON throws.
-func jsonLines(atPath path: String) throws -> [JSON] {
-    guard let data = FileManager.default.contents(atPath: path) else { return [] }
-    let bytes = [UInt8](data)
-    var lines: [JSON] = []
-    var start = 0
-    for index in bytes.indices where bytes[index] == 0x0A {
-        lines.append(try JSON.parse(bytes[start..<index]))
-        start = index + 1
-    }
-    return lines
-}

@@ -1,5 +1,8 @@
 import Foundation
-import Shared
+import Core
+import SDKClient
+import SQLite
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import Core
+import HTTP2
 
 /// Delivers to APNs over HTTP/2 with token authentication, applying Apple's reply table
 /// (apns.md §1.5): 410 and bad-token replies kill the token; 429 `TooManyRequests` backs that device
@@ -14,7 +16,7 @@ public final class APNsProvider: Sendable {
 
     let app: String
     let settings: APNsSettings
-    let client: HTTP2Client
+    let client: any HTTP2Transport
     let tokens: APNsTokenCache
     let clock: any Clock
     let logger: Logger
@@ -22,7 +24,7 @@ public final class APNsProvider: Sendable {
     let backoff: Double
     private let paused = Mutex<(until: Int64, reason: String)?>(nil)
 
-    public init(app: String, settings: APNsSettings, client: HTTP2Client, tokens: APNsTokenCache, clock: any Clock, logger: Logger,
+    public init(app: String, settings: APNsSettings, client: any HTTP2Transport, tokens: APNsTokenCache, clock: any Clock, logger: Logger,
                 backoff: Double = 0.5) {
         self.app = app
         self.settings = settings

@@ -1,4 +1,5 @@
 import Synchronization
+import Core
 
 /// The APNs provider token (ES256 JWT) of one key, shared by every connection and request. Apple
 /// wants a token refreshed between 20 and 60 minutes after issue (sooner gets

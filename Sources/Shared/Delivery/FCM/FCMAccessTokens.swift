@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import Core
+import HTTP2
 
 /// A Google service account, as the JSON key file gives it.
 public struct ServiceAccount: Sendable {
@@ -35,11 +37,11 @@ public final class FCMAccessTokens: Sendable {
 
     let account: ServiceAccount
     private let key: SigningKey
-    private let client: HTTP2Client
+    private let client: any HTTP2Transport
     private let clock: any Clock
     private let cached = Mutex<(token: String, validUntil: Int64)?>(nil)
 
-    public init(account: ServiceAccount, client: HTTP2Client, clock: any Clock) throws(DeliveryError) {
+    public init(account: ServiceAccount, client: any HTTP2Transport, clock: any Clock) throws(DeliveryError) {
         self.account = account
         self.key = try SigningKey(pem: account.privateKey)
         self.client = client

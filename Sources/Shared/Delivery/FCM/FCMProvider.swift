@@ -1,4 +1,6 @@
 import Foundation
+import Core
+import HTTP2
 
 /// Delivers to FCM HTTP v1 (`POST <endpoint>/v1/projects/<project>/messages:send`), one request per
 /// push, many multiplexed. Errors are read from `FcmError.errorCode`: UNREGISTERED and
@@ -9,12 +11,12 @@ public final class FCMProvider: Sendable {
 
     let app: String
     let settings: FCMSettings
-    let client: HTTP2Client
+    let client: any HTTP2Transport
     let tokens: FCMAccessTokens
     let logger: Logger
     let backoff: Double
 
-    public init(app: String, settings: FCMSettings, client: HTTP2Client, tokens: FCMAccessTokens, logger: Logger, backoff: Double = 0.5) {
+    public init(app: String, settings: FCMSettings, client: any HTTP2Transport, tokens: FCMAccessTokens, logger: Logger, backoff: Double = 0.5) {
         self.app = app
         self.settings = settings
         self.client = client

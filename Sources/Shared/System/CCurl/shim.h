@@ -1,8 +1,6 @@
 #ifndef HERALD_CCURL_SHIM_H
 #define HERALD_CCURL_SHIM_H
 #include <curl/curl.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 
 /// Typed wrappers for the variadic option setters, which Swift cannot call.
 static inline CURLcode herald_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {

@@ -1,0 +1,24 @@
+import Core
+import HTTPServer
+/// The Pushwoosh reply envelope: `{"status_code", "status_message", "response"}`. The SDKs treat a
+/// call as successful only on HTTP 200 with `status_code` 200.
+public enum Envelope {
+    /// Success, with `response` (null for void methods).
+    public static func ok(_ response: JSON = .null) -> HTTPResponse {
+        response == .null ? okWithoutResponse : .json(["status_code": 200, "status_message": "OK", "response": response])
+    }
+
+    /// Most writes answer this: encoded once.
+    static let okWithoutResponse = HTTPResponse.json(["status_code": 200, "status_message": "OK", "response": nil])
+
+    /// An argument error: HTTP 200 with `status_code` 210, so that the SDKs do not retry;
+    /// `message` names the field.
+    public static func argumentError(_ message: String) -> HTTPResponse {
+        .json(["status_code": 210, "status_message": .string(message), "response": nil])
+    }
+
+    /// Any other status, with the same code at the HTTP and envelope level.
+    public static func failure(_ status: Int, _ message: String) -> HTTPResponse {
+        .json(["status_code": .int(Int64(status)), "status_message": .string(message), "response": nil], status: status)
+    }
+}

@@ -1,0 +1,67 @@
+/// What the command line of `herald-ingest` / `herald-worker` asks for.
+public enum CommandLineOptions: Equatable, Sendable {
+    case run(configPath: String, logLevel: LogLevel?)
+    case help
+    case version
+
+    /// Parses `--config FILE`, `--log-level LEVEL`, `--help` and `--version`; `HERALD_CONFIG` names the file
+    /// when `--config` is absent. Throws a message suitable for standard error.
+    public static func parse(_ arguments: [String], environment: [String: String]) throws(ConfigurationError) -> CommandLineOptions {
+        var configPath: String?
+        var logLevel: LogLevel?
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            var name = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws(ConfigurationError) -> String {
+                if let inlineValue { return inlineValue }
+                index += 1
+                guard index < arguments.count else { throw ConfigurationError(key: name, problem: "needs a value") }
+                return arguments[index]
+            }
+            switch name {
+            case "--help", "-h":
+                return .help
+            case "--version":
+                return .version
+            case "--config", "-c":
+                configPath = try value()
+            case "--log-level":
+                let text = try value()
+                guard let level = LogLevel(name: text) else {
+                    throw ConfigurationError(key: "--log-level", problem: "must be one of NONE, ERROR, WARNING, INFO, DEBUG, VERBOSE")
+                }
+                logLevel = level
+            default:
+                throw ConfigurationError(key: argument, problem: "unknown option (see --help)")
+            }
+            index += 1
+        }
+        guard let path = configPath ?? environment["HERALD_CONFIG"], !path.isEmpty else {
+            throw ConfigurationError(key: "--config", problem: "no configuration file: pass --config FILE or set HERALD_CONFIG")
+        }
+        return .run(configPath: path, logLevel: logLevel)
+    }
+
+    /// The `--help` text shared by both executables.
+    public static func usage(executable: String, summary: String) -> String {
+        """
+        \(executable): \(summary)
+
+        Usage: \(executable) --config FILE [--log-level LEVEL]
+
+        Options:
+          -c, --config FILE     the Herald configuration file (JSON). Without it, HERALD_CONFIG names the file.
+              --log-level LEVEL  overrides the file's log_level: NONE, ERROR, WARNING, INFO, DEBUG or VERBOSE.
+          -h, --help            prints this text.
+              --version         prints the version and the git commit this binary was built from.
+
+        The configuration keys are documented in docs/configuration.md.
+        """
+    }
+}

@@ -1,0 +1,21 @@
+/// The figures ingest and workers must agree on, in one place. Both processes read them from here,
+/// so a worker and an ingest built from the same commit never disagree about a lease or a batch.
+public enum Pipeline {
+    /// The most device ids one campaign shard covers (small campaigns are cut into smaller shards).
+    public static let shardSize = 20_000
+    /// How long a shard lease lasts without a batch being recorded, in seconds: ingest leases for
+    /// this long, and a worker extends the lease by as much with every batch it records.
+    public static let leaseSeconds: Int64 = 30
+    /// A worker whose heartbeat (one a second) has not arrived for this long is gone: ingest hands
+    /// its shards and report batches to others.
+    public static let workerSilenceSeconds = 5.0
+    /// Shards a worker holds at once (one running, one waiting), advertised in its heartbeats.
+    public static let workerCapacity: Int64 = 2
+    /// Pushes a worker sends, and records in one transaction, together.
+    public static let deliveryBatchSize = 500
+    /// Stored SDK reports per batch that ingest hands to a worker to count.
+    public static let reportBatchSize: Int64 = 5_000
+    /// Upper bounds, in seconds, of the provider latency histogram: workers fill the buckets and
+    /// ingest's `/metrics` labels them.
+    public static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+}

@@ -1,0 +1,182 @@
+/// The message outbox and the shard lifecycle behind campaigns. Ingest creates messages and
+/// dispatches shards; workers claim shards, resolve their devices page by page and record each
+/// batch of outcomes. SQLite is the source of truth: a shard whose worker vanished is leased again.
+public protocol CampaignStore: Sendable {
+    // MARK: Ingest: the Remote API
+
+    /// Commits the messages (one per notification) and returns their codes. A notification whose
+    /// transaction id was seen before for the app returns the earlier message's code instead.
+    func createMessages(app: String, _ messages: [NewMessage], now: Int64) throws(StoreError) -> [String]
+
+    /// A message's status and funnel, or nil when the app has no message with that code.
+    func messageStatus(app: String?, code: String) throws(StoreError) -> MessageStatus?
+
+    /// The application's most recent messages, newest first, with their funnels.
+    func recentMessages(app: String, limit: Int) throws(StoreError) -> [MessageStatus]
+
+    /// Cancels a message: no further pushes leave. False when it does not exist or was already done.
+    func deleteMessage(app: String, code: String, now: Int64) throws(StoreError) -> Bool
+
+    /// Tag types of an application, for validating conditions.
+    func tagTypes(app: String) throws(StoreError) -> [String: TagType]
+
+    // MARK: Ingest: the dispatcher
+
+    /// Splits every message that has come due into shards of at most `shardSize` device ids (at
+    /// least 16 shards while they hold 1,000 ids or more); returns how many messages started.
+    func activateDueMessages(now: Int64, shardSize: Int) throws(StoreError) -> Int
+
+    /// Leases up to `count` ready shards to `worker` until `leaseUntil`.
+    func leaseShards(worker: String, count: Int, now: Int64, leaseUntil: Int64) throws(StoreError) -> [Int64]
+
+    /// Shards leased per worker right now.
+    func leasedShardCounts() throws(StoreError) -> [String: Int]
+
+    /// Returns leases that expired, or that belong to workers not in `liveWorkers`, to the pool.
+    func releaseLeases(now: Int64, liveWorkers: Set<String>) throws(StoreError) -> Int
+
+    /// Returns one lease to the pool (the job could not be handed over).
+    func releaseLease(shard: Int64, worker: String) throws(StoreError)
+
+    /// Marks messages whose shards are all finished as done; returns how many.
+    func completeMessages(now: Int64) throws(StoreError) -> Int
+
+    /// Messages and shards by status (the queue depth on `/metrics`).
+    func queueDepth() throws(StoreError) -> (messages: [String: Int], shards: [String: Int])
+
+    // MARK: Workers
+
+    /// Confirms the lease of `shard` for `worker`, extends it, and returns what to do; nil when the
+    /// lease is no longer this worker's or the message was deleted.
+    func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64) throws(StoreError) -> ShardWork?
+
+    /// The next page of devices of the shard with an id above `after`, not yet recorded for the message.
+    func targets(of work: ShardWork, after: Int64, limit: Int) throws(StoreError) -> [Target]
+
+    /// For each device, pushes recorded as sent since each of the two moments: (since1, since2).
+    func recentSends(deviceIDs: [Int64], since1: Int64, since2: Int64) throws(StoreError) -> [Int64: (Int, Int)]
+
+    /// Records a batch of outcomes (idempotent per message and device), extends the lease, and when
+    /// `finished`, closes the shard. Returns false when the worker must stop: the lease was lost or
+    /// the message deleted.
+    func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, finished: Bool,
+                now: Int64) throws(StoreError) -> Bool
+}
+
+/// A notification ready to be stored.
+public struct NewMessage: Sendable {
+    public var spec: MessageSpec
+    public var transactionID: String?
+
+    public init(spec: MessageSpec, transactionID: String?) {
+        self.spec = spec
+        self.transactionID = transactionID
+    }
+}
+
+/// The funnel of one message (DESIGN: `GET /api/v1/messages/<code>`).
+public struct MessageStatus: Sendable, Equatable {
+    public var code: String
+    public var app: String
+    public var status: String
+    public var hash: String
+    public var sendAt: Int64
+    public var createdAt: Int64
+    public var spec: MessageSpec
+    public var targeted = 0
+    public var sent = 0
+    public var failed = 0
+    public var throttled = 0
+    public var delivered = 0
+    public var opened = 0
+    public var errors: [String: Int] = [:]
+
+    package init(code: String, app: String, status: String, hash: String, sendAt: Int64, createdAt: Int64, spec: MessageSpec, targeted: Int = 0, sent: Int = 0, failed: Int = 0, throttled: Int = 0, delivered: Int = 0, opened: Int = 0, errors: [String: Int] = [:]) {
+        self.code = code
+        self.app = app
+        self.status = status
+        self.hash = hash
+        self.sendAt = sendAt
+        self.createdAt = createdAt
+        self.spec = spec
+        self.targeted = targeted
+        self.sent = sent
+        self.failed = failed
+        self.throttled = throttled
+        self.delivered = delivered
+        self.opened = opened
+        self.errors = errors
+    }
+}
+
+/// One shard as a worker processes it.
+public struct ShardWork: Sendable {
+    public var shardID: Int64
+    public var messageID: Int64
+    public var messageCode: String
+    public var hash: String
+    public var app: String
+    public var appID: Int64
+    public var spec: MessageSpec
+    public var firstDevice: Int64
+    public var lastDevice: Int64
+    /// Restricts the shard to devices with this UTC offset (nil offset: devices without one).
+    public var timezoneFilter: Int64??
+    public var attempts: Int
+
+    package init(shardID: Int64, messageID: Int64, messageCode: String, hash: String, app: String, appID: Int64, spec: MessageSpec, firstDevice: Int64, lastDevice: Int64, timezoneFilter: Int64??, attempts: Int) {
+        self.shardID = shardID
+        self.messageID = messageID
+        self.messageCode = messageCode
+        self.hash = hash
+        self.app = app
+        self.appID = appID
+        self.spec = spec
+        self.firstDevice = firstDevice
+        self.lastDevice = lastDevice
+        self.timezoneFilter = timezoneFilter
+        self.attempts = attempts
+    }
+}
+
+/// A device a shard resolved to.
+public struct Target: Sendable, Equatable {
+    public var deviceID: Int64
+    public var hwid: String
+    public var platform: Int
+    public var pushToken: String
+    public var gateway: String?
+    public var language: String?
+    public var badge: Int64
+
+    package init(deviceID: Int64, hwid: String, platform: Int, pushToken: String, gateway: String?, language: String?, badge: Int64) {
+        self.deviceID = deviceID
+        self.hwid = hwid
+        self.platform = platform
+        self.pushToken = pushToken
+        self.gateway = gateway
+        self.language = language
+        self.badge = badge
+    }
+}
+
+/// The outcome of one push.
+public struct DeliveryRecord: Sendable, Equatable {
+    public enum Outcome: String, Sendable {
+        case sent, failed, throttled
+    }
+
+    public var deviceID: Int64
+    public var outcome: Outcome
+    public var reason: String?
+    /// The push token the provider declared dead (APNs 410, BadDeviceToken…; FCM UNREGISTERED…):
+    /// the device is not targeted again until it registers a token anew.
+    public var deadToken: String?
+
+    public init(deviceID: Int64, outcome: Outcome, reason: String? = nil, deadToken: String? = nil) {
+        self.deviceID = deviceID
+        self.outcome = outcome
+        self.reason = reason
+        self.deadToken = deadToken
+    }
+}

@@ -1,0 +1,125 @@
+/// What the SDKs tell us about a device, beyond its identity. Nil fields leave the stored value alone.
+public struct DeviceAttributes: Sendable, Equatable {
+    /// Pushwoosh `device_type` (1 iOS, 3 Android, ...).
+    public var platform: Int?
+    public var language: String?
+    /// UTC offset in seconds.
+    public var timezoneOffset: Int64?
+    public var appVersion: String?
+    public var osVersion: String?
+    public var deviceModel: String?
+    public var sdkVersion: String?
+    public var userID: String?
+    public var notificationTypes: Int64?
+
+    public init(platform: Int? = nil, language: String? = nil, timezoneOffset: Int64? = nil, appVersion: String? = nil,
+                osVersion: String? = nil, deviceModel: String? = nil, sdkVersion: String? = nil, userID: String? = nil,
+                notificationTypes: Int64? = nil) {
+        self.platform = platform
+        self.language = language
+        self.timezoneOffset = timezoneOffset
+        self.appVersion = appVersion
+        self.osVersion = osVersion
+        self.deviceModel = deviceModel
+        self.sdkVersion = sdkVersion
+        self.userID = userID
+        self.notificationTypes = notificationTypes
+    }
+}
+
+/// A registerDevice call.
+public struct DeviceRegistration: Sendable, Equatable {
+    public var app: String
+    public var hwid: String
+    public var pushToken: String
+    /// `sandbox` or `production` (iOS); nil elsewhere.
+    public var gateway: String?
+    public var attributes: DeviceAttributes
+    public var tags: [TagUpdate]
+
+    public init(app: String, hwid: String, pushToken: String, gateway: String?, attributes: DeviceAttributes,
+                tags: [TagUpdate]) {
+        self.app = app
+        self.hwid = hwid
+        self.pushToken = pushToken
+        self.gateway = gateway
+        self.attributes = attributes
+        self.tags = tags
+    }
+}
+
+/// A stored device, as the registry knows it.
+public struct DeviceRecord: Sendable, Equatable {
+    public var hwid: String
+    public var platform: Int
+    public var pushToken: String?
+    public var gateway: String?
+    public var language: String?
+    public var timezoneOffset: Int64?
+    public var appVersion: String?
+    public var osVersion: String?
+    public var deviceModel: String?
+    public var sdkVersion: String?
+    public var userID: String?
+    public var subscribed: Bool
+    public var badge: Int64
+    public var lastOpenAt: Int64?
+
+    package init(hwid: String, platform: Int, pushToken: String?, gateway: String?, language: String?, timezoneOffset: Int64?, appVersion: String?, osVersion: String?, deviceModel: String?, sdkVersion: String?, userID: String?, subscribed: Bool, badge: Int64, lastOpenAt: Int64?) {
+        self.hwid = hwid
+        self.platform = platform
+        self.pushToken = pushToken
+        self.gateway = gateway
+        self.language = language
+        self.timezoneOffset = timezoneOffset
+        self.appVersion = appVersion
+        self.osVersion = osVersion
+        self.deviceModel = deviceModel
+        self.sdkVersion = sdkVersion
+        self.userID = userID
+        self.subscribed = subscribed
+        self.badge = badge
+        self.lastOpenAt = lastOpenAt
+    }
+}
+
+/// Something an SDK reported: an event, an open (pushStat) or a delivery (messageDeliveryEvent).
+public struct SDKReport: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case event
+        case pushStat = "push_stat"
+        case delivery
+        /// setPurchase.
+        case purchase
+        /// In-app, rich-media, inbox and live-activity actions (`name` is the method).
+        case action
+    }
+
+    public var kind: Kind
+    public var app: String
+    public var hwid: String
+    public var userID: String?
+    public var platform: Int?
+    /// Event name (events only).
+    public var name: String?
+    /// The payload hash `p` (opens and deliveries; events carry `msgHash` in attributes).
+    public var hash: String?
+    /// The request as received (attributes, metaData ...).
+    public var body: JSON
+    public var timestampUTC: Int64?
+    public var timestampCurrent: Int64?
+
+    public init(kind: Kind, app: String, hwid: String, userID: String?, platform: Int?, name: String?, hash: String?,
+                body: JSON, timestampUTC: Int64?, timestampCurrent: Int64?) {
+        self.kind = kind
+        self.app = app
+        self.hwid = hwid
+        self.userID = userID
+        self.platform = platform
+        self.name = name
+        self.hash = hash
+        self.body = body
+        self.timestampUTC = timestampUTC
+        self.timestampCurrent = timestampCurrent
+    }
+}

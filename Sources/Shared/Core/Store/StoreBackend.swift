@@ -1,0 +1,13 @@
+/// One open database and the stores over it: what ingest and workers are handed by
+/// `Storage.open`, whichever backend the configuration chose.
+public protocol StoreBackend: Sendable {
+    var devices: any DeviceStore { get }
+    var campaigns: any CampaignStore { get }
+    var analytics: any AnalyticsStore { get }
+
+    /// Runs a whole request whose store writes must be durable before it is answered: `work` runs
+    /// (its writes may share a transaction with other requests'), and `completion` receives its
+    /// result only once those writes are committed, or `onFailure()` when the commit fails.
+    func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
+                                    completion: @escaping @Sendable (T) -> Void)
+}

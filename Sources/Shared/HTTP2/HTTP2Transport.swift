@@ -1,0 +1,46 @@
+/// How the providers talk HTTP/2 to APNs and FCM: batches of requests out, responses back in the
+/// same order. `CurlHTTP2Transport` is the implementation; a test may put any other behind it.
+public protocol HTTP2Transport: Sendable {
+    /// Sends every request (multiplexed) and blocks until each has a response or a transport error.
+    func send(_ requests: [HTTP2Request]) -> [HTTP2Response]
+    /// Fails what is queued and releases the connections. Called once, at shutdown.
+    func close()
+}
+
+/// One HTTP/2 request.
+public struct HTTP2Request: Sendable {
+    public var url: String
+    /// `name: value` lines of this request only, sent before `sharedHeaders`.
+    public var headers: [String]
+    /// Lines many requests share (built once into libcurl's list instead of once per request).
+    public var sharedHeaders: HTTP2HeaderList?
+    public var body: [UInt8]
+    /// Open a new connection for this request (after 5xx or a broken connection).
+    public var freshConnection: Bool
+    public var timeoutMilliseconds: Int
+
+    public init(url: String, headers: [String] = [], sharedHeaders: HTTP2HeaderList? = nil, body: [UInt8], freshConnection: Bool = false,
+                timeoutMilliseconds: Int = 30_000) {
+        self.url = url
+        self.headers = headers
+        self.sharedHeaders = sharedHeaders
+        self.body = body
+        self.freshConnection = freshConnection
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+}
+
+/// What came back: a status, lower-cased headers and a body, or a transport error (status 0).
+public struct HTTP2Response: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: [UInt8]
+    public var transportError: String?
+
+    public init(status: Int, headers: [String: String], body: [UInt8], transportError: String?) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.transportError = transportError
+    }
+}

@@ -1,0 +1,240 @@
+internal import CMicroHTTPD
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+import Core
+
+/// Why the HTTP server could not start.
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public let errno: Int32
+    public var description: String { "\(message) (errno \(errno): \(String(cString: strerror(errno))))" }
+}
+
+/// Where a request is handled.
+public enum HTTPDispatch: Sendable {
+    /// On the I/O thread that read it: for quick, non-blocking work (reads).
+    case inline
+    /// Handed to the server's `offload` function with the connection suspended meanwhile: for work
+    /// that waits, such as writes that share a group commit. The I/O threads keep serving others.
+    case offload
+}
+
+/// An HTTP/1.1 server (libmicrohttpd, keep-alive, an internal epoll thread pool). Bodies larger than
+/// `maxBodyBytes` are answered 413 without reaching a handler. `classify` decides per request whether
+/// `handler` runs inline on an I/O thread, or `offload` takes the request and answers later.
+///
+/// `@unchecked Sendable` invariant: the daemon pointer is written only by `start`/`stop`, which the
+/// owner calls from one thread; the closures are immutable and `@Sendable`.
+public final class HTTPServer: @unchecked Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    /// Takes a request and calls `respond` exactly once, from any thread.
+    public typealias Offload = @Sendable (HTTPRequest, _ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void
+
+    let settings: HTTPSettings
+    let classify: @Sendable (HTTPRequest) -> HTTPDispatch
+    let handler: Handler
+    let offload: Offload
+    /// Offloaded requests whose connection is suspended: libmicrohttpd must not be stopped while
+    /// any remain (it aborts), so `stop` waits for them.
+    let suspended = Atomic<Int>(0)
+    /// Set by `stop`: requests that would be offloaded are answered 503 instead of suspended.
+    let stopping = Atomic<Bool>(false)
+    private var daemon: OpaquePointer?
+
+    public init(settings: HTTPSettings, classify: @escaping @Sendable (HTTPRequest) -> HTTPDispatch = { _ in .inline },
+                offload: Offload? = nil, handler: @escaping Handler) {
+        self.settings = settings
+        self.classify = classify
+        self.handler = handler
+        self.offload = offload ?? { request, respond in respond(handler(request)) }
+    }
+
+    /// The port the server listens on (differs from the configured one when that was 0).
+    public private(set) var port: UInt16 = 0
+
+    public func start() throws(HTTPServerError) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard let started = herald_mhd_start(
+            settings.host, settings.port, UInt32(settings.threads), UInt32(settings.connectionLimit),
+            UInt32(settings.idleTimeoutSeconds), httpAccessHandler, context, httpRequestCompleted, nil)
+        else {
+            throw HTTPServerError(message: "cannot listen on \(settings.listen)", errno: Glibc.errno)
+        }
+        daemon = started
+        port = herald_mhd_bound_port(started)
+    }
+
+    /// Stops accepting connections and waits for the server's threads. Stop whatever serves
+    /// `offload` only after this returns.
+    public func stop() {
+        guard let daemon else { return }
+        // Stop accepting (the listening socket becomes ours to close), let every suspended request
+        // get its answer, then stop.
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        let listener = MHD_quiesce_daemon(daemon)
+        if listener >= 0 { close(listener) }
+        let deadline = monotonicSeconds() + 30
+        while suspended.load(ordering: .sequentiallyConsistent) > 0, monotonicSeconds() < deadline { usleep(5_000) }
+        usleep(50_000)
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+    }
+
+    deinit { stop() }
+}
+
+/// Body bytes collected for one request while libmicrohttpd feeds them in, and the response of an
+/// offloaded request. `@unchecked Sendable` invariant: the offload side writes `response` while the
+/// connection is suspended, and the I/O thread reads it only after `MHD_resume_connection`.
+final class RequestState: @unchecked Sendable {
+    var body: [UInt8] = []
+    var tooLarge = false
+    var response: HTTPResponse?
+}
+
+/// A suspended connection, resumed from whichever thread finishes its request. `@unchecked
+/// Sendable` invariant: libmicrohttpd allows `MHD_resume_connection` from any thread, and a
+/// suspended connection stays valid until it is resumed.
+struct SuspendedConnection: @unchecked Sendable {
+    let connection: OpaquePointer?
+    let state: RequestState
+    let server: HTTPServer
+
+    func resume(with response: HTTPResponse) {
+        state.response = response
+        MHD_resume_connection(connection)
+        server.suspended.subtract(1, ordering: .sequentiallyConsistent)
+    }
+}
+
+private func reply(_ connection: OpaquePointer?, _ response: HTTPResponse) -> MHD_Result {
+    let handle = response.body.withUnsafeBytes { bytes in
+        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                                        HERALD_MHD_RESPMEM_MUST_COPY)
+    }
+    guard let handle else { return HERALD_MHD_NO }
+    for (name, value) in response.headers {
+        MHD_add_response_header(handle, name, value)
+    }
+    let result = MHD_queue_response(connection, UInt32(response.status), handle)
+    MHD_destroy_response(handle)
+    return result
+}
+
+private final class ValueCollector {
+    var values: [String: String] = [:]
+    let lowercaseKeys: Bool
+    init(lowercaseKeys: Bool) { self.lowercaseKeys = lowercaseKeys }
+}
+
+/// The request headers handlers use (looked up one by one: cheaper than collecting all). Static
+/// strings, because a short Swift `String` passed to C is copied into a new buffer on every call.
+let httpInterestingHeaders: [StaticString] = ["content-type", "authorization", "x-retry-count", "accept"]
+
+private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String] {
+    var headers: [String: String] = [:]
+    for name in httpInterestingHeaders {
+        if let value = lookupHeader(connection, name) {
+            headers[name.description] = String(cString: value)
+        }
+    }
+    return headers
+}
+
+private func lookupHeader(_ connection: OpaquePointer?, _ name: StaticString) -> UnsafePointer<CChar>? {
+    name.withUTF8Buffer { bytes in
+        bytes.withMemoryRebound(to: CChar.self) { MHD_lookup_connection_value(connection, HERALD_MHD_HEADER_KIND, $0.baseAddress) }
+    }
+}
+
+private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowercaseKeys: Bool) -> [String: String] {
+    let collector = ValueCollector(lowercaseKeys: lowercaseKeys)
+    let context = Unmanaged.passUnretained(collector).toOpaque()
+    withExtendedLifetime(collector) {
+        _ = MHD_get_connection_values(connection, kind, { context, _, key, value in
+            guard let context, let key else { return HERALD_MHD_YES }
+            let collector = Unmanaged<ValueCollector>.fromOpaque(context).takeUnretainedValue()
+            let name = String(cString: key)
+            collector.values[collector.lowercaseKeys ? name.lowercased() : name] = value.map { String(cString: $0) } ?? ""
+            return HERALD_MHD_YES
+        }, context)
+    }
+    return collector.values
+}
+
+/// libmicrohttpd's access handler: called once when headers arrive, then for each body chunk,
+/// then once more (with no data) when the body is complete.
+let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, uploadData, uploadSize, state in
+    guard let context, let state, let uploadSize else { return HERALD_MHD_NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    guard let existing = state.pointee else {
+        let pending = RequestState()
+        state.pointee = Unmanaged.passRetained(pending).toOpaque()
+        if let length = lookupHeader(connection, "Content-Length"),
+            let declared = Int(String(cString: length)), declared > server.settings.maxBodyBytes {
+            pending.tooLarge = true
+            return reply(connection, tooLargeResponse(server.settings.maxBodyBytes))
+        }
+        return HERALD_MHD_YES
+    }
+    let pending = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+    if uploadSize.pointee > 0 {
+        if !pending.tooLarge, let uploadData {
+            if pending.body.count + uploadSize.pointee > server.settings.maxBodyBytes {
+                pending.tooLarge = true
+                pending.body = []
+            } else {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) {
+                    pending.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: uploadSize.pointee))
+                }
+            }
+        }
+        uploadSize.pointee = 0
+        return HERALD_MHD_YES
+    }
+    if let response = pending.response {
+        pending.response = nil
+        return reply(connection, response)
+    }
+    if pending.tooLarge {
+        return reply(connection, tooLargeResponse(server.settings.maxBodyBytes))
+    }
+    let request = HTTPRequest(
+        method: method.map { String(cString: $0) } ?? "GET",
+        path: url.map { String(cString: $0) } ?? "/",
+        headers: interestingHeaders(connection),
+        query: method.map({ String(cString: $0) }) == "GET" ? collect(connection, HERALD_MHD_GET_ARGUMENT_KIND, lowercaseKeys: false) : [:],
+        body: pending.body)
+    pending.body = []
+    if server.classify(request) == .offload {
+        // Count first, then look at `stopping`: `stop` sets the flag before it reads the count, so a
+        // request either is counted (and waited for) or sees the flag.
+        server.suspended.add(1, ordering: .sequentiallyConsistent)
+        if server.stopping.load(ordering: .sequentiallyConsistent) {
+            server.suspended.subtract(1, ordering: .sequentiallyConsistent)
+            return reply(connection, .json(["status_code": 503, "status_message": "shutting down, please retry", "response": nil,
+                                            "status": 0, "message": "shutting down, please retry"], status: 503))
+        }
+        let suspended = SuspendedConnection(connection: connection, state: pending, server: server)
+        MHD_suspend_connection(connection)
+        server.offload(request) { suspended.resume(with: $0) }
+        return HERALD_MHD_YES
+    }
+    return reply(connection, server.handler(request))
+}
+
+/// The 413 answer. It carries both the Pushwoosh envelope and the OneSignal helper's
+/// `{status, message}`, since it is sent before any route is chosen.
+func tooLargeResponse(_ limit: Int) -> HTTPResponse {
+    let message = JSON.string("request body exceeds the limit of \(limit) bytes")
+    return .json(["status_code": 413, "status_message": message, "response": nil, "status": 0, "message": message], status: 413)
+}
+
+/// Releases the per-request state once libmicrohttpd is done with the request.
+let httpRequestCompleted: MHD_RequestCompletedCallback = { _, _, state, _ in
+    guard let state, let existing = state.pointee else { return }
+    Unmanaged<RequestState>.fromOpaque(existing).release()
+    state.pointee = nil
+}

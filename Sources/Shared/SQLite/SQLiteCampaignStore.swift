@@ -1,0 +1,288 @@
+import Foundation
+import Core
+
+/// `CampaignStore` on the shared SQLite database.
+public final class SQLiteCampaignStore: CampaignStore {
+    let database: SQLiteDatabase
+
+    public init(database: SQLiteDatabase) {
+        self.database = database
+    }
+
+    static func encode(_ spec: MessageSpec) throws -> String {
+        String(decoding: try JSONEncoder().encode(spec), as: UTF8.self)
+    }
+
+    static func decode(_ text: String) throws -> MessageSpec {
+        try JSONDecoder().decode(MessageSpec.self, from: Data(text.utf8))
+    }
+
+    /// A message code in Pushwoosh's shape: 4, 8 and 8 hex digits.
+    static func newCode() -> String {
+        func hex(_ count: Int) -> String { String((0..<count).map { _ in "0123456789ABCDEF".randomElement()! }) }
+        return "\(hex(4))-\(hex(8))-\(hex(8))"
+    }
+
+    /// The payload hash `p`: opaque base-62, no `-`, so the iOS SDK treats it as opaque.
+    static func newHash() -> String {
+        let alphabet = Array("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        return String((0..<16).map { _ in alphabet.randomElement()! })
+    }
+
+    // MARK: - Remote API
+
+    public func createMessages(app: String, _ messages: [NewMessage], now: Int64) throws(StoreError) -> [String] {
+        let appID = try database.appID(app)
+        var encoded: [String] = []
+        for message in messages {
+            do {
+                encoded.append(try Self.encode(message.spec))
+            } catch {
+                throw .invalid("cannot encode the message: \(error)")
+            }
+        }
+        return try database.write { writer in
+            let connection = writer.connection
+            var codes: [String] = []
+            for (message, request) in zip(messages, encoded) {
+                if let transactionID = message.transactionID,
+                    let existing = try connection.prepare("SELECT code FROM messages WHERE app_id = ? AND transaction_id = ?")
+                        .first([.integer(appID), .text(transactionID)], { $0.text(0) })
+                {
+                    codes.append(existing)
+                    continue
+                }
+                let code = Self.newCode()
+                let sendAt = message.spec.schedule.earliestDueAt
+                try connection.prepare(
+                    """
+                    INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+                ).run([.text(code), .integer(appID), message.transactionID.map(SQLiteValue.text) ?? .null,
+                       .text(sendAt <= now ? "queued" : "scheduled"), .text(request), .integer(sendAt), .integer(now),
+                       .integer(now), .text(Self.newHash()), message.spec.sendRate.map { .integer(Int64($0)) } ?? .null])
+                codes.append(code)
+            }
+            return codes
+        }
+    }
+
+    public func messageStatus(app: String?, code: String) throws(StoreError) -> MessageStatus? {
+        let appFilter = try app.map { (code: String) throws(StoreError) in try database.appID(code) }
+        return try database.read { connection in
+            try connection.readTransaction { () throws -> MessageStatus? in
+                guard let row = try connection.prepare(
+                    "SELECT id, app_id, status, hash, send_at, created_at, request FROM messages WHERE code = ?"
+                ).first([.text(code)], { row in
+                    (row.int(0), row.int(1), row.text(2), row.text(3), row.int(4), row.int(5), row.text(6))
+                }) else { return nil }
+                let (id, appID, status, hash, sendAt, createdAt, request) = row
+                if let appFilter, appFilter != appID { return nil }
+                var result = MessageStatus(code: code, app: database.appCode(appID) ?? "", status: status, hash: hash,
+                                           sendAt: sendAt, createdAt: createdAt, spec: try Self.decode(request))
+                if let sums = try connection.prepare(
+                    "SELECT sum(targeted), sum(sent), sum(failed), sum(throttled) FROM message_shards WHERE message_id = ?"
+                ).first([.integer(id)], { ($0.int(0), $0.int(1), $0.int(2), $0.int(3)) }) {
+                    (result.targeted, result.sent, result.failed, result.throttled) = (Int(sums.0), Int(sums.1), Int(sums.2), Int(sums.3))
+                }
+                for (reason, count) in try connection.prepare("SELECT reason, count FROM message_errors WHERE message_id = ?")
+                    .rows([.integer(id)], { ($0.text(0), Int($0.int(1))) }) {
+                    result.errors[reason] = count
+                }
+                // Once per (message, device), and only from devices the message was sent to: SDK retries
+                // and reports from elsewhere cannot push the rates past 100%. Workers match reports to
+                // messages into `message_reports`; the reports they have not processed yet are added.
+                let reports = try connection.prepare(
+                    """
+                    SELECT count(*) FROM (
+                      SELECT device_id FROM message_reports WHERE message_id = ?1 AND kind = ?3
+                      UNION
+                      SELECT d.id FROM reports r INDEXED BY reports_unprocessed
+                      JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
+                      WHERE r.processed_at IS NULL AND r.hash = ?2 AND r.kind = ?3 AND r.app_id = ?4) AS reported
+                    JOIN deliveries x ON x.message_id = ?1 AND x.device_id = reported.device_id AND x.status = 'sent'
+                    """)
+                result.delivered = Int(try reports.first([.integer(id), .text(hash), .text("delivery"), .integer(appID)]) { $0.int(0) } ?? 0)
+                result.opened = Int(try reports.first([.integer(id), .text(hash), .text("push_stat"), .integer(appID)]) { $0.int(0) } ?? 0)
+                return result
+            }
+        }
+    }
+
+    public func recentMessages(app: String, limit: Int) throws(StoreError) -> [MessageStatus] {
+        let appID = try database.appID(app)
+        let codes = try database.read { connection in
+            try connection.prepare("SELECT code FROM messages WHERE app_id = ? ORDER BY id DESC LIMIT ?")
+                .rows([.integer(appID), .integer(Int64(limit))]) { $0.text(0) }
+        }
+        var result: [MessageStatus] = []
+        for code in codes {
+            if let status = try messageStatus(app: app, code: code) { result.append(status) }
+        }
+        return result
+    }
+
+    public func deleteMessage(app: String, code: String, now: Int64) throws(StoreError) -> Bool {
+        let appID = try database.appID(app)
+        return try database.write { writer in
+            let connection = writer.connection
+            guard let id = try connection.prepare(
+                "UPDATE messages SET status = 'deleted', updated_at = ? WHERE app_id = ? AND code = ? AND status IN ('scheduled', 'queued', 'sending') RETURNING id"
+            ).first([.integer(now), .integer(appID), .text(code)], { $0.int(0) }) else { return false }
+            try connection.prepare("UPDATE message_shards SET status = 'cancelled' WHERE message_id = ? AND status = 'pending'")
+                .run([.integer(id)])
+            return true
+        }
+    }
+
+    public func tagTypes(app: String) throws(StoreError) -> [String: TagType] {
+        let appID = try database.appID(app)
+        return try database.read { connection in
+            var types: [String: TagType] = [:]
+            for (name, raw) in try connection.prepare("SELECT name, type FROM tag_definitions WHERE app_id = ?")
+                .rows([.integer(appID)], { ($0.text(0), Int($0.int(1))) }) {
+                types[name] = TagType(rawValue: raw)
+            }
+            return types
+        }
+    }
+
+    // MARK: - Dispatcher
+
+    /// The smallest shard a campaign is cut into (device ids).
+    static let minimumShard: Int64 = 1_000
+
+    public func activateDueMessages(now: Int64, shardSize: Int) throws(StoreError) -> Int {
+        try database.write { writer in
+            let connection = writer.connection
+            let due = try connection.prepare(
+                "SELECT id, app_id, request FROM messages WHERE status IN ('scheduled', 'queued') AND send_at <= ? ORDER BY send_at LIMIT 100"
+            ).rows([.integer(now)]) { ($0.int(0), $0.int(1), $0.text(2)) }
+            let insert = try connection.prepare(
+                """
+                INSERT INTO message_shards (message_id, first_device, last_device, by_timezone, timezone_offset, due_at, status)
+                VALUES (?, ?, ?, ?, ?, ?, 'pending')
+                """)
+            for (id, appID, request) in due {
+                let spec = try Self.decode(request)
+                let bounds = try connection.prepare("SELECT min(id), max(id) FROM devices WHERE app_id = ?")
+                    .first([.integer(appID)]) { row in row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } } } ?? nil
+                if let (low, high) = bounds {
+                    let explicit = spec.users != nil || spec.devices != nil
+                    // A small campaign is still cut into several shards, so that several workers share it.
+                    let span = high - low + 1
+                    let step = explicit ? span : min(Int64(shardSize), max(Self.minimumShard, (span + 15) / 16))
+                    var groups: [(Int64, SQLiteValue, Int64)] = [(0, .null, spec.schedule.sendAt)]
+                    if spec.schedule.perDeviceTimezone {
+                        groups = try connection.prepare("SELECT DISTINCT timezone_offset FROM devices WHERE app_id = ?")
+                            .rows([.integer(appID)]) { row in
+                                let offset = row.optionalInt(0)
+                                return (1, offset.map(SQLiteValue.integer) ?? .null, spec.schedule.dueAt(timezoneOffset: offset))
+                            }
+                    }
+                    for (byTimezone, offset, dueAt) in groups {
+                        var first = low
+                        while first <= high {
+                            let last = min(high, first + step - 1)
+                            try insert.run([.integer(id), .integer(first), .integer(last), .integer(byTimezone), offset, .integer(dueAt)])
+                            first = last + 1
+                        }
+                    }
+                }
+                try connection.prepare("UPDATE messages SET status = 'sending', updated_at = ? WHERE id = ?").run([.integer(now), .integer(id)])
+            }
+            return due.count
+        }
+    }
+
+    public func leaseShards(worker: String, count: Int, now: Int64, leaseUntil: Int64) throws(StoreError) -> [Int64] {
+        guard count > 0 else { return [] }
+        return try database.write { writer in
+            let connection = writer.connection
+            let candidates = try connection.prepare(
+                """
+                SELECT s.id, s.message_id, m.send_rate IS NOT NULL FROM message_shards s JOIN messages m ON m.id = s.message_id
+                WHERE s.status = 'pending' AND s.due_at <= ?1 AND m.status = 'sending'
+                  AND (m.send_rate IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM message_shards o WHERE o.message_id = s.message_id AND o.status = 'leased'))
+                ORDER BY s.due_at, s.message_id, s.id LIMIT ?2
+                """
+            ).rows([.integer(now), .integer(Int64(count * 4))]) { ($0.int(0), $0.int(1), $0.int(2) != 0) }
+            var leased: [Int64] = []
+            var rateLimited: Set<Int64> = []
+            let update = try connection.prepare(
+                "UPDATE message_shards SET status = 'leased', lease_owner = ?, lease_until = ?, attempts = attempts + 1 WHERE id = ?")
+            for (shard, message, limited) in candidates where leased.count < count {
+                if limited {
+                    guard rateLimited.insert(message).inserted else { continue }
+                }
+                try update.run([.text(worker), .integer(leaseUntil), .integer(shard)])
+                leased.append(shard)
+            }
+            return leased
+        }
+    }
+
+    public func leasedShardCounts() throws(StoreError) -> [String: Int] {
+        try database.read { connection in
+            var counts: [String: Int] = [:]
+            for (owner, count) in try connection.prepare(
+                "SELECT lease_owner, count(*) FROM message_shards WHERE status = 'leased' GROUP BY lease_owner"
+            ).rows([], { ($0.text(0), Int($0.int(1))) }) {
+                counts[owner] = count
+            }
+            return counts
+        }
+    }
+
+    public func releaseLeases(now: Int64, liveWorkers: Set<String>) throws(StoreError) -> Int {
+        try database.write { writer in
+            let connection = writer.connection
+            let leased = try connection.prepare(
+                "SELECT s.id, s.lease_owner, s.lease_until, m.status FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.status = 'leased'"
+            ).rows([]) { ($0.int(0), $0.text(1), $0.int(2), $0.text(3)) }
+            var released = 0
+            for (id, owner, until, messageStatus) in leased where until < now || !liveWorkers.contains(owner) {
+                // A shard of a deleted message is cancelled rather than queued again.
+                try connection.prepare("UPDATE message_shards SET status = ?, lease_owner = NULL WHERE id = ?")
+                    .run([.text(messageStatus == "deleted" ? "cancelled" : "pending"), .integer(id)])
+                released += 1
+            }
+            return released
+        }
+    }
+
+    public func releaseLease(shard: Int64, worker: String) throws(StoreError) {
+        try database.write { writer in
+            try writer.connection.prepare(
+                "UPDATE message_shards SET status = 'pending', lease_owner = NULL WHERE id = ? AND lease_owner = ? AND status = 'leased'"
+            ).run([.integer(shard), .text(worker)])
+        }
+    }
+
+    public func queueDepth() throws(StoreError) -> (messages: [String: Int], shards: [String: Int]) {
+        try database.read { connection in
+            var messages: [String: Int] = [:], shards: [String: Int] = [:]
+            for (status, count) in try connection.prepare(
+                "SELECT status, count(*) FROM messages WHERE status IN ('scheduled', 'queued', 'sending') GROUP BY status"
+            ).rows([], { ($0.text(0), Int($0.int(1))) }) { messages[status] = count }
+            for (status, count) in try connection.prepare(
+                "SELECT status, count(*) FROM message_shards WHERE status IN ('pending', 'leased') GROUP BY status"
+            ).rows([], { ($0.text(0), Int($0.int(1))) }) { shards[status] = count }
+            return (messages, shards)
+        }
+    }
+
+    public func completeMessages(now: Int64) throws(StoreError) -> Int {
+        try database.write { writer in
+            try writer.connection.prepare(
+                """
+                UPDATE messages SET status = 'done', updated_at = ? WHERE status = 'sending' AND NOT EXISTS (
+                  SELECT 1 FROM message_shards s WHERE s.message_id = messages.id AND s.status IN ('pending', 'leased'))
+                """
+            ).run([.integer(now)])
+            return writer.connection.changes
+        }
+    }
+}

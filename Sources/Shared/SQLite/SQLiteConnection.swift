@@ -1,0 +1,142 @@
+internal import CSQLite
+import Core
+
+/// Owns one `sqlite3*` handle and its prepared statements.
+///
+/// `@unchecked Sendable` invariant: a connection is used by one thread at a time (the store hands
+/// connections out under a lock) and closed exactly once by its owner.
+public final class SQLiteConnection: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    private var statements: [StatementKey: SQLiteStatement] = [:]
+    /// What the busy handler needs between its calls; freed after the handle is closed.
+    private let busyState = UnsafeMutablePointer<herald_busy_state>.allocate(capacity: 1)
+    public let path: String
+
+    /// Opens (creating if needed) the database at `path` with Herald's per-connection settings:
+    /// WAL journal, `synchronous=NORMAL`, a busy wait of `busyTimeoutMilliseconds` (polled every
+    /// 100 µs: see `herald_sqlite3_busy_wait`), foreign keys on.
+    /// `cacheKiB` bounds the page cache: the writer gets a large one (registry indexes are written
+    /// at random), pooled readers a small one so that processes stay lean.
+    public init(path: String, busyTimeoutMilliseconds: Int, readOnly: Bool = false, cacheKiB: Int = 8192) throws(SQLiteError) {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let result = sqlite3_open_v2(path, &db, flags, nil)
+        guard result == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: result, message: message, context: "opening the database file")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        busyState.initialize(to: herald_busy_state(timeout_ms: busyTimeoutMilliseconds, since: timespec()))
+        herald_sqlite3_set_busy_wait(db, busyState)
+        if !readOnly {
+            try execute("PRAGMA journal_mode=WAL")
+        }
+        try execute("PRAGMA synchronous=NORMAL")
+        try execute("PRAGMA foreign_keys=ON")
+        try execute("PRAGMA cache_size=-\(cacheKiB)")
+        // Memory-mapped reads avoid a copy per page; bounded so that resident memory stays modest.
+        try execute("PRAGMA mmap_size=134217728")
+    }
+
+    /// Closes the handle. Safe to call once; later use of the connection fails.
+    public func close() {
+        for statement in statements.values { statement.finalize() }
+        statements.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    deinit {
+        close()
+        busyState.deallocate()
+    }
+
+    func error(_ code: Int32, _ context: String) -> SQLiteError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "connection closed"
+        let extended = handle.map { sqlite3_extended_errcode($0) } ?? code
+        return SQLiteError(code: extended, message: message, context: context)
+    }
+
+    /// Runs one or more statements that return no rows of interest.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        guard let handle else { throw SQLiteError(code: SQLITE_MISUSE, message: "connection closed", context: sql) }
+        let result = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard result == SQLITE_OK else { throw error(result, "executing \(sql.prefix(60))") }
+    }
+
+    /// Runs a fixed statement (BEGIN, COMMIT, SAVEPOINT …) through the statement cache, which is
+    /// cheaper than `execute` for statements run on every transaction.
+    public func statement(_ sql: String) throws(SQLiteError) {
+        try prepare(sql).run()
+    }
+
+    /// A cached prepared statement for `sql`, reset and with bindings cleared.
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statements[StatementKey(sql)] {
+            cached.reset()
+            return cached
+        }
+        guard let handle else { throw SQLiteError(code: SQLITE_MISUSE, message: "connection closed", context: sql) }
+        var raw: OpaquePointer?
+        let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard result == SQLITE_OK, let raw else { throw error(result, "preparing \(sql.prefix(60))") }
+        let statement = SQLiteStatement(raw, connection: self, sql: sql)
+        // Targeting builds SQL per message shape: bound the cache so long-lived connections don't grow.
+        if statements.count >= 512 {
+            for cached in statements.values { cached.finalize() }
+            statements.removeAll()
+        }
+        statements[StatementKey(sql)] = statement
+        return statement
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back when it throws.
+    public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a read transaction so that all its queries see one snapshot.
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try statement("BEGIN")
+        defer { try? statement("COMMIT") }
+        return try body()
+    }
+
+    /// True outside any transaction (also after SQLite rolled one back by itself).
+    public var isAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
+
+    public var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+
+    /// The row id of the last row inserted on this connection (0 if none).
+    public var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+}
+
+/// The statement cache's key. Hashing a whole statement (the registry's upserts run past a
+/// kilobyte) on every lookup costs more than running a small one, so only its length and last
+/// bytes are hashed; equality still compares the whole text, which is immediate for the same
+/// string literal.
+private struct StatementKey: Hashable {
+    let sql: String
+
+    init(_ sql: String) { self.sql = sql }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(sql.utf8.count)
+        // The last 48 bytes in one call (byte by byte, hashing cost 4% of a registerDevice).
+        let hashed: Void? = sql.utf8.withContiguousStorageIfAvailable {
+            hasher.combine(bytes: UnsafeRawBufferPointer($0.extracting(max(0, $0.count - 48)...)))
+        }
+        if hashed == nil { for byte in sql.utf8.suffix(48) { hasher.combine(byte) } }
+    }
+}

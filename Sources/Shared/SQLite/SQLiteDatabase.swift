@@ -1,0 +1,384 @@
+import Foundation
+import Synchronization
+import Core
+
+/// One SQLite file (WAL) shared by the stores of a process.
+///
+/// Writes use group commit: callers hand their transaction body to a dedicated writer thread,
+/// which runs every body waiting at that moment inside one `BEGIN IMMEDIATE … COMMIT`, each in its
+/// own savepoint (a body that throws is rolled back alone), then wakes the callers. A caller returns
+/// only after the commit, so durability before acknowledgement holds, and a busy server pays one
+/// commit for many requests. Reads use a small pool of connections and never wait for the writer.
+public final class SQLiteDatabase: Sendable {
+    /// The writer connection and what it caches. Tag types never change once defined, so caching
+    /// them is safe across processes (the cache is dropped on every rollback). `@unchecked Sendable`
+    /// invariant: only the committer thread touches it.
+    public final class Writer: @unchecked Sendable {
+        let connection: SQLiteConnection
+        var tagTypes: [Int64: [String: TagType]] = [:]
+        init(connection: SQLiteConnection) { self.connection = connection }
+    }
+
+    private let committer: GroupCommitter
+    private let checkpointer: Checkpointer
+    private let readers = Mutex<[SQLiteConnection]>([])
+    private let path: String
+    private let busyTimeoutMilliseconds: Int
+    /// Application code → row id, fixed at start.
+    let appIDs: [String: Int64]
+
+    /// Opens the database, applies migrations, and registers `apps`.
+    public init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration]) throws(StoreError) {
+        self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        do {
+            let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 65536)
+            try Schema.migrate(connection)
+            var ids: [String: Int64] = [:]
+            try connection.writeTransaction {
+                for app in apps {
+                    let id = try connection.prepare(
+                        "INSERT INTO applications (code, name) VALUES (?, ?) ON CONFLICT (code) DO UPDATE SET name = excluded.name RETURNING id"
+                    ).first([.text(app.code), .text(app.name)]) { $0.int(0) } ?? 0
+                    ids[app.code] = id
+                    for (name, type) in app.tagTypes.sorted(by: { $0.key < $1.key }) {
+                        let stored = try connection.prepare(
+                            """
+                            INSERT INTO tag_definitions (app_id, name, type, created_at) VALUES (?, ?, ?, strftime('%s'))
+                            ON CONFLICT DO UPDATE SET type = type RETURNING type
+                            """
+                        ).first([.integer(id), .text(name), .integer(Int64(type.rawValue))]) { $0.int(0) }
+                        if let stored, stored != Int64(type.rawValue) {
+                            throw StoreError.invalid(
+                                "apps[\(app.code)].tags.\(name) is declared \(type.name) but the database already holds it as \(TagType(rawValue: Int(stored))?.name ?? "another type")")
+                        }
+                    }
+                }
+            }
+            appIDs = ids
+            // The writer does not checkpoint by itself (a checkpoint's fsync would stall every waiting
+            // request); the checkpointer thread does it beside it on its own connection.
+            try connection.execute("PRAGMA wal_autocheckpoint=0")
+            let committer = GroupCommitter(writer: Writer(connection: connection))
+            self.committer = committer
+            checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
+                                            askWriter: { committer.requestCheckpoint() })
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    deinit {
+        checkpointer.stop()
+        committer.stop()
+        readers.withLock { pool in
+            for connection in pool { connection.close() }
+        }
+    }
+
+    func appID(_ code: String) throws(StoreError) -> Int64 {
+        guard let id = appIDs[code] else { throw .unknownApplication(code) }
+        return id
+    }
+
+    func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
+
+    /// Runs `body` in a write transaction (shared with other callers' bodies, each in its own
+    /// savepoint) and returns once that transaction is committed.
+    func write<T: Sendable>(_ body: (Writer) throws -> T) throws(StoreError) -> T {
+        if committer.isCurrentThread {
+            // Inside `submitRequest`: part of the batch transaction already open on this thread.
+            var value: T?
+            do {
+                try committer.inSavepoint { value = try body(committer.writer) }
+            } catch {
+                throw Self.storeError(error)
+            }
+            guard let value else { throw .invalid("write produced no result") }
+            return value
+        }
+        let result = ResultBox<T>()
+        do {
+            try withoutActuallyEscaping(body) { escapable in
+                // The closure only runs while this thread waits below, so its captures are never shared.
+                let pending = PendingWrite { writer in result.value = try escapable(writer) }
+                committer.submit(pending)
+                if let error = pending.error { throw error }
+            }
+        } catch {
+            throw Self.storeError(error)
+        }
+        guard let value = result.value else { throw .invalid("write produced no result") }
+        return value
+    }
+
+    /// Runs a whole request on the writer thread, inside the next group transaction: every store
+    /// write it makes joins that transaction, and `completion` receives its result only after the
+    /// commit (or `onFailure()` when the commit fails). For request handlers that mostly write: one
+    /// thread hand-off per request instead of a blocked thread per request.
+    public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
+                                           completion: @escaping @Sendable (T) -> Void) {
+        let result = ResultBox<T>()
+        committer.enqueue(.request(PendingRequest(
+            run: { result.value = work() },
+            finish: { committed in completion(committed ? (result.value ?? onFailure()) : onFailure()) })))
+    }
+
+    /// Runs `body` on a pooled read connection.
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
+        let pooled = readers.withLock { $0.popLast() }
+        let connection: SQLiteConnection
+        do {
+            connection = try pooled ?? SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        } catch {
+            throw Self.storeError(error)
+        }
+        defer { readers.withLock { $0.append(connection) } }
+        do {
+            return try body(connection)
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    static func storeError(_ error: any Error) -> StoreError {
+        switch error {
+        case let error as StoreError: return error
+        case let error as SQLiteError: return .backend(error.failure)
+        case let error as TagError: return .invalid(error.message)
+        default: return .backend(SQLiteError(code: 1, message: "\(error)", context: "unexpected error").failure)
+        }
+    }
+}
+
+/// Holds a write's result until the submitting thread reads it. `@unchecked Sendable` invariant:
+/// written by the committer thread before `done` is signalled, read by the submitter after.
+final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}
+
+/// One caller's transaction body. `@unchecked Sendable` invariant: the body and `error` are used by
+/// the committer thread only while the submitting thread is blocked on `done`.
+final class PendingWrite: @unchecked Sendable {
+    /// Cleared once run, so that nothing holds the caller's closure after the caller returns.
+    var body: ((SQLiteDatabase.Writer) throws -> Void)?
+    var error: (any Error)?
+    let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping (SQLiteDatabase.Writer) throws -> Void) { self.body = body }
+}
+
+/// A whole request run on the committer thread (see `SQLiteDatabase.submitRequest`).
+struct PendingRequest: Sendable {
+    let run: @Sendable () -> Void
+    let finish: @Sendable (_ committed: Bool) -> Void
+}
+
+/// The writer thread behind `SQLiteDatabase.write` and `submitRequest`.
+///
+/// `@unchecked Sendable` invariant: `writer` is touched only on the committer thread; the queue is
+/// behind a mutex.
+final class GroupCommitter: @unchecked Sendable {
+    enum Item {
+        case write(PendingWrite)
+        case request(PendingRequest)
+    }
+
+    /// At most this many items share one transaction.
+    static let maximumBatch = 256
+
+    let writer: SQLiteDatabase.Writer
+    private let pending = Mutex<[Item]>([])
+    private let available = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let thread = Atomic<UInt>(0)
+    /// Set by the checkpointer (see `Checkpointer`): checkpoint after the next batch.
+    private let checkpointRequested = Atomic<Bool>(false)
+
+    init(writer: SQLiteDatabase.Writer) {
+        self.writer = writer
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            self.thread.store(UInt(pthread_self()), ordering: .relaxed)
+            started.signal()
+            run()
+            finished.signal()
+        }
+        thread.name = "herald-sqlite-writer"
+        thread.start()
+        started.wait()
+    }
+
+    /// True on the committer thread, inside the batch transaction.
+    var isCurrentThread: Bool { UInt(pthread_self()) == thread.load(ordering: .relaxed) }
+
+    /// Queues `write` and blocks until it is committed or has failed.
+    func submit(_ write: PendingWrite) {
+        enqueue(.write(write))
+        write.done.wait()
+    }
+
+    func enqueue(_ item: Item) {
+        pending.withLock { $0.append(item) }
+        available.signal()
+    }
+
+    /// Asks for a checkpoint on the writer connection after the next batch.
+    func requestCheckpoint() {
+        checkpointRequested.store(true, ordering: .relaxed)
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        available.signal()
+        finished.wait()
+        writer.connection.close()
+    }
+
+    private func run() {
+        // The queue is taken by swapping buffers, so submitters never wait behind a copy.
+        var taken: [Item] = []
+        while true {
+            available.wait()
+            pending.withLock { swap(&$0, &taken) }
+            if taken.isEmpty {
+                if stopping.load(ordering: .relaxed) { return }
+                continue
+            }
+            for start in stride(from: 0, to: taken.count, by: Self.maximumBatch) {
+                let batch = taken[start..<min(start + Self.maximumBatch, taken.count)]
+                let committed = commit(batch)
+                for item in batch {
+                    switch item {
+                    case .write(let write): write.done.signal()
+                    case .request(let request): request.finish(committed)
+                    }
+                }
+            }
+            taken.removeAll(keepingCapacity: true)
+            if checkpointRequested.exchange(false, ordering: .relaxed) {
+                // Outside any transaction, and no other writer in this process: this copies every
+                // frame no reader still needs, so that the next transaction restarts the WAL.
+                try? writer.connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            }
+        }
+    }
+
+    /// Runs the batch in one transaction, each item in its own savepoint; true when committed.
+    private func commit(_ batch: ArraySlice<Item>) -> Bool {
+        let connection = writer.connection
+        do {
+            try connection.statement("BEGIN IMMEDIATE")
+        } catch {
+            for case .write(let write) in batch {
+                write.error = error
+                write.body = nil
+            }
+            return false
+        }
+        for item in batch {
+            // SQLite rolls the whole transaction back by itself on some errors (SQLITE_FULL, IOERR,
+            // NOMEM): then nothing of this batch will commit, so the remaining items must not run
+            // (they would commit on their own, outside the batch, while their callers hear "failed").
+            if connection.isAutocommit {
+                if case .write(let write) = item {
+                    write.error = write.error ?? SQLiteError(code: 1, message: "the batch transaction was rolled back", context: "group commit")
+                    write.body = nil
+                }
+                continue
+            }
+            switch item {
+            case .write(let write):
+                defer { write.body = nil }
+                do {
+                    try inSavepoint { try write.body?(writer) }
+                } catch {
+                    write.error = error
+                }
+            case .request(let request):
+                request.run()
+            }
+        }
+        if connection.isAutocommit {
+            writer.tagTypes.removeAll()
+            for case .write(let write) in batch where write.error == nil {
+                write.error = SQLiteError(code: 1, message: "the batch transaction was rolled back", context: "group commit")
+            }
+            return false
+        }
+        do {
+            try connection.statement("COMMIT")
+            return true
+        } catch {
+            try? connection.execute("ROLLBACK")
+            writer.tagTypes.removeAll()
+            for case .write(let write) in batch where write.error == nil { write.error = error }
+            return false
+        }
+    }
+
+    /// Runs `body` in a savepoint of the batch transaction; a throwing body is rolled back alone.
+    func inSavepoint(_ body: () throws -> Void) throws {
+        let connection = writer.connection
+        try connection.statement("SAVEPOINT item")
+        do {
+            try body()
+            try connection.statement("RELEASE item")
+        } catch {
+            writer.tagTypes.removeAll()
+            try connection.statement("ROLLBACK TO item")
+            try connection.statement("RELEASE item")
+            throw error
+        }
+    }
+}
+
+/// Copies the WAL back into the database file every half second (a PASSIVE checkpoint, which never
+/// blocks readers or the writer), so that the writer thread pays for few checkpoint fsyncs.
+///
+/// SQLite starts the WAL over from its beginning (rewriting the file in place instead of appending
+/// to it) only when a write transaction begins after every frame has been copied back. Under
+/// steady writes the writer appends while this thread copies, so that never happens and the WAL
+/// grows without bound (180 MB in 5 s of the device-api benchmark's registerDevice), which also
+/// slows every page lookup of readers. So this thread copies in passes until a pass leaves at most
+/// `writerShare` frames behind, and then `askWriter` asks the writer to checkpoint once between
+/// two transactions: it copies those few frames (a writer that had to copy tens of thousands
+/// stalled its requests for up to 800 ms), and the next transaction starts the WAL over.
+final class Checkpointer: Sendable {
+    /// Background passes per half second at most.
+    static let passes = 8
+    /// The writer is asked to checkpoint when at most this many frames are left uncopied.
+    static let writerShare: Int64 = 256
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(path: String, busyTimeoutMilliseconds: Int, askWriter: @escaping @Sendable () -> Void) throws(SQLiteError) {
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 1024)
+        let thread = Thread { [self, connection] in
+            while !stopping.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: 0.5)
+                // Copy passes until what the writer appended meanwhile is small, so that the writer's
+                // own checkpoint (it waits for it) only has a few frames left to copy.
+                for _ in 0..<Self.passes {
+                    // One row: busy flag, frames in the WAL, frames copied back.
+                    guard let (logged, copied) = try? connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").first([], { ($0.int(1), $0.int(2)) }),
+                          logged > 0 else { break }
+                    if logged - copied <= Self.writerShare {
+                        askWriter()
+                        break
+                    }
+                }
+            }
+            connection.close()
+            finished.signal()
+        }
+        thread.name = "herald-sqlite-checkpoint"
+        thread.start()
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        finished.wait()
+    }
+}

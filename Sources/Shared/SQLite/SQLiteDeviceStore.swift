@@ -1,0 +1,377 @@
+import Synchronization
+import Core
+
+/// `DeviceStore` on the shared SQLite database.
+public final class SQLiteDeviceStore: DeviceStore {
+    let database: SQLiteDatabase
+
+    public init(database: SQLiteDatabase) {
+        self.database = database
+    }
+
+    /// Opens the database on its own (tests and tools).
+    public convenience init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration]) throws(StoreError) {
+        self.init(database: try SQLiteDatabase(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, apps: apps))
+    }
+
+    func appID(_ code: String) throws(StoreError) -> Int64 { try database.appID(code) }
+
+    func write<T: Sendable>(_ body: (SQLiteDatabase.Writer) throws -> T) throws(StoreError) -> T { try database.write(body) }
+
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T { try database.read(body) }
+
+    /// Updates the device's attributes, creating it when new; returns its row id.
+    func upsertDevice(_ connection: SQLiteConnection, appID: Int64, hwid: String, attributes a: DeviceAttributes,
+                      now: Int64) throws -> Int64 {
+        let values: [SQLiteValue] = [
+            .integer(appID), .text(hwid), a.platform.map { .integer(Int64($0)) } ?? .null,
+            a.language.map(SQLiteValue.text) ?? .null, a.timezoneOffset.map(SQLiteValue.integer) ?? .null,
+            a.appVersion.map(SQLiteValue.text) ?? .null, a.osVersion.map(SQLiteValue.text) ?? .null,
+            a.deviceModel.map(SQLiteValue.text) ?? .null, a.sdkVersion.map(SQLiteValue.text) ?? .null,
+            a.userID.map(SQLiteValue.text) ?? .null, a.notificationTypes.map(SQLiteValue.integer) ?? .null,
+            .integer(now),
+        ]
+        // With no attributes there is nothing to update (setTags usually sends none).
+        if a != DeviceAttributes(), let id = try connection.prepare(
+            """
+            UPDATE devices SET platform = COALESCE(?3, platform), language = COALESCE(?4, language),
+              timezone_offset = COALESCE(?5, timezone_offset), app_version = COALESCE(?6, app_version),
+              os_version = COALESCE(?7, os_version), device_model = COALESCE(?8, device_model),
+              sdk_version = COALESCE(?9, sdk_version), user_id = COALESCE(?10, user_id),
+              notification_types = COALESCE(?11, notification_types), updated_at = ?12
+            WHERE app_id = ?1 AND hwid = ?2 AND (COALESCE(?3, platform) IS NOT platform
+              OR COALESCE(?4, language) IS NOT language OR COALESCE(?5, timezone_offset) IS NOT timezone_offset
+              OR COALESCE(?6, app_version) IS NOT app_version OR COALESCE(?7, os_version) IS NOT os_version
+              OR COALESCE(?8, device_model) IS NOT device_model OR COALESCE(?9, sdk_version) IS NOT sdk_version
+              OR COALESCE(?10, user_id) IS NOT user_id OR COALESCE(?11, notification_types) IS NOT notification_types)
+            RETURNING id
+            """
+        ).first(values, { $0.int(0) }) {
+            return id
+        }
+        // Unchanged devices are not rewritten (a rewrite costs a WAL page per index).
+        if let id = try connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?")
+            .first([.integer(appID), .text(hwid)], { $0.int(0) }) {
+            return id
+        }
+        guard a.platform != nil else {
+            throw StoreError.invalid("device_type is required for a device Herald has not seen (register it first)")
+        }
+        return try connection.prepare(
+            """
+            INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version,
+              device_model, sdk_version, user_id, notification_types, created_at, updated_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12) RETURNING id
+            """
+        ).first(values) { $0.int(0) }!
+    }
+
+    /// registerDevice in one statement: insert the device, or update what changed (attributes, token,
+    /// gateway, subscription). Unchanged devices are not rewritten.
+    func upsertRegistration(_ connection: SQLiteConnection, appID: Int64, registration: DeviceRegistration, now: Int64) throws -> Int64 {
+        let a = registration.attributes
+        guard let platform = a.platform else {
+            throw StoreError.invalid("device_type is required")
+        }
+        let values: [SQLiteValue] = [
+            .integer(appID), .text(registration.hwid), .integer(Int64(platform)),
+            a.language.map(SQLiteValue.text) ?? .null, a.timezoneOffset.map(SQLiteValue.integer) ?? .null,
+            a.appVersion.map(SQLiteValue.text) ?? .null, a.osVersion.map(SQLiteValue.text) ?? .null,
+            a.deviceModel.map(SQLiteValue.text) ?? .null, a.sdkVersion.map(SQLiteValue.text) ?? .null,
+            a.userID.map(SQLiteValue.text) ?? .null, a.notificationTypes.map(SQLiteValue.integer) ?? .null,
+            .integer(now), .text(registration.pushToken), registration.gateway.map(SQLiteValue.text) ?? .null,
+        ]
+        // No RETURNING: SQLite runs such a statement into a temporary table first, which costs more
+        // than the insert. Only an insert moves the connection's last insert row id (an update
+        // does not); when it did not move, the id is looked up.
+        let previousRowID = connection.lastInsertRowID
+        try connection.prepare(
+            """
+            INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
+              sdk_version, user_id, notification_types, created_at, updated_at, push_token, gateway)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)
+            ON CONFLICT (app_id, hwid) DO UPDATE SET platform = ?3, language = COALESCE(?4, language),
+              timezone_offset = COALESCE(?5, timezone_offset), app_version = COALESCE(?6, app_version),
+              os_version = COALESCE(?7, os_version), device_model = COALESCE(?8, device_model),
+              sdk_version = COALESCE(?9, sdk_version), user_id = COALESCE(?10, user_id),
+              notification_types = COALESCE(?11, notification_types), updated_at = ?12, push_token = ?13,
+              gateway = COALESCE(?14, gateway), subscribed = 1, token_invalid_reason = NULL
+            WHERE ?3 IS NOT platform OR COALESCE(?4, language) IS NOT language
+              OR COALESCE(?5, timezone_offset) IS NOT timezone_offset OR COALESCE(?6, app_version) IS NOT app_version
+              OR COALESCE(?7, os_version) IS NOT os_version OR COALESCE(?8, device_model) IS NOT device_model
+              OR COALESCE(?9, sdk_version) IS NOT sdk_version OR COALESCE(?10, user_id) IS NOT user_id
+              OR COALESCE(?11, notification_types) IS NOT notification_types OR ?13 IS NOT push_token
+              OR COALESCE(?14, gateway) IS NOT gateway OR subscribed <> 1 OR token_invalid_reason IS NOT NULL
+            """
+        ).run(values)
+        if connection.lastInsertRowID != previousRowID {
+            return connection.lastInsertRowID
+        }
+        guard let id = try connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?")
+            .first([.integer(appID), .text(registration.hwid)], { $0.int(0) }) else {
+            throw StoreError.invalid("device vanished during registration")
+        }
+        return id
+    }
+
+    func upsertUser(_ connection: SQLiteConnection, appID: Int64, userID: String, now: Int64) throws {
+        try connection.prepare(
+            "INSERT INTO users (app_id, user_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?3) ON CONFLICT DO NOTHING"
+        ).run([.integer(appID), .text(userID), .integer(now)])
+    }
+
+    func tagType(_ writer: SQLiteDatabase.Writer, appID: Int64, name: String) throws -> TagType? {
+        if let type = writer.tagTypes[appID]?[name] { return type }
+        let stored = try writer.connection.prepare("SELECT type FROM tag_definitions WHERE app_id = ? AND name = ?")
+            .first([.integer(appID), .text(name)]) { $0.int(0) }
+        guard let raw = stored, let type = TagType(rawValue: Int(raw)) else { return nil }
+        writer.tagTypes[appID, default: [:]][name] = type
+        return type
+    }
+
+    func currentTag(_ connection: SQLiteConnection, deviceID: Int64, name: String) throws -> TagValue? {
+        try connection.prepare("SELECT type, num, str FROM device_tags WHERE device_id = ? AND name = ?")
+            .first([.integer(deviceID), .text(name)]) { row in
+                TagType(rawValue: Int(row.int(0))).flatMap {
+                    TagValue.fromStorage(type: $0, number: row.value(1), text: row.optionalText(2))
+                }
+            } ?? nil
+    }
+
+    /// Applies `updates` to one device inside the caller's transaction.
+    func applyTags(_ writer: SQLiteDatabase.Writer, appID: Int64, deviceID: Int64, updates: [TagUpdate]) throws {
+        let connection = writer.connection
+        for update in updates {
+            let type = try tagType(writer, appID: appID, name: update.name)
+            var current: TagValue?
+            switch update.operation {
+            case .increment, .append, .remove: current = try currentTag(connection, deviceID: deviceID, name: update.name)
+            case .set, .delete: break
+            }
+            let next = try TagRules.apply(update.operation, name: update.name, to: current, type: type)
+            if (type ?? next?.type) == .list {
+                try connection.prepare("DELETE FROM device_tag_items WHERE device_id = ? AND name = ?")
+                    .run([.integer(deviceID), .text(update.name)])
+            }
+            guard let next else {
+                try connection.prepare("DELETE FROM device_tags WHERE device_id = ? AND name = ?")
+                    .run([.integer(deviceID), .text(update.name)])
+                if update.name == "badge" {
+                    try connection.prepare("UPDATE devices SET badge = 0 WHERE id = ?").run([.integer(deviceID)])
+                }
+                continue
+            }
+            if type == nil {
+                try connection.prepare("INSERT OR IGNORE INTO tag_definitions (app_id, name, type, created_at) VALUES (?, ?, ?, strftime('%s'))")
+                    .run([.integer(appID), .text(update.name), .integer(Int64(next.type.rawValue))])
+                writer.tagTypes[appID, default: [:]][update.name] = next.type
+            }
+            try connection.prepare(
+                """
+                INSERT INTO device_tags (device_id, name, app_id, type, num, str) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                ON CONFLICT DO UPDATE SET type = ?4, num = ?5, str = ?6 WHERE type IS NOT ?4 OR num IS NOT ?5 OR str IS NOT ?6
+                """
+            ).run([.integer(deviceID), .text(update.name), .integer(appID), .integer(Int64(next.type.rawValue)),
+                   next.storedNumber, next.storedText])
+            if case .list(let items) = next {
+                let insert = try connection.prepare("INSERT OR IGNORE INTO device_tag_items (device_id, name, item, app_id) VALUES (?, ?, ?, ?)")
+                for item in items {
+                    try insert.run([.integer(deviceID), .text(update.name), .text(item), .integer(appID)])
+                }
+            }
+            if update.name == "badge", case .integer(let badge) = next {
+                try connection.prepare("UPDATE devices SET badge = ? WHERE id = ?").run([.integer(badge), .integer(deviceID)])
+            }
+        }
+    }
+
+    // MARK: - DeviceStore
+
+    public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
+        let appID = try appID(registration.app)
+        try write { writer in
+            let connection = writer.connection
+            let id = try upsertRegistration(connection, appID: appID, registration: registration, now: now)
+            if let userID = registration.attributes.userID {
+                try upsertUser(connection, appID: appID, userID: userID, now: now)
+            }
+            try applyTags(writer, appID: appID, deviceID: id, updates: registration.tags)
+        }
+    }
+
+    public func unregisterDevice(app: String, hwid: String, now: Int64) throws(StoreError) {
+        let appID = try appID(app)
+        try write { writer in
+            try writer.connection.prepare("UPDATE devices SET push_token = NULL, updated_at = ? WHERE app_id = ? AND hwid = ?")
+                .run([.integer(now), .integer(appID), .text(hwid)])
+        }
+    }
+
+    public func applicationOpen(app: String, hwid: String, attributes: DeviceAttributes, now: Int64) throws(StoreError) {
+        let appID = try appID(app)
+        try write { writer in
+            let id = try upsertDevice(writer.connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
+            try writer.connection.prepare("UPDATE devices SET last_open_at = ? WHERE id = ?").run([.integer(now), .integer(id)])
+        }
+    }
+
+    public func setTags(app: String, hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], now: Int64) throws(StoreError) {
+        let appID = try appID(app)
+        try write { writer in
+            let id = try upsertDevice(writer.connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
+            try applyTags(writer, appID: appID, deviceID: id, updates: updates)
+        }
+    }
+
+    public func getTags(app: String, hwid: String?, userID: String?) throws(StoreError) -> [String: TagValue] {
+        let appID = try appID(app)
+        // One statement, so one snapshot without a transaction around it (getTags is the hottest read).
+        let device: (sql: String, key: String)
+        if let hwid {
+            device = ("d.app_id = ?1 AND d.hwid = ?2", hwid)
+        } else if let userID {
+            device = ("d.id = (SELECT id FROM devices WHERE app_id = ?1 AND user_id = ?2 ORDER BY updated_at DESC LIMIT 1)", userID)
+        } else {
+            return [:]
+        }
+        return try read { connection in
+            var tags: [String: TagValue] = [:]
+            let rows = try connection.prepare(
+                "SELECT t.name, t.type, t.num, t.str FROM devices d JOIN device_tags t ON t.device_id = d.id WHERE \(device.sql)"
+            ).rows([.integer(appID), .text(device.key)]) { row -> (String, TagValue?) in
+                (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
+                    TagValue.fromStorage(type: $0, number: row.value(2), text: row.optionalText(3))
+                })
+            }
+            for (name, value) in rows { tags[name] = value }
+            return tags
+        }
+    }
+
+    public func setBadge(app: String, hwid: String, attributes: DeviceAttributes, badge: Int64, now: Int64) throws(StoreError) {
+        try setTags(app: app, hwid: hwid, attributes: attributes,
+                    updates: [TagUpdate(name: "badge", operation: .set(.int(badge)))], now: now)
+    }
+
+    public func registerUser(app: String, hwid: String, attributes: DeviceAttributes, userID: String, now: Int64) throws(StoreError) {
+        let appID = try appID(app)
+        var attributes = attributes
+        attributes.userID = userID
+        try write { writer in
+            _ = try upsertDevice(writer.connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
+            try upsertUser(writer.connection, appID: appID, userID: userID, now: now)
+        }
+    }
+
+    public func mergeUser(app: String, oldUserID: String, newUserID: String, merge: Bool, now: Int64) throws(StoreError) {
+        let appID = try appID(app)
+        guard oldUserID != newUserID else { return }
+        try write { writer in
+            let connection = writer.connection
+            if merge {
+                try upsertUser(connection, appID: appID, userID: newUserID, now: now)
+                try connection.prepare("UPDATE devices SET user_id = ?, updated_at = ? WHERE app_id = ? AND user_id = ?")
+                    .run([.text(newUserID), .integer(now), .integer(appID), .text(oldUserID)])
+            } else {
+                try connection.prepare("UPDATE devices SET user_id = NULL, updated_at = ? WHERE app_id = ? AND user_id = ?")
+                    .run([.integer(now), .integer(appID), .text(oldUserID)])
+            }
+            try connection.prepare("DELETE FROM users WHERE app_id = ? AND user_id = ?").run([.integer(appID), .text(oldUserID)])
+        }
+    }
+
+    public func setSubscribed(app: String, hwid: String, subscribed: Bool, now: Int64) throws(StoreError) {
+        let appID = try appID(app)
+        try write { writer in
+            try writer.connection.prepare("UPDATE devices SET subscribed = ?, updated_at = ? WHERE app_id = ? AND hwid = ?")
+                .run([.integer(subscribed ? 1 : 0), .integer(now), .integer(appID), .text(hwid)])
+            guard writer.connection.changes == 1 else { throw StoreError.unknownDevice(hwid) }
+        }
+    }
+
+    public func registerByToken(app: String, pushToken: String, attributes: DeviceAttributes, newHWID: String,
+                                now: Int64) throws(StoreError) -> String {
+        let appID = try appID(app)
+        return try write { writer in
+            let connection = writer.connection
+            let existing = try connection.prepare(
+                """
+                SELECT hwid FROM devices WHERE app_id = ?1 AND substr(push_token, 1, 16) = substr(?2, 1, 16) AND push_token = ?2
+                  AND push_token IS NOT NULL ORDER BY updated_at DESC LIMIT 1
+                """
+            ).first([.integer(appID), .text(pushToken)]) { $0.text(0) }
+            let hwid = existing ?? newHWID
+            let id = try upsertDevice(connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
+            try connection.prepare("UPDATE devices SET push_token = ?, token_invalid_reason = NULL, subscribed = 1 WHERE id = ?")
+                .run([.text(pushToken), .integer(id)])
+            return hwid
+        }
+    }
+
+    public func record(_ reports: [SDKReport], now: Int64) throws(StoreError) {
+        var ids: [Int64] = []
+        for report in reports { ids.append(try appID(report.app)) }
+        try write { writer in
+            let insert = try writer.connection.prepare(
+                """
+                INSERT INTO reports (app_id, kind, hwid, user_id, platform, name, hash, body, timestamp_utc,
+                  timestamp_current, received_at, occurred_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, coalesce(?9, ?11))
+                """)
+            for (report, appID) in zip(reports, ids) {
+                try insert.run([
+                    .integer(appID), .text(report.kind.rawValue), .text(report.hwid),
+                    report.userID.map(SQLiteValue.text) ?? .null, report.platform.map { .integer(Int64($0)) } ?? .null,
+                    report.name.map(SQLiteValue.text) ?? .null, report.hash.map(SQLiteValue.text) ?? .null,
+                    .text(report.body.text), report.timestampUTC.map(SQLiteValue.integer) ?? .null,
+                    report.timestampCurrent.map(SQLiteValue.integer) ?? .null, .integer(now),
+                ])
+            }
+        }
+    }
+
+    public func device(app: String, hwid: String) throws(StoreError) -> DeviceRecord? {
+        let appID = try appID(app)
+        return try read { connection in
+            try connection.prepare(
+                """
+                SELECT hwid, platform, push_token, gateway, language, timezone_offset, app_version, os_version,
+                  device_model, sdk_version, user_id, subscribed, badge, last_open_at
+                FROM devices WHERE app_id = ? AND hwid = ?
+                """
+            ).first([.integer(appID), .text(hwid)]) { row in
+                DeviceRecord(
+                    hwid: row.text(0), platform: Int(row.int(1)), pushToken: row.optionalText(2), gateway: row.optionalText(3),
+                    language: row.optionalText(4), timezoneOffset: row.optionalInt(5), appVersion: row.optionalText(6),
+                    osVersion: row.optionalText(7), deviceModel: row.optionalText(8), sdkVersion: row.optionalText(9),
+                    userID: row.optionalText(10), subscribed: row.int(11) != 0, badge: row.int(12),
+                    lastOpenAt: row.optionalInt(13))
+            }
+        }
+    }
+
+    public func reports(app: String, limit: Int) throws(StoreError) -> [SDKReport] {
+        let appID = try appID(app)
+        return try read { connection in
+            try connection.prepare(
+                """
+                SELECT kind, hwid, user_id, platform, name, hash, body, timestamp_utc, timestamp_current
+                FROM reports WHERE app_id = ? ORDER BY id LIMIT ?
+                """
+            ).rows([.integer(appID), .integer(Int64(limit))]) { row in
+                SDKReport(
+                    kind: SDKReport.Kind(rawValue: row.text(0)) ?? .event, app: app, hwid: row.text(1),
+                    userID: row.optionalText(2), platform: row.optionalInt(3).map { Int($0) }, name: row.optionalText(4),
+                    hash: row.optionalText(5), body: (try? JSON.parse(row.text(6))) ?? .null,
+                    timestampUTC: row.optionalInt(7), timestampCurrent: row.optionalInt(8))
+            }
+        }
+    }
+
+    public func hasApplication(_ code: String) -> Bool { database.appIDs[code] != nil }
+
+    public func ping() throws(StoreError) {
+        try read { connection in
+            _ = try connection.prepare("SELECT count(*) FROM applications").first { $0.int(0) }
+        }
+    }
+}

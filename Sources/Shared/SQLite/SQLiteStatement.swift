@@ -1,0 +1,115 @@
+internal import CSQLite
+import Core
+
+/// A value bound to, or read from, a statement parameter.
+public enum SQLiteValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// A prepared statement owned by its `SQLiteConnection` (same thread rules).
+public final class SQLiteStatement {
+    private var raw: OpaquePointer?
+    private unowned let connection: SQLiteConnection
+    let sql: String
+
+    init(_ raw: OpaquePointer, connection: SQLiteConnection, sql: String) {
+        self.raw = raw
+        self.connection = connection
+        self.sql = sql
+    }
+
+    func finalize() {
+        sqlite3_finalize(raw)
+        raw = nil
+    }
+
+    func reset() {
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+    }
+
+    /// Binds `values` to parameters 1…n.
+    @discardableResult
+    public func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> SQLiteStatement {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let result: Int32
+            switch value {
+            case .null: result = sqlite3_bind_null(raw, index)
+            case .integer(let number): result = sqlite3_bind_int64(raw, index, number)
+            case .real(let number): result = sqlite3_bind_double(raw, index, number)
+            case .text(let text): result = herald_sqlite3_bind_text_transient(raw, index, text, -1)
+            case .blob(let bytes):
+                result = bytes.withUnsafeBytes { herald_sqlite3_bind_blob_transient(raw, index, $0.baseAddress, Int32($0.count)) }
+            }
+            guard result == SQLITE_OK else { throw connection.error(result, "binding parameter \(index) of \(sql.prefix(60))") }
+        }
+        return self
+    }
+
+    /// Advances to the next row; false when done.
+    public func step() throws(SQLiteError) -> Bool {
+        let result = sqlite3_step(raw)
+        switch result {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.error(result, "running \(sql.prefix(60))")
+            sqlite3_reset(raw)
+            throw error
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    public func run(_ values: [SQLiteValue] = []) throws(SQLiteError) {
+        try bind(values)
+        while try step() {}
+        sqlite3_reset(raw)
+    }
+
+    /// Runs a query and maps each row.
+    public func rows<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
+        try bind(values)
+        defer { sqlite3_reset(raw) }
+        var result: [T] = []
+        while try step() { result.append(try transform(self)) }
+        return result
+    }
+
+    /// The first row mapped, or nil.
+    public func first<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
+        try bind(values)
+        defer { sqlite3_reset(raw) }
+        return try step() ? try transform(self) : nil
+    }
+
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
+    public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
+    public func optionalInt(_ column: Int32) -> Int64? { isNull(column) ? nil : int(column) }
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(raw, column) }
+    public func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+    public func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(raw, column) else { return "" }
+        return String(cString: pointer)
+    }
+    public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+    public func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(raw, column))
+        guard count > 0, let pointer = sqlite3_column_blob(raw, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    public func value(_ column: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(raw, column) {
+        case SQLITE_INTEGER: return .integer(int(column))
+        case SQLITE_FLOAT: return .real(double(column))
+        case SQLITE_NULL: return .null
+        case SQLITE_BLOB: return .blob(blob(column))
+        default: return .text(text(column))
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Core
+/// Versioned schema migrations, applied in order on start. `PRAGMA user_version` records the last
+/// one applied; each runs in its own `BEGIN IMMEDIATE` transaction, so several processes starting
+/// at once apply each migration exactly once. Never edit a shipped migration: append a new one.
+enum Schema {
+    static let migrations: [String] = [
+        // 1: applications, devices, users, typed tags, raw SDK reports, message outbox.
+        """
+        CREATE TABLE applications (
+            id INTEGER PRIMARY KEY,
+            code TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL
+        );
+        CREATE TABLE devices (
+            id INTEGER PRIMARY KEY,
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            hwid TEXT NOT NULL,
+            platform INTEGER NOT NULL,
+            push_token TEXT,
+            gateway TEXT,
+            language TEXT,
+            timezone_offset INTEGER,
+            app_version TEXT,
+            os_version TEXT,
+            device_model TEXT,
+            sdk_version TEXT,
+            user_id TEXT,
+            subscribed INTEGER NOT NULL DEFAULT 1,
+            notification_types INTEGER,
+            badge INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            last_open_at INTEGER,
+            token_invalid_reason TEXT,
+            UNIQUE (app_id, hwid)
+        );
+        -- Tokens run to 150+ characters (FCM); their first 16 find a device just as well and keep
+        -- the index small (it is written on every registration).
+        CREATE INDEX devices_by_token ON devices (app_id, substr(push_token, 1, 16)) WHERE push_token IS NOT NULL;
+        CREATE INDEX devices_by_user ON devices (app_id, user_id) WHERE user_id IS NOT NULL;
+        CREATE TABLE users (
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            user_id TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (app_id, user_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE tag_definitions (
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            name TEXT NOT NULL,
+            type INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (app_id, name)
+        ) WITHOUT ROWID;
+        -- One row per (device, tag), keyed so that targeting, which walks devices in id order,
+        -- finds a device's tag with one primary-key lookup. `num` holds integers, decimals, booleans (0/1), dates (unix
+        -- seconds) and versions (encoded to sort numerically); `str` holds strings, versions as
+        -- written, and lists as a JSON array (their items are also in device_tag_items).
+        CREATE TABLE device_tags (
+            device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            app_id INTEGER NOT NULL,
+            type INTEGER NOT NULL,
+            num,
+            str TEXT,
+            PRIMARY KEY (device_id, name)
+        ) WITHOUT ROWID;
+        CREATE TABLE device_tag_items (
+            device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            item TEXT NOT NULL,
+            app_id INTEGER NOT NULL,
+            PRIMARY KEY (device_id, name, item)
+        ) WITHOUT ROWID;
+        CREATE INDEX device_tag_items_by_item ON device_tag_items (app_id, name, item);
+        -- What the SDKs report (postEvent, pushStat, messageDeliveryEvent), kept as received
+        -- until the analytics pipeline turns them into counts; `processed_at` marks that.
+        CREATE TABLE reports (
+            id INTEGER PRIMARY KEY,
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            kind TEXT NOT NULL,
+            hwid TEXT NOT NULL,
+            user_id TEXT,
+            platform INTEGER,
+            name TEXT,
+            hash TEXT,
+            body TEXT NOT NULL,
+            timestamp_utc INTEGER,
+            timestamp_current INTEGER,
+            received_at INTEGER NOT NULL,
+            processed_at INTEGER
+        );
+        CREATE INDEX reports_unprocessed ON reports (id) WHERE processed_at IS NULL;
+        -- The outbox: a send request is committed here before it is acknowledged.
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            code TEXT NOT NULL UNIQUE,
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            transaction_id TEXT,
+            status TEXT NOT NULL,
+            request TEXT NOT NULL,
+            send_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE UNIQUE INDEX messages_by_transaction ON messages (app_id, transaction_id) WHERE transaction_id IS NOT NULL;
+        CREATE INDEX messages_due ON messages (status, send_at);
+        """,
+        // 2: campaign pipeline: shards with leases, one delivery row per (message, device),
+        // failure reasons per message, report lookup by payload hash.
+        """
+        ALTER TABLE messages ADD COLUMN hash TEXT;
+        ALTER TABLE messages ADD COLUMN send_rate INTEGER;
+        CREATE UNIQUE INDEX messages_by_hash ON messages (hash);
+        CREATE TABLE message_shards (
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL REFERENCES messages(id),
+            first_device INTEGER NOT NULL,
+            last_device INTEGER NOT NULL,
+            by_timezone INTEGER NOT NULL DEFAULT 0,
+            timezone_offset INTEGER,
+            due_at INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            lease_owner TEXT,
+            lease_until INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            targeted INTEGER NOT NULL DEFAULT 0,
+            sent INTEGER NOT NULL DEFAULT 0,
+            failed INTEGER NOT NULL DEFAULT 0,
+            throttled INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX message_shards_ready ON message_shards (status, due_at);
+        CREATE INDEX message_shards_by_message ON message_shards (message_id, status);
+        CREATE TABLE deliveries (
+            message_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            reason TEXT,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (message_id, device_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX deliveries_sent_by_device ON deliveries (device_id, created_at) WHERE status = 'sent';
+        CREATE TABLE message_errors (
+            message_id INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (message_id, reason)
+        ) WITHOUT ROWID;
+        CREATE INDEX reports_by_hash ON reports (hash, kind) WHERE hash IS NOT NULL;
+        """,
+        // 3: event statistics by time window: when a report happened (the SDK's timestampUTC, or
+        // when Herald received it), indexed with the event name.
+        """
+        ALTER TABLE reports ADD COLUMN occurred_at INTEGER;
+        UPDATE reports SET occurred_at = coalesce(timestamp_utc, received_at);
+        CREATE INDEX reports_by_time ON reports (app_id, kind, occurred_at, name);
+        """,
+        // 4: analytics rollups, written by workers. `report_facts` is the one place that reads a
+        // report's attributes (iOS sends numbers as strings, Android as numbers: both cast to REAL);
+        // workers fold processed reports into per-day tables, and readers add the reports not yet
+        // processed from the same view. Day = UTC day number of `occurred_at`.
+        """
+        CREATE VIEW report_facts AS SELECT
+            id, app_id, kind, name, hwid, hash, processed_at, occurred_at,
+            (occurred_at - ((occurred_at % 86400) + 86400) % 86400) / 86400 AS day,
+            CASE WHEN kind = 'event' AND name = 'PW_ScreenOpen'
+                 THEN json_extract(body, '$.attributes.screen_name') END AS screen,
+            CASE WHEN kind = 'event' AND name IN ('PW_UserIdle', 'PW_ApplicationExit')
+                 THEN CAST(json_extract(body, '$.attributes.session_duration') AS REAL) END AS session_duration,
+            CASE WHEN kind = 'event' AND name = 'PW_UserIdle'
+                 THEN CAST(json_extract(body, '$.attributes.idle_seconds') AS REAL) END AS idle_seconds,
+            (kind = 'event' AND name = 'PW_InAppPurchase') OR kind = 'purchase' AS is_purchase,
+            coalesce(json_extract(body, '$.attributes.__currency'), json_extract(body, '$.attributes.currency'),
+                     json_extract(body, '$.currency'), '') AS currency,
+            coalesce(CAST(json_extract(body, '$.attributes.__amount') AS REAL),
+                     CAST(json_extract(body, '$.attributes.amount') AS REAL),
+                     CAST(json_extract(body, '$.price') AS REAL) * coalesce(CAST(json_extract(body, '$.quantity') AS REAL), 1),
+                     0) AS amount
+        FROM reports;
+        -- Per day and event: how many, and a `DeviceSketch` of the devices that sent it.
+        CREATE TABLE event_days (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, name TEXT NOT NULL, count INTEGER NOT NULL, devices BLOB NOT NULL,
+            PRIMARY KEY (app_id, day, name)
+        ) WITHOUT ROWID;
+        -- Per day: a `DeviceSketch` of the devices that sent any event.
+        CREATE TABLE active_days (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, devices BLOB NOT NULL,
+            PRIMARY KEY (app_id, day)
+        ) WITHOUT ROWID;
+        CREATE TABLE screen_days (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, screen TEXT NOT NULL, count INTEGER NOT NULL,
+            PRIMARY KEY (app_id, day, screen)
+        ) WITHOUT ROWID;
+        CREATE TABLE session_days (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL,
+            sessions INTEGER NOT NULL, duration_sum REAL NOT NULL, idle_count INTEGER NOT NULL, idle_sum REAL NOT NULL,
+            PRIMARY KEY (app_id, day)
+        ) WITHOUT ROWID;
+        CREATE TABLE purchase_days (
+            app_id INTEGER NOT NULL, day INTEGER NOT NULL, currency TEXT NOT NULL, count INTEGER NOT NULL, amount REAL NOT NULL,
+            PRIMARY KEY (app_id, day, currency)
+        ) WITHOUT ROWID;
+        -- Delivery and open reports matched to their message by the payload hash, once per device.
+        CREATE TABLE message_reports (
+            message_id INTEGER NOT NULL, kind TEXT NOT NULL, device_id INTEGER NOT NULL,
+            PRIMARY KEY (message_id, kind, device_id)
+        ) WITHOUT ROWID;
+        """,
+    ]
+
+    /// Brings the database at `connection` up to the newest version.
+    static func migrate(_ connection: SQLiteConnection) throws {
+        for (offset, sql) in migrations.enumerated() {
+            let version = offset + 1
+            try connection.writeTransaction {
+                let current = try connection.prepare("PRAGMA user_version").first { $0.int(0) } ?? 0
+                guard current < version else { return }
+                try connection.execute(sql)
+                try connection.execute("PRAGMA user_version = \(version)")
+            }
+        }
+    }
+}

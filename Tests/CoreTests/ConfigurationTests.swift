@@ -1,0 +1,108 @@
+import Testing
+@testable import Core
+
+@Suite struct ConfigurationTests {
+    static let minimalApp: JSON = ["code": "ABCDE-12345", "api_token": "t", "sink": "out/sink.jsonl"]
+
+    func decode(_ json: JSON) throws(ConfigurationError) -> Configuration {
+        try Configuration.decode(json, baseDirectory: "/etc/herald")
+    }
+
+    func problem(_ json: JSON) -> ConfigurationError? {
+        do {
+            _ = try decode(json)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func minimalFileGetsSafeDefaults() throws {
+        let config = try decode(["apps": [Self.minimalApp]])
+        #expect(config.logLevel == .info)
+        #expect(config.http.host == "127.0.0.1" && config.http.port == 8080)
+        #expect(config.http.maxBodyBytes == 1_048_576)
+        #expect(config.database.path == "/etc/herald/var/herald.sqlite")
+        #expect(config.queue.jobs == "tcp://127.0.0.1:5557")
+        #expect(config.queue.results == "tcp://127.0.0.1:5558")
+        #expect(config.throttle.perDeviceCount == 10 && config.throttle.perDeviceWindowSeconds == 3600)
+        #expect(config.apps.first?.sink == "/etc/herald/out/sink.jsonl")
+        #expect(config.apps.first?.name == "ABCDE-12345")
+    }
+
+    @Test func designDocumentExampleDecodes() throws {
+        let json = try JSON.parse("""
+            {
+              "log_level": "DEBUG",
+              "http": { "listen": "[::1]:9090", "max_body_bytes": 2048 },
+              "database": { "path": "/var/lib/herald/h.sqlite" },
+              "queue": { "jobs": "tcp://127.0.0.1:6557", "results": "ipc:///tmp/results" },
+              "throttle": { "per_device": { "count": 3, "window_seconds": 60 } },
+              "apps": [{
+                "code": "ABCDE-12345", "name": "Shop", "api_token": "secret",
+                "apns": { "team_id": "ABCDE12345", "key_id": "KEY1234567", "key_path": "keys/AuthKey.p8",
+                          "topic": "com.example.shop", "production_url": "https://api.push.apple.com",
+                          "sandbox_url": "https://api.sandbox.push.apple.com", "ca_file": null },
+                "fcm": { "service_account_path": "keys/sa.json", "endpoint": "https://fcm.googleapis.com" }
+              }]
+            }
+            """)
+        let config = try decode(json)
+        #expect(config.logLevel == .debug)
+        #expect(config.http.host == "::1" && config.http.port == 9090 && config.http.maxBodyBytes == 2048)
+        #expect(config.database.path == "/var/lib/herald/h.sqlite")
+        #expect(config.queue.results == "ipc:///tmp/results")
+        #expect(config.throttle.perDeviceCount == 3)
+        let app = try #require(config.apps.first)
+        #expect(app.apns?.keyPath == "/etc/herald/keys/AuthKey.p8")
+        #expect(app.apns?.caFile == nil)
+        #expect(app.fcm?.serviceAccountPath == "/etc/herald/keys/sa.json")
+    }
+
+    @Test func errorsNameTheKey() {
+        #expect(problem([:])?.key == "apps")
+        #expect(problem(["apps": []])?.key == "apps")
+        #expect(problem(["apps": [Self.minimalApp], "htttp": [:]])?.key == "htttp")
+        #expect(problem(["apps": [Self.minimalApp], "log_level": "LOUD"])?.key == "log_level")
+        #expect(problem(["apps": [Self.minimalApp], "http": ["listen": "localhost"]])?.key == "http.listen")
+        #expect(problem(["apps": [Self.minimalApp], "http": ["max_body_bytes": "big"]])?.key == "http.max_body_bytes")
+        #expect(problem(["apps": [Self.minimalApp], "queue": ["jobs": "127.0.0.1:1"]])?.key == "queue.jobs")
+        #expect(problem(["apps": [Self.minimalApp], "throttle": ["per_device": ["count": 0]]])?.key == "throttle.per_device.count")
+        #expect(problem(["apps": [["code": "A", "sink": "s"]]])?.key == "apps[0].api_token")
+        #expect(problem(["apps": [["code": "A", "api_token": "t"]]])?.key == "apps[0]")
+        #expect(problem(["apps": [Self.minimalApp, Self.minimalApp]])?.key == "apps[1].code")
+        #expect(problem(["apps": [["code": "A", "api_token": "t", "apns": ["team_id": "T"]]]])?.key == "apps[0].apns.key_id")
+        #expect(problem(["apps": [["code": "A", "api_token": "t", "fcm": ["service_account_path": "x", "endpoint": "http://x"]]]])?.key
+            == "apps[0].fcm.endpoint")
+    }
+
+    @Test func declaredTagTypesAndReservedPaths() throws {
+        let config = try decode(["apps": [["code": "A", "api_token": "t", "sink": "s", "tags": ["AppVersion": "version", "Level": "integer"]]]])
+        #expect(config.apps[0].tagTypes == ["AppVersion": .version, "Level": .integer])
+        #expect(problem(["apps": [["code": "A", "api_token": "t", "sink": "s", "tags": ["X": "float"]]]])?.key == "apps[0].tags.X")
+        #expect(problem(["apps": [Self.minimalApp], "http": ["onesignal": ["add_device_path": "/json/1.3/x"]]])?.key
+            == "http.onesignal.add_device_path")
+        #expect(problem(["apps": [["code": "A", "api_token": "t", "sink": ""]]])?.key == "apps[0].sink")
+        #expect(problem(["apps": [Self.minimalApp], "http": ["max_body_bytes": 10.5]])?.problem.contains("decimal") == true)
+    }
+
+    @Test func listenAddressesParse() {
+        #expect(Configuration.parseListenAddress("127.0.0.1:8080")! == ("127.0.0.1", 8080))
+        #expect(Configuration.parseListenAddress("[::1]:0")! == ("::1", 0))
+        #expect(Configuration.parseListenAddress("127.0.0.1") == nil)
+        #expect(Configuration.parseListenAddress("localhost:80") == nil)
+        #expect(Configuration.parseListenAddress("1.2.3.4:70000") == nil)
+    }
+
+    @Test func commandLineOptions() throws {
+        #expect(try CommandLineOptions.parse(["--help"], environment: [:]) == .help)
+        #expect(try CommandLineOptions.parse(["--version"], environment: [:]) == .version)
+        #expect(try CommandLineOptions.parse(["--config", "a.json"], environment: [:]) == .run(configPath: "a.json", logLevel: nil))
+        #expect(try CommandLineOptions.parse(["--log-level=verbose"], environment: ["HERALD_CONFIG": "b.json"])
+            == .run(configPath: "b.json", logLevel: .verbose))
+        #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse([], environment: [:]) }
+        #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(["--config"], environment: [:]) }
+        #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(["--log-level", "LOUD", "-c", "x"], environment: [:]) }
+        #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(["--frobnicate"], environment: [:]) }
+    }
+}

@@ -1,0 +1,50 @@
+import Testing
+@testable import Core
+
+@Suite struct JSONTests {
+    @Test func keepsIntegersDecimalsAndBooleansApart() throws {
+        let json = try JSON.parse(#"{"i": 42, "d": 1.5, "e": 1e3, "b": true, "n": null, "s": "x", "a": [1, "2"]}"#)
+        #expect(json["i"] == .int(42))
+        #expect(json["d"] == .double(1.5))
+        #expect(json["e"] == .double(1000))
+        #expect(json["b"] == .bool(true))
+        #expect(json["n"] == .null)
+        #expect(json["s"] == .string("x"))
+        #expect(json["a"] == .array([.int(1), .string("2")]))
+    }
+
+    @Test func decodesEscapesAndSurrogatePairs() throws {
+        let json = try JSON.parse(#""a\"b\\c\n\u00e9\ud83d\ude00/""#)
+        #expect(json == .string("a\"b\\c\né😀/"))
+    }
+
+    @Test func roundTripsThroughTheEncoder() throws {
+        let value: JSON = ["z": [1, 2.5, "é\"\n\u{01}"], "a": ["nested": nil], "b": false]
+        let text = value.text
+        #expect(text == #"{"a":{"nested":null},"b":false,"z":[1,2.5,"é\"\n\u0001"]}"#)
+        #expect(try JSON.parse(text) == value)
+    }
+
+    @Test(arguments: ["", "{", "[1,]", "{\"a\" 1}", "tru", "01", "1.", "\"\\x\"", "{} x", "\"\u{01}\"", "\"\\ud800\""])
+    func rejectsMalformedInput(_ text: String) {
+        #expect(throws: JSONParseError.self) { try JSON.parse(text) }
+    }
+
+    @Test func limitsNesting() {
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: JSONParseError.self) { try JSON.parse(deep) }
+        let fine = String(repeating: "[", count: 60) + String(repeating: "]", count: 60)
+        #expect((try? JSON.parse(fine)) != nil)
+    }
+
+    @Test func lenientAccessorsAcceptTheFormsTheSDKsSend() {
+        #expect(JSON.string("10800").lenientInt == 10800)
+        #expect(JSON.int(-3600).lenientInt == -3600)
+        #expect(JSON.double(2.0).lenientInt == 2)
+        #expect(JSON.double(2.5).lenientInt == nil)
+        #expect(JSON.string("abc").lenientInt == nil)
+        #expect(JSON.string("true").lenientBool == true)
+        #expect(JSON.int(0).lenientBool == false)
+        #expect(JSON.double(3.25).lenientString == "3.25")
+    }
+}

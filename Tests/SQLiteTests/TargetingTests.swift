@@ -1,0 +1,413 @@
+import Testing
+import Core
+@testable import SQLite
+import TestSupport
+
+/// SplitMix64: a small deterministic generator, so failures reproduce.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite struct TargetingTests {
+    static let types: [String: TagType] = [
+        "Level": .integer, "Score": .decimal, "City": .string, "Fav": .list, "Born": .date, "VIP": .boolean, "Build": .version,
+    ]
+    /// 2024-02-01 12:00 UTC.
+    static let now: Int64 = 1_706_788_800
+
+    func parse(_ json: JSON, index: Int = 0) throws(ConditionError) -> TagCondition {
+        try TagCondition.parse(json, index: index, tagType: { Self.types[$0] }, now: Self.now)
+    }
+
+    func date(_ text: String) -> Double { Double(TagDate.parse(text) ?? -1) }
+    func version(_ text: String) -> Double { Double(TagVersion.encode(text) ?? -1) }
+
+    // MARK: - Parsing
+
+    @Test func validConditionsAreNormalised() throws {
+        typealias O = TagCondition.Operand
+        let cases: [(JSON, TagType, TagCondition.Operator, [O])] = [
+            (["Level", "EQ", 5], .integer, .eq, [.number(5)]),
+            (["Level", "NOTEQ", "5"], .integer, .notEq, [.number(5)]),
+            (["Level", "GTE", 2.5], .integer, .gte, [.number(2.5)]),
+            (["Level", "LTE", " 7 "], .integer, .lte, [.number(7)]),
+            (["Level", "IN", [1, "2", 3]], .integer, .inList, [.number(1), .number(2), .number(3)]),
+            (["Level", "NOTIN", [4]], .integer, .notIn, [.number(4)]),
+            (["Level", "BETWEEN", [1, 1]], .integer, .between, [.number(1), .number(1)]),
+            (["Level", "eq", 1], .integer, .eq, [.number(1)]),
+            (["Score", "EQ", 1.5], .decimal, .eq, [.number(1.5)]),
+            (["Score", "NOTEQ", "0.25"], .decimal, .notEq, [.number(0.25)]),
+            (["Score", "GTE", 1], .decimal, .gte, [.number(1)]),
+            (["Score", "LTE", -1.5], .decimal, .lte, [.number(-1.5)]),
+            (["Score", "IN", [1.5, 2]], .decimal, .inList, [.number(1.5), .number(2)]),
+            (["Score", "NOTIN", ["3.5"]], .decimal, .notIn, [.number(3.5)]),
+            (["Score", "BETWEEN", [0.5, "2.5"]], .decimal, .between, [.number(0.5), .number(2.5)]),
+            (["City", "EQ", "Lyon"], .string, .eq, [.text("Lyon")]),
+            (["City", "NOTEQ", 42], .string, .notEq, [.text("42")]),
+            (["City", "IN", ["Lyon", "Nice"]], .string, .inList, [.text("Lyon"), .text("Nice")]),
+            (["City", "NOTIN", ["Oslo"]], .string, .notIn, [.text("Oslo")]),
+            (["Language", "EQ", "fr"], .string, .eq, [.text("fr")]),
+            (["Language", "IN", ["fr", "de"]], .string, .inList, [.text("fr"), .text("de")]),
+            (["Fav", "IN", ["a", "b"]], .list, .inList, [.text("a"), .text("b")]),
+            (["Fav", "IN", "a"], .list, .inList, [.text("a")]),
+            (["Fav", "NOTIN", ["c"]], .list, .notIn, [.text("c")]),
+            (["Fav", "NOTIN", "c"], .list, .notIn, [.text("c")]),
+            (["Fav", "EQ", "a"], .list, .eq, [.text("a")]),
+            (["VIP", "EQ", true], .boolean, .eq, [.number(1)]),
+            (["VIP", "EQ", 0], .boolean, .eq, [.number(0)]),
+            (["VIP", "EQ", "false"], .boolean, .eq, [.number(0)]),
+            (["VIP", "EQ", "1"], .boolean, .eq, [.number(1)]),
+            // Day operators reduce to the start of the UTC day; instant operators keep the time.
+            (["Born", "EQ", "2024-01-05 13:45"], .date, .eq, [.number(date("2024-01-05"))]),
+            (["Born", "NOTEQ", "3 days ago"], .date, .notEq, [.number(date("2024-01-29"))]),
+            (["Born", "IN", ["2024-01-05", 1_704_500_000]], .date, .inList, [.number(date("2024-01-05")), .number(date("2024-01-06"))]),
+            (["Born", "NOTIN", ["1 day ago"]], .date, .notIn, [.number(date("2024-01-31"))]),
+            (["Born", "GTE", "2024-01-05 13:45"], .date, .gte, [.number(date("2024-01-05 13:45"))]),
+            (["Born", "GTE", "3 days ago"], .date, .gte, [.number(Double(Self.now - 3 * 86_400))]),
+            (["Born", "LTE", 1_704_462_300], .date, .lte, [.number(1_704_462_300)]),
+            (["Born", "LTE", "1704462300"], .date, .lte, [.number(1_704_462_300)]),
+            (["Born", "BETWEEN", ["2024-01-01", "0 days ago"]], .date, .between, [.number(date("2024-01-01")), .number(Double(Self.now))]),
+            (["Build", "EQ", "1.2.3"], .version, .eq, [.number(version("1.2.3"))]),
+            (["Build", "NOTEQ", 2], .version, .notEq, [.number(version("2"))]),
+            (["Build", "GTE", "1.10"], .version, .gte, [.number(version("1.10"))]),
+            (["Build", "LTE", "2.0.0.1"], .version, .lte, [.number(version("2.0.0.1"))]),
+            (["Build", "IN", ["1.0", "1.1"]], .version, .inList, [.number(version("1.0")), .number(version("1.1"))]),
+            (["Build", "NOTIN", ["3"]], .version, .notIn, [.number(version("3"))]),
+            (["Build", "BETWEEN", ["1.9", "1.10"]], .version, .between, [.number(version("1.9")), .number(version("1.10"))]),
+        ]
+        for (json, type, op, operands) in cases {
+            let tag = json.arrayValue?.first?.stringValue ?? ""
+            #expect(try parse(json) == TagCondition(tag: tag, type: type, op: op, operands: operands), "\(json.text)")
+        }
+        for (tag, type) in Self.types.merging(["Language": .string], uniquingKeysWith: { a, _ in a }) {
+            for op in ["NOTSET", "ANY"] {
+                let expected = TagCondition(tag: tag, type: type, op: TagCondition.Operator(rawValue: op) ?? .any, operands: [])
+                #expect(try parse([.string(tag), .string(op)]) == expected)
+                #expect(try parse([.string(tag), .string(op), "ignored"]) == expected)
+            }
+        }
+    }
+
+    @Test func languageIsBuiltInAndDoesNotAskForATagType() throws {
+        var asked: [String] = []
+        let condition = try TagCondition.parse(["Language", "NOTEQ", "en"], index: 0, tagType: { asked.append($0); return nil }, now: 0)
+        #expect(condition == TagCondition(tag: "Language", type: .string, op: .notEq, operands: [.text("en")]))
+        #expect(asked.isEmpty)
+        #expect(throws: ConditionError("conditions[0]: tag \"language\" is not defined in this application")) {
+            try TagCondition.parse(["language", "EQ", "en"], index: 0, tagType: { _ in nil }, now: 0)
+        }
+    }
+
+    @Test func invalidConditionsNameTheProblemAndPosition() {
+        let dateForms = "(\"YYYY-MM-DD HH:mm\", \"YYYY-MM-DD\", unix seconds or \"N days ago\")"
+        let cases: [(JSON, Int, String)] = [
+            (["Level", "LIKE", 5], 2, "unknown operator \"LIKE\""),
+            (["Level", "EQ", "high"], 0, "tag \"Level\" is integer; operand must be a number"),
+            (["Foo", "EQ", 1], 1, "tag \"Foo\" is not defined in this application"),
+            ("Level", 0, "a condition must be an array [tag, operator, operand]"),
+            (["Level"], 0, "a condition must be an array [tag, operator, operand]"),
+            (["Level", "EQ", 1, 2], 0, "a condition must be an array [tag, operator, operand]"),
+            ([1, "EQ", 1], 0, "the tag name must be a non-empty string"),
+            (["", "EQ", 1], 0, "the tag name must be a non-empty string"),
+            (["Level", 5, 1], 0, "the operator must be a string, found number"),
+            (["Level", "EQ"], 3, "operator EQ needs an operand"),
+            (["Level", "EQ", nil], 0, "tag \"Level\" is integer; operand must be a number"),
+            (["Level", "GTE", [1]], 0, "tag \"Level\" is integer; operand must be a number"),
+            (["Score", "EQ", "NaN"], 0, "tag \"Score\" is decimal; operand must be a number"),
+            (["Level", "IN", 5], 0, "tag \"Level\" is integer; operand must be an array of numbers"),
+            (["Level", "IN", [1, "x"]], 0, "tag \"Level\" is integer; operand must be an array of numbers"),
+            (["Level", "IN", []], 0, "the operand of IN must not be empty"),
+            (.array(["Level", "NOTIN", .array((0...1000).map { JSON.int(Int64($0)) })]), 0,
+             "the operand of NOTIN has 1001 items; at most 1000 are allowed"),
+            (["Level", "BETWEEN", [5, 1]], 0, "BETWEEN needs min <= max, found [5,1]"),
+            (["Level", "BETWEEN", [1]], 0, "tag \"Level\" is integer; operand must be [min, max] with two numbers"),
+            (["Level", "BETWEEN", [1, 2, 3]], 0, "tag \"Level\" is integer; operand must be [min, max] with two numbers"),
+            (["Level", "BETWEEN", 1], 0, "tag \"Level\" is integer; operand must be [min, max] with two numbers"),
+            (["City", "GTE", "a"], 0, "operator GTE does not apply to tag \"City\" of type string"),
+            (["City", "LTE", "a"], 0, "operator LTE does not apply to tag \"City\" of type string"),
+            (["City", "BETWEEN", ["a", "b"]], 0, "operator BETWEEN does not apply to tag \"City\" of type string"),
+            (["Language", "GTE", "en"], 0, "operator GTE does not apply to tag \"Language\" of type string"),
+            (["City", "EQ", ["Lyon"]], 0, "tag \"City\" is string; operand must be a string"),
+            (["City", "IN", "Lyon"], 0, "tag \"City\" is string; operand must be an array of strings"),
+            (["City", "IN", [["Lyon"]]], 0, "tag \"City\" is string; operand must be an array of strings"),
+            (["Fav", "NOTEQ", "a"], 0, "operator NOTEQ does not apply to tag \"Fav\" of type list"),
+            (["Fav", "GTE", "a"], 0, "operator GTE does not apply to tag \"Fav\" of type list"),
+            (["Fav", "LTE", "a"], 0, "operator LTE does not apply to tag \"Fav\" of type list"),
+            (["Fav", "BETWEEN", ["a", "b"]], 0, "operator BETWEEN does not apply to tag \"Fav\" of type list"),
+            (["Fav", "IN", [["a"]]], 0, "tag \"Fav\" is list; operand must be a string or an array of strings"),
+            (["Fav", "EQ", ["a"]], 0, "tag \"Fav\" is list; operand must be a string"),
+            (["VIP", "NOTEQ", true], 0, "operator NOTEQ does not apply to tag \"VIP\" of type boolean"),
+            (["VIP", "IN", [true]], 0, "operator IN does not apply to tag \"VIP\" of type boolean"),
+            (["VIP", "NOTIN", [true]], 0, "operator NOTIN does not apply to tag \"VIP\" of type boolean"),
+            (["VIP", "GTE", 1], 0, "operator GTE does not apply to tag \"VIP\" of type boolean"),
+            (["VIP", "LTE", 1], 0, "operator LTE does not apply to tag \"VIP\" of type boolean"),
+            (["VIP", "BETWEEN", [0, 1]], 0, "operator BETWEEN does not apply to tag \"VIP\" of type boolean"),
+            (["VIP", "EQ", 2], 0, "tag \"VIP\" is boolean; operand must be 0, 1, true or false"),
+            (["VIP", "EQ", "yes"], 0, "tag \"VIP\" is boolean; operand must be 0, 1, true or false"),
+            (["Born", "EQ", "yesterday"], 0, "tag \"Born\" is date; operand must be a date \(dateForms)"),
+            (["Born", "EQ", "2024-02-30"], 0, "tag \"Born\" is date; operand must be a date \(dateForms)"),
+            (["Born", "GTE", "-3 days ago"], 0, "tag \"Born\" is date; operand must be a date \(dateForms)"),
+            (["Born", "LTE", 1.5], 0, "tag \"Born\" is date; operand must be a date \(dateForms)"),
+            (["Born", "IN", ["2024-01-01", "soon"]], 0, "tag \"Born\" is date; operand must be an array of dates \(dateForms)"),
+            (["Born", "BETWEEN", ["2024-01-02", "2024-01-01"]], 0, "BETWEEN needs min <= max, found [\"2024-01-02\",\"2024-01-01\"]"),
+            (["Build", "EQ", "1.2.x"], 0, "tag \"Build\" is version; operand must be a version such as \"1.2.3\""),
+            (["Build", "EQ", "1.2.3.4.5"], 0, "tag \"Build\" is version; operand must be a version such as \"1.2.3\""),
+            (["Build", "EQ", 1.5], 0, "tag \"Build\" is version; operand must be a version such as \"1.2.3\""),
+            (["Build", "EQ", "9999.0"], 0, "tag \"Build\" is version; operand must be a version such as \"1.2.3\""),
+            (["Build", "BETWEEN", ["2.0", "1.10"]], 0, "BETWEEN needs min <= max, found [\"2.0\",\"1.10\"]"),
+            (["Build", "IN", "1.0"], 0, "tag \"Build\" is version; operand must be an array of versions such as \"1.2.3\""),
+        ]
+        for (json, index, message) in cases {
+            #expect(throws: ConditionError("conditions[\(index)]: \(message)"), "\(json.text)") {
+                try parse(json, index: index)
+            }
+        }
+    }
+
+    // MARK: - SQL
+
+    @Test func emptyConditionsMatchEverything() {
+        let result = TargetFilter.sql(for: [], combinedWith: .and)
+        #expect(result.sql == "1" && result.bindings.isEmpty)
+    }
+
+    @Test func valuesAreBoundNotInterpolated() throws {
+        let result = TargetFilter.sql(for: [try parse(["City", "EQ", "x' OR 1 --"]), try parse(["Level", "BETWEEN", [1, 2.5]])],
+                                      combinedWith: .or)
+        #expect(!result.sql.contains("x'") && !result.sql.contains("2.5"))
+        #expect(result.sql.contains(") OR ("))
+        #expect(result.bindings == [.text("City"), .text("x' OR 1 --"), .text("Level"), .integer(1), .real(2.5)])
+    }
+
+    /// Devices with a seeded mix of tags in a real SQLite file; every condition's SQL must select
+    /// exactly the devices a plain Swift evaluation selects.
+    @Test func sqlSelectsWhatTheConditionsDescribe() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.file("t.sqlite")
+        let store = try SQLiteDeviceStore(path: path, busyTimeoutMilliseconds: 1000,
+                                          apps: [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")])
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 1000)
+        defer { connection.close() }
+        let appID = try #require(try connection.prepare("SELECT id FROM applications WHERE code = 'APP-1'").first { $0.int(0) })
+        // A version cannot be inferred from a value: define the tag first.
+        try connection.prepare("INSERT INTO tag_definitions (app_id, name, type, created_at) VALUES (?, 'Build', 7, 0)")
+            .run([.integer(appID)])
+
+        var rng = SplitMix64(state: 20_240_201)
+        var devices: [(hwid: String, language: String?, tags: [String: TagValue])] = []
+        let january = TagDate.parse("2024-01-01") ?? 0
+        for number in 0..<400 {
+            func maybe(_ value: TagValue) -> TagValue? { number == 0 || rng.next() % 5 != 0 ? value : nil }
+            var tags: [String: TagValue] = [:]
+            tags["Level"] = maybe(.integer(Int64.random(in: 0...20, using: &rng)))
+            tags["Score"] = maybe(.decimal(Double(Int.random(in: 0...40, using: &rng)) / 4))
+            tags["City"] = maybe(.string(["Lyon", "Paris", "Nice", "Oslo", "42"].randomElement(using: &rng) ?? ""))
+            tags["Fav"] = maybe(.list(["a", "b", "c", "d", "e"].filter { _ in rng.next() % 10 < 3 }))
+            tags["Born"] = maybe(.date(january + Int64.random(in: 0..<30, using: &rng) * 86_400
+                                       + Int64.random(in: 0..<1440, using: &rng) / 4 * 240))
+            tags["VIP"] = maybe(.boolean(rng.next() % 2 == 0))
+            let parts = (0..<Int.random(in: 1...3, using: &rng)).map { _ in String(Int.random(in: 0...12, using: &rng)) }
+            tags["Build"] = maybe(.version(parts.joined(separator: ".")))
+            let language = number == 0 ? "en" : ["en", "fr", "de", "zh-Hans", nil].randomElement(using: &rng) ?? nil
+            var json = tags.mapValues(\.json)
+            if number > 0, case .date(let seconds) = tags["Born"], rng.next() % 2 == 0 { json["Born"] = .int(seconds) }
+            let hwid = "H\(number)"
+            try store.registerDevice(
+                DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "tok\(number)", gateway: nil,
+                                   attributes: DeviceAttributes(platform: 3, language: language), tags: try TagUpdate.parse(json)),
+                now: 1)
+            devices.append((hwid, language, tags))
+        }
+        #expect(try store.getTags(app: "APP-1", hwid: "H0", userID: nil) == devices[0].tags)
+
+        func selected(_ conditions: [TagCondition], _ op: ConditionsOperator) throws -> Set<String> {
+            let filter = TargetFilter.sql(for: conditions, combinedWith: op)
+            return Set(try connection.prepare("SELECT d.hwid FROM devices d WHERE d.app_id = ? AND (\(filter.sql))")
+                .rows([.integer(appID)] + filter.bindings) { $0.text(0) })
+        }
+        func expected(_ conditions: [TagCondition], _ op: ConditionsOperator) -> Set<String> {
+            Set(devices.filter { device in
+                let results = conditions.map { condition in
+                    Self.matches(condition, condition.tag == "Language"
+                        ? device.language.map { TagValue.string(TagCondition.baseLanguage($0)) } : device.tags[condition.tag])
+                }
+                return op == .and ? !results.contains(false) : results.contains(true)
+            }.map(\.hwid))
+        }
+
+        var singles: [TagCondition] = []
+        for json in Self.fixedConditions + (0..<300).map({ _ in Self.randomCondition(&rng) }) {
+            singles.append(try parse(json))
+        }
+        var interesting = 0
+        for condition in singles {
+            let want = expected([condition], .and)
+            if want.count > 0 && want.count < devices.count { interesting += 1 }
+            #expect(try selected([condition], .and) == want, "\(condition)")
+        }
+        #expect(interesting > singles.count * 3 / 4)
+        for round in 0..<300 {
+            let picked = (0..<Int.random(in: 2...4, using: &rng)).compactMap { _ in singles.randomElement(using: &rng) }
+            let op: ConditionsOperator = round % 2 == 0 ? .and : .or
+            #expect(try selected(picked, op) == expected(picked, op), "\(op) \(picked)")
+        }
+        #expect(try selected([], .and).count == devices.count)
+
+        // Each tag condition is a point lookup on the primary keys, never a scan of the tag tables.
+        let filter = TargetFilter.sql(for: [try parse(["Level", "GTE", 3]), try parse(["Fav", "NOTIN", ["a"]])], combinedWith: .and)
+        let plan = try connection.prepare("EXPLAIN QUERY PLAN SELECT d.hwid FROM devices d WHERE d.id BETWEEN ? AND ? AND (\(filter.sql))")
+            .rows([.integer(1), .integer(100)] + filter.bindings) { $0.text(3) }
+        #expect(plan.filter { $0.contains("SEARCH t USING PRIMARY KEY") || $0.contains("SEARCH i USING PRIMARY KEY") }.count == 3, "\(plan)")
+        #expect(!plan.contains { $0.hasPrefix("SCAN t") || $0.hasPrefix("SCAN i") }, "\(plan)")
+    }
+
+    /// Conditions covering every operator of every type, including boundary operands.
+    static let fixedConditions: [JSON] = [
+        ["Level", "EQ", 5], ["Level", "NOTEQ", 5], ["Level", "GTE", 10], ["Level", "LTE", "7"], ["Level", "GTE", 9.5],
+        ["Level", "BETWEEN", [3, 8]], ["Level", "IN", [1, 2, 3]], ["Level", "NOTIN", [1, 2, 3]], ["Level", "NOTSET"], ["Level", "ANY"],
+        ["Score", "EQ", 2.5], ["Score", "NOTEQ", 2.5], ["Score", "GTE", 5], ["Score", "LTE", 1.25], ["Score", "BETWEEN", [1.5, 4]],
+        ["Score", "IN", [0.5, 1, 7.75]], ["Score", "NOTIN", [2.5, 3]], ["Score", "NOTSET"], ["Score", "ANY"],
+        ["City", "EQ", "Lyon"], ["City", "EQ", 42], ["City", "NOTEQ", "Lyon"], ["City", "IN", ["Nice", "Oslo"]],
+        ["City", "NOTIN", ["Nice", "Oslo"]], ["City", "NOTSET"], ["City", "ANY"],
+        ["Fav", "IN", ["a", "b"]], ["Fav", "IN", "c"], ["Fav", "EQ", "d"], ["Fav", "NOTIN", ["a", "e"]], ["Fav", "NOTSET"], ["Fav", "ANY"],
+        ["Born", "EQ", "2024-01-05"], ["Born", "EQ", "2024-01-05 23:59"], ["Born", "NOTEQ", "2024-01-05"], ["Born", "EQ", "20 days ago"],
+        ["Born", "IN", ["2024-01-02", "2024-01-09 10:00", 1_705_000_000]], ["Born", "NOTIN", ["2024-01-02", "2024-01-03"]],
+        ["Born", "GTE", "2024-01-20 12:00"], ["Born", "LTE", "2024-01-10"], ["Born", "GTE", "10 days ago"], ["Born", "LTE", 1_705_000_000],
+        ["Born", "BETWEEN", ["2024-01-10 06:00", "2024-01-12 18:00"]], ["Born", "NOTSET"], ["Born", "ANY"],
+        ["VIP", "EQ", true], ["VIP", "EQ", "0"], ["VIP", "NOTSET"], ["VIP", "ANY"],
+        ["Build", "EQ", "3"], ["Build", "NOTEQ", "3.0"], ["Build", "GTE", "5.10"], ["Build", "LTE", "2.9"],
+        ["Build", "BETWEEN", ["1.2", "8.0.4"]], ["Build", "IN", ["1", "2", "3.3"]], ["Build", "NOTIN", ["1", "2"]], ["Build", "NOTSET"], ["Build", "ANY"],
+        ["Language", "EQ", "fr"], ["Language", "NOTEQ", "fr"], ["Language", "IN", ["de", "zh-Hans"]], ["Language", "NOTIN", ["en"]],
+        ["Language", "NOTSET"], ["Language", "ANY"],
+    ]
+
+    /// A random valid condition with random operands.
+    static func randomCondition(_ rng: inout SplitMix64) -> JSON {
+        func pick<T>(_ items: [T]) -> T { items[Int(rng.next() % UInt64(items.count))] }
+        func some<T>(_ items: [T], _ make: (T) -> JSON) -> JSON {
+            let chosen = items.filter { _ in rng.next() % 3 == 0 }
+            return .array((chosen.isEmpty ? [items[0]] : chosen).map(make))
+        }
+        func level() -> JSON { .int(Int64.random(in: -1...21, using: &rng)) }
+        func score() -> JSON { .double(Double(Int.random(in: -1...41, using: &rng)) / 4) }
+        func day() -> JSON {
+            .string(TagDate.format(1_704_067_200 + Int64.random(in: -1...31, using: &rng) * 86_400 + Int64.random(in: 0..<96, using: &rng) * 900))
+        }
+        func build() -> JSON {
+            .string((0..<Int.random(in: 1...3, using: &rng)).map { _ in String(Int.random(in: 0...12, using: &rng)) }.joined(separator: "."))
+        }
+        switch rng.next() % 8 {
+        case 0:
+            let op = pick(["EQ", "NOTEQ", "GTE", "LTE", "IN", "NOTIN", "BETWEEN"])
+            switch op {
+            case "IN", "NOTIN": return ["Level", .string(op), .array((0..<3).map { _ in level() })]
+            case "BETWEEN":
+                let (a, b) = (Int64.random(in: -1...21, using: &rng), Int64.random(in: -1...21, using: &rng))
+                return ["Level", "BETWEEN", [.int(min(a, b)), .int(max(a, b))]]
+            default: return ["Level", .string(op), level()]
+            }
+        case 1:
+            let op = pick(["EQ", "NOTEQ", "GTE", "LTE", "IN", "NOTIN", "BETWEEN"])
+            switch op {
+            case "IN", "NOTIN": return ["Score", .string(op), .array((0..<4).map { _ in score() })]
+            case "BETWEEN":
+                let (a, b) = (Double(Int.random(in: 0...40, using: &rng)) / 4, Double(Int.random(in: 0...40, using: &rng)) / 4)
+                return ["Score", "BETWEEN", [.double(min(a, b)), .double(max(a, b))]]
+            default: return ["Score", .string(op), score()]
+            }
+        case 2:
+            let cities = ["Lyon", "Paris", "Nice", "Oslo", "42", "Rome"]
+            let op = pick(["EQ", "NOTEQ", "IN", "NOTIN", "NOTSET", "ANY"])
+            return op.hasSuffix("IN") ? ["City", .string(op), some(cities, JSON.string)] : ["City", .string(op), .string(pick(cities))]
+        case 3:
+            let items = ["a", "b", "c", "d", "e", "z"]
+            let op = pick(["EQ", "IN", "NOTIN", "NOTSET", "ANY"])
+            return op == "EQ" ? ["Fav", "EQ", .string(pick(items))] : ["Fav", .string(op), some(items, JSON.string)]
+        case 4:
+            let op = pick(["EQ", "NOTEQ", "GTE", "LTE", "IN", "NOTIN", "BETWEEN"])
+            switch op {
+            case "IN", "NOTIN": return ["Born", .string(op), .array((0..<3).map { _ in day() })]
+            case "BETWEEN":
+                let (a, b) = (day(), day())
+                let (x, y) = (a.stringValue ?? "", b.stringValue ?? "")
+                return ["Born", "BETWEEN", x <= y ? [a, b] : [b, a]]
+            default: return ["Born", .string(op), rng.next() % 4 == 0 ? .string("\(Int.random(in: 0...35, using: &rng)) days ago") : day()]
+            }
+        case 5:
+            return ["VIP", .string(pick(["EQ", "EQ", "NOTSET", "ANY"])), pick([true, false, 0, 1, "true", "0"] as [JSON])]
+        case 6:
+            let op = pick(["EQ", "NOTEQ", "GTE", "LTE", "IN", "NOTIN", "BETWEEN"])
+            switch op {
+            case "IN", "NOTIN": return ["Build", .string(op), .array((0..<3).map { _ in build() })]
+            case "BETWEEN":
+                let (a, b) = (build(), build())
+                let (x, y) = (TagVersion.encode(a.stringValue ?? "") ?? 0, TagVersion.encode(b.stringValue ?? "") ?? 0)
+                return ["Build", "BETWEEN", x <= y ? [a, b] : [b, a]]
+            default: return ["Build", .string(op), build()]
+            }
+        default:
+            let languages = ["en", "fr", "de", "zh-Hans", "it"]
+            let op = pick(["EQ", "NOTEQ", "IN", "NOTIN", "NOTSET", "ANY"])
+            return op.hasSuffix("IN") ? ["Language", .string(op), some(languages, JSON.string)]
+                : ["Language", .string(op), .string(pick(languages))]
+        }
+    }
+
+    /// The reference semantics, on the generated value (nil: tag not set).
+    static func matches(_ condition: TagCondition, _ value: TagValue?) -> Bool {
+        switch condition.op {
+        case .notSet: return value == nil
+        case .any: return value != nil
+        default: break
+        }
+        guard let value else { return false }
+        let texts = condition.operands.compactMap { operand -> String? in
+            if case .text(let text) = operand { return text }
+            return nil
+        }
+        let numbers = condition.operands.compactMap { operand -> Double? in
+            if case .number(let number) = operand { return number }
+            return nil
+        }
+        switch value {
+        case .list(let items):
+            let hit = items.contains { texts.contains($0) }
+            return condition.op == .notIn ? !hit : hit
+        case .string(let text):
+            switch condition.op {
+            case .eq, .inList: return texts.contains(text)
+            case .notEq, .notIn: return !texts.contains(text)
+            default: return false
+            }
+        case .date(let seconds) where [.eq, .notEq, .inList, .notIn].contains(condition.op):
+            let day = TagDate.format(seconds).prefix(10)
+            let same = numbers.contains { TagDate.format(Int64($0)).prefix(10) == day }
+            return condition.op == .eq || condition.op == .inList ? same : !same
+        default:
+            let number: Double
+            switch value {
+            case .integer(let integer): number = Double(integer)
+            case .decimal(let decimal): number = decimal
+            case .date(let seconds): number = Double(seconds)
+            case .boolean(let flag): number = flag ? 1 : 0
+            case .version(let text): number = Double(TagVersion.encode(text) ?? -1)
+            case .string, .list: return false
+            }
+            switch condition.op {
+            case .eq, .inList: return numbers.contains(number)
+            case .notEq, .notIn: return !numbers.contains(number)
+            case .gte: return numbers.first.map { number >= $0 } ?? false
+            case .lte: return numbers.first.map { number <= $0 } ?? false
+            case .between: return numbers.count == 2 && numbers[0] <= number && number <= numbers[1]
+            case .notSet, .any: return false
+            }
+        }
+    }
+}
