@@ -1,0 +1,486 @@
+#!/usr/bin/env python3
+"""Python helpers of the ops/bench scripts (standard library only):
+python3 ops/bench/benchlib.py SUBCOMMAND ARGS...
+
+Any benchmark:
+  ports N                          N distinct free loopback TCP ports
+  field JSON KEY                   the value of a dotted KEY (a.b) in JSON, empty when missing
+  wait-devices DB N TIMEOUT        poll the device count every second until N devices exist
+  checkpoint DB                    WAL checkpoint (TRUNCATE) so the main file is complete
+  cpu PID...                       CPU seconds (utime+stime) of each pid and its descendants, per
+                                   thread as "<thread name>/<tid>", and of the machine. JSON.
+  cpu-seconds BEFORE AFTER INGEST  CPU seconds between two `cpu` snapshots: per process (ingest or
+                                   worker) and its busiest thread; one line
+  cpu-diff BEFORE AFTER WALL LABELS
+                                   CPU use between two `cpu` snapshots: percent of one core per
+                                   process, the busiest threads and the machine; one line. LABELS
+                                   is a JSON object pid -> name.
+  mem PID                          VmHWM, VmRSS, RssAnon, RssFile in MB
+  stats T...                       min and median of the given times
+
+ops/bench/campaign:
+  expected DB APP                  devices the campaign filter should reach (plain SQL over
+                                   devices/device_tags, not Herald's TargetFilter)
+  campaign URL APP TOKEN TIMEOUT   createMessage with the filter, then poll the funnel every 100 ms
+                                   until status "done"; prints one JSON line with the timings
+  sink SINK CODE DB APP            check the sink lines of message CODE against the expected
+                                   hwid set; prints one JSON line
+
+ops/bench/apns:
+  apns-campaign URL APP TOKEN TIMEOUT PORT
+                                   createMessage (content "Hello", title "Bench", no conditions,
+                                   send_date now), then poll the funnel every 100 ms until status
+                                   "done"; meanwhile count the ESTABLISHED TCP connections whose
+                                   local port is PORT (the server side of pushes). One JSON line.
+  h2load FILE                      parse h2load's output: req/s, succeeded, failed, 2xx. JSON.
+
+ops/bench/events:
+  seed-events DB APP N END         insert N unprocessed 'event' reports for APP into a migrated
+                                   Herald database, occurred_at spread over the 30 days before END
+                                   (unix s), in time order, 1M rows per transaction; one JSON line
+  summary APP                      read an events API answer on stdin; print one line with the
+                                   PW_ScreenOpen count and the sums of events/screens/days
+  count APP NAME                   read an events API answer on stdin; print the count of event NAME
+"""
+import http.client
+import json
+import os
+import random
+import re
+import socket
+import sqlite3
+import statistics
+import sys
+import time
+
+# --- any benchmark ------------------------------------------------------------------------
+
+
+def ports(n):
+    socks = []
+    for _ in range(int(n)):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    print(" ".join(str(s.getsockname()[1]) for s in socks))
+    for s in socks:
+        s.close()
+
+
+def field(text, key):
+    v = json.loads(text)
+    for k in key.split("."):
+        v = v.get(k) if isinstance(v, dict) else None
+    print("" if v is None else v)
+
+
+def connect_ro(db):
+    return sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+
+
+def wait_devices(db, n, timeout):
+    n, deadline = int(n), time.monotonic() + float(timeout)
+    last, last_change, started = -1, time.monotonic(), time.monotonic()
+    while time.monotonic() < deadline:
+        try:
+            con = connect_ro(db)
+            count = con.execute("SELECT count(*) FROM devices").fetchone()[0]
+            con.close()
+        except sqlite3.Error:
+            count = -1
+        if count != last:
+            last, last_change = count, time.monotonic()
+        elapsed = time.monotonic() - started
+        print(f"\r  {count} / {n} devices ({elapsed:.0f} s)", end="", file=sys.stderr, flush=True)
+        if count >= n:
+            print(file=sys.stderr)
+            print(count)
+            return
+        if time.monotonic() - last_change > 30 and count > 0:
+            break  # no progress for 30 s: registrations were lost
+        time.sleep(1)
+    print(file=sys.stderr)
+    print(last)
+    sys.exit(1)
+
+
+def checkpoint(db):
+    con = sqlite3.connect(db, timeout=30)
+    busy, log, done = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    con.close()
+    if busy != 0 or log != done:
+        sys.exit(f"checkpoint incomplete: busy={busy} log={log} checkpointed={done}")
+
+
+def descendants(pid):
+    out, todo = [], [str(pid)]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    todo.extend(f.read().split())
+        except OSError:
+            pass
+    return out
+
+
+def cpu(*pids):
+    """total is null when the pid itself is gone."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def times(path):
+        with open(path) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    out = {}
+    for pid in pids:
+        total, threads = None, {}
+        for p in descendants(pid):
+            try:
+                total = (total or 0.0) + times(f"/proc/{p}/stat")
+                for tid in os.listdir(f"/proc/{p}/task"):
+                    try:
+                        with open(f"/proc/{p}/task/{tid}/comm") as f:
+                            name = f.read().strip()
+                        threads[f"{name}/{tid}"] = times(f"/proc/{p}/task/{tid}/stat")
+                    except OSError:
+                        pass
+            except OSError:
+                pass
+        out[pid] = {"total": total, "threads": threads}
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+    out["_system"] = {"total": (sum(ticks) - ticks[3] - ticks[4]) / tick, "threads": {}, "steal": ticks[7] / tick}
+    print(json.dumps(out))
+
+
+def cpu_spans(before, after):
+    """(pid, seconds, {thread: seconds}) of every process both `cpu` snapshots saw alive."""
+    before, after = json.loads(before), json.loads(after)
+    for pid, a in after.items():
+        b = before.get(pid, {})
+        if pid == "_system" or a["total"] is None or b.get("total") is None:
+            continue
+        yield pid, a["total"] - b["total"], {t: s - b["threads"].get(t, 0) for t, s in a["threads"].items()}
+
+
+def cpu_seconds(before, after, ingest):
+    parts = []
+    for pid, total, threads in cpu_spans(before, after):
+        name = "ingest" if pid == ingest else "worker"
+        parts.append(f"{name} {total:.1f}s (busiest thread {max(threads.values(), default=0):.1f}s)")
+    print("; ".join(parts))
+
+
+def cpu_diff(before, after, wall, labels):
+    wall, labels = float(wall), json.loads(labels)
+    procs, threads, ours = [], [], 0.0
+    for pid, total, spans in cpu_spans(before, after):
+        ours += total
+        name = labels.get(pid, pid)
+        procs.append(f"{name} {100 * total / wall:.0f}%")
+        threads.extend((s, f"{name}:{t.rsplit('/', 1)[0]}") for t, s in spans.items())
+    threads.sort(reverse=True)
+    busiest = ", ".join(f"{n} {100 * s / wall:.0f}%" for s, n in threads[:4] if s > 0)
+    system_before, system_after = json.loads(before)["_system"], json.loads(after)["_system"]
+    machine = system_after["total"] - system_before["total"]
+    steal = system_after["steal"] - system_before["steal"]
+    print(f"CPU (% of one core over {wall:.1f}s): {'; '.join(procs)}; busiest threads: {busiest}; "
+          f"machine busy {100 * machine / wall:.0f}% of {100 * os.cpu_count()}%, other programs "
+          f"{100 * max(0.0, machine - ours) / wall:.0f}%, steal {100 * steal / wall:.0f}%")
+
+
+def mem(pid):
+    values = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if key in ("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem"):
+                values[key] = int(rest.split()[0]) / 1024
+    print(" ".join(f"{values.get(k, 0):.1f}" for k in ("VmHWM", "VmRSS", "RssAnon", "RssFile")))
+
+
+def stats(*times):
+    t = sorted(float(x) for x in times)
+    print("%.3f %.3f" % (t[0], statistics.median(t)))
+
+
+def request(conn, method, path, body=None, headers=None):
+    conn.request(method, path, body=body, headers=headers or {})
+    response = conn.getresponse()
+    data = response.read()
+    return response.status, data
+
+
+def send(url, app, token, notification):
+    """createMessage with one notification; returns (connection, message code, start time, seconds
+    the create took). Exits with the answer when no message was created."""
+    host, port = url.split("//", 1)[1].rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    body = json.dumps({"request": {"application": app, "auth": token, "notifications": [notification]}})
+    t0 = time.monotonic()
+    status, data = request(conn, "POST", "/json/1.3/createMessage", body, {"Content-Type": "application/json"})
+    t_created = time.monotonic() - t0
+    try:
+        code = json.loads(data)["response"]["Messages"][0]
+    except (ValueError, KeyError, IndexError, TypeError):
+        sys.exit(f"createMessage failed: HTTP {status} {data[:300]!r}")
+    return conn, code, t0, t_created
+
+
+def wait_done(conn, code, token, t0, timeout, started, each=None):
+    """Polls the message's funnel every 0.1 s until it is done or `timeout` s after t0 have passed
+    (then the funnel gets "timed_out"). `started(funnel)` tells when the first results came;
+    `each()` runs before every poll. Returns (funnel, first result s after t0, polls)."""
+    deadline = t0 + float(timeout)
+    t_first = None
+    funnel = {}
+    polls = 0
+    while True:
+        if each:
+            each()
+        status, data = request(conn, "GET", f"/api/v1/messages/{code}", headers={"Authorization": f"Token {token}"})
+        now = time.monotonic()
+        polls += 1
+        if status == 200:
+            funnel = json.loads(data)
+            if t_first is None and started(funnel):
+                t_first = now - t0
+            if funnel.get("status") == "done":
+                break
+        if now > deadline:
+            funnel["timed_out"] = True
+            break
+        time.sleep(0.1)
+    return funnel, t_first, polls
+
+
+# --- ops/bench/campaign -------------------------------------------------------------------
+
+CONDITIONS = [["Level", "GTE", 25], ["City", "NOTEQ", "Rome"]]
+
+# The same two conditions written directly against the storage format (Schema.swift,
+# TagValue.swift): Level is an integer tag (type 1, value in `num`), City a string tag
+# (type 2, value in `str`). NOTEQ needs the tag to be set. Deliverable devices: a push
+# token, subscribed, platform iOS (1) or Android (3).
+EXPECTED_SQL = """
+SELECT {cols} FROM devices d
+JOIN device_tags lv ON lv.device_id = d.id AND lv.name = 'Level' AND lv.type = 1
+JOIN device_tags ct ON ct.device_id = d.id AND ct.name = 'City' AND ct.type = 2
+WHERE d.app_id = (SELECT id FROM applications WHERE code = ?)
+  AND d.push_token IS NOT NULL AND d.subscribed = 1 AND d.platform IN (1, 3)
+  AND lv.num >= 25 AND ct.str <> 'Rome'
+"""
+
+
+def expected(db, app):
+    con = connect_ro(db)
+    count = con.execute(EXPECTED_SQL.format(cols="count(*)"), (app,)).fetchone()[0]
+    total = con.execute("SELECT count(*) FROM devices").fetchone()[0]
+    con.close()
+    print(count, total)
+
+
+def campaign(url, app, token, timeout):
+    conn, code, t0, t_created = send(url, app, token, {"send_date": "now", "content": "Hello", "conditions": CONDITIONS})
+    funnel, t_first, polls = wait_done(conn, code, token, t0, timeout, lambda f: f.get("targeted", 0) > 0)
+    wall = time.monotonic() - t0
+    print(json.dumps({"code": code, "wall": wall, "create_s": t_created, "first_result_s": t_first,
+                      "polls": polls, "funnel": funnel}))
+
+
+def sink(path, code, db, app):
+    con = connect_ro(db)
+    want = {row[0] for row in con.execute(EXPECTED_SQL.format(cols="d.hwid"), (app,))}
+    con.close()
+    lines = other = bad = 0
+    seen = set()
+    dupes = 0
+    needle = f'"message":"{code}"'
+    with open(path, "rb") as f:
+        for raw in f:
+            text = raw.decode()
+            if needle not in text:
+                other += 1
+                continue
+            lines += 1
+            try:
+                hwid = json.loads(text)["hwid"]
+            except (ValueError, KeyError):
+                bad += 1
+                continue
+            if hwid in seen:
+                dupes += 1
+            seen.add(hwid)
+    print(json.dumps({"lines": lines, "other_lines": other, "unparsable": bad, "duplicates": dupes,
+                      "missing": len(want - seen), "unexpected": len(seen - want)}))
+
+
+# --- ops/bench/apns -----------------------------------------------------------------------
+
+
+def established(port):
+    """Server-side ESTABLISHED sockets on 127.0.0.1:port -> set of remote ports."""
+    remotes = set()
+    want = f"{int(port):04X}"
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f)
+                for line in f:
+                    parts = line.split()
+                    local, remote, state = parts[1], parts[2], parts[3]
+                    if state == "01" and local.rsplit(":", 1)[1] == want:
+                        remotes.add(remote)
+        except OSError:
+            pass
+    return remotes
+
+
+def apns_campaign(url, app, token, timeout, port):
+    conn, code, t0, _ = send(url, app, token, {"send_date": "now", "content": "Hello", "title": "Bench"})
+    peak, seen, samples, total_open = 0, set(), 0, 0
+
+    def sample_connections():
+        nonlocal peak, seen, samples, total_open
+        open_now = established(port)
+        peak = max(peak, len(open_now))
+        seen |= open_now
+        samples += 1
+        total_open += len(open_now)
+
+    funnel, t_first, _ = wait_done(conn, code, token, t0, timeout,
+                                   lambda f: f.get("sent", 0) + f.get("failed", 0) > 0, sample_connections)
+    wall = time.monotonic() - t0
+    print(json.dumps({"code": code, "wall": wall, "first_result_s": t_first, "funnel": funnel,
+                      "conns_peak": peak, "conns_seen": len(seen),
+                      "conns_mean": round(total_open / max(1, samples), 1)}))
+
+
+def h2load(path):
+    with open(path, errors="replace") as f:
+        text = f.read()
+    out = {}
+    m = re.search(r"finished in ([\d.]+)(m?s), ([\d.]+) req/s, ([\d.]+)([KMG]?B)/s", text)
+    if m:
+        secs = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+        out.update(seconds=secs, rps=float(m.group(3)))
+    m = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored", text)
+    if m:
+        out.update(total=int(m.group(1)), succeeded=int(m.group(4)), failed=int(m.group(5)), errored=int(m.group(6)))
+    m = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", text)
+    if m:
+        out.update(s2xx=int(m.group(1)), s4xx=int(m.group(3)), s5xx=int(m.group(4)))
+    m = re.search(r"traffic: .*?\((\d+)\) total", text)
+    if m:
+        out.update(bytes=int(m.group(1)))
+    print(json.dumps(out))
+
+
+# --- ops/bench/events ---------------------------------------------------------------------
+
+# ~15 event names; PW_ScreenOpen the most common.
+EVENTS = [
+    ("PW_ScreenOpen", 40), ("PW_ApplicationOpen", 12), ("PW_ApplicationMinimized", 8),
+    ("PW_UserIdle", 6), ("PW_ApplicationExit", 6), ("PW_InAppPurchase", 2),
+    ("AddToCart", 5), ("Search", 5), ("ViewProduct", 5), ("Login", 3), ("Logout", 2),
+    ("Share", 2), ("Checkout", 1), ("Signup", 1), ("RateApp", 2),
+]
+DAY = 86_400
+BATCH = 1_000_000
+
+
+def seed_events(db, app, n, end):
+    n, end = int(n), int(end)
+    start = end - 30 * DAY
+    span = end - start
+    con = sqlite3.connect(db, isolation_level=None)
+    # Bulk load: no journal while seeding (Herald turns WAL back on when it opens the file).
+    con.execute("PRAGMA journal_mode=DELETE")
+    con.execute("PRAGMA synchronous=OFF")
+    con.execute("PRAGMA cache_size=-262144")
+    row = con.execute("SELECT id FROM applications WHERE code = ?", (app,)).fetchone()
+    if row is None:
+        sys.exit(f"benchlib: application {app} not in {db}")
+    app_id = row[0]
+    names = [e[0] for e in EVENTS]
+    weights = [e[1] for e in EVENTS]
+    # body prefix per (event, screen); the session duration closes it.
+    prefix = {
+        (name, j): '{"application":"%s","event":"%s","attributes":{"screen_name":"Screen%d","session_duration":' % (app, name, j)
+        for name in names for j in range(50)
+    }
+    rng = random.Random(42)
+    sql = ("INSERT INTO reports (app_id, kind, hwid, platform, name, body, timestamp_utc, timestamp_current,"
+           " received_at, occurred_at) VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, ?)")
+    t0 = time.monotonic()
+    done = 0
+    while done < n:
+        b = min(BATCH, n - done)
+        picked = rng.choices(names, weights, k=b)
+        rows = []
+        for i in range(b):
+            g = done + i
+            ts = start + g * span // n
+            name = picked[i]
+            k = rng.randrange(200_000)
+            rows.append((app_id, "dev-%d" % k, 1 if k & 1 else 3, name,
+                         prefix[(name, g % 50)] + "%d}}" % (g % 1800 + 1), ts, ts, ts, ts))
+        con.execute("BEGIN")
+        con.executemany(sql, rows)
+        con.execute("COMMIT")
+        done += b
+        print(f"seeded {done}/{n} in {time.monotonic() - t0:.0f}s", file=sys.stderr, flush=True)
+    total = con.execute("SELECT count(*) FROM reports").fetchone()[0]
+    con.close()
+    print(json.dumps({"rows": total, "seconds": round(time.monotonic() - t0, 1), "from": start, "to": end,
+                      "app_id": app_id}))
+
+
+def events_answer(app):
+    """The events API answer on stdin, checked to be APP's."""
+    try:
+        a = json.load(sys.stdin)
+    except ValueError:
+        sys.exit("benchlib: answer is not JSON")
+    if a.get("application") != app or "events" not in a:
+        sys.exit(f"benchlib: unexpected answer {json.dumps(a)[:300]}")
+    return a
+
+
+def summary(app):
+    a = events_answer(app)
+    ev = {e["name"]: e["count"] for e in a["events"]}
+    print("events=%d screen_open=%d kinds=%d screens=%d days=%d day_events=%d sessions=%d purchases=%d" % (
+        sum(ev.values()), ev.get("PW_ScreenOpen", 0), len(ev), sum(s["count"] for s in a["screens"]),
+        len(a["days"]), sum(d["events"] for d in a["days"]), a["sessions"]["count"], a["purchases"]["count"]))
+
+
+def count(app, name):
+    a = events_answer(app)
+    print(sum(e["count"] for e in a["events"] if e["name"] == name))
+
+
+COMMANDS = {
+    "ports": ports, "field": field, "wait-devices": wait_devices, "checkpoint": checkpoint, "cpu": cpu,
+    "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "mem": mem, "stats": stats,
+    "expected": expected, "campaign": campaign, "sink": sink,
+    "apns-campaign": apns_campaign, "h2load": h2load,
+    "seed-events": seed_events, "summary": summary, "count": count,
+}
+
+
+def main():
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        print(__doc__, end="")
+        return
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+        sys.exit(__doc__)
+    COMMANDS[sys.argv[1]](*sys.argv[2:])
+
+
+if __name__ == "__main__":
+    main()
