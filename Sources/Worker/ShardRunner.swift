@@ -99,7 +99,7 @@ struct ShardRunner: Sendable {
                 outcomes.append(DeliveryRecord(deviceID: target.deviceID, outcome: .throttled))
                 continue
             }
-            if target.platform == 1 {
+            if Platform.usesAPNs(target.platform) {
                 // Devices with the same language and badge share one encoded APNs payload.
                 let key = APNsPayloadKey(language: target.language, badge: target.badge)
                 let body = apnsBodies[key] ?? PayloadBuilder.apns(work.spec, hash: work.hash, language: target.language,

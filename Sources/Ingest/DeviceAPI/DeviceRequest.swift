@@ -93,10 +93,3 @@ struct DeviceRequest {
         }
     }
 }
-
-/// Pushwoosh `device_type` codes.
-enum Platform {
-    static let iOS = 1
-    static let android = 3
-    static let known: Set<Int> = [1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 17, 18, 19, 21]
-}

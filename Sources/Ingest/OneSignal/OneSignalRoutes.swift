@@ -99,12 +99,8 @@ struct OneSignalRoutes: Sendable {
     /// OneSignal `device_type` → Pushwoosh platform.
     func attributes(_ fields: [String: String]) throws -> DeviceAttributes {
         let code = try required(fields, "device_type")
-        let platform: Int
-        switch code {
-        case "0": platform = 1
-        case "1": platform = 3
-        case "2": platform = 9
-        default: throw Failure(status: 400, message: "device_type \(code) is not supported (0 iOS, 1 Android, 2 Amazon)")
+        guard let platform = Platform.fromOneSignal(code) else {
+            throw Failure(status: 400, message: "device_type \(code) is not supported (0 iOS, 1 Android, 2 Amazon)")
         }
         var timezone: Int64?
         if let text = fields["timezone"], !text.isEmpty {

@@ -28,10 +28,10 @@ struct NotificationParser {
         spec.platforms = try intArray("platforms")
         if let platforms = spec.platforms {
             guard !platforms.isEmpty else { throw fail("platforms", "must not be empty") }
-            if let unknown = platforms.first(where: { ![1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 17, 18, 19, 21].contains($0) }) {
+            if let unknown = platforms.first(where: { !Platform.known.contains($0) }) {
                 throw fail("platforms", "\(unknown) is not a known device_type code")
             }
-            guard platforms.contains(1) || platforms.contains(3) else {
+            guard platforms.contains(where: Platform.deliverable.contains) else {
                 throw fail("platforms", "Herald delivers to iOS (1) and Android (3) only; this message would reach no one")
             }
         }

@@ -3,9 +3,6 @@ import Core
 
 /// The worker side of the shard lifecycle.
 extension SQLiteCampaignStore {
-    /// Platforms Herald delivers to: iOS through APNs, Android through FCM.
-    static let deliverablePlatforms = [1, 3]
-
     public func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64) throws(StoreError) -> ShardWork? {
         try database.write { writer -> ShardWork? in
             let connection = writer.connection
@@ -47,7 +44,7 @@ extension SQLiteCampaignStore {
               AND d.token_invalid_reason IS NULL
             """
         var bindings: [SQLiteValue] = [.integer(work.appID), .integer(after), .integer(work.lastDevice)]
-        let platforms = deliverablePlatforms.filter { work.spec.platforms?.contains($0) ?? true }
+        let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
         sql += " AND d.platform IN (\(platforms.isEmpty ? "NULL" : platforms.map(String.init).joined(separator: ",")))"
         if case .some(let offset) = work.timezoneFilter {
             if let offset {

@@ -141,8 +141,8 @@ public enum PayloadBuilder {
     /// must each stay within 4096 bytes. Platforms excluded by `spec.platforms` are not checked.
     public static func sizeCheck(_ spec: MessageSpec) -> String? {
         let hash = String(repeating: "0", count: 64)
-        let checkIOS = spec.platforms?.contains(1) ?? true
-        let checkAndroid = spec.platforms?.contains(3) ?? true
+        let checkIOS = spec.platforms?.contains(Platform.iOS) ?? true
+        let checkAndroid = spec.platforms?.contains(Platform.android) ?? true
         var languages: Set<String> = []
         let texts: [MessageSpec.LocalizedText?] = [
             spec.content, spec.title, spec.subtitle, spec.ios.title, spec.ios.subtitle, spec.ios.content,
