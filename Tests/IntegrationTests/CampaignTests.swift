@@ -226,7 +226,7 @@ import Glibc
     }
 
     /// Pushwoosh documents the built-in `Language` tag as the lower-case two-letter ISO-639-1 code,
-    /// while the iOS SDK registers languages such as `zh-Hans` or `pt-BR` (protocol §2, §5.4):
+    /// while the iOS SDK registers languages such as `zh-Hans` or `pt-BR`:
     /// conditions compare the base code.
     @Test func theLanguageConditionMatchesTheBaseLanguageOfRegionalCodes() throws {
         let herald = try HeraldProcesses()

@@ -1,5 +1,5 @@
-/// Builds the APNs and FCM payloads of a `MessageSpec` in the shape the Pushwoosh SDKs read
-/// (`reference/pushwoosh-protocol.md` §4). Pure functions: the worker passes the per-device inputs
+/// Builds the APNs and FCM payloads of a `MessageSpec` in the shape the Pushwoosh SDKs read (the
+/// keys are listed in the README's Campaigns section). Pure functions: the worker passes the per-device inputs
 /// (message hash, device language, stored badge) and sends or sinks the result.
 ///
 /// Choices worth knowing:

@@ -19,7 +19,7 @@ extension TagCondition {
     /// The most values an IN or NOTIN operand may list.
     public static let maximumOperandCount = 1000
 
-    /// Parses one `[tagName, operator, operand]` condition (protocol §5.4) at `conditions[index]`,
+    /// Parses one `[tagName, operator, operand]` condition of `createMessage` at `conditions[index]`,
     /// checking the operator and operand against the tag's type as `tagType` reports it (nil: the
     /// tag is not defined in this application). `Language` is always a string tag and `tagType` is
     /// not asked about it. The operand may be absent, and is ignored, for NOTSET and ANY.

@@ -74,7 +74,7 @@ public struct NewMessage: Sendable {
     }
 }
 
-/// The funnel of one message (DESIGN: `GET /api/v1/messages/<code>`).
+/// The funnel of one message, as `GET /api/v1/messages/<code>` serves it (docs/openapi.yaml).
 public struct MessageStatus: Sendable, Equatable {
     public var code: String
     public var app: String

@@ -4,7 +4,7 @@ import Core
 import HTTP2
 
 /// Delivers to APNs over HTTP/2 with token authentication, applying Apple's reply table
-/// (apns.md §1.5): 410 and bad-token replies kill the token; 429 `TooManyRequests` backs that device
+/// (docs/architecture.md, "Delivery"): 410 and bad-token replies kill the token; 429 `TooManyRequests` backs that device
 /// off and retries; 5xx and broken connections retry on a fresh connection; a rejected provider
 /// token is replaced once, and if APNs still refuses it the app's APNs sending pauses with an ERROR
 /// that says what to fix. Every push ends with exactly one outcome.
