@@ -88,7 +88,7 @@ struct Dashboard: Sendable {
         html += HTML.section(
             "Recent campaigns", columns: ["Message", "Status", "Created (UTC)", "Content"] + counts, numeric: Set(counts),
             rows: messages.map { message in
-                [message.code, message.status, TagDate.format(message.createdAt),
+                [message.code, message.status.rawValue, TagDate.format(message.createdAt),
                  String(localized(message.spec.content, language: nil).prefix(60))]
                     + [message.targeted, message.sent, message.failed, message.throttled, message.delivered, message.opened].map(String.init)
                     + [HTML.percent(message.delivered, of: message.sent), HTML.percent(message.opened, of: message.sent)]

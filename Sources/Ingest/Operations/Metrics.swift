@@ -53,9 +53,11 @@ final class Metrics: Sendable {
         lines.append("herald_sqlite_busy_total \(busy.load(ordering: .relaxed))")
         if let queue {
             family("herald_messages", "gauge", "Messages not finished yet, by status.")
-            for status in ["scheduled", "queued", "sending"] { lines.append("herald_messages{status=\"\(status)\"} \(queue.messages[status] ?? 0)") }
+            for status in [MessageState.scheduled, .queued, .sending].map(\.rawValue) {
+                lines.append("herald_messages{status=\"\(status)\"} \(queue.messages[status] ?? 0)")
+            }
             family("herald_shards", "gauge", "Campaign shards waiting for a worker (pending) or being sent (leased).")
-            for status in ["pending", "leased"] { lines.append("herald_shards{status=\"\(status)\"} \(queue.shards[status] ?? 0)") }
+            for status in [ShardState.pending, .leased].map(\.rawValue) { lines.append("herald_shards{status=\"\(status)\"} \(queue.shards[status] ?? 0)") }
         }
         family("herald_workers_connected", "gauge", "Workers whose heartbeat arrived within the last 5 seconds.")
         lines.append("herald_workers_connected \(workers.count)")

@@ -96,7 +96,7 @@ struct RemoteAPI: Sendable {
 
     static func funnel(_ status: MessageStatus) -> JSON {
         [
-            "code": .string(status.code), "application": .string(status.app), "status": .string(status.status),
+            "code": .string(status.code), "application": .string(status.app), "status": .string(status.status.rawValue),
             "targeted": .int(Int64(status.targeted)), "sent": .int(Int64(status.sent)), "failed": .int(Int64(status.failed)),
             "throttled": .int(Int64(status.throttled)), "delivered": .int(Int64(status.delivered)),
             "opened": .int(Int64(status.opened)), "errors": .object(status.errors.mapValues { JSON.int(Int64($0)) }),

@@ -17,8 +17,8 @@ extension SQLiteCampaignStore {
                  status: row.text(5), owner: row.optionalText(6), attempts: Int(row.int(7)), code: row.text(8), hash: row.text(9),
                  appID: row.int(10), request: row.text(11), messageStatus: row.text(12))
             }) else { return nil }
-            guard row.status == "leased", row.owner == worker else { return nil }
-            guard row.messageStatus != "deleted" else {
+            guard row.status == ShardState.leased.rawValue, row.owner == worker else { return nil }
+            guard row.messageStatus != MessageState.deleted.rawValue else {
                 try connection.prepare("UPDATE message_shards SET status = 'cancelled' WHERE id = ?").run([.integer(shard)])
                 return nil
             }
@@ -131,13 +131,13 @@ extension SQLiteCampaignStore {
             guard let state = try connection.prepare(
                 "SELECT s.status, s.lease_owner, m.status FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = ?"
             ).first([.integer(work.shardID)], { ($0.text(0), $0.optionalText(1), $0.text(2)) }) else { return false }
-            guard state.0 == "leased", state.1 == worker else { return false }
-            if state.2 == "deleted" {
+            guard state.0 == ShardState.leased.rawValue, state.1 == worker else { return false }
+            if state.2 == MessageState.deleted.rawValue {
                 try connection.prepare("UPDATE message_shards SET status = 'cancelled' WHERE id = ?").run([.integer(work.shardID)])
                 return false
             }
             try connection.prepare("UPDATE message_shards SET lease_until = ?, status = ? WHERE id = ?")
-                .run([.integer(leaseUntil), .text(finished ? "done" : "leased"), .integer(work.shardID)])
+                .run([.integer(leaseUntil), .text((finished ? ShardState.done : .leased).rawValue), .integer(work.shardID)])
             return true
         }
     }

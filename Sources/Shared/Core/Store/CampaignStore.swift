@@ -78,7 +78,7 @@ public struct NewMessage: Sendable {
 public struct MessageStatus: Sendable, Equatable {
     public var code: String
     public var app: String
-    public var status: String
+    public var status: MessageState
     public var hash: String
     public var sendAt: Int64
     public var createdAt: Int64
@@ -91,7 +91,7 @@ public struct MessageStatus: Sendable, Equatable {
     public var opened = 0
     public var errors: [String: Int] = [:]
 
-    package init(code: String, app: String, status: String, hash: String, sendAt: Int64, createdAt: Int64, spec: MessageSpec, targeted: Int = 0, sent: Int = 0, failed: Int = 0, throttled: Int = 0, delivered: Int = 0, opened: Int = 0, errors: [String: Int] = [:]) {
+    package init(code: String, app: String, status: MessageState, hash: String, sendAt: Int64, createdAt: Int64, spec: MessageSpec, targeted: Int = 0, sent: Int = 0, failed: Int = 0, throttled: Int = 0, delivered: Int = 0, opened: Int = 0, errors: [String: Int] = [:]) {
         self.code = code
         self.app = app
         self.status = status

@@ -69,7 +69,7 @@ public struct ReportBacklog: Sendable, Equatable {
     public var pending: Int64 { firstUnprocessed.map { last - $0 + 1 } ?? 0 }
 }
 
-/// Turns stored SDK reports into statistics. Implemented by `SQLiteAnalyticsStore`.
+/// Turns stored SDK reports into statistics. Each store backend implements it.
 public protocol AnalyticsStore: Sendable {
     /// Reports whose `timestampUTC` (or, when absent, arrival time) is in `[from, to)`, counting
     /// every acknowledged report whether or not it has been processed yet.
