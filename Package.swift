@@ -46,7 +46,7 @@ let package = Package(
         // Tests: one target per library (and per executable), plus what they share.
         .target(name: "TestSupport", dependencies: ["Core", "SDKClient"], path: "Tests/TestSupport"),
         .testTarget(name: "CoreTests", dependencies: ["Core", "TestSupport"]),
-        .testTarget(name: "SQLiteTests", dependencies: ["Core", "SQLite", "TestSupport"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["Core", "SDKClient", "SQLite", "TestSupport"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Core", "SDKClient", "SQLite", "TestSupport"]),

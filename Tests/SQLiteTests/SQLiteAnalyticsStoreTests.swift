@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 import Core
+import SDKClient
 @testable import SQLite
 import TestSupport
 
 /// Event statistics must be the same whether reports are raw, partly processed, processed twice,
 /// or fully folded into the per-day rollups, and equal to what the reports say, counted here
 /// independently.
-@Suite struct AnalyticsStoreTests {
+@Suite struct SQLiteAnalyticsStoreTests {
     let folder: TemporaryDirectory
     let database: SQLiteDatabase
     let devices: SQLiteDeviceStore
@@ -26,7 +27,7 @@ import TestSupport
 
     /// A deterministic mix of SDK reports over five days, iOS (numbers as strings) and Android typing.
     static func reports(count: Int, seed: UInt64) -> [SDKReport] {
-        var generator = SplitMix64(state: seed)
+        var generator = SplitMix64(seed: seed)
         func pick(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &generator) }
         let names = ["PW_ScreenOpen", "PW_ScreenOpen", "PW_UserIdle", "PW_ApplicationExit", "PW_InAppPurchase", "Search", "Login"]
         return (0..<count).map { index in
