@@ -52,6 +52,7 @@ let server = HTTPServer(
                                onFailure: { Envelope.failure(503, "the database could not commit; please retry") },
                                completion: respond)
     },
+    refusal: Envelope.refusal,
     handler: { router.handle($0) })
 do {
     try server.start()

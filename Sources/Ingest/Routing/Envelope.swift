@@ -21,4 +21,12 @@ public enum Envelope {
     public static func failure(_ status: Int, _ message: String) -> HTTPResponse {
         .json(["status_code": .int(Int64(status)), "status_message": .string(message), "response": nil], status: status)
     }
+
+    /// What the HTTP server answers by itself, before a route is chosen (413, 503 while stopping): the
+    /// Pushwoosh envelope and the OneSignal helper's `{status, message}` in one body, so that either
+    /// client reads it.
+    static func refusal(_ status: Int, _ message: String) -> HTTPResponse {
+        .json(["status_code": .int(Int64(status)), "status_message": .string(message), "response": nil, "status": 0,
+               "message": .string(message)], status: status)
+    }
 }

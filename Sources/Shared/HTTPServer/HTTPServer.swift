@@ -31,8 +31,12 @@ public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
     /// Takes a request and calls `respond` exactly once, from any thread.
     public typealias Offload = @Sendable (HTTPRequest, _ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void
+    /// The answer the server itself gives before any handler runs (413 for a body over the limit,
+    /// 503 while stopping), in the reply shape the application's clients read.
+    public typealias Refusal = @Sendable (_ status: Int, _ message: String) -> HTTPResponse
 
     let settings: HTTPSettings
+    let refusal: Refusal
     let classify: @Sendable (HTTPRequest) -> HTTPDispatch
     let handler: Handler
     let offload: Offload
@@ -44,8 +48,10 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
 
     public init(settings: HTTPSettings, classify: @escaping @Sendable (HTTPRequest) -> HTTPDispatch = { _ in .inline },
-                offload: Offload? = nil, handler: @escaping Handler) {
+                offload: Offload? = nil, refusal: @escaping Refusal = { status, message in .json(["error": .string(message)], status: status) },
+                handler: @escaping Handler) {
         self.settings = settings
+        self.refusal = refusal
         self.classify = classify
         self.handler = handler
         self.offload = offload ?? { request, respond in respond(handler(request)) }
@@ -175,7 +181,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         if let length = lookupHeader(connection, "Content-Length"),
             let declared = Int(String(cString: length)), declared > server.settings.maxBodyBytes {
             pending.tooLarge = true
-            return reply(connection, tooLargeResponse(server.settings.maxBodyBytes))
+            return reply(connection, server.refusal(413, "request body exceeds the limit of \(server.settings.maxBodyBytes) bytes"))
         }
         return HERALD_MHD_YES
     }
@@ -199,7 +205,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         return reply(connection, response)
     }
     if pending.tooLarge {
-        return reply(connection, tooLargeResponse(server.settings.maxBodyBytes))
+        return reply(connection, server.refusal(413, "request body exceeds the limit of \(server.settings.maxBodyBytes) bytes"))
     }
     let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET",
@@ -214,8 +220,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         server.suspended.add(1, ordering: .sequentiallyConsistent)
         if server.stopping.load(ordering: .sequentiallyConsistent) {
             server.suspended.subtract(1, ordering: .sequentiallyConsistent)
-            return reply(connection, .json(["status_code": 503, "status_message": "shutting down, please retry", "response": nil,
-                                            "status": 0, "message": "shutting down, please retry"], status: 503))
+            return reply(connection, server.refusal(503, "shutting down, please retry"))
         }
         let suspended = SuspendedConnection(connection: connection, state: pending, server: server)
         MHD_suspend_connection(connection)
@@ -223,13 +228,6 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         return HERALD_MHD_YES
     }
     return reply(connection, server.handler(request))
-}
-
-/// The 413 answer. It carries both the Pushwoosh envelope and the OneSignal helper's
-/// `{status, message}`, since it is sent before any route is chosen.
-func tooLargeResponse(_ limit: Int) -> HTTPResponse {
-    let message = JSON.string("request body exceeds the limit of \(limit) bytes")
-    return .json(["status_code": 413, "status_message": message, "response": nil, "status": 0, "message": message], status: 413)
 }
 
 /// Releases the per-request state once libmicrohttpd is done with the request.
