@@ -1,17 +1,26 @@
 import Core
+import Foundation
 
 /// The SQLite file and the three stores over it (the embedded default backend).
 public final class SQLiteBackend: StoreBackend {
-    public let database: SQLiteDatabase
+    private let database: SQLiteDatabase
     public let devices: any DeviceStore
     public let campaigns: any CampaignStore
     public let analytics: any AnalyticsStore
 
-    public init(database: DatabaseSettings, apps: [AppConfiguration]) throws(StoreError) {
-        self.database = try SQLiteDatabase(path: database.path, busyTimeoutMilliseconds: database.busyTimeoutMilliseconds, apps: apps)
-        devices = SQLiteDeviceStore(database: self.database)
-        campaigns = SQLiteCampaignStore(database: self.database)
-        analytics = SQLiteAnalyticsStore(database: self.database)
+    /// Opens the file at `database.path`, creating it and its folder if needed.
+    public init(database settings: DatabaseSettings, apps: [AppConfiguration]) throws(StoreError) {
+        let folder = (settings.path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw .backend(BackendFailure(backend: "sqlite", code: 0, message: error.localizedDescription,
+                                          context: "creating the database folder", isRetryable: false))
+        }
+        database = try SQLiteDatabase(path: settings.path, busyTimeoutMilliseconds: settings.busyTimeoutMilliseconds, apps: apps)
+        devices = SQLiteDeviceStore(database: database)
+        campaigns = SQLiteCampaignStore(database: database)
+        analytics = SQLiteAnalyticsStore(database: database)
     }
 
     public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
