@@ -29,6 +29,8 @@ public final class HTTPClient {
     public let port: UInt16
     private var socket: Int32 = -1
     private var buffered: [UInt8] = []
+    /// What each `recv` reads into, allocated once per client.
+    private var chunk = [UInt8](repeating: 0, count: 65536)
 
     /// `host` is an IPv4 literal (default 127.0.0.1).
     public init(host: String = "127.0.0.1", port: UInt16) {
@@ -50,8 +52,8 @@ public final class HTTPClient {
         let reused = socket >= 0
         do {
             return try exchange(bytes, method: method, timeoutSeconds: timeoutSeconds)
-        } catch let failure as StaleConnection where reused {
-            _ = failure
+        } catch is StaleConnection {
+            guard reused else { throw Failure(description: "no HTTP response (the server closed the connection)") }
             return try exchange(bytes, method: method, timeoutSeconds: timeoutSeconds)
         }
     }
@@ -112,7 +114,6 @@ public final class HTTPClient {
 
     /// Reads more bytes into `buffered`; false at end of stream.
     private func fill() throws -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
         let count = recv(socket, &chunk, chunk.count, 0)
         if count < 0 { throw Failure(description: "receive failed: errno \(errno)") }
         if count == 0 { return false }
