@@ -1,18 +1,10 @@
 import Testing
 @testable import Core
+import TestSupport
 
 /// Conditions as createMessage sends them, checked against the tag types and normalised.
 @Suite struct TagConditionTests {
-    static let types: [String: TagType] = [
-        "Level": .integer, "Score": .decimal, "City": .string, "Fav": .list, "Born": .date, "VIP": .boolean, "Build": .version,
-    ]
-    /// 2024-02-01 12:00 UTC.
-    static let now: Int64 = 1_706_788_800
-
-    func parse(_ json: JSON, index: Int = 0) throws(ConditionError) -> TagCondition {
-        try TagCondition.parse(json, index: index, tagType: { Self.types[$0] }, now: Self.now)
-    }
-
+    func parse(_ json: JSON, index: Int = 0) throws(ConditionError) -> TagCondition { try ConditionFixture.parse(json, index: index) }
     func date(_ text: String) -> Double { Double(TagDate.parse(text) ?? -1) }
     func version(_ text: String) -> Double { Double(TagVersion.encode(text) ?? -1) }
 
@@ -56,10 +48,10 @@ import Testing
             (["Born", "IN", ["2024-01-05", 1_704_500_000]], .date, .inList, [.number(date("2024-01-05")), .number(date("2024-01-06"))]),
             (["Born", "NOTIN", ["1 day ago"]], .date, .notIn, [.number(date("2024-01-31"))]),
             (["Born", "GTE", "2024-01-05 13:45"], .date, .gte, [.number(date("2024-01-05 13:45"))]),
-            (["Born", "GTE", "3 days ago"], .date, .gte, [.number(Double(Self.now - 3 * 86_400))]),
+            (["Born", "GTE", "3 days ago"], .date, .gte, [.number(Double(ConditionFixture.now - 3 * 86_400))]),
             (["Born", "LTE", 1_704_462_300], .date, .lte, [.number(1_704_462_300)]),
             (["Born", "LTE", "1704462300"], .date, .lte, [.number(1_704_462_300)]),
-            (["Born", "BETWEEN", ["2024-01-01", "0 days ago"]], .date, .between, [.number(date("2024-01-01")), .number(Double(Self.now))]),
+            (["Born", "BETWEEN", ["2024-01-01", "0 days ago"]], .date, .between, [.number(date("2024-01-01")), .number(Double(ConditionFixture.now))]),
             (["Build", "EQ", "1.2.3"], .version, .eq, [.number(version("1.2.3"))]),
             (["Build", "NOTEQ", 2], .version, .notEq, [.number(version("2"))]),
             (["Build", "GTE", "1.10"], .version, .gte, [.number(version("1.10"))]),
@@ -72,7 +64,7 @@ import Testing
             let tag = json.arrayValue?.first?.stringValue ?? ""
             #expect(try parse(json) == TagCondition(tag: tag, type: type, op: op, operands: operands), "\(json.text)")
         }
-        for (tag, type) in Self.types.merging(["Language": .string], uniquingKeysWith: { a, _ in a }) {
+        for (tag, type) in ConditionFixture.types.merging(["Language": .string], uniquingKeysWith: { a, _ in a }) {
             for op in ["NOTSET", "ANY"] {
                 let expected = TagCondition(tag: tag, type: type, op: TagCondition.Operator(rawValue: op) ?? .any, operands: [])
                 #expect(try parse([.string(tag), .string(op)]) == expected)

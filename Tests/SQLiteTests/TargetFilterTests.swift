@@ -6,18 +6,7 @@ import TestSupport
 
 /// The SQL a message's tag conditions become, run against a real SQLite file.
 @Suite struct TargetFilterTests {
-    static let types: [String: TagType] = [
-        "Level": .integer, "Score": .decimal, "City": .string, "Fav": .list, "Born": .date, "VIP": .boolean, "Build": .version,
-    ]
-    /// 2024-02-01 12:00 UTC.
-    static let now: Int64 = 1_706_788_800
-
-    func parse(_ json: JSON, index: Int = 0) throws(ConditionError) -> TagCondition {
-        try TagCondition.parse(json, index: index, tagType: { Self.types[$0] }, now: Self.now)
-    }
-
-    func date(_ text: String) -> Double { Double(TagDate.parse(text) ?? -1) }
-    func version(_ text: String) -> Double { Double(TagVersion.encode(text) ?? -1) }
+    func parse(_ json: JSON, index: Int = 0) throws(ConditionError) -> TagCondition { try ConditionFixture.parse(json, index: index) }
 
 
     @Test func emptyConditionsMatchEverything() {
