@@ -1,4 +1,3 @@
-import Core
 /// Small helpers for the server-rendered dashboard: escaping and inline SVG charts.
 enum HTML {
     /// Escapes text for HTML element content and attribute values.

@@ -1,4 +1,3 @@
-import Core
 /// `application/x-www-form-urlencoded` bodies, as the OneSignal helper posts them.
 enum FormDecoding {
     /// Decodes `a=1&b=x%20y` into fields; later duplicates win. Nil when a percent escape is broken.

@@ -1,4 +1,5 @@
 import Core
+
 /// Which stored reports are with which worker. Reports get ids in commit order, so the dispatcher
 /// hands out id ranges `(after, through]` past a cursor, at most `perWorker` per worker, each full
 /// (`Pipeline.reportBatchSize`) unless its reports have waited `gathering` seconds. Processing

@@ -1,5 +1,6 @@
 import Core
 import HTTPServer
+
 /// The Pushwoosh reply envelope: `{"status_code", "status_message", "response"}`. The SDKs treat a
 /// call as successful only on HTTP 200 with `status_code` 200.
 public enum Envelope {

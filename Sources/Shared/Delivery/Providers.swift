@@ -44,8 +44,9 @@ public struct Providers: Sendable {
         if let sink = app.sink { return try SinkProvider(path: sink) }
         var apns: (any PushProvider)?
         if let settings = app.apns {
-            let client = CurlHTTP2Transport(name: "herald-apns", threads: apnsThreads, maxConnections: apnsConnections, maxInFlight: apnsInFlight,
-                                            caFile: settings.caFile, observe: { stats.observe(provider: "apns", seconds: $0) })
+            let client = CurlHTTP2Transport(name: "herald-apns", threads: apnsThreads, maxConnections: apnsConnections,
+                                            maxInFlight: apnsInFlight, caFile: settings.caFile,
+                                            observe: { stats.observe(provider: "apns", seconds: $0) })
             register(client)
             let tokens = APNsTokenCache(teamID: settings.teamID, keyID: settings.keyID, key: try SigningKey(path: settings.keyPath), clock: clock)
             _ = try tokens.token()
@@ -53,8 +54,8 @@ public struct Providers: Sendable {
         }
         var fcm: (any PushProvider)?
         if let settings = app.fcm {
-            let client = CurlHTTP2Transport(name: "herald-fcm", maxConnections: fcmConnections, maxInFlight: fcmInFlight, caFile: settings.caFile,
-                                            observe: { stats.observe(provider: "fcm", seconds: $0) })
+            let client = CurlHTTP2Transport(name: "herald-fcm", maxConnections: fcmConnections, maxInFlight: fcmInFlight,
+                                            caFile: settings.caFile, observe: { stats.observe(provider: "fcm", seconds: $0) })
             register(client)
             let tokens = try FCMAccessTokens(account: try ServiceAccount(path: settings.serviceAccountPath), client: client, clock: clock)
             fcm = FCMProvider(app: app.code, settings: settings, client: client, tokens: tokens, logger: logger)

@@ -1,4 +1,5 @@
 import Core
+
 /// A push ready for a provider: the device it goes to and its encoded payload (the APNs payload
 /// for iOS, the FCM v1 request body for Android), encoded once so that devices sharing a payload
 /// share the bytes.

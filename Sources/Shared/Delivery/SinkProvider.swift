@@ -4,7 +4,7 @@ import Glibc
 import Synchronization
 import Core
 
-/// Appends every push to a JSON-lines file instead of sending it (an app's `sink`, docs/configuration.md):
+/// Appends every push to a JSON-lines file instead of sending it (an app's `sink`):
 /// `{"message", "hwid", "token", "platform": "apns"|"fcm", "payload"}`. One `write` per batch on a
 /// file opened with `O_APPEND`, so lines from several workers never interleave.
 public final class SinkProvider: PushProvider {

@@ -34,7 +34,7 @@ public final class CurlHTTP2Transport: HTTP2Transport {
         let count = max(1, threads)
         loops = (0..<count).map { _ in
             CurlLoop(name: name, maxConnections: max(1, maxConnections / count), maxInFlight: max(1, maxInFlight / count),
-                      caFile: caFile, observe: observe)
+                     caFile: caFile, observe: observe)
         }
     }
 

@@ -1,4 +1,5 @@
 import Core
+
 /// One HTTP request, fully read (body included) before it reaches a handler.
 public struct HTTPRequest: Sendable {
     public var method: String

@@ -48,7 +48,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
 
     public init(settings: HTTPSettings, classify: @escaping @Sendable (HTTPRequest) -> HTTPDispatch = { _ in .inline },
-                offload: Offload? = nil, refusal: @escaping Refusal = { status, message in .json(["error": .string(message)], status: status) },
+                offload: Offload? = nil,
+                refusal: @escaping Refusal = { status, message in .json(["error": .string(message)], status: status) },
                 handler: @escaping Handler) {
         self.settings = settings
         self.refusal = refusal

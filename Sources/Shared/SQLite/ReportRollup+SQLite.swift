@@ -1,4 +1,5 @@
 import Core
+
 /// Reading and writing the rollup tables, and reading reports through the `report_facts` view.
 extension ReportRollup {
     /// The `report_facts` columns `add` reads, in order.

@@ -1,4 +1,5 @@
 import Core
+
 /// `AnalyticsStore` over the `reports` table and the per-day rollups workers build from it.
 ///
 /// Ingest appends each report to `reports` before it answers the SDK. Workers then fold batches of

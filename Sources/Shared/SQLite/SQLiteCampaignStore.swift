@@ -60,7 +60,8 @@ public final class SQLiteCampaignStore: CampaignStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
                 ).run([.text(code), .integer(appID), message.transactionID.map(SQLiteValue.text) ?? .null,
-                       .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(request), .integer(sendAt), .integer(now),
+                       .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(request), .integer(sendAt),
+                       .integer(now),
                        .integer(now), .text(Self.newHash()), message.spec.sendRate.map { .integer(Int64($0)) } ?? .null])
                 codes.append(code)
             }
@@ -79,8 +80,8 @@ public final class SQLiteCampaignStore: CampaignStore {
                 }) else { return nil }
                 let (id, appID, status, hash, sendAt, createdAt, request) = row
                 if let appFilter, appFilter != appID { return nil }
-                var result = MessageStatus(code: code, app: database.appCode(appID) ?? "", status: MessageState(rawValue: status) ?? .failed, hash: hash,
-                                           sendAt: sendAt, createdAt: createdAt, spec: try Self.decode(request))
+                var result = MessageStatus(code: code, app: database.appCode(appID) ?? "", status: MessageState(rawValue: status) ?? .failed,
+                                           hash: hash, sendAt: sendAt, createdAt: createdAt, spec: try Self.decode(request))
                 if let sums = try connection.prepare(
                     "SELECT sum(targeted), sum(sent), sum(failed), sum(throttled) FROM message_shards WHERE message_id = ?"
                 ).first([.integer(id)], { ($0.int(0), $0.int(1), $0.int(2), $0.int(3)) }) {
@@ -245,8 +246,9 @@ public final class SQLiteCampaignStore: CampaignStore {
             var released = 0
             for (id, owner, until, messageStatus) in leased where until < now || !liveWorkers.contains(owner) {
                 // A shard of a deleted message is cancelled rather than queued again.
+                let state = messageStatus == MessageState.deleted.rawValue ? ShardState.cancelled : .pending
                 try connection.prepare("UPDATE message_shards SET status = ?, lease_owner = NULL WHERE id = ?")
-                    .run([.text((messageStatus == MessageState.deleted.rawValue ? ShardState.cancelled : .pending).rawValue), .integer(id)])
+                    .run([.text(state.rawValue), .integer(id)])
                 released += 1
             }
             return released

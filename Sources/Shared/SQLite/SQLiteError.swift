@@ -1,4 +1,5 @@
 import Core
+
 /// A failed SQLite call. Keeps SQLite's extended result code and message; `context` says what
 /// Herald was doing (never the bound values, which may hold tokens).
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {

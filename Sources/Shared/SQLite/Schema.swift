@@ -1,4 +1,3 @@
-import Core
 /// Versioned schema migrations, applied in order on start. `PRAGMA user_version` records the last
 /// one applied; each runs in its own `BEGIN IMMEDIATE` transaction, so several processes starting
 /// at once apply each migration exactly once. Never edit a shipped migration: append a new one.

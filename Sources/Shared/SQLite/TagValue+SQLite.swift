@@ -1,4 +1,5 @@
 import Core
+
 /// How a tag value maps to the `device_tags` columns: a number for comparisons, a text for strings.
 extension TagValue {
     /// The number stored in the indexed `num` column, used by comparisons in targeting.

@@ -1,4 +1,5 @@
 import Core
+
 /// Turns parsed tag conditions into one SQL boolean expression over a device row aliased `d`
 /// (`d.id`, `d.language`). Each tag condition is an `EXISTS` / `NOT EXISTS` subquery keyed on
 /// `(device_id, name)`, so SQLite answers it with primary-key point lookups while the caller walks

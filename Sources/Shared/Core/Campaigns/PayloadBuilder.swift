@@ -1,6 +1,6 @@
 /// Builds the APNs and FCM payloads of a `MessageSpec` in the shape the Pushwoosh SDKs read (the
-/// keys are listed in the README's Campaigns section). Pure functions: the worker passes the per-device inputs
-/// (message hash, device language, stored badge) and sends or sinks the result.
+/// keys are listed in the README's Campaigns section). Pure functions: the worker passes the
+/// per-device inputs (message hash, device language, stored badge) and sends or sinks the result.
 ///
 /// Choices worth knowing:
 /// - `rm` (rich media) is `{"code": <rich_media>}`; when the value is an http(s) URL it also carries

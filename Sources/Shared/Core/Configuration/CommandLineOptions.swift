@@ -4,8 +4,8 @@ public enum CommandLineOptions: Equatable, Sendable {
     case help
     case version
 
-    /// Parses `--config FILE`, `--log-level LEVEL`, `--help` and `--version`; `HERALD_CONFIG` names the file
-    /// when `--config` is absent. Throws a message suitable for standard error.
+    /// Parses `--config FILE`, `--log-level LEVEL`, `--help` and `--version`; `HERALD_CONFIG` names
+    /// the file when `--config` is absent. Throws a message suitable for standard error.
     public static func parse(_ arguments: [String], environment: [String: String]) throws(ConfigurationError) -> CommandLineOptions {
         var configPath: String?
         var logLevel: LogLevel?

@@ -91,7 +91,9 @@ public struct MessageStatus: Sendable, Equatable {
     public var opened = 0
     public var errors: [String: Int] = [:]
 
-    package init(code: String, app: String, status: MessageState, hash: String, sendAt: Int64, createdAt: Int64, spec: MessageSpec, targeted: Int = 0, sent: Int = 0, failed: Int = 0, throttled: Int = 0, delivered: Int = 0, opened: Int = 0, errors: [String: Int] = [:]) {
+    package init(code: String, app: String, status: MessageState, hash: String, sendAt: Int64, createdAt: Int64,
+                 spec: MessageSpec, targeted: Int = 0, sent: Int = 0, failed: Int = 0, throttled: Int = 0, delivered: Int = 0,
+                 opened: Int = 0, errors: [String: Int] = [:]) {
         self.code = code
         self.app = app
         self.status = status
@@ -124,7 +126,8 @@ public struct ShardWork: Sendable {
     public var timezoneFilter: Int64??
     public var attempts: Int
 
-    package init(shardID: Int64, messageID: Int64, messageCode: String, hash: String, app: String, appID: Int64, spec: MessageSpec, firstDevice: Int64, lastDevice: Int64, timezoneFilter: Int64??, attempts: Int) {
+    package init(shardID: Int64, messageID: Int64, messageCode: String, hash: String, app: String, appID: Int64,
+                 spec: MessageSpec, firstDevice: Int64, lastDevice: Int64, timezoneFilter: Int64??, attempts: Int) {
         self.shardID = shardID
         self.messageID = messageID
         self.messageCode = messageCode
@@ -149,7 +152,8 @@ public struct Target: Sendable, Equatable {
     public var language: String?
     public var badge: Int64
 
-    package init(deviceID: Int64, hwid: String, platform: Int, pushToken: String, gateway: String?, language: String?, badge: Int64) {
+    package init(deviceID: Int64, hwid: String, platform: Int, pushToken: String, gateway: String?, language: String?,
+                 badge: Int64) {
         self.deviceID = deviceID
         self.hwid = hwid
         self.platform = platform

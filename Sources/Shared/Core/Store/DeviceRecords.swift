@@ -65,7 +65,9 @@ public struct DeviceRecord: Sendable, Equatable {
     public var badge: Int64
     public var lastOpenAt: Int64?
 
-    package init(hwid: String, platform: Int, pushToken: String?, gateway: String?, language: String?, timezoneOffset: Int64?, appVersion: String?, osVersion: String?, deviceModel: String?, sdkVersion: String?, userID: String?, subscribed: Bool, badge: Int64, lastOpenAt: Int64?) {
+    package init(hwid: String, platform: Int, pushToken: String?, gateway: String?, language: String?, timezoneOffset: Int64?,
+                 appVersion: String?, osVersion: String?, deviceModel: String?, sdkVersion: String?, userID: String?,
+                 subscribed: Bool, badge: Int64, lastOpenAt: Int64?) {
         self.hwid = hwid
         self.platform = platform
         self.pushToken = pushToken

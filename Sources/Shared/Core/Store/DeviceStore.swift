@@ -50,4 +50,3 @@ public protocol DeviceStore: Sendable {
     /// Checks that the database answers (for `/healthz`).
     func ping() throws(StoreError)
 }
-

@@ -3,9 +3,9 @@ import Synchronization
 import Core
 import HTTP2
 
-/// Delivers to APNs over HTTP/2 with token authentication, applying Apple's reply table
-/// (docs/architecture.md, "Delivery"): 410 and bad-token replies kill the token; 429 `TooManyRequests` backs that device
-/// off and retries; 5xx and broken connections retry on a fresh connection; a rejected provider
+/// Delivers to APNs over HTTP/2 with token authentication, applying Apple's reply table (summed
+/// up in docs/architecture.md, "The path of a campaign"): 410 and bad-token replies kill the token;
+/// 429 `TooManyRequests` backs that device off and retries; 5xx and broken connections retry on a fresh connection; a rejected provider
 /// token is replaced once, and if APNs still refuses it the app's APNs sending pauses with an ERROR
 /// that says what to fix. Every push ends with exactly one outcome.
 public final class APNsProvider: Sendable {
