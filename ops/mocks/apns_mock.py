@@ -33,6 +33,11 @@ CHECKED_DUPLICATES = {"authorization", "apns-topic", "apns-push-type", "apns-pri
                       "apns-collapse-id", "apns-id", ":path", ":method"}
 # Token prefixes with a scripted outcome, longest first so that "deadline..." style clashes resolve.
 PREFIXES = ("wrongtopic", "throttle", "expired", "fail500", "flaky", "dead", "bad")
+# The reason an outage (POST /outage) gives by default: Apple's reason for that status. Other statuses get
+# InternalServerError (5xx) or BadRequest (4xx, not one of Apple's reasons).
+OUTAGE_REASONS = {403: "Forbidden", 404: "BadPath", 405: "MethodNotAllowed", 410: "Unregistered",
+                  413: "PayloadTooLarge", 429: "TooManyRequests", 500: "InternalServerError",
+                  503: "ServiceUnavailable"}
 
 
 class Reject(Exception):
@@ -130,8 +135,6 @@ class ApnsApp:
     # ------------------------------------------------------------------ request handling
     def handle(self, proto, req):
         self.requests += 1
-        h = req.headers
-        apns_id = h.get("apns-id")
         token = None
         status, reason, extra = 200, None, {}
         try:
@@ -139,23 +142,50 @@ class ApnsApp:
             self.scripted(token)
         except Reject as r:
             status, reason, extra = r.status, r.reason, r.extra
-        if apns_id is None or not UUID_RE.match(apns_id):
-            apns_id = str(uuid.uuid4())
         if status == 200:
             self.accepted += 1
         else:
             bump(self.rejected, reason)
+        return self.answer(proto, req, token, status, reason, extra)
+
+    # An outage answers before any check, so it sees the path only.
+    def is_push(self, req):
+        return req.path.startswith(PATH_PREFIX)
+
+    @staticmethod
+    def outage_reason(status):
+        return OUTAGE_REASONS.get(status) or ("InternalServerError" if status >= 500 else "BadRequest")
+
+    def outage_answer(self, proto, req, outage):
+        self.requests += 1
+        reason = outage.reason or self.outage_reason(outage.status)
+        extra = {"timestamp": int(time.time() * 1000)} if outage.status == 410 else {}
+        return self.answer(proto, req, None, outage.status, reason, extra, outage.headers())
+
+    def outage_drop(self, proto, req):
+        self.requests += 1
+        self.answer(proto, req, None, 0, "dropped")
+
+    def answer(self, proto, req, token, status, reason, extra=None, more_headers=()):
+        """Records the request and builds its response. Status 0 (dropped) is only recorded."""
+        h = req.headers
+        apns_id = h.get("apns-id")
+        if apns_id is None or not UUID_RE.match(apns_id):
+            apns_id = str(uuid.uuid4())
         if self.recorder.fd is not None:
             self.record(proto, req, token, apns_id, status, reason)
         if self.args.verbose:
             proto.server.log(f"conn#{proto.conn_id} {h.get(':method')} {h.get(':path')} -> {status} {reason or ''}")
+        if status == 0:
+            return None
         headers = [NeverIndexedHeaderTuple(b"apns-id", apns_id.encode())]
         if self.args.unique_id:
             headers.append(("apns-unique-id", str(uuid.uuid4())))
+        headers.extend(more_headers)
         if status == 200:
             return Response(200, headers)
         body = {"reason": reason}
-        body.update(extra)
+        body.update(extra or {})
         return json_response(status, body, headers)
 
     def validate(self, proto, req):

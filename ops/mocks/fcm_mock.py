@@ -41,25 +41,41 @@ ANDROID_FIELDS = {"collapse_key", "collapseKey", "priority", "ttl", "restricted_
                   "restrictedSatelliteOk"}
 # Token prefixes with a scripted outcome.
 PREFIXES = ("unavailable", "thirdparty", "internal", "mismatch", "invalid", "quota", "dead")
+QUOTA_MESSAGE = ("Quota exceeded for quota metric 'Messages' and limit 'Messages per minute' of service "
+                 "'fcm.googleapis.com'.")
+UNAVAILABLE_MESSAGE = "The service is currently unavailable."
+INTERNAL_MESSAGE = "Internal error encountered."
+# What an outage (POST /outage) of a status answers: google.rpc status, message, FcmError errorCode. The
+# same as the scripted token prefixes. Other 5xx: UNAVAILABLE; other 4xx: UNKNOWN, UNSPECIFIED_ERROR.
+OUTAGE_ERRORS = {
+    400: ("INVALID_ARGUMENT", "Request contains an invalid argument.", "INVALID_ARGUMENT"),
+    401: ("UNAUTHENTICATED", "Auth error from APNS or Web Push Service", "THIRD_PARTY_AUTH_ERROR"),
+    403: ("PERMISSION_DENIED", "SenderId mismatch", "SENDER_ID_MISMATCH"),
+    404: ("NOT_FOUND", "Requested entity was not found.", "UNREGISTERED"),
+    429: ("RESOURCE_EXHAUSTED", QUOTA_MESSAGE, "QUOTA_EXCEEDED"),
+    500: ("INTERNAL", INTERNAL_MESSAGE, "INTERNAL"),
+    503: ("UNAVAILABLE", UNAVAILABLE_MESSAGE, "UNAVAILABLE"),
+}
 
 
 class RpcError(Exception):
     """A google.rpc error; error_code is the FcmError errorCode to put in details (or None)."""
 
-    def __init__(self, http, message, error_code=None, extra_details=(), headers=()):
+    def __init__(self, http, message, error_code=None, extra_details=(), headers=(), rpc_status=None):
         super().__init__(message)
         self.http = http
         self.message = message
         self.error_code = error_code
         self.extra_details = list(extra_details)
         self.headers = list(headers)
+        self.rpc_status = rpc_status or HTTP_STATUS.get(http, "UNKNOWN")
 
     def response(self):
         details = []
         if self.error_code:
             details.append({"@type": FCM_ERROR, "errorCode": self.error_code})
         details.extend(self.extra_details)
-        err = {"code": self.http, "message": self.message, "status": HTTP_STATUS.get(self.http, "UNKNOWN")}
+        err = {"code": self.http, "message": self.message, "status": self.rpc_status}
         if details:
             err["details"] = details
         return json_response(self.http, {"error": err}, self.headers)
@@ -190,6 +206,50 @@ class FcmApp:
         if self.args.verbose:
             proto.server.log(f"conn#{proto.conn_id} {req.method} {req.path} -> {record['status']} {record['error'] or ''}")
         return resp
+
+    # ------------------------------------------------------------------ outage (POST /outage)
+    # Only messages:send is affected: the token endpoint keeps working. The answer comes before any check.
+    def is_push(self, req):
+        return SEND_RE.match(req.path.split("?", 1)[0]) is not None
+
+    @staticmethod
+    def outage_error(status):
+        if status in OUTAGE_ERRORS:
+            return OUTAGE_ERRORS[status]
+        if status >= 500:
+            return ("UNAVAILABLE", UNAVAILABLE_MESSAGE, "UNAVAILABLE")
+        return ("UNKNOWN", "The request failed.", "UNSPECIFIED_ERROR")
+
+    def outage_reason(self, status):
+        return self.outage_error(status)[2]
+
+    def outage_answer(self, proto, req, outage):
+        rpc_status, message, code = self.outage_error(outage.status)
+        error = RpcError(outage.status, message, outage.reason or code, headers=outage.headers(),
+                         rpc_status=rpc_status)
+        self.outage_record(proto, req, outage.status, error.tally, message)
+        return error.response()
+
+    def outage_drop(self, proto, req):
+        self.outage_record(proto, req, 0, "dropped", None)
+
+    def outage_record(self, proto, req, status, error, message):
+        self.requests += 1
+        if self.recorder.fd is not None:
+            record = {"ts": round(time.time(), 6), "connection": f"{os.getpid()}/{proto.conn_id}",
+                      "project": urllib.parse.unquote(SEND_RE.match(req.path.split("?", 1)[0]).group(1))}
+            try:  # the message and its target when the body parses; the outage answered before any check
+                msg = json.loads(bytes(req.body))["message"]
+                target = next(k for k in ("token", "topic", "condition") if k in msg)
+                record.update(message=msg, target=target, **{target: msg[target]})
+            except (ValueError, KeyError, TypeError, StopIteration):
+                pass
+            record.update(status=status, error=error)
+            if message is not None:
+                record["error_message"] = message
+            self.recorder.write(record)
+        if self.args.verbose:
+            proto.server.log(f"conn#{proto.conn_id} {req.method} {req.path} -> outage {status} {error}")
 
     # ------------------------------------------------------------------ OAuth2 token endpoint
     def handle_token(self, proto, req):
@@ -415,11 +475,10 @@ class FcmApp:
             return
         retry = [("retry-after", str(self.args.retry_after))]
         if prefix == "quota":
-            raise RpcError(429, "Quota exceeded for quota metric 'Messages' and limit 'Messages per minute' of "
-                                "service 'fcm.googleapis.com'.", "QUOTA_EXCEEDED", headers=retry)
+            raise RpcError(429, QUOTA_MESSAGE, "QUOTA_EXCEEDED", headers=retry)
         if prefix == "unavailable":
-            raise RpcError(503, "The service is currently unavailable.", "UNAVAILABLE", headers=retry)
-        raise RpcError(500, "Internal error encountered.", "INTERNAL")
+            raise RpcError(503, UNAVAILABLE_MESSAGE, "UNAVAILABLE", headers=retry)
+        raise RpcError(500, INTERNAL_MESSAGE, "INTERNAL")
 
 
 def parse_args(argv=None):

@@ -4,7 +4,9 @@ What lives here:
   * `H2ServerProtocol`: one asyncio protocol per TLS connection. It speaks HTTP/2 (ALPN `h2` only),
     enforces the advertised SETTINGS_MAX_CONCURRENT_STREAMS itself (extra streams get RST_STREAM
     REFUSED_STREAM, which clients retry), acknowledges every DATA frame for flow control, honours the
-    peer's flow-control window when sending, applies injected latency, and can drain with GOAWAY.
+    peer's flow-control window when sending, applies injected latency, and can drain with GOAWAY or close
+    abruptly (POST /drop, an outage with status=drop).
+  * `Outage`: the provider-wide trouble switch set by POST /outage, checked before the app sees a request.
   * `Stats`, `Recorder`: counters for the admin endpoint and a JSON-lines request log.
   * the admin HTTP/1.1 server (plain text, 127.0.0.1) and the `--processes N` fork/aggregate mode.
 
@@ -12,6 +14,10 @@ Each mock supplies an "app" object with:
     handle(proto, req) -> Response         # called once per complete request
     admin_routes() -> {(METHOD, PATH): fn}  # fn(query: dict) -> (status, json-able object)
     stats() -> dict                         # what GET /stats returns
+    is_push(req) -> bool                    # does an outage (POST /outage) apply to this request
+    outage_reason(status) -> str            # the reason an outage of that status gives by default
+    outage_answer(proto, req, outage) -> Response   # counts and records an outage answer
+    outage_drop(proto, req)                 # counts and records a request dropped by an outage
     on_connection_made(proto) / on_connection_lost(proto)   (optional)
 """
 
@@ -264,16 +270,15 @@ class H2ServerProtocol(asyncio.Protocol):
             self.server.log(f"conn#{self.conn_id}: open from {peer}")
 
     def connection_lost(self, exc):
-        if self.closed and self.conn is None:
-            return
         self.closed = True
-        self.server.connection_closed(self)
-        if self.server.verbose:
-            self.server.log(f"conn#{self.conn_id}: closed ({exc or 'clean'})")
+        if self in self.server.connections:  # not when ALPN failed or drop() already counted it
+            self.server.connection_closed(self)
+            if self.server.verbose:
+                self.server.log(f"conn#{self.conn_id}: closed ({exc or 'clean'})")
 
     # ---- inbound
     def data_received(self, data):
-        if self.conn is None:
+        if self.conn is None or self.closed:
             return
         try:
             events = self.conn.receive_data(data)
@@ -296,6 +301,8 @@ class H2ServerProtocol(asyncio.Protocol):
                 req = self.requests.pop(ev.stream_id, None)
                 if req is not None:
                     self._dispatch(req)
+                    if self.closed:
+                        return  # dropped by an outage: nothing more is read or written
             elif t is h2.events.StreamReset:
                 self._forget(ev.stream_id)
             elif t is h2.events.WindowUpdated:
@@ -343,8 +350,17 @@ class H2ServerProtocol(asyncio.Protocol):
         self.requests[sid] = req  # answered on StreamEnded (which follows at once if HEADERS ended it)
 
     def _dispatch(self, req):
+        outage = self.server.current_outage()
         try:
-            resp = self.app.handle(self, req)
+            if outage is not None and self.app.is_push(req):
+                self.server.outage_answers += 1
+                if outage.drop:
+                    self.app.outage_drop(self, req)
+                    self.drop()
+                    return
+                resp = self.app.outage_answer(self, req, outage)
+            else:
+                resp = self.app.handle(self, req)
         except Exception as e:  # a bug in the mock must not kill the connection silently
             self.server.log(f"conn#{self.conn_id}: handler error: {e!r}")
             import traceback
@@ -428,6 +444,18 @@ class H2ServerProtocol(asyncio.Protocol):
             self.transport.write(out)
 
     # ---- control from the app / admin
+    def drop(self):
+        """Abrupt close: no GOAWAY, no RST_STREAM, nothing more written, not even what is buffered.
+        Streams not yet answered stay unanswered. Returns False when the connection was already closed."""
+        if self.closed or self.transport is None:
+            return False
+        self.closed = True
+        self.server.connection_closed(self)
+        self.transport.abort()
+        if self.server.verbose:
+            self.server.log(f"conn#{self.conn_id}: dropped")
+        return True
+
     def set_max_streams(self, n):
         """Advertise a new SETTINGS_MAX_CONCURRENT_STREAMS (enforced at once)."""
         if self.conn is None or self.closed or n == self.max_streams:
@@ -483,6 +511,26 @@ def bump(d, key, n=1):
     d[key] = d.get(key, 0) + n
 
 
+class Outage:
+    """A provider-wide outage set by POST /outage. `status` is an HTTP status or "drop"; `reason` is None
+    for the mock's default; `until` is a unix time or None (until cleared)."""
+
+    __slots__ = ("status", "reason", "retry_after", "until")
+
+    def __init__(self, status, reason=None, retry_after=None, until=None):
+        self.status = status
+        self.reason = reason
+        self.retry_after = retry_after
+        self.until = until
+
+    @property
+    def drop(self):
+        return self.status == "drop"
+
+    def headers(self):
+        return [("retry-after", str(self.retry_after))] if self.retry_after is not None else []
+
+
 # --------------------------------------------------------------------------------------------------
 # The server
 
@@ -497,14 +545,30 @@ class MockServer:
         self.latency = max(0.0, args.latency_ms / 1000.0)
         self.jitter = max(0.0, args.jitter_ms / 1000.0)
         self.connections = set()
+        self.outage = None          # an Outage while POST /outage is in force; /reset keeps it
         self.reset_counters()
 
     def reset_counters(self):
+        self.outage_answers = 0
         self.connections_total = 0
         self.refused = 0
         self.malformed = 0
         self.peak_streams = 0
         self.peak_connections = len(getattr(self, "connections", ()))
+
+    def current_outage(self):
+        outage = self.outage
+        if outage is not None and outage.until is not None and time.time() >= outage.until:
+            self.outage = outage = None
+        return outage
+
+    def outage_view(self):
+        outage = self.current_outage()
+        if outage is None:
+            return None
+        reason = None if outage.drop else (outage.reason or self.app.outage_reason(outage.status))
+        return {"status": outage.status, "until": outage.until, "retry_after": outage.retry_after,
+                "reason": reason}
 
     def delay(self):
         if self.jitter:
@@ -537,6 +601,8 @@ class MockServer:
             "peak_streams_per_connection": self.peak_streams,
             "refused_streams": self.refused,
             "malformed_streams": self.malformed,
+            "outage": self.outage_view(),
+            "outage_answers": self.outage_answers,
         }
 
     # Admin routes common to both mocks.
@@ -570,7 +636,43 @@ class MockServer:
                 return 400, {"error": "give ?ms=<number>&jitter_ms=<number>"}
             return 200, {"latency_ms": self.latency * 1000.0, "jitter_ms": self.jitter * 1000.0}
 
+        def outage(q):
+            usage = ("give ?status=<400..599, drop or 0>[&seconds=<positive number>]"
+                     "[&retry_after=<non-negative integer>][&reason=<text>]")
+            raw = q.get("status", "").strip().lower()
+            try:
+                status = raw if raw == "drop" else int(raw)
+                if status != "drop" and status != 0 and not 400 <= status <= 599:
+                    raise ValueError
+                seconds = float(q["seconds"]) if q.get("seconds", "") != "" else None
+                if seconds is not None and not 0 < seconds < 1e9:
+                    raise ValueError
+                retry_after = int(q["retry_after"]) if q.get("retry_after", "") != "" else None
+                if retry_after is not None and retry_after < 0:
+                    raise ValueError
+            except ValueError:
+                return 400, {"error": usage}
+            if status == 0:
+                self.outage = None
+            else:
+                until = round(time.time() + seconds, 6) if seconds is not None else None
+                self.outage = Outage(status, q.get("reason") or None, retry_after, until)
+                if self.verbose:
+                    self.log(f"outage: {self.outage_view()}")
+            return 200, {"outage": self.outage_view()}
+
+        def clear_outage(q):
+            self.outage = None
+            return 200, {"outage": None}
+
+        def drop(q):
+            n = sum(1 for proto in list(self.connections) if proto.drop())
+            return 200, {"closed": n}
+
         return {
+            ("POST", "/outage"): outage,
+            ("POST", "/outage/clear"): clear_outage,
+            ("POST", "/drop"): drop,
             ("POST", "/goaway"): goaway,
             ("POST", "/max-streams"): max_streams,
             ("POST", "/latency"): latency,
@@ -671,7 +773,9 @@ def merge_stats(parts):
     out = {}
     for part in parts:
         for k, v in part.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float, dict)):
+            if k == "outage":
+                out.setdefault(k, v)  # the same switch in every worker: keep the first one's view
+            elif isinstance(v, bool) or not isinstance(v, (int, float, dict)):
                 out.setdefault(k, v)
             elif isinstance(v, dict):
                 d = out.setdefault(k, {})
@@ -843,7 +947,12 @@ def run(args, make_app, name):
             async def fn(q):
                 qs = ("?" + urllib.parse.urlencode(q)) if q else ""
                 parts = await fan(method, path + qs)
-                return max(s for s, _o in parts), {"workers": [o for _s, o in parts]}
+                reply = {"workers": [o for _s, o in parts]}
+                if all(isinstance(o, dict) and "closed" in o for _s, o in parts):
+                    reply["closed"] = sum(o["closed"] for _s, o in parts)  # POST /drop
+                if isinstance(parts[0][1], dict) and "outage" in parts[0][1]:
+                    reply["outage"] = parts[0][1]["outage"]  # POST /outage
+                return max(s for s, _o in parts), reply
             return fn
 
         st, listing = await _admin_call(child_admin[0], "GET", "/no-such-path")
