@@ -2,15 +2,23 @@ import Foundation
 import Core
 import Delivery
 
-/// Processes one shard: claims its lease, pages through its devices, applies the frequency caps,
-/// builds payloads, hands each batch to the app's provider, and records every outcome. One batch is
-/// on the network while the next is prepared, so a crash loses the records of at most two batches;
-/// those devices are sent again when the shard is leased anew (bounded by 2 × `batchSize`, and
-/// reported by the `attempts` count).
+/// Processes one shard while holding its lease (a `LeaseKeeper` extends it):
+/// 1. devices an earlier holder handed to a provider without recording an outcome become ambiguous
+///    retries (sent again once);
+/// 2. first attempts: pages through the devices without an outcome, applies the frequency caps,
+///    builds payloads and hands each batch to the app's provider, one batch on the network while the
+///    next is prepared and the previous recorded;
+/// 3. retries: sends the shard's due retries, and waits in place for the next ones when they are
+///    due within a few seconds;
+/// 4. hands the shard back: done, or pending until its next retry (or until a provider's circuit
+///    breaker lets sending resume).
+/// Before a batch goes out, the shard notes the highest device id handed over, so that a worker
+/// that dies mid-batch leaves ambiguous only what it had on the network.
 struct ShardRunner: Sendable {
     let store: any CampaignStore
     let providers: [String: any PushProvider]
     let throttle: ThrottleSettings
+    let retryPolicy: RetryPolicy
     let clock: any Clock
     let logger: Logger
     let workerID: String
@@ -18,100 +26,314 @@ struct ShardRunner: Sendable {
     let leaseSeconds: Int64
     let stats: DeliveryStats
 
-    /// Runs the shard until it is finished, the lease is lost, the message is deleted, or
-    /// `shouldStop` turns true (then the lease is handed back after the current batch).
+    /// Pushes sent to find out whether a provider whose breaker was open is back.
+    static let probeSize = 20
+    /// A wait this short (a breaker, the next retry) happens in place; a longer one hands the shard back.
+    static let maxWaitInPlace = 5.0
+
+    /// How a pass over the shard ended.
+    enum PassEnd: Equatable {
+        case complete
+        /// A breaker is open for long: come back at this time.
+        case resume(at: Int64)
+        /// The worker is stopping, the lease was lost or the message deleted.
+        case stopped
+    }
+
+    /// Runs the shard until it is finished or handed back, the lease is lost, the message is deleted,
+    /// or `shouldStop` turns true (then the lease is handed back after the current batch).
     func run(shard: Int64, shouldStop: () -> Bool) {
         do {
-            guard let work = try store.claimShard(shard, worker: workerID, leaseUntil: clock.now() + leaseSeconds) else {
+            guard let work = try store.claimShard(shard, worker: workerID, leaseUntil: clock.now() + leaseSeconds, now: clock.now()) else {
                 logger.debug("shard no longer ours", ["shard.id": String(shard)])
                 return
             }
             if work.attempts > 1 {
-                logger.warning("shard leased again after a lost lease; up to two batches may be sent twice",
-                               ["shard.id": String(shard), "message.code": work.messageCode, "shard.attempts": String(work.attempts),
-                                "batch.size": String(batchSize)])
+                logger.info("shard leased again", ["shard.id": String(shard), "message.code": work.messageCode,
+                                                   "shard.attempts": String(work.attempts)])
             }
-            try process(work, shouldStop: shouldStop)
+            let keeper = LeaseKeeper(store: store, shard: shard, worker: workerID, leaseSeconds: leaseSeconds, clock: clock, logger: logger)
+            defer { keeper.stop() }
+            try process(work) { shouldStop() || keeper.isLost }
+            if shouldStop(), !keeper.isLost {
+                try store.releaseLease(shard: shard, worker: workerID)
+                logger.info("shard handed back while stopping", ["shard.id": String(shard), "message.code": work.messageCode])
+            }
         } catch {
             logger.error("shard failed; its lease will expire and it will be retried", ["shard.id": String(shard), "error": "\(error)"])
         }
     }
 
-    private func process(_ work: ShardWork, shouldStop: () -> Bool) throws {
+    private func process(_ work: ShardWork, stop: () -> Bool) throws {
+        let provider = providers[work.app]
+        if let through = work.attemptedThrough { try recoverUnrecorded(work, through: through) }
+        var end = try sendFirstAttempts(work, provider: provider, stop: stop)
+        var resumeAt: Int64?
+        while end != .stopped {
+            if case .resume(let at) = end { resumeAt = min(resumeAt ?? at, at) }
+            end = try sendRetries(work, provider: provider, stop: stop)
+            if end == .stopped { return }
+            if case .resume(let at) = end { resumeAt = min(resumeAt ?? at, at) }
+            // The next retries are waited for in place when they are due soon.
+            guard resumeAt == nil, let next = try store.nextRetry(of: work) else { break }
+            let wait = Double(next - clock.now())
+            guard wait <= Self.maxWaitInPlace else { break }
+            if !pause(wait, stop: stop) { return }
+        }
+        if end == .stopped { return }
+        if let due = try store.finishShard(work, worker: workerID, resumeAt: resumeAt) {
+            logger.info("shard waits for retries", ["shard.id": String(work.shardID), "message.code": work.messageCode,
+                                                    "shard.due_in": String(due - clock.now())])
+        } else {
+            logger.debug("shard done", ["shard.id": String(work.shardID), "message.code": work.messageCode])
+        }
+    }
+
+    /// Devices up to `through` that an earlier holder handed to a provider but recorded no outcome
+    /// for: the provider may have accepted them, so each is sent again once, counted as ambiguous.
+    private func recoverUnrecorded(_ work: ShardWork, through: Int64) throws {
+        var range = work
+        range.lastDevice = min(work.lastDevice, through)
+        var after = work.firstDevice - 1
+        var recovered = 0
+        let now = clock.now()
+        while true {
+            let page = try store.targets(of: range, after: after, limit: batchSize)
+            guard let last = page.last else { break }
+            after = last.deviceID
+            let outcomes = page.map { target in
+                let channel: OutgoingPush.Channel = Platform.usesAPNs(target.platform) ? .apns : .fcm
+                return DeliveryRecord(deviceID: target.deviceID, outcome: .retrying, reason: "WorkerLost", ambiguous: true,
+                                      schedule: RetrySchedule(nextAt: now, expiresAt: now + retryPolicy.ttl(of: channel, work.spec)))
+            }
+            guard try store.record(outcomes, work: work, worker: workerID, leaseUntil: now + leaseSeconds, now: now) else { return }
+            recovered += page.count
+        }
+        if recovered > 0 {
+            logger.warning("devices sent by a worker that vanished before recording them are sent once more",
+                           ["shard.id": String(work.shardID), "message.code": work.messageCode, "devices": String(recovered)])
+        }
+    }
+
+    // MARK: - First attempts
+
+    private func sendFirstAttempts(_ work: ShardWork, provider: (any PushProvider)?, stop: () -> Bool) throws -> PassEnd {
         let started = monotonicSeconds()
         var after = work.firstDevice - 1
         var sentSoFar = 0
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
-        let provider = providers[work.app]
         // One batch is on the network while the next is read and prepared and the previous recorded.
         var inFlight: InFlightBatch?
-        func record(_ batch: InFlightBatch, finished: Bool) throws -> Bool {
-            let outcomes = batch.wait()
-            return try store.record(outcomes, work: work, worker: workerID, leaseUntil: clock.now() + leaseSeconds,
-                                    finished: finished, now: batch.now)
+        func settle() throws -> Bool {
+            guard let batch = inFlight else { return true }
+            inFlight = nil
+            return try record(batch, work: work, provider: provider)
         }
         while true {
-            if shouldStop() {
-                if let inFlight { _ = try record(inFlight, finished: false) }
-                try store.releaseLease(shard: work.shardID, worker: workerID)
-                logger.info("shard handed back while stopping", ["shard.id": String(work.shardID), "message.code": work.messageCode])
-                return
+            if stop() {
+                _ = try settle()
+                return .stopped
             }
-            let page = try store.targets(of: work, after: after, limit: pageSize)
-            let lastPage = page.count < pageSize
-            after = page.last?.deviceID ?? after
+            var page = try store.targets(of: work, after: after, limit: pageSize)
+            guard !page.isEmpty else { break }
+            let fetched = page.count
+            switch gate(for: page, provider: provider) {
+            case .closed:
+                break
+            case .probe:
+                guard try settle() else { return .stopped }
+                page = Array(page.prefix(Self.probeSize))
+            case .open(let seconds):
+                guard try settle() else { return .stopped }
+                if seconds > Self.maxWaitInPlace { return .resume(at: clock.now() + Int64(seconds.rounded(.up))) }
+                if !pause(seconds, stop: stop) { return .stopped }
+                continue
+            }
+            after = page[page.count - 1].deviceID
+            guard try store.markAttempted(work, through: after, worker: workerID) else {
+                _ = try settle()
+                return .stopped
+            }
             let now = clock.now()
             let (throttled, pushes) = try prepare(page, work: work, now: now)
-            let batch = InFlightBatch(throttled: throttled, pushes: pushes, now: now, work: work, provider: provider, stats: stats)
+            let batch = InFlightBatch(throttled: throttled, pushes: pushes, now: now, work: work, provider: provider)
             sentSoFar += page.count
-            if let previous = inFlight, try !record(previous, finished: false) {
-                _ = try record(batch, finished: false)
+            guard try settle() else {
+                _ = try record(batch, work: work, provider: provider)
                 logger.info("shard stopped: lease lost or message deleted", ["shard.id": String(work.shardID), "message.code": work.messageCode])
-                return
+                return .stopped
             }
             inFlight = batch
-            if lastPage {
-                _ = try record(batch, finished: true)
-                break
-            }
+            // A short page was the last one, unless a probe sent only part of it.
+            if fetched < pageSize && page.count == fetched { break }
             if let rate = work.spec.sendRate {
-                let due = started + Double(sentSoFar) / Double(rate)
-                let wait = due - monotonicSeconds()
+                let wait = started + Double(sentSoFar) / Double(rate) - monotonicSeconds()
                 if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             }
         }
-        logger.debug("shard done", ["shard.id": String(work.shardID), "message.code": work.messageCode])
+        return try settle() ? .complete : .stopped
     }
 
-    /// Applies the frequency caps and builds the payloads of one page: the throttled outcomes, and
-    /// the pushes to deliver.
+    /// Waits for a batch, schedules its transient failures, tells the breakers, counts, and records.
+    private func record(_ batch: InFlightBatch, work: ShardWork, provider: (any PushProvider)?) throws -> Bool {
+        let (throttled, delivered) = batch.wait()
+        let resolved = resolve(delivered, provider: provider, now: batch.now) { push in
+            (attempts: 1, ambiguousBefore: 0, expiresAt: batch.now + retryPolicy.ttl(of: push.channel, work.spec))
+        }
+        for _ in throttled { stats.count(provider: "none", outcome: "throttled") }
+        return try store.record(throttled + resolved, work: work, worker: workerID, leaseUntil: clock.now() + leaseSeconds, now: clock.now())
+    }
+
+    // MARK: - Retries
+
+    private func sendRetries(_ work: ShardWork, provider: (any PushProvider)?, stop: () -> Bool) throws -> PassEnd {
+        while !stop() {
+            let now = clock.now()
+            let due = try store.dueRetries(of: work, now: now, limit: batchSize)
+            guard !due.isEmpty else { return .complete }
+            var failures: [DeliveryRecord] = []
+            var sendable: [PendingRetry] = []
+            for retry in due {
+                if retry.target == nil {
+                    failures.append(DeliveryRecord(deviceID: retry.deviceID, outcome: .failed, reason: "NoLongerDeliverable"))
+                } else if retry.expiresAt <= now || retry.ambiguous > 1 {
+                    failures.append(DeliveryRecord(deviceID: retry.deviceID, outcome: .failed, reason: retry.reason))
+                } else {
+                    sendable.append(retry)
+                }
+            }
+            switch gate(for: sendable.compactMap(\.target), provider: provider) {
+            case .closed:
+                break
+            case .probe:
+                sendable = Array(sendable.prefix(Self.probeSize))
+            case .open(let seconds):
+                if !failures.isEmpty {
+                    guard try store.recordRetries(failures, work: work, worker: workerID, leaseUntil: now + leaseSeconds, now: now) else {
+                        return .stopped
+                    }
+                }
+                if seconds > Self.maxWaitInPlace { return .resume(at: now + Int64(seconds.rounded(.up))) }
+                if !pause(seconds, stop: stop) { return .stopped }
+                continue
+            }
+            guard try store.claimRetries(sendable.map(\.deviceID), work: work, worker: workerID) else { return .stopped }
+            let pushes = self.pushes(for: sendable.compactMap(\.target), work: work)
+            let outcomes = provider?.deliver(pushes, message: work)
+                ?? pushes.map { DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: "NoProviderConfigured") }
+            let byDevice = Dictionary(sendable.map { ($0.deviceID, $0) }, uniquingKeysWith: { first, _ in first })
+            let resolved = resolve(Array(zip(pushes, outcomes)), provider: provider, now: clock.now()) { push in
+                let retry = byDevice[push.target.deviceID]!
+                return (attempts: retry.attempts + 1, ambiguousBefore: retry.ambiguous, expiresAt: retry.expiresAt)
+            }
+            guard try store.recordRetries(failures + resolved, work: work, worker: workerID, leaseUntil: clock.now() + leaseSeconds,
+                                          now: clock.now()) else { return .stopped }
+        }
+        return .stopped
+    }
+
+    // MARK: - Shared
+
+    /// The most restrictive breaker gate among the channels `targets` need.
+    private func gate(for targets: [Target], provider: (any PushProvider)?) -> CircuitBreaker.Gate {
+        guard let provider else { return .closed }
+        var channels: Set<OutgoingPush.Channel> = []
+        for target in targets { channels.insert(Platform.usesAPNs(target.platform) ? .apns : .fcm) }
+        var result = CircuitBreaker.Gate.closed
+        let now = monotonicSeconds()
+        for channel in channels {
+            switch provider.breaker(for: channel)?.gate(now: now) ?? .closed {
+            case .closed: break
+            case .probe: if result == .closed { result = .probe }
+            case .open(let seconds):
+                if case .open(let longest) = result, longest >= seconds { break }
+                result = .open(seconds: seconds)
+            }
+        }
+        return result
+    }
+
+    /// Turns provider outcomes into what is recorded: transient failures get their retry schedule
+    /// (or fail when out of time), every outcome is counted, and each channel's breaker learns how
+    /// the batch went. `history` gives a push's attempt number, earlier unknown outcomes and expiry.
+    private func resolve(_ delivered: [(OutgoingPush, DeliveryRecord)], provider: (any PushProvider)?, now: Int64,
+                        history: (OutgoingPush) -> (attempts: Int, ambiguousBefore: Int, expiresAt: Int64)) -> [DeliveryRecord] {
+        var perChannel: [OutgoingPush.Channel: (total: Int, transient: Int, reasons: [String: Int], retryAfter: Double?)] = [:]
+        let resolved = delivered.map { push, outcome in
+            let name = provider?.name(for: push.channel) ?? "none"
+            var tally = perChannel[push.channel] ?? (0, 0, [:], nil)
+            tally.total += 1
+            if outcome.outcome == .retrying {
+                tally.transient += 1
+                tally.reasons[outcome.reason ?? "Unknown", default: 0] += 1
+                if let after = outcome.retryAfter { tally.retryAfter = max(tally.retryAfter ?? 0, after) }
+                stats.countRetry(provider: name, reason: outcome.reason ?? "Unknown", ambiguous: outcome.ambiguous)
+            }
+            perChannel[push.channel] = tally
+            let (attempts, ambiguousBefore, expiresAt) = history(push)
+            let final = retryPolicy.resolve(outcome, attempts: attempts, ambiguousBefore: ambiguousBefore, expiresAt: expiresAt, now: now,
+                                            jitter: Double.random(in: 0...1))
+            stats.count(provider: name, outcome: final.outcome.rawValue)
+            return final
+        }
+        for (channel, tally) in perChannel {
+            guard let breaker = provider?.breaker(for: channel) else { continue }
+            let reason = tally.reasons.max { $0.value < $1.value }?.key
+            let changed = breaker.observe(total: tally.total, transient: tally.transient, reason: reason, retryAfter: tally.retryAfter,
+                                          now: monotonicSeconds(), jitter: Double.random(in: 0...1))
+            if changed, case .open(let seconds) = breaker.gate(now: monotonicSeconds()) {
+                logger.error("provider failing; sending paused", ["provider": breaker.provider, "app": breaker.app,
+                                                                 "reason": reason ?? "Unknown", "pause_seconds": String(format: "%.1f", seconds)])
+            } else if changed {
+                logger.info("provider answering again; sending resumed", ["provider": breaker.provider, "app": breaker.app])
+            }
+        }
+        return resolved
+    }
+
+    /// Waits `seconds`, checking `stop` every 100 ms; false when told to stop.
+    private func pause(_ seconds: Double, stop: () -> Bool) -> Bool {
+        let until = monotonicSeconds() + seconds
+        while monotonicSeconds() < until {
+            if stop() { return false }
+            Thread.sleep(forTimeInterval: min(0.1, max(0, until - monotonicSeconds())))
+        }
+        return !stop()
+    }
+
+    /// Applies the frequency caps to one page: the throttled outcomes, and the pushes to deliver.
     private func prepare(_ page: [Target], work: ShardWork, now: Int64) throws -> ([DeliveryRecord], [OutgoingPush]) {
         guard !page.isEmpty else { return ([], []) }
         let cappingWindow = work.spec.cappingDays.map { Int64($0) * 86_400 } ?? 0
         let recent = try store.recentSends(deviceIDs: page.map(\.deviceID), since1: now - Int64(throttle.perDeviceWindowSeconds),
                                            since2: now - cappingWindow)
-        var outcomes: [DeliveryRecord] = []
-        var pushes: [OutgoingPush] = []
-        var apnsBodies: [APNsPayloadKey: [UInt8]] = [:]
+        var throttled: [DeliveryRecord] = []
+        var allowed: [Target] = []
         for target in page {
             let (inWindow, inCapping) = recent[target.deviceID] ?? (0, 0)
             if inWindow >= throttle.perDeviceCount || (work.spec.cappingCount.map { inCapping >= $0 } ?? false) {
-                outcomes.append(DeliveryRecord(deviceID: target.deviceID, outcome: .throttled))
-                continue
+                throttled.append(DeliveryRecord(deviceID: target.deviceID, outcome: .throttled))
+            } else {
+                allowed.append(target)
             }
+        }
+        return (throttled, pushes(for: allowed, work: work))
+    }
+
+    /// The payloads of `targets`: devices with the same language and badge share one encoded APNs payload.
+    private func pushes(for targets: [Target], work: ShardWork) -> [OutgoingPush] {
+        var apnsBodies: [APNsPayloadKey: [UInt8]] = [:]
+        return targets.map { target in
             if Platform.usesAPNs(target.platform) {
-                // Devices with the same language and badge share one encoded APNs payload.
                 let key = APNsPayloadKey(language: target.language, badge: target.badge)
                 let body = apnsBodies[key] ?? PayloadBuilder.apns(work.spec, hash: work.hash, language: target.language,
                                                                  badge: target.badge).encoded()
                 apnsBodies[key] = body
-                pushes.append(OutgoingPush(target: target, channel: .apns, body: body))
-            } else {
-                pushes.append(OutgoingPush(target: target, channel: .fcm, body: PayloadBuilder.fcm(
-                    work.spec, hash: work.hash, token: target.pushToken, language: target.language, badge: target.badge).encoded()))
+                return OutgoingPush(target: target, channel: .apns, body: body)
             }
+            return OutgoingPush(target: target, channel: .fcm, body: PayloadBuilder.fcm(
+                work.spec, hash: work.hash, token: target.pushToken, language: target.language, badge: target.badge).encoded())
         }
-        return (outcomes, pushes)
     }
 }
 
@@ -121,14 +343,14 @@ struct ShardRunner: Sendable {
 final class InFlightBatch: @unchecked Sendable {
     let now: Int64
     private let throttled: [DeliveryRecord]
+    private let pushes: [OutgoingPush]
     private var outcomes: [DeliveryRecord] = []
     private let done = DispatchSemaphore(value: 0)
 
-    init(throttled: [DeliveryRecord], pushes: [OutgoingPush], now: Int64, work: ShardWork, provider: (any PushProvider)?,
-         stats: DeliveryStats) {
+    init(throttled: [DeliveryRecord], pushes: [OutgoingPush], now: Int64, work: ShardWork, provider: (any PushProvider)?) {
         self.now = now
         self.throttled = throttled
-        for _ in throttled { stats.count(provider: "none", outcome: "throttled") }
+        self.pushes = pushes
         guard !pushes.isEmpty else {
             done.signal()
             return
@@ -140,20 +362,17 @@ final class InFlightBatch: @unchecked Sendable {
         }
         let thread = Thread { [self] in
             outcomes = provider.deliver(pushes, message: work)
-            for (push, outcome) in zip(pushes, outcomes) {
-                stats.count(provider: provider.name(for: push.channel), outcome: outcome.outcome.rawValue)
-            }
             done.signal()
         }
         thread.name = "herald-deliver"
         thread.start()
     }
 
-    /// Waits for the delivery and returns every outcome of the batch.
-    func wait() -> [DeliveryRecord] {
+    /// Waits for the delivery: the throttled outcomes, and each push with its outcome.
+    func wait() -> (throttled: [DeliveryRecord], delivered: [(OutgoingPush, DeliveryRecord)]) {
         done.wait()
         done.signal()
-        return throttled + outcomes
+        return (throttled, Array(zip(pushes, outcomes)))
     }
 }
 

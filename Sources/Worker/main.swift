@@ -34,7 +34,7 @@ do {
 
 let runner = ShardRunner(
     store: backend.campaigns, providers: providers.byApp, throttle: configuration.throttle,
-    clock: clock, logger: logger, workerID: workerID, batchSize: Pipeline.deliveryBatchSize, leaseSeconds: Pipeline.leaseSeconds,
+    retryPolicy: RetryPolicy(defaultTTL: configuration.delivery.defaultTTLSeconds), clock: clock, logger: logger, workerID: workerID, batchSize: Pipeline.deliveryBatchSize, leaseSeconds: Pipeline.leaseSeconds,
     stats: stats)
 let context = QueueContext()
 let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, runner: runner,

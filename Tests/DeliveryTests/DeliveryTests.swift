@@ -23,8 +23,9 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
     let folder: TemporaryDirectory
     init() throws { folder = try TemporaryDirectory() }
 
-    func response(_ status: Int, _ body: JSON? = nil, headers: [String: String] = [:]) -> HTTP2Response {
-        HTTP2Response(status: status, headers: headers, body: body?.encoded() ?? [], transportError: status == 0 ? "reset" : nil)
+    func response(_ status: Int, _ body: JSON? = nil, headers: [String: String] = [:], sent: Bool = false) -> HTTP2Response {
+        HTTP2Response(status: status, headers: headers, body: body?.encoded() ?? [], transportError: status == 0 ? "reset" : nil,
+                      requestSent: sent)
     }
 
     @Test func base64URLHasNoPaddingAndTheURLAlphabet() {
@@ -78,25 +79,28 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
     }
 
     @Test func apnsRepliesMapToActions() {
-        typealias V = APNsProvider.Verdict
-        func verdict(_ r: HTTP2Response) -> V { APNsProvider.verdict(r, attempt: 0, backoff: 0.5) }
+        func verdict(_ r: HTTP2Response) -> Verdict { APNsProvider.verdict(r) }
         #expect(verdict(response(200)) == .sent)
         #expect(verdict(response(410, ["reason": "Unregistered", "timestamp": 1])) == .failed("Unregistered", deadToken: true))
         #expect(verdict(response(400, ["reason": "BadDeviceToken"])) == .failed("BadDeviceToken", deadToken: true))
         #expect(verdict(response(400, ["reason": "DeviceTokenNotForTopic"])) == .failed("DeviceTokenNotForTopic", deadToken: true))
         #expect(verdict(response(400, ["reason": "BadCollapseId"])) == .failed("BadCollapseId", deadToken: false))
         #expect(verdict(response(413, ["reason": "PayloadTooLarge"])) == .failed("PayloadTooLarge", deadToken: false))
-        #expect(verdict(response(429, ["reason": "TooManyRequests"])) == .retry("TooManyRequests", delay: 1, fresh: false))
-        #expect(verdict(response(503, ["reason": "ServiceUnavailable"])) == .retry("ServiceUnavailable", delay: 0.5, fresh: true))
-        #expect(verdict(response(0)) == .retry("ConnectionError", delay: 0.5, fresh: true))
-        #expect(verdict(response(403, ["reason": "ExpiredProviderToken"])) == .credentials("ExpiredProviderToken"))
-        #expect(verdict(response(403, ["reason": "InvalidProviderToken"])) == .credentials("InvalidProviderToken"))
+        #expect(verdict(response(429, ["reason": "TooManyRequests"])) == .retry("TooManyRequests", after: nil, ambiguous: false))
+        #expect(verdict(response(429, ["reason": "TooManyRequests"], headers: ["retry-after": "8"]))
+                == .retry("TooManyRequests", after: 8, ambiguous: false))
+        #expect(verdict(response(503, ["reason": "ServiceUnavailable"])) == .retry("ServiceUnavailable", after: nil, ambiguous: false))
+        #expect(verdict(response(400, ["reason": "IdleTimeout"])) == .retry("IdleTimeout", after: nil, ambiguous: false))
+        // A connection error before the request left is a plain retry; after it was written, the outcome is unknown.
+        #expect(verdict(response(0)) == .retry("ConnectionError", after: nil, ambiguous: false))
+        #expect(verdict(response(0, sent: true)) == .retry("ConnectionLost", after: nil, ambiguous: true))
+        #expect(verdict(response(403, ["reason": "ExpiredProviderToken"])) == .renewCredentials("ExpiredProviderToken"))
+        #expect(verdict(response(403, ["reason": "InvalidProviderToken"])) == .renewCredentials("InvalidProviderToken"))
         #expect(verdict(response(403, ["reason": "Forbidden"])) == .failed("Forbidden", deadToken: false))
-        #expect(APNsProvider.verdict(response(500), attempt: 2, backoff: 0.5) == .retry("HTTP500", delay: 2, fresh: true))
+        #expect(verdict(response(500)) == .retry("HTTP500", after: nil, ambiguous: false))
     }
 
     @Test func fcmErrorsMapToActions() {
-        typealias V = FCMProvider.Verdict
         func fcmError(_ status: Int, _ name: String, _ code: String?) -> HTTP2Response {
             var error: [String: JSON] = ["code": .int(Int64(status)), "status": .string(name), "message": "m"]
             if let code {
@@ -104,14 +108,16 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
             }
             return response(status, ["error": .object(error)], headers: status == 429 ? ["retry-after": "7"] : [:])
         }
-        func verdict(_ r: HTTP2Response) -> V { FCMProvider.verdict(r, attempt: 0, backoff: 0.5) }
+        func verdict(_ r: HTTP2Response) -> Verdict { FCMProvider.verdict(r) }
         #expect(verdict(response(200, ["name": "projects/p/messages/1"])) == .sent)
         #expect(verdict(fcmError(404, "NOT_FOUND", "UNREGISTERED")) == .failed("UNREGISTERED", deadToken: true))
         #expect(verdict(fcmError(403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH")) == .failed("SENDER_ID_MISMATCH", deadToken: true))
         #expect(verdict(fcmError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT")) == .failed("INVALID_ARGUMENT", deadToken: false))
-        #expect(verdict(fcmError(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED")) == .retry("QUOTA_EXCEEDED", delay: 7, fresh: false))
-        #expect(verdict(fcmError(503, "UNAVAILABLE", "UNAVAILABLE")) == .retry("UNAVAILABLE", delay: 1, fresh: true))
-        #expect(verdict(fcmError(401, "UNAUTHENTICATED", nil)) == .refreshToken)
+        #expect(verdict(fcmError(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED")) == .retry("QUOTA_EXCEEDED", after: 7, ambiguous: false))
+        #expect(verdict(fcmError(503, "UNAVAILABLE", "UNAVAILABLE")) == .retry("UNAVAILABLE", after: nil, ambiguous: false))
+        #expect(verdict(fcmError(502, "BAD_GATEWAY", nil)) == .retry("BAD_GATEWAY", after: nil, ambiguous: false))
+        #expect(verdict(response(0, sent: true)) == .retry("ConnectionLost", after: nil, ambiguous: true))
+        #expect(verdict(fcmError(401, "UNAUTHENTICATED", nil)) == .renewCredentials("UNAUTHENTICATED"))
         #expect(verdict(fcmError(404, "NOT_FOUND", nil)) == .failed("NOT_FOUND", deadToken: false))
     }
 
@@ -123,6 +129,76 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
         // The same ids as every earlier release, so a push retried across an upgrade keeps its id.
         #expect(id == "0000002a-0000-4000-8000-000000000007")
         #expect(APNsProvider.apnsID(message: 0xBEEF_1234_5678, device: 0x0ABC_DEF0_1234_5678) == "12345678-beef-4abc-8def-000012345678")
+    }
+}
+
+@Suite struct RetryTests {
+    let policy = RetryPolicy(defaultTTL: 3600)
+
+    func retrying(ambiguous: Bool = false, after: Double? = nil) -> DeliveryRecord {
+        DeliveryRecord(deviceID: 7, outcome: .retrying, reason: "ServiceUnavailable", retryAfter: after, ambiguous: ambiguous)
+    }
+
+    @Test func retriesBackOffExponentiallyWithJitterAndHonourRetryAfter() {
+        #expect(policy.delay(attempts: 1, retryAfter: nil, jitter: 0) == 1)
+        #expect(policy.delay(attempts: 4, retryAfter: nil, jitter: 0) == 8)
+        #expect(policy.delay(attempts: 4, retryAfter: nil, jitter: 1) == 4)
+        #expect(policy.delay(attempts: 30, retryAfter: nil, jitter: 0) == 60)
+        #expect(policy.delay(attempts: 1, retryAfter: 8, jitter: 0.5) == 8)
+    }
+
+    @Test func aRetryIsScheduledUntilTheMessageExpiresThenFailsWithItsLastReason() {
+        let scheduled = policy.resolve(retrying(), attempts: 1, ambiguousBefore: 0, expiresAt: 1_000 + 3600, now: 1_000, jitter: 0)
+        #expect(scheduled.outcome == .retrying)
+        #expect(scheduled.schedule == RetrySchedule(nextAt: 1_001, expiresAt: 4_600))
+        let late = policy.resolve(retrying(), attempts: 6, ambiguousBefore: 0, expiresAt: 1_020, now: 1_000, jitter: 0)
+        #expect(late == DeliveryRecord(deviceID: 7, outcome: .failed, reason: "ServiceUnavailable"))
+        // A Retry-After beyond the expiry fails at once too.
+        #expect(policy.resolve(retrying(after: 60), attempts: 1, ambiguousBefore: 0, expiresAt: 1_030, now: 1_000, jitter: 0).outcome == .failed)
+        // Outcomes other than retrying pass unchanged.
+        let sent = DeliveryRecord(deviceID: 7, outcome: .sent)
+        #expect(policy.resolve(sent, attempts: 3, ambiguousBefore: 1, expiresAt: 0, now: 1_000, jitter: 0) == sent)
+    }
+
+    @Test func anUnknownOutcomeIsRetriedOnceOnly() {
+        let first = policy.resolve(retrying(ambiguous: true), attempts: 1, ambiguousBefore: 0, expiresAt: 9_999, now: 1_000, jitter: 0)
+        #expect(first.outcome == .retrying && first.ambiguous)
+        let second = policy.resolve(retrying(ambiguous: true), attempts: 2, ambiguousBefore: 1, expiresAt: 9_999, now: 1_000, jitter: 0)
+        #expect(second.outcome == .failed)
+        // An ambiguous push that then meets a plain 503 keeps being retried.
+        #expect(policy.resolve(retrying(), attempts: 2, ambiguousBefore: 1, expiresAt: 9_999, now: 1_000, jitter: 0).outcome == .retrying)
+    }
+
+    @Test func ttlComesFromTheMessageOrTheDefault() {
+        var spec = MessageSpec(content: ["default": "Hello"])
+        #expect(policy.ttl(of: .apns, spec) == 3600)
+        spec.ios.ttl = 0
+        spec.android.ttl = 120
+        #expect(policy.ttl(of: .apns, spec) == 0)
+        #expect(policy.ttl(of: .fcm, spec) == 120)
+    }
+
+    @Test func theBreakerOpensWhenMostOfABatchFailsProbesThenCloses() {
+        let breaker = CircuitBreaker(provider: "apns", app: "APP")
+        #expect(breaker.gate(now: 0) == .closed)
+        // A few transient failures in a batch are normal.
+        #expect(!breaker.observe(total: 500, transient: 4, reason: "ServiceUnavailable", retryAfter: nil, now: 0, jitter: 0))
+        #expect(!breaker.observe(total: 8, transient: 4, reason: "ServiceUnavailable", retryAfter: nil, now: 0, jitter: 0))
+        #expect(breaker.gate(now: 0) == .closed)
+        #expect(breaker.observe(total: 500, transient: 300, reason: "ServiceUnavailable", retryAfter: nil, now: 10, jitter: 0))
+        #expect(breaker.gate(now: 10.5) == .open(seconds: 0.5))
+        #expect(breaker.gate(now: 11) == .probe)
+        #expect(breaker.snapshot()["open"] == true)
+        // A failed probe opens it for twice as long; Retry-After can ask for longer.
+        #expect(!breaker.observe(total: 20, transient: 20, reason: "ServiceUnavailable", retryAfter: nil, now: 11, jitter: 0))
+        #expect(breaker.gate(now: 11) == .open(seconds: 2))
+        breaker.observe(total: 20, transient: 20, reason: "TooManyRequests", retryAfter: 8, now: 13, jitter: 0)
+        #expect(breaker.gate(now: 13) == .open(seconds: 8))
+        #expect(breaker.snapshot()["reason"] == "TooManyRequests")
+        // A probe that goes well closes it.
+        #expect(breaker.observe(total: 20, transient: 0, reason: nil, retryAfter: nil, now: 21, jitter: 0))
+        #expect(breaker.gate(now: 21) == .closed)
+        #expect(breaker.snapshot()["open"] == false)
     }
 }
 
@@ -142,5 +218,20 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
         // 3 ms in the 5 ms bucket, 40 ms in the 50 ms bucket, 60 s beyond the last bound.
         #expect(apns?["buckets"] == [1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])
         #expect(apns?["sum"]?.lenientDouble == 60.043)
+    }
+
+    @Test func countsRetriesConnectionsAndBreakers() {
+        let stats = DeliveryStats()
+        stats.countRetry(provider: "apns", reason: "ServiceUnavailable", ambiguous: false)
+        stats.countRetry(provider: "apns", reason: "ConnectionLost", ambiguous: true)
+        stats.connectionOpened(provider: "fcm")
+        let breaker = CircuitBreaker(provider: "apns", app: "APP")
+        stats.watch(breaker)
+        breaker.observe(total: 10, transient: 10, reason: "ServiceUnavailable", retryAfter: nil, now: 0, jitter: 0)
+        let snapshot = stats.snapshot()
+        #expect(snapshot["retries"] == ["apns|ServiceUnavailable": 1, "apns|ConnectionLost": 1])
+        #expect(snapshot["ambiguous"] == ["apns": 1])
+        #expect(snapshot["connections"] == ["fcm": 1])
+        #expect(snapshot["circuits"]?["apns|APP"]?["open"] == true)
     }
 }

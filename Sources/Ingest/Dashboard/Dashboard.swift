@@ -84,13 +84,15 @@ struct Dashboard: Sendable {
         html += card("Workers connected", String(live.count))
         html += card("Reports pending", String(workers.reportProgress.pending)) + "</div>"
 
-        let counts = ["Targeted", "Sent", "Failed", "Throttled", "Delivered", "Opened", "Delivery", "Open"]
+        html += providerTrouble(live, app: app.code)
+        let counts = ["Targeted", "Sent", "Failed", "Throttled", "Retrying", "Delivered", "Opened", "Delivery", "Open"]
         html += HTML.section(
             "Recent campaigns", columns: ["Message", "Status", "Created (UTC)", "Content"] + counts, numeric: Set(counts),
             rows: messages.map { message in
                 [message.code, message.status.rawValue, TagDate.format(message.createdAt),
                  String(localized(message.spec.content, language: nil).prefix(60))]
-                    + [message.targeted, message.sent, message.failed, message.throttled, message.delivered, message.opened].map(String.init)
+                    + [message.targeted, message.sent, message.failed, message.throttled, message.retrying, message.delivered,
+                       message.opened].map(String.init)
                     + [HTML.percent(message.delivered, of: message.sent), HTML.percent(message.opened, of: message.sent)]
             },
             empty: "No campaigns yet.")
@@ -121,6 +123,23 @@ struct Dashboard: Sendable {
         html += "<form method=\"post\" action=\"\(Self.path)\"><input type=\"hidden\" name=\"app\" value=\"\(HTML.escape(app.code))\">"
         html += "<input type=\"hidden\" name=\"token\" value=\"\(HTML.escape(token))\"><button type=\"submit\">Refresh</button></form></main>"
         return html
+    }
+
+    /// A warning for each provider that a worker has paused because it is failing.
+    func providerTrouble(_ workers: [Dispatcher.Worker], app code: String) -> String {
+        var failing: [String: (reason: String, workers: Int)] = [:]
+        for worker in workers {
+            for (key, circuit) in worker.stats["circuits"]?.objectValue ?? [:] where circuit["open"] == .bool(true) {
+                let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
+                guard parts.count == 2, parts[1] == code else { continue }
+                let name = parts[0] == "apns" ? "APNs" : "FCM"
+                failing[name] = (circuit["reason"]?.stringValue ?? "Unknown", (failing[name]?.workers ?? 0) + 1)
+            }
+        }
+        return failing.sorted { $0.key < $1.key }.map { name, trouble in
+            "<p class=\"error\">\(name) is failing (\(HTML.escape(trouble.reason))): \(trouble.workers) worker(s) paused sending to it; "
+                + "the pushes wait and are retried until they expire.</p>"
+        }.joined()
     }
 
     func card(_ title: String, _ value: String) -> String {

@@ -29,7 +29,7 @@ final class Metrics: Sendable {
         if status == 503 { busy.add(1, ordering: .relaxed) }
     }
 
-    func render(workers: [Dispatcher.Worker], queue: (messages: [String: Int], shards: [String: Int])?,
+    func render(workers: [Dispatcher.Worker], queue: QueueDepth?,
                 reports progress: (pending: Int64, processed: Int64)) -> String {
         var lines: [String] = []
         func family(_ name: String, _ type: String, _ help: String) {
@@ -58,6 +58,8 @@ final class Metrics: Sendable {
             }
             family("herald_shards", "gauge", "Campaign shards waiting for a worker (pending) or being sent (leased).")
             for status in [ShardState.pending, .leased].map(\.rawValue) { lines.append("herald_shards{status=\"\(status)\"} \(queue.shards[status] ?? 0)") }
+            family("herald_retries_pending", "gauge", "Pushes of unfinished messages that failed for a transient reason and wait for their next attempt.")
+            lines.append("herald_retries_pending \(queue.retrying)")
         }
         family("herald_workers_connected", "gauge", "Workers whose heartbeat arrived within the last 5 seconds.")
         lines.append("herald_workers_connected \(workers.count)")
@@ -70,6 +72,33 @@ final class Metrics: Sendable {
                 let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
                 guard parts.count == 2, let count = value.lenientInt else { continue }
                 lines.append("herald_pushes_total{worker=\"\(worker.id)\",provider=\"\(parts[0])\",outcome=\"\(parts[1])\"} \(count)")
+            }
+        }
+        /// A per-worker counter family whose keys are `provider` or `provider|second label`.
+        func counters(_ name: String, _ key: String, second: String? = nil, help: String) {
+            family(name, "counter", help)
+            for worker in sorted {
+                for (entry, value) in (worker.stats[key]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    let parts = entry.split(separator: "|", maxSplits: 1).map(String.init)
+                    guard let count = value.lenientInt, parts.count == (second == nil ? 1 : 2) else { continue }
+                    var labels = "worker=\"\(worker.id)\",provider=\"\(parts[0])\""
+                    if let second { labels += ",\(second)=\"\(parts[1])\"" }
+                    lines.append("\(name){\(labels)} \(count)")
+                }
+            }
+        }
+        counters("herald_push_retries_total", "retries", second: "reason",
+                 help: "Pushes that failed for a transient reason (5xx, 429, connection trouble), by worker, provider and reason.")
+        counters("herald_push_ambiguous_total", "ambiguous",
+                 help: "Pushes whose connection was lost after the request was written (the provider may have received them).")
+        counters("herald_provider_connections_opened_total", "connections", help: "Connections opened to APNs and FCM, by worker and provider.")
+        family("herald_provider_circuit_open", "gauge", "1 while a worker has paused sending to a provider for an app because it is failing.")
+        for worker in sorted {
+            for (entry, circuit) in (worker.stats["circuits"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let parts = entry.split(separator: "|", maxSplits: 1).map(String.init)
+                guard parts.count == 2 else { continue }
+                let open = circuit["open"] == .bool(true) ? 1 : 0
+                lines.append("herald_provider_circuit_open{worker=\"\(worker.id)\",provider=\"\(parts[0])\",app=\"\(parts[1])\"} \(open)")
             }
         }
         family("herald_provider_request_seconds", "histogram", "Duration of APNs and FCM requests, by worker and provider.")

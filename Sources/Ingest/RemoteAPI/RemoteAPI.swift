@@ -98,7 +98,8 @@ struct RemoteAPI: Sendable {
         [
             "code": .string(status.code), "application": .string(status.app), "status": .string(status.status.rawValue),
             "targeted": .int(Int64(status.targeted)), "sent": .int(Int64(status.sent)), "failed": .int(Int64(status.failed)),
-            "throttled": .int(Int64(status.throttled)), "delivered": .int(Int64(status.delivered)),
+            "throttled": .int(Int64(status.throttled)), "retrying": .int(Int64(status.retrying)),
+            "ambiguous": .int(Int64(status.ambiguous)), "delivered": .int(Int64(status.delivered)),
             "opened": .int(Int64(status.opened)), "errors": .object(status.errors.mapValues { JSON.int(Int64($0)) }),
         ]
     }

@@ -42,11 +42,14 @@ public struct Providers: Sendable {
     static func make(for app: AppConfiguration, clock: any Clock, logger: Logger, stats: DeliveryStats,
                      register: (any HTTP2Transport) -> Void) throws -> any PushProvider {
         if let sink = app.sink { return try SinkProvider(path: sink) }
+        func events(_ provider: String) -> HTTP2Events {
+            HTTP2Events(requestFinished: { stats.observe(provider: provider, seconds: $0) },
+                        connectionOpened: { stats.connectionOpened(provider: provider) })
+        }
         var apns: (any PushProvider)?
         if let settings = app.apns {
             let client = CurlHTTP2Transport(name: "herald-apns", threads: apnsThreads, maxConnections: apnsConnections,
-                                            maxInFlight: apnsInFlight, caFile: settings.caFile,
-                                            observe: { stats.observe(provider: "apns", seconds: $0) })
+                                            maxInFlight: apnsInFlight, caFile: settings.caFile, events: events("apns"))
             register(client)
             let tokens = APNsTokenCache(teamID: settings.teamID, keyID: settings.keyID, key: try SigningKey(path: settings.keyPath), clock: clock)
             _ = try tokens.token()
@@ -55,12 +58,14 @@ public struct Providers: Sendable {
         var fcm: (any PushProvider)?
         if let settings = app.fcm {
             let client = CurlHTTP2Transport(name: "herald-fcm", maxConnections: fcmConnections, maxInFlight: fcmInFlight,
-                                            caFile: settings.caFile, observe: { stats.observe(provider: "fcm", seconds: $0) })
+                                            caFile: settings.caFile, events: events("fcm"))
             register(client)
             let tokens = try FCMAccessTokens(account: try ServiceAccount(path: settings.serviceAccountPath), client: client, clock: clock)
             fcm = FCMProvider(app: app.code, settings: settings, client: client, tokens: tokens, logger: logger)
         }
-        return ChannelRouter(apns: apns, fcm: fcm)
+        let router = ChannelRouter(app: app.code, apns: apns, fcm: fcm)
+        for breaker in router.breakers.values { stats.watch(breaker) }
+        return router
     }
 }
 

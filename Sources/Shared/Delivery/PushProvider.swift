@@ -1,4 +1,5 @@
 import Core
+import HTTP2
 
 /// A push ready for a provider: the device it goes to and its encoded payload (the APNs payload
 /// for iOS, the FCM v1 request body for Android), encoded once so that devices sharing a payload
@@ -28,8 +29,47 @@ public protocol PushProvider: Sendable {
 
     /// The provider's name for metrics (`apns`, `fcm`, `sink`) for pushes on `channel`.
     func name(for channel: OutgoingPush.Channel) -> String
+
+    /// The circuit breaker of pushes on `channel`, if the provider has one.
+    func breaker(for channel: OutgoingPush.Channel) -> CircuitBreaker?
 }
 
 extension PushProvider {
     public func name(for channel: OutgoingPush.Channel) -> String { channel.rawValue }
+    public func breaker(for channel: OutgoingPush.Channel) -> CircuitBreaker? { nil }
+}
+
+/// What a provider makes of one reply.
+enum Verdict: Equatable {
+    case sent
+    /// Final; `deadToken` when the token must not be used again.
+    case failed(String, deadToken: Bool)
+    /// Transient (5xx, 429, connection trouble): the push is tried again later, no sooner than
+    /// `after` seconds when the provider said so; `ambiguous` when the request may have reached it.
+    case retry(String, after: Double?, ambiguous: Bool)
+    /// The credentials were refused: renew them once and send again.
+    case renewCredentials(String)
+
+    /// The verdict on a transport error (status 0).
+    static func transportFailure(_ response: HTTP2Response) -> Verdict {
+        .retry(response.requestSent ? "ConnectionLost" : "ConnectionError", after: nil, ambiguous: response.requestSent)
+    }
+
+    /// `Retry-After` in seconds, when the reply has one.
+    static func retryAfter(_ response: HTTP2Response) -> Double? {
+        response.headers["retry-after"].flatMap(Double.init).map { max(0, $0) }
+    }
+
+    /// The outcome of `push` under this verdict (`renewCredentials` counts as a failure with its reason).
+    func record(for push: OutgoingPush) -> DeliveryRecord {
+        let device = push.target.deviceID
+        switch self {
+        case .sent: return DeliveryRecord(deviceID: device, outcome: .sent)
+        case .failed(let reason, let dead):
+            return DeliveryRecord(deviceID: device, outcome: .failed, reason: reason, deadToken: dead ? push.target.pushToken : nil)
+        case .retry(let reason, let after, let ambiguous):
+            return DeliveryRecord(deviceID: device, outcome: .retrying, reason: reason, retryAfter: after, ambiguous: ambiguous)
+        case .renewCredentials(let reason): return DeliveryRecord(deviceID: device, outcome: .failed, reason: reason)
+        }
+    }
 }

@@ -63,9 +63,18 @@ public final class SinkProvider: PushProvider {
     }
 }
 
-/// A provider could not be set up; keeps errno.
+/// A provider could not be set up or could not get credentials; keeps errno.
 public struct DeliveryError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public let errno: Int32
-    public var description: String { "\(message): \(String(cString: strerror(errno)))" }
+    /// The cause may pass by itself (a credential endpoint that could not be reached or answered 5xx).
+    public var transient = false
+
+    public init(message: String, errno: Int32, transient: Bool = false) {
+        self.message = message
+        self.errno = errno
+        self.transient = transient
+    }
+
+    public var description: String { errno == 0 ? message : "\(message): \(String(cString: strerror(errno)))" }
 }

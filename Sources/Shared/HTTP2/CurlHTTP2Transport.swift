@@ -29,12 +29,11 @@ public final class CurlHTTP2Transport: HTTP2Transport {
 
     /// `maxConnections` and `maxInFlight` are totals, split evenly over the threads (at least one
     /// connection and one transfer each).
-    public init(name: String, threads: Int = 1, maxConnections: Int, maxInFlight: Int, caFile: String?,
-                observe: (@Sendable (Double) -> Void)? = nil) {
+    public init(name: String, threads: Int = 1, maxConnections: Int, maxInFlight: Int, caFile: String?, events: HTTP2Events? = nil) {
         let count = max(1, threads)
         loops = (0..<count).map { _ in
             CurlLoop(name: name, maxConnections: max(1, maxConnections / count), maxInFlight: max(1, maxInFlight / count),
-                     caFile: caFile, observe: observe)
+                     caFile: caFile, events: events)
         }
     }
 

@@ -11,7 +11,9 @@ import Synchronization
 /// each wake-up only touches the connections that have data, rather than every transfer in
 /// flight): requests from any thread are multiplexed over at most `maxConnections` long-lived
 /// connections, with at most `maxInFlight` transfers active (the rest wait in a queue, so a backlog
-/// never opens connections).
+/// never opens connections). libcurl reconnects a connection that broke; `ConnectionHealth` decides
+/// when transfers may start meanwhile, so that a provider that is down sees one connection attempt
+/// per back-off, not one per request.
 ///
 /// `@unchecked Sendable` invariant: the multi handle, the epoll set and the transfer table are used
 /// only by the loop's thread; other threads only append to the queue (behind a mutex) and write to
@@ -29,13 +31,15 @@ final class CurlLoop: @unchecked Sendable {
     private var deadline: Double?
     /// Loop thread only: finished easy handles, kept for the next transfers.
     private var idle: [UnsafeMutableRawPointer] = []
+    /// Loop thread only.
+    private var health = ConnectionHealth()
     let maxInFlight: Int
     let caFile: String?
-    /// Called on the loop's thread with each request's duration in seconds.
-    let observe: (@Sendable (Double) -> Void)?
+    /// Called on the loop's thread.
+    let events: HTTP2Events?
 
-    init(name: String, maxConnections: Int, maxInFlight: Int, caFile: String?, observe: (@Sendable (Double) -> Void)?) {
-        self.observe = observe
+    init(name: String, maxConnections: Int, maxInFlight: Int, caFile: String?, events: HTTP2Events?) {
+        self.events = events
         CurlLoop.initializeLibrary
         multi = curl_multi_init()
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -121,23 +125,31 @@ final class CurlLoop: @unchecked Sendable {
         var running: Int32 = 0
         while !stopping.load(ordering: .relaxed) {
             let room = maxInFlight - active.count
-            if room > 0 {
+            if room > 0, queue.withLock({ !$0.isEmpty }) {
+                let admission = health.admission(now: monotonicSeconds())
+                let limit = admission == .all ? room : admission == .probe ? 1 : admission == .failQueued ? Int.max : 0
                 let next = queue.withLock { pending -> [Transfer] in
-                    let taken = Array(pending.prefix(room))
+                    let taken = Array(pending.prefix(limit))
                     pending.removeFirst(taken.count)
                     return taken
                 }
                 for transfer in next {
-                    guard let easy = makeEasy(transfer) else {
-                        transfer.finish(HTTP2Response(status: 0, headers: [:], body: [], transportError: "curl_easy_init failed"))
+                    if admission == .failQueued {
+                        transfer.finish(.failure("the connection is down (\(health.lastError)); waiting before the next attempt"))
                         continue
                     }
+                    guard let easy = makeEasy(transfer) else {
+                        transfer.finish(.failure("curl_easy_init failed"))
+                        continue
+                    }
+                    transfer.isProbe = admission == .probe
                     active[UInt(bitPattern: easy)] = transfer
                     curl_multi_add_handle(multi, easy)
                 }
             }
             var wait: Int32 = 200
             if let deadline { wait = Int32(max(0, min(200, (deadline - monotonicSeconds()) * 1000))) }
+            if case .waiting(let until, _) = health.state { wait = min(wait, Int32(max(0, (until - monotonicSeconds()) * 1000))) }
             let count = epoll_wait(epoll, &events, Int32(events.count), wait)
             for index in 0..<Int(max(0, count)) {
                 let fd = events[index].data.fd
@@ -183,10 +195,10 @@ final class CurlLoop: @unchecked Sendable {
             let easy = UnsafeMutableRawPointer(bitPattern: key)
             curl_multi_remove_handle(multi, easy)
             curl_easy_cleanup(easy)
-            transfer.finish(HTTP2Response(status: 0, headers: [:], body: [], transportError: "client closed"))
+            transfer.finish(.failure("client closed", requestSent: true))
         }
         for transfer in queue.withLock({ pending in defer { pending.removeAll() }; return pending }) {
-            transfer.finish(HTTP2Response(status: 0, headers: [:], body: [], transportError: "client closed"))
+            transfer.finish(.failure("client closed"))
         }
     }
 
@@ -199,7 +211,6 @@ final class CurlLoop: @unchecked Sendable {
         transfer.started = monotonicSeconds()
         herald_curl_easy_setopt_string(easy, CURLOPT_URL, request.url)
         herald_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
-        herald_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, request.freshConnection ? 1 : 0)
         herald_curl_easy_setopt_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count)
         request.body.withUnsafeBytes { bytes in
             _ = herald_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
@@ -229,6 +240,7 @@ final class CurlLoop: @unchecked Sendable {
         herald_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         herald_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         herald_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        herald_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.connectTimeoutMilliseconds)
         if let caFile {
             // The extra CA is trusted in addition to the system store.
             herald_curl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)
@@ -239,13 +251,31 @@ final class CurlLoop: @unchecked Sendable {
         return easy
     }
 
+    static let connectTimeoutMilliseconds = 10_000
+
+    /// Failures that mean the connection itself is unusable (as opposed to one stream's trouble).
+    static let connectionFailures: Set<UInt32> = Set([
+        CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_HTTP2, CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION,
+        CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR,
+    ].map(\.rawValue))
+
     private func complete(_ transfer: Transfer, easy: UnsafeMutableRawPointer, result: CURLcode) {
-        observe?(monotonicSeconds() - transfer.started)
+        events?.requestFinished(monotonicSeconds() - transfer.started)
+        var connects = 0
+        herald_curl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+        for _ in 0..<max(0, connects) { events?.connectionOpened() }
         guard result == CURLE_OK else {
-            transfer.finish(HTTP2Response(status: 0, headers: [:], body: transfer.body,
-                                          transportError: String(cString: curl_easy_strerror(result))))
+            var uploaded: curl_off_t = 0
+            herald_curl_easy_getinfo_offset(easy, CURLINFO_SIZE_UPLOAD_T, &uploaded)
+            let error = String(cString: curl_easy_strerror(result))
+            // A timeout with nothing sent is a connection that never came up.
+            if transfer.isProbe || Self.connectionFailures.contains(result.rawValue) || (result == CURLE_OPERATION_TIMEDOUT && uploaded == 0) {
+                health.broken(probe: transfer.isProbe, error: error, now: monotonicSeconds(), jitter: Double.random(in: 0...1))
+            }
+            transfer.finish(.failure(error, requestSent: !transfer.request.body.isEmpty && uploaded >= transfer.request.body.count))
             return
         }
+        health.answered()
         var status = 0
         herald_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         transfer.finish(HTTP2Response(status: status, headers: transfer.headers, body: transfer.body, transportError: nil))
@@ -271,7 +301,7 @@ final class Batch: @unchecked Sendable {
     /// Blocks until every response is in.
     func wait() -> [HTTP2Response] {
         done.wait()
-        return responses.map { $0 ?? HTTP2Response(status: 0, headers: [:], body: [], transportError: "no response") }
+        return responses.map { $0 ?? .failure("no response", requestSent: true) }
     }
 }
 
@@ -286,6 +316,8 @@ final class Transfer: @unchecked Sendable {
     /// The request's own header lines (first and last node), linked in front of its shared ones.
     var ownHeaders: (first: UnsafeMutablePointer<curl_slist>, last: UnsafeMutablePointer<curl_slist>)?
     var started = 0.0
+    /// Started alone to find out whether a broken connection can be opened again.
+    var isProbe = false
 
     init(request: HTTP2Request, batch: Batch, index: Int) {
         self.request = request

@@ -15,17 +15,13 @@ public struct HTTP2Request: Sendable {
     /// Lines many requests share (built once into libcurl's list instead of once per request).
     public var sharedHeaders: HTTP2HeaderList?
     public var body: [UInt8]
-    /// Open a new connection for this request (after 5xx or a broken connection).
-    public var freshConnection: Bool
     public var timeoutMilliseconds: Int
 
-    public init(url: String, headers: [String] = [], sharedHeaders: HTTP2HeaderList? = nil, body: [UInt8], freshConnection: Bool = false,
-                timeoutMilliseconds: Int = 30_000) {
+    public init(url: String, headers: [String] = [], sharedHeaders: HTTP2HeaderList? = nil, body: [UInt8], timeoutMilliseconds: Int = 30_000) {
         self.url = url
         self.headers = headers
         self.sharedHeaders = sharedHeaders
         self.body = body
-        self.freshConnection = freshConnection
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 }
@@ -36,11 +32,32 @@ public struct HTTP2Response: Sendable {
     public var headers: [String: String]
     public var body: [UInt8]
     public var transportError: String?
+    /// On a transport error: whether the whole request had been handed to the connection, so that the
+    /// server may have acted on it (the outcome is unknown). False when it never left.
+    public var requestSent: Bool
 
-    public init(status: Int, headers: [String: String], body: [UInt8], transportError: String?) {
+    public init(status: Int, headers: [String: String], body: [UInt8], transportError: String?, requestSent: Bool = false) {
         self.status = status
         self.headers = headers
         self.body = body
         self.transportError = transportError
+        self.requestSent = requestSent
+    }
+
+    /// A transport error.
+    public static func failure(_ error: String, requestSent: Bool = false) -> HTTP2Response {
+        HTTP2Response(status: 0, headers: [:], body: [], transportError: error, requestSent: requestSent)
+    }
+}
+
+/// What a transport reports as it goes, for the provider metrics: each request's duration in seconds,
+/// and each new connection.
+public struct HTTP2Events: Sendable {
+    public var requestFinished: @Sendable (Double) -> Void
+    public var connectionOpened: @Sendable () -> Void
+
+    public init(requestFinished: @escaping @Sendable (Double) -> Void, connectionOpened: @escaping @Sendable () -> Void) {
+        self.requestFinished = requestFinished
+        self.connectionOpened = connectionOpened
     }
 }

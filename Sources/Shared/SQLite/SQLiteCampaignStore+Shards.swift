@@ -3,19 +3,19 @@ import Core
 
 /// The worker side of the shard lifecycle.
 extension SQLiteCampaignStore {
-    public func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64) throws(StoreError) -> ShardWork? {
+    public func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> ShardWork? {
         try database.write { writer -> ShardWork? in
             let connection = writer.connection
             guard let row = try connection.prepare(
                 """
                 SELECT s.message_id, s.first_device, s.last_device, s.by_timezone, s.timezone_offset, s.status, s.lease_owner,
-                  s.attempts, m.code, m.hash, m.app_id, m.request, m.status
+                  s.attempts, m.code, m.hash, m.app_id, m.request, m.status, s.attempted_through
                 FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = ?
                 """
             ).first([.integer(shard)], { row in
                 (message: row.int(0), first: row.int(1), last: row.int(2), byTimezone: row.int(3) != 0, offset: row.optionalInt(4),
                  status: row.text(5), owner: row.optionalText(6), attempts: Int(row.int(7)), code: row.text(8), hash: row.text(9),
-                 appID: row.int(10), request: row.text(11), messageStatus: row.text(12))
+                 appID: row.int(10), request: row.text(11), messageStatus: row.text(12), attemptedThrough: row.optionalInt(13))
             }) else { return nil }
             guard row.status == ShardState.leased.rawValue, row.owner == worker else { return nil }
             guard row.messageStatus != MessageState.deleted.rawValue else {
@@ -23,11 +23,44 @@ extension SQLiteCampaignStore {
                 return nil
             }
             try connection.prepare("UPDATE message_shards SET lease_until = ? WHERE id = ?").run([.integer(leaseUntil), .integer(shard)])
+            if row.attempts > 1 {
+                // Retries the previous holder had on the network: their outcome is unknown.
+                try connection.prepare(
+                    """
+                    UPDATE message_shards SET ambiguous = ambiguous
+                      + (SELECT count(*) FROM delivery_retries WHERE shard_id = ?1 AND sending = 1 AND ambiguous = 0) WHERE id = ?1
+                    """
+                ).run([.integer(shard)])
+                try connection.prepare(
+                    "UPDATE delivery_retries SET sending = 0, ambiguous = ambiguous + 1, next_at = ?2 WHERE shard_id = ?1 AND sending = 1"
+                ).run([.integer(shard), .integer(now)])
+            }
             return ShardWork(
                 shardID: shard, messageID: row.message, messageCode: row.code, hash: row.hash,
                 app: database.appCode(row.appID) ?? "", appID: row.appID, spec: try Self.decode(row.request),
                 firstDevice: row.first, lastDevice: row.last, timezoneFilter: row.byTimezone ? .some(row.offset) : .none,
-                attempts: row.attempts)
+                attempts: row.attempts, attemptedThrough: row.attempts > 1 ? row.attemptedThrough : nil)
+        }
+    }
+
+    public func extendLease(shard: Int64, worker: String, leaseUntil: Int64) throws(StoreError) -> Bool {
+        try database.write { writer in
+            try writer.connection.prepare(
+                "UPDATE message_shards SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = 'leased'"
+            ).run([.integer(leaseUntil), .integer(shard), .text(worker)])
+            return writer.connection.changes == 1
+        }
+    }
+
+    public func markAttempted(_ work: ShardWork, through deviceID: Int64, worker: String) throws(StoreError) -> Bool {
+        try database.write { writer in
+            try writer.connection.prepare(
+                """
+                UPDATE message_shards SET attempted_through = max(coalesce(attempted_through, ?1), ?1)
+                WHERE id = ?2 AND lease_owner = ?3 AND status = 'leased'
+                """
+            ).run([.integer(deviceID), .integer(work.shardID), .text(worker)])
+            return writer.connection.changes == 1
         }
     }
 
@@ -99,46 +132,189 @@ extension SQLiteCampaignStore {
         }
     }
 
-    public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, finished: Bool,
-                       now: Int64) throws(StoreError) -> Bool {
+    public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> Bool {
         try database.write { writer in
             let connection = writer.connection
             let insert = try connection.prepare(
                 "INSERT OR IGNORE INTO deliveries (message_id, device_id, status, reason, created_at) VALUES (?, ?, ?, ?, ?)")
-            var counts: [DeliveryRecord.Outcome: Int64] = [:]
-            var errors: [String: Int64] = [:]
+            var tally = ShardTally()
             for outcome in outcomes {
-                if let token = outcome.deadToken {
-                    // Only the token that was rejected: the device may have registered a new one meanwhile.
-                    try connection.prepare("UPDATE devices SET token_invalid_reason = ? WHERE id = ? AND push_token = ?")
-                        .run([.text(outcome.reason ?? "InvalidToken"), .integer(outcome.deviceID), .text(token)])
-                }
+                try Self.markDead(outcome, connection)
                 try insert.run([.integer(work.messageID), .integer(outcome.deviceID), .text(outcome.outcome.rawValue),
                                 outcome.reason.map(SQLiteValue.text) ?? .null, .integer(now)])
                 guard connection.changes == 1 else { continue }
-                counts[outcome.outcome, default: 0] += 1
-                if outcome.outcome == .failed { errors[outcome.reason ?? "Unknown", default: 0] += 1 }
+                tally.targeted += 1
+                tally.count(outcome)
+                if outcome.outcome == .retrying {
+                    let schedule = outcome.schedule ?? RetrySchedule(nextAt: now, expiresAt: now)
+                    try connection.prepare(
+                        """
+                        INSERT INTO delivery_retries (message_id, device_id, shard_id, attempts, ambiguous, next_at, expires_at, reason)
+                        VALUES (?, ?, ?, 1, ?, ?, ?, ?)
+                        """
+                    ).run([.integer(work.messageID), .integer(outcome.deviceID), .integer(work.shardID), .integer(outcome.ambiguous ? 1 : 0),
+                           .integer(schedule.nextAt), .integer(schedule.expiresAt), .text(outcome.reason ?? "Unknown")])
+                    if outcome.ambiguous { tally.ambiguous += 1 }
+                }
             }
-            for (reason, count) in errors {
-                try connection.prepare(
-                    "INSERT INTO message_errors (message_id, reason, count) VALUES (?1, ?2, ?3) ON CONFLICT DO UPDATE SET count = count + ?3"
-                ).run([.integer(work.messageID), .text(reason), .integer(count)])
-            }
-            let sent = counts[.sent] ?? 0, failed = counts[.failed] ?? 0, throttled = counts[.throttled] ?? 0
-            try connection.prepare(
-                "UPDATE message_shards SET targeted = targeted + ?, sent = sent + ?, failed = failed + ?, throttled = throttled + ? WHERE id = ?"
-            ).run([.integer(sent + failed + throttled), .integer(sent), .integer(failed), .integer(throttled), .integer(work.shardID)])
-            guard let state = try connection.prepare(
-                "SELECT s.status, s.lease_owner, m.status FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = ?"
-            ).first([.integer(work.shardID)], { ($0.text(0), $0.optionalText(1), $0.text(2)) }) else { return false }
-            guard state.0 == ShardState.leased.rawValue, state.1 == worker else { return false }
-            if state.2 == MessageState.deleted.rawValue {
-                try connection.prepare("UPDATE message_shards SET status = 'cancelled' WHERE id = ?").run([.integer(work.shardID)])
-                return false
-            }
-            try connection.prepare("UPDATE message_shards SET lease_until = ?, status = ? WHERE id = ?")
-                .run([.integer(leaseUntil), .text((finished ? ShardState.done : .leased).rawValue), .integer(work.shardID)])
-            return true
+            try tally.apply(to: work, connection)
+            return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
         }
+    }
+
+    public func dueRetries(of work: ShardWork, now: Int64, limit: Int) throws(StoreError) -> [PendingRetry] {
+        try database.read { connection in
+            try connection.prepare(
+                """
+                SELECT r.device_id, r.attempts, r.ambiguous, r.expires_at, r.reason,
+                  d.id IS NOT NULL AND d.push_token IS NOT NULL AND d.subscribed = 1 AND d.token_invalid_reason IS NULL,
+                  d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge
+                FROM delivery_retries r INDEXED BY delivery_retries_due LEFT JOIN devices d ON d.id = r.device_id
+                WHERE r.shard_id = ? AND r.next_at <= ? AND r.sending = 0 ORDER BY r.next_at, r.device_id LIMIT ?
+                """
+            ).rows([.integer(work.shardID), .integer(now), .integer(Int64(limit))]) { row in
+                let target = row.int(5) == 0 ? nil : Target(
+                    deviceID: row.int(0), hwid: row.text(6), platform: Int(row.int(7)), pushToken: row.text(8), gateway: row.optionalText(9),
+                    language: row.optionalText(10), badge: row.int(11))
+                return PendingRetry(target: target, deviceID: row.int(0), attempts: Int(row.int(1)), ambiguous: Int(row.int(2)),
+                                    expiresAt: row.int(3), reason: row.text(4))
+            }
+        }
+    }
+
+    public func nextRetry(of work: ShardWork) throws(StoreError) -> Int64? {
+        try database.read { connection in
+            try connection.prepare("SELECT min(next_at) FROM delivery_retries WHERE shard_id = ?").first([.integer(work.shardID)]) {
+                $0.optionalInt(0)
+            } ?? nil
+        }
+    }
+
+    public func claimRetries(_ deviceIDs: [Int64], work: ShardWork, worker: String) throws(StoreError) -> Bool {
+        try database.write { writer in
+            let connection = writer.connection
+            try connection.prepare(
+                "UPDATE delivery_retries SET sending = 1 WHERE message_id = ? AND device_id IN (SELECT value FROM json_each(?))"
+            ).run([.integer(work.messageID), .text(JSON.array(deviceIDs.map { JSON.int($0) }).text)])
+            return try Self.ownsLease(work, worker: worker, connection)
+        }
+    }
+
+    public func recordRetries(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64,
+                              now: Int64) throws(StoreError) -> Bool {
+        try database.write { writer in
+            let connection = writer.connection
+            var tally = ShardTally()
+            for outcome in outcomes {
+                let key: [SQLiteValue] = [.integer(work.messageID), .integer(outcome.deviceID)]
+                try Self.markDead(outcome, connection)
+                if outcome.outcome == .retrying {
+                    let schedule = outcome.schedule ?? RetrySchedule(nextAt: now, expiresAt: now)
+                    let ambiguous = try connection.prepare(
+                        """
+                        UPDATE delivery_retries SET attempts = attempts + 1, ambiguous = ambiguous + ?3, sending = 0, next_at = ?4, reason = ?5
+                        WHERE message_id = ?1 AND device_id = ?2 RETURNING ambiguous
+                        """
+                    ).first(key + [.integer(outcome.ambiguous ? 1 : 0), .integer(schedule.nextAt), .text(outcome.reason ?? "Unknown")]) {
+                        $0.int(0)
+                    }
+                    if outcome.ambiguous, ambiguous == 1 { tally.ambiguous += 1 }
+                    continue
+                }
+                try connection.prepare(
+                    "UPDATE deliveries SET status = ?3, reason = ?4, created_at = ?5 WHERE message_id = ?1 AND device_id = ?2 AND status = 'retrying'"
+                ).run(key + [.text(outcome.outcome.rawValue), outcome.reason.map(SQLiteValue.text) ?? .null, .integer(now)])
+                guard connection.changes == 1 else { continue }
+                try connection.prepare("DELETE FROM delivery_retries WHERE message_id = ? AND device_id = ?").run(key)
+                tally.retrying -= 1
+                tally.count(outcome)
+            }
+            try tally.apply(to: work, connection)
+            return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
+        }
+    }
+
+    public func finishShard(_ work: ShardWork, worker: String, resumeAt: Int64?) throws(StoreError) -> Int64? {
+        try database.write { writer in
+            let connection = writer.connection
+            guard try Self.ownsLease(work, worker: worker, connection) else { return nil }
+            let nextRetry = try connection.prepare("SELECT min(next_at) FROM delivery_retries WHERE shard_id = ?")
+                .first([.integer(work.shardID)]) { $0.optionalInt(0) } ?? nil
+            guard let due = [resumeAt, nextRetry].compactMap({ $0 }).min() else {
+                try connection.prepare("UPDATE message_shards SET status = 'done', lease_owner = NULL WHERE id = ?").run([.integer(work.shardID)])
+                return nil
+            }
+            try connection.prepare("UPDATE message_shards SET status = 'pending', lease_owner = NULL, due_at = ? WHERE id = ?")
+                .run([.integer(due), .integer(work.shardID)])
+            return due
+        }
+    }
+
+    // MARK: - Shared by the writes above
+
+    /// Declares the push token of a `deadToken` outcome invalid: only that token, since the device
+    /// may have registered a new one meanwhile.
+    static func markDead(_ outcome: DeliveryRecord, _ connection: SQLiteConnection) throws {
+        guard let token = outcome.deadToken else { return }
+        try connection.prepare("UPDATE devices SET token_invalid_reason = ? WHERE id = ? AND push_token = ?")
+            .run([.text(outcome.reason ?? "InvalidToken"), .integer(outcome.deviceID), .text(token)])
+    }
+
+    /// Whether the shard is still leased to `worker` and its message not deleted (a shard of a
+    /// deleted message is cancelled here).
+    static func ownsLease(_ work: ShardWork, worker: String, _ connection: SQLiteConnection) throws -> Bool {
+        guard let state = try connection.prepare(
+            "SELECT s.status, s.lease_owner, m.status FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = ?"
+        ).first([.integer(work.shardID)], { ($0.text(0), $0.optionalText(1), $0.text(2)) }) else { return false }
+        guard state.0 == ShardState.leased.rawValue, state.1 == worker else { return false }
+        if state.2 == MessageState.deleted.rawValue {
+            try connection.prepare("UPDATE message_shards SET status = 'cancelled' WHERE id = ?").run([.integer(work.shardID)])
+            return false
+        }
+        return true
+    }
+
+    /// `ownsLease`, and when it does, extends the lease.
+    static func keepLease(_ work: ShardWork, worker: String, leaseUntil: Int64, _ connection: SQLiteConnection) throws -> Bool {
+        guard try ownsLease(work, worker: worker, connection) else { return false }
+        try connection.prepare("UPDATE message_shards SET lease_until = ? WHERE id = ?").run([.integer(leaseUntil), .integer(work.shardID)])
+        return true
+    }
+}
+
+/// What one write adds to a shard's funnel counters and its message's error counts.
+struct ShardTally {
+    var targeted: Int64 = 0
+    var sent: Int64 = 0
+    var failed: Int64 = 0
+    var throttled: Int64 = 0
+    var retrying: Int64 = 0
+    var ambiguous: Int64 = 0
+    var errors: [String: Int64] = [:]
+
+    mutating func count(_ outcome: DeliveryRecord) {
+        switch outcome.outcome {
+        case .sent: sent += 1
+        case .throttled: throttled += 1
+        case .retrying: retrying += 1
+        case .failed:
+            failed += 1
+            errors[outcome.reason ?? "Unknown", default: 0] += 1
+        }
+    }
+
+    func apply(to work: ShardWork, _ connection: SQLiteConnection) throws {
+        for (reason, count) in errors {
+            try connection.prepare(
+                "INSERT INTO message_errors (message_id, reason, count) VALUES (?1, ?2, ?3) ON CONFLICT DO UPDATE SET count = count + ?3"
+            ).run([.integer(work.messageID), .text(reason), .integer(count)])
+        }
+        try connection.prepare(
+            """
+            UPDATE message_shards SET targeted = targeted + ?, sent = sent + ?, failed = failed + ?, throttled = throttled + ?,
+              retrying = retrying + ?, ambiguous = ambiguous + ? WHERE id = ?
+            """
+        ).run([.integer(targeted), .integer(sent), .integer(failed), .integer(throttled), .integer(retrying), .integer(ambiguous),
+               .integer(work.shardID)])
     }
 }

@@ -83,9 +83,13 @@ public final class SQLiteCampaignStore: CampaignStore {
                 var result = MessageStatus(code: code, app: database.appCode(appID) ?? "", status: MessageState(rawValue: status) ?? .failed,
                                            hash: hash, sendAt: sendAt, createdAt: createdAt, spec: try Self.decode(request))
                 if let sums = try connection.prepare(
-                    "SELECT sum(targeted), sum(sent), sum(failed), sum(throttled) FROM message_shards WHERE message_id = ?"
-                ).first([.integer(id)], { ($0.int(0), $0.int(1), $0.int(2), $0.int(3)) }) {
-                    (result.targeted, result.sent, result.failed, result.throttled) = (Int(sums.0), Int(sums.1), Int(sums.2), Int(sums.3))
+                    """
+                    SELECT sum(targeted), sum(sent), sum(failed), sum(throttled), sum(retrying), sum(ambiguous)
+                    FROM message_shards WHERE message_id = ?
+                    """
+                ).first([.integer(id)], { row in (Int32(0)..<6).map { Int(row.int($0)) } }) {
+                    (result.targeted, result.sent, result.failed, result.throttled) = (sums[0], sums[1], sums[2], sums[3])
+                    (result.retrying, result.ambiguous) = (sums[4], sums[5])
                 }
                 for (reason, count) in try connection.prepare("SELECT reason, count FROM message_errors WHERE message_id = ?")
                     .rows([.integer(id)], { ($0.text(0), Int($0.int(1))) }) {
@@ -263,7 +267,7 @@ public final class SQLiteCampaignStore: CampaignStore {
         }
     }
 
-    public func queueDepth() throws(StoreError) -> (messages: [String: Int], shards: [String: Int]) {
+    public func queueDepth() throws(StoreError) -> QueueDepth {
         try database.read { connection in
             var messages: [String: Int] = [:], shards: [String: Int] = [:]
             for (status, count) in try connection.prepare(
@@ -272,7 +276,10 @@ public final class SQLiteCampaignStore: CampaignStore {
             for (status, count) in try connection.prepare(
                 "SELECT status, count(*) FROM message_shards WHERE status IN ('pending', 'leased') GROUP BY status"
             ).rows([], { ($0.text(0), Int($0.int(1))) }) { shards[status] = count }
-            return (messages, shards)
+            let retrying = try connection.prepare(
+                "SELECT coalesce(sum(s.retrying), 0) FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE m.status = 'sending'"
+            ).first { Int($0.int(0)) } ?? 0
+            return QueueDepth(messages: messages, shards: shards, retrying: retrying)
         }
     }
 

@@ -205,6 +205,29 @@ enum Schema {
             PRIMARY KEY (message_id, kind, device_id)
         ) WITHOUT ROWID;
         """,
+        // 5: durable retries. A push that failed for a transient reason keeps its `deliveries` row
+        // with status 'retrying' (so that no pass targets the device again) and waits here for its
+        // next attempt; `sending` marks retries on the network, `ambiguous` counts attempts whose
+        // outcome was unknown. Shards count pushes waiting and ambiguous ones, and remember the
+        // highest device id handed to a provider.
+        """
+        ALTER TABLE message_shards ADD COLUMN retrying INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE message_shards ADD COLUMN ambiguous INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE message_shards ADD COLUMN attempted_through INTEGER;
+        CREATE TABLE delivery_retries (
+            message_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL,
+            shard_id INTEGER NOT NULL,
+            attempts INTEGER NOT NULL,
+            ambiguous INTEGER NOT NULL DEFAULT 0,
+            sending INTEGER NOT NULL DEFAULT 0,
+            next_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            PRIMARY KEY (message_id, device_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX delivery_retries_due ON delivery_retries (shard_id, next_at);
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.

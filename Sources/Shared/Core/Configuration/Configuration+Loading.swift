@@ -107,6 +107,12 @@ extension Configuration {
             try throttle.finish()
         }
 
+        if var delivery = try root.object("delivery") {
+            config.delivery.defaultTTLSeconds = Int64(try delivery.int(
+                "default_ttl_seconds", default: Int(config.delivery.defaultTTLSeconds), range: 0...2_419_200))
+            try delivery.finish()
+        }
+
         guard let appsValue = root.value("apps") else {
             throw ConfigurationError(key: "apps", problem: "is required: list at least one application")
         }

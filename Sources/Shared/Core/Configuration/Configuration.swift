@@ -9,6 +9,7 @@ public struct Configuration: Sendable {
     public var database = DatabaseSettings(path: "var/herald.sqlite")
     public var queue = QueueSettings()
     public var throttle = ThrottleSettings()
+    public var delivery = DeliverySettings()
     public var apps: [AppConfiguration] = []
 
     public init() {}
@@ -65,6 +66,15 @@ public struct ThrottleSettings: Sendable {
     /// `throttle.per_device.count` pushes per `throttle.per_device.window_seconds` at most, per device.
     public var perDeviceCount = 10
     public var perDeviceWindowSeconds = 3600
+
+    public init() {}
+}
+
+/// `delivery`: how workers ride out provider trouble.
+public struct DeliverySettings: Sendable {
+    /// `delivery.default_ttl_seconds`: how long a push that failed for a transient reason is retried
+    /// when its message sets no `ios_ttl` / `android_gcm_ttl`.
+    public var defaultTTLSeconds: Int64 = 3600
 
     public init() {}
 }

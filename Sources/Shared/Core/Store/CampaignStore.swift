@@ -1,6 +1,8 @@
 /// The message outbox and the shard lifecycle behind campaigns. Ingest creates messages and
 /// dispatches shards; workers claim shards, resolve their devices page by page and record each
-/// batch of outcomes. SQLite is the source of truth: a shard whose worker vanished is leased again.
+/// batch of outcomes. The store is the source of truth: a shard whose worker vanished is leased
+/// again, and a push that failed for a transient reason waits in it for its next attempt (the
+/// shard goes back to `pending`, due when the earliest retry is).
 public protocol CampaignStore: Sendable {
     // MARK: Ingest: the Remote API
 
@@ -41,14 +43,24 @@ public protocol CampaignStore: Sendable {
     /// Marks messages whose shards are all finished as done; returns how many.
     func completeMessages(now: Int64) throws(StoreError) -> Int
 
-    /// Messages and shards by status (the queue depth on `/metrics`).
-    func queueDepth() throws(StoreError) -> (messages: [String: Int], shards: [String: Int])
+    /// Messages and shards by status, and pushes of unfinished messages waiting for a retry (the
+    /// queue depth on `/metrics`).
+    func queueDepth() throws(StoreError) -> QueueDepth
 
     // MARK: Workers
 
     /// Confirms the lease of `shard` for `worker`, extends it, and returns what to do; nil when the
-    /// lease is no longer this worker's or the message was deleted.
-    func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64) throws(StoreError) -> ShardWork?
+    /// lease is no longer this worker's or the message was deleted. Retries that an earlier holder
+    /// was sending when it vanished become ambiguous (their `ambiguous` count goes up by one).
+    func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> ShardWork?
+
+    /// Extends the lease of a shard the worker is still working on; false when it is no longer the worker's.
+    func extendLease(shard: Int64, worker: String, leaseUntil: Int64) throws(StoreError) -> Bool
+
+    /// Notes that the shard's devices up to `deviceID` are about to be handed to a provider, so that
+    /// a later holder knows which devices without an outcome may have been sent. False when the lease
+    /// is lost.
+    func markAttempted(_ work: ShardWork, through deviceID: Int64, worker: String) throws(StoreError) -> Bool
 
     /// The next page of devices of the shard with an id above `after`, not yet recorded for the message.
     func targets(of work: ShardWork, after: Int64, limit: Int) throws(StoreError) -> [Target]
@@ -56,11 +68,68 @@ public protocol CampaignStore: Sendable {
     /// For each device, pushes recorded as sent since each of the two moments: (since1, since2).
     func recentSends(deviceIDs: [Int64], since1: Int64, since2: Int64) throws(StoreError) -> [Int64: (Int, Int)]
 
-    /// Records a batch of outcomes (idempotent per message and device), extends the lease, and when
-    /// `finished`, closes the shard. Returns false when the worker must stop: the lease was lost or
-    /// the message deleted.
-    func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, finished: Bool,
-                now: Int64) throws(StoreError) -> Bool
+    /// Records a batch of first-attempt outcomes (idempotent per message and device; a `retrying`
+    /// outcome also stores its retry) and extends the lease. Returns false when the worker must
+    /// stop: the lease was lost or the message deleted.
+    func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> Bool
+
+    /// Up to `limit` retries of the shard due at `now`, earliest first, with the device's current token.
+    func dueRetries(of work: ShardWork, now: Int64, limit: Int) throws(StoreError) -> [PendingRetry]
+
+    /// When the shard's earliest retry is due, if it has any.
+    func nextRetry(of work: ShardWork) throws(StoreError) -> Int64?
+
+    /// Marks retries as being sent (a later holder treats them as ambiguous if this worker vanishes). False when the lease is lost.
+    func claimRetries(_ deviceIDs: [Int64], work: ShardWork, worker: String) throws(StoreError) -> Bool
+
+    /// Records the outcomes of retried pushes: `sent` and `failed` end the retry, `retrying` schedules
+    /// the next attempt. Returns false when the worker must stop.
+    func recordRetries(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64,
+                       now: Int64) throws(StoreError) -> Bool
+
+    /// Ends the worker's hold on the shard: `done` when every device was attempted (`resumeAt` nil) and
+    /// no retry is left, else back to `pending`, due at `resumeAt` or the earliest retry. Returns that
+    /// due time, or nil when the shard is done.
+    func finishShard(_ work: ShardWork, worker: String, resumeAt: Int64?) throws(StoreError) -> Int64?
+}
+
+/// A push waiting for another attempt.
+public struct PendingRetry: Sendable, Equatable {
+    /// The device with its current token; nil when it can no longer be sent to (unregistered, token
+    /// dropped or declared dead, unsubscribed).
+    public var target: Target?
+    public var deviceID: Int64
+    /// Attempts made so far.
+    public var attempts: Int
+    /// How many of them ended without knowing whether the provider got the push.
+    public var ambiguous: Int
+    public var expiresAt: Int64
+    public var reason: String
+
+    package init(target: Target?, deviceID: Int64, attempts: Int, ambiguous: Int, expiresAt: Int64, reason: String) {
+        self.target = target
+        self.deviceID = deviceID
+        self.attempts = attempts
+        self.ambiguous = ambiguous
+        self.expiresAt = expiresAt
+        self.reason = reason
+    }
+}
+
+/// What waits in the campaign pipeline.
+public struct QueueDepth: Sendable {
+    /// Unfinished messages by status.
+    public var messages: [String: Int]
+    /// Pending and leased shards.
+    public var shards: [String: Int]
+    /// Pushes waiting for a retry.
+    public var retrying: Int
+
+    public init(messages: [String: Int], shards: [String: Int], retrying: Int) {
+        self.messages = messages
+        self.shards = shards
+        self.retrying = retrying
+    }
 }
 
 /// A notification ready to be stored.
@@ -87,13 +156,18 @@ public struct MessageStatus: Sendable, Equatable {
     public var sent = 0
     public var failed = 0
     public var throttled = 0
+    /// Pushes that failed for a transient reason and wait for their next attempt.
+    public var retrying = 0
+    /// Pushes whose outcome was unknown once (connection lost after the request was written, or
+    /// the worker vanished while sending): each was sent again at most once, so this bounds duplicates.
+    public var ambiguous = 0
     public var delivered = 0
     public var opened = 0
     public var errors: [String: Int] = [:]
 
     package init(code: String, app: String, status: MessageState, hash: String, sendAt: Int64, createdAt: Int64,
-                 spec: MessageSpec, targeted: Int = 0, sent: Int = 0, failed: Int = 0, throttled: Int = 0, delivered: Int = 0,
-                 opened: Int = 0, errors: [String: Int] = [:]) {
+                 spec: MessageSpec, targeted: Int = 0, sent: Int = 0, failed: Int = 0, throttled: Int = 0, retrying: Int = 0,
+                 ambiguous: Int = 0, delivered: Int = 0, opened: Int = 0, errors: [String: Int] = [:]) {
         self.code = code
         self.app = app
         self.status = status
@@ -105,6 +179,8 @@ public struct MessageStatus: Sendable, Equatable {
         self.sent = sent
         self.failed = failed
         self.throttled = throttled
+        self.retrying = retrying
+        self.ambiguous = ambiguous
         self.delivered = delivered
         self.opened = opened
         self.errors = errors
@@ -124,10 +200,15 @@ public struct ShardWork: Sendable {
     public var lastDevice: Int64
     /// Restricts the shard to devices with this UTC offset (nil offset: devices without one).
     public var timezoneFilter: Int64??
+    /// Times the shard was leased (1 the first time).
     public var attempts: Int
+    /// The highest device id an earlier holder handed to a provider: devices up to it without an
+    /// outcome may have been sent.
+    public var attemptedThrough: Int64?
 
     package init(shardID: Int64, messageID: Int64, messageCode: String, hash: String, app: String, appID: Int64,
-                 spec: MessageSpec, firstDevice: Int64, lastDevice: Int64, timezoneFilter: Int64??, attempts: Int) {
+                 spec: MessageSpec, firstDevice: Int64, lastDevice: Int64, timezoneFilter: Int64??, attempts: Int,
+                 attemptedThrough: Int64?) {
         self.shardID = shardID
         self.messageID = messageID
         self.messageCode = messageCode
@@ -139,6 +220,7 @@ public struct ShardWork: Sendable {
         self.lastDevice = lastDevice
         self.timezoneFilter = timezoneFilter
         self.attempts = attempts
+        self.attemptedThrough = attemptedThrough
     }
 }
 
@@ -168,6 +250,8 @@ public struct Target: Sendable, Equatable {
 public struct DeliveryRecord: Sendable, Equatable {
     public enum Outcome: String, Sendable {
         case sent, failed, throttled
+        /// A transient failure (5xx, 429, connection trouble): the push is tried again.
+        case retrying
     }
 
     public var deviceID: Int64
@@ -176,11 +260,33 @@ public struct DeliveryRecord: Sendable, Equatable {
     /// The push token the provider declared dead (APNs 410, BadDeviceToken…; FCM UNREGISTERED…):
     /// the device is not targeted again until it registers a token anew.
     public var deadToken: String?
+    /// `retrying`: how long the provider asked to wait (`Retry-After`), in seconds.
+    public var retryAfter: Double?
+    /// `retrying`: the request may have reached the provider (the connection was lost after it was written).
+    public var ambiguous: Bool
+    /// `retrying`: when the next attempt is due and when the push expires (unix seconds); set by the
+    /// worker's retry policy before the outcome is recorded.
+    public var schedule: RetrySchedule?
 
-    public init(deviceID: Int64, outcome: Outcome, reason: String? = nil, deadToken: String? = nil) {
+    public init(deviceID: Int64, outcome: Outcome, reason: String? = nil, deadToken: String? = nil, retryAfter: Double? = nil,
+                ambiguous: Bool = false, schedule: RetrySchedule? = nil) {
         self.deviceID = deviceID
         self.outcome = outcome
         self.reason = reason
         self.deadToken = deadToken
+        self.retryAfter = retryAfter
+        self.ambiguous = ambiguous
+        self.schedule = schedule
+    }
+}
+
+/// When a retried push is due again and when it gives up (unix seconds).
+public struct RetrySchedule: Sendable, Equatable {
+    public var nextAt: Int64
+    public var expiresAt: Int64
+
+    public init(nextAt: Int64, expiresAt: Int64) {
+        self.nextAt = nextAt
+        self.expiresAt = expiresAt
     }
 }

@@ -4,9 +4,10 @@ public enum MessageState: String, Sendable, CaseIterable {
     case scheduled
     /// Due, waiting for ingest to cut it into shards.
     case queued
-    /// Shards exist and workers are sending them.
+    /// Shards exist and workers are sending them, or pushes wait for a retry:
+    /// `targeted = sent + failed + throttled + retrying`.
     case sending
-    /// Every shard finished: `targeted = sent + failed + throttled`.
+    /// Every shard finished and no retry is left: `targeted = sent + failed + throttled`.
     case done
     /// Cancelled by deleteMessage; nothing further leaves.
     case deleted

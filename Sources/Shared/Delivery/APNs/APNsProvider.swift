@@ -5,12 +5,11 @@ import HTTP2
 
 /// Delivers to APNs over HTTP/2 with token authentication, applying Apple's reply table (summed
 /// up in docs/architecture.md, "The path of a campaign"): 410 and bad-token replies kill the token;
-/// 429 `TooManyRequests` backs that device off and retries; 5xx and broken connections retry on a fresh connection; a rejected provider
-/// token is replaced once, and if APNs still refuses it the app's APNs sending pauses with an ERROR
-/// that says what to fix. Every push ends with exactly one outcome.
+/// 429, 5xx and connection trouble are transient (the worker retries them later, honouring
+/// `Retry-After`); other 4xx fail at once. A rejected provider token is replaced once, and if APNs
+/// still refuses it the app's APNs sending pauses with an ERROR that says what to fix. Every push
+/// ends with exactly one outcome.
 public final class APNsProvider: Sendable {
-    /// Attempts per push before it is recorded as failed with the last reason.
-    public static let maxAttempts = 4
     /// How long sending pauses after APNs refused the credentials twice.
     public static let pauseSeconds: Int64 = 60
 
@@ -20,55 +19,35 @@ public final class APNsProvider: Sendable {
     let tokens: APNsTokenCache
     let clock: any Clock
     let logger: Logger
-    /// Initial retry delay in seconds (doubled per attempt); tests shorten it.
-    let backoff: Double
     private let paused = Mutex<(until: Int64, reason: String)?>(nil)
 
-    public init(app: String, settings: APNsSettings, client: any HTTP2Transport, tokens: APNsTokenCache, clock: any Clock, logger: Logger,
-                backoff: Double = 0.5) {
+    public init(app: String, settings: APNsSettings, client: any HTTP2Transport, tokens: APNsTokenCache, clock: any Clock, logger: Logger) {
         self.app = app
         self.settings = settings
         self.client = client
         self.tokens = tokens
         self.clock = clock
         self.logger = logger
-        self.backoff = backoff
     }
 
-    /// What to do with one reply.
-    enum Verdict: Equatable {
-        case sent
-        /// Final failure; `deadToken` when the token must not be used again.
-        case failed(String, deadToken: Bool)
-        /// Try again after `delay` seconds, on a fresh connection if `fresh`.
-        case retry(String, delay: Double, fresh: Bool)
-        /// The provider token was refused.
-        case credentials(String)
-    }
-
-    static func verdict(_ response: HTTP2Response, attempt: Int, backoff: Double) -> Verdict {
+    static func verdict(_ response: HTTP2Response) -> Verdict {
         if response.status == 200 { return .sent }
+        if response.status == 0 { return .transportFailure(response) }
         let reason = (try? JSON.parse(response.body))?["reason"]?.stringValue
-        let grow = backoff * pow(2, Double(attempt))
         switch response.status {
-        case 0:
-            return .retry("ConnectionError", delay: grow, fresh: true)
         case 410:
             return .failed(reason ?? "Unregistered", deadToken: true)
         case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic":
             return .failed(reason ?? "BadDeviceToken", deadToken: true)
         case 400 where reason == "IdleTimeout":
-            return .retry("IdleTimeout", delay: 0, fresh: true)
+            // APNs closes an idle connection with this reply to a request it did not process.
+            return .retry("IdleTimeout", after: nil, ambiguous: false)
         case 403 where reason == "Forbidden":
             return .failed("Forbidden", deadToken: false)
         case 403:
-            return .credentials(reason ?? "Forbidden")
-        case 429 where reason == "TooManyProviderTokenUpdates":
-            return .retry("TooManyProviderTokenUpdates", delay: max(1, grow * 2), fresh: false)
-        case 429:
-            return .retry(reason ?? "TooManyRequests", delay: max(1, grow * 2), fresh: false)
-        case 500...599:
-            return .retry(reason ?? "HTTP\(response.status)", delay: grow, fresh: true)
+            return .renewCredentials(reason ?? "Forbidden")
+        case 429, 500...599:
+            return .retry(reason ?? "HTTP\(response.status)", after: Verdict.retryAfter(response), ambiguous: false)
         default:
             return .failed(reason ?? "HTTP\(response.status)", deadToken: false)
         }
@@ -79,51 +58,45 @@ public final class APNsProvider: Sendable {
         if let pause = paused.withLock({ $0 }), clock.now() < pause.until {
             return pushes.map { DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: pause.reason) }
         }
-        var rounds = DeliveryRounds(pushes)
-        var replacedAt: Int?
+        var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
+        var pending = Array(pushes.indices)
+        var renewed = false
         let headers = PayloadBuilder.apnsHeaders(message.spec, now: clock.now())
-        for attempt in 0..<Self.maxAttempts where !rounds.pending.isEmpty {
+        while !pending.isEmpty {
             let token: String
             do {
                 token = try tokens.token()
             } catch {
                 logger.error("cannot sign the APNs provider token; check apns.key_path", ["app": app, "error": "\(error)"])
-                rounds.failWaiting(reason: "ProviderTokenError")
-                return rounds.result()
+                for index in pending { outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed, reason: "ProviderTokenError") }
+                break
             }
             let common = commonHeaders(headers, token: token)
-            let fresh = rounds.takeFresh()
-            let responses = client.send(rounds.pending.map { request(pushes[$0], message: message, common: common, fresh: fresh) })
-            var credentialFault: String?
-            for (index, response) in zip(rounds.pending, responses) {
-                switch Self.verdict(response, attempt: attempt, backoff: backoff) {
-                case .sent:
-                    rounds.sent(index)
-                case .failed(let reason, let dead):
-                    rounds.failed(index, reason: reason, deadToken: dead)
-                    if dead {
-                        logger.debug("APNs token is dead", ["apns.reason": reason, "push_token": Redact.token(pushes[index].target.pushToken)])
-                    }
-                case .retry(let reason, let wait, let newConnection):
-                    rounds.retry(index, reason: reason, after: wait, fresh: newConnection)
-                case .credentials(let reason):
-                    rounds.retry(index, reason: reason)
-                    if replacedAt == nil {
-                        replacedAt = attempt
-                        _ = try? tokens.replace(token)
-                        rounds.useFreshConnection()
-                    } else if replacedAt != attempt {
-                        credentialFault = reason
-                    }
+            let responses = client.send(pending.map { request(pushes[$0], message: message, common: common) })
+            var refused: [Int] = []
+            var refusedAgain: String?
+            for (index, response) in zip(pending, responses) {
+                let verdict = Self.verdict(response)
+                switch verdict {
+                case .renewCredentials where !renewed:
+                    refused.append(index)
+                    continue
+                case .renewCredentials(let reason):
+                    refusedAgain = reason
+                case .failed(let reason, deadToken: true):
+                    logger.debug("APNs token is dead", ["apns.reason": reason, "push_token": Redact.token(pushes[index].target.pushToken)])
+                default:
+                    break
                 }
+                outcomes[index] = verdict.record(for: pushes[index])
             }
-            if let credentialFault {
-                pause(credentialFault)
-                return rounds.result()
-            }
-            rounds.endRound(last: attempt + 1 == Self.maxAttempts)
+            if let refusedAgain { pause(refusedAgain) }
+            guard !refused.isEmpty else { break }
+            renewed = true
+            _ = try? tokens.replace(token)
+            pending = refused
         }
-        return rounds.result()
+        return pushes.indices.map { outcomes[$0] ?? DeliveryRecord(deviceID: pushes[$0].target.deviceID, outcome: .failed, reason: "Unknown") }
     }
 
     private func pause(_ reason: String) {
@@ -144,11 +117,11 @@ public final class APNsProvider: Sendable {
         return HTTP2HeaderList(lines)
     }
 
-    func request(_ push: OutgoingPush, message: ShardWork, common: HTTP2HeaderList, fresh: Bool) -> HTTP2Request {
+    func request(_ push: OutgoingPush, message: ShardWork, common: HTTP2HeaderList) -> HTTP2Request {
         let base = push.target.gateway == "sandbox" ? settings.sandboxURL : settings.productionURL
         return HTTP2Request(url: base + "/3/device/" + push.target.pushToken,
                             headers: ["apns-id: " + Self.apnsID(message: message.messageID, device: push.target.deviceID)],
-                            sharedHeaders: common, body: push.body, freshConnection: fresh)
+                            sharedHeaders: common, body: push.body)
     }
 
     /// A stable `apns-id` per (message, device), so that a retried push carries the same id: a

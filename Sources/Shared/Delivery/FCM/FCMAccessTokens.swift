@@ -67,7 +67,9 @@ public final class FCMAccessTokens: Sendable {
                                                  body: Array(body.utf8))])[0]
         guard response.status == 200, let json = try? JSON.parse(response.body), let token = json["access_token"]?.stringValue else {
             let detail = (try? JSON.parse(response.body))?["error_description"]?.stringValue ?? response.transportError ?? "HTTP \(response.status)"
-            throw DeliveryError(message: "the token endpoint refused the service account (\(detail))", errno: 0)
+            let transient = response.status == 0 || response.status == 429 || response.status >= 500
+            throw DeliveryError(message: transient ? "the token endpoint could not be reached (\(detail))"
+                                    : "the token endpoint refused the service account (\(detail))", errno: 0, transient: transient)
         }
         let lifetime = json["expires_in"]?.lenientInt ?? 3600
         cached.withLock { $0 = (token, now + max(60, lifetime - 300)) }

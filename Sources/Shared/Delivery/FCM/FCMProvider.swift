@@ -4,32 +4,22 @@ import HTTP2
 
 /// Delivers to FCM HTTP v1 (`POST <endpoint>/v1/projects/<project>/messages:send`), one request per
 /// push, many multiplexed. Errors are read from `FcmError.errorCode`: UNREGISTERED and
-/// SENDER_ID_MISMATCH kill the token; QUOTA_EXCEEDED, UNAVAILABLE and INTERNAL retry honouring
-/// `Retry-After`; INVALID_ARGUMENT fails without pruning; a refused access token is replaced once.
+/// SENDER_ID_MISMATCH kill the token; QUOTA_EXCEEDED, UNAVAILABLE, INTERNAL, other 5xx and connection
+/// trouble are transient (retried later by the worker, honouring `Retry-After`); INVALID_ARGUMENT
+/// fails without pruning; a refused access token is replaced once.
 public final class FCMProvider: Sendable {
-    public static let maxAttempts = 4
-
     let app: String
     let settings: FCMSettings
     let client: any HTTP2Transport
     let tokens: FCMAccessTokens
     let logger: Logger
-    let backoff: Double
 
-    public init(app: String, settings: FCMSettings, client: any HTTP2Transport, tokens: FCMAccessTokens, logger: Logger, backoff: Double = 0.5) {
+    public init(app: String, settings: FCMSettings, client: any HTTP2Transport, tokens: FCMAccessTokens, logger: Logger) {
         self.app = app
         self.settings = settings
         self.client = client
         self.tokens = tokens
         self.logger = logger
-        self.backoff = backoff
-    }
-
-    enum Verdict: Equatable {
-        case sent
-        case failed(String, deadToken: Bool)
-        case retry(String, delay: Double, fresh: Bool)
-        case refreshToken
     }
 
     /// The `FcmError.errorCode` of an error body, else its `error.status`.
@@ -41,12 +31,10 @@ public final class FCMProvider: Sendable {
         return error["status"]?.stringValue
     }
 
-    static func verdict(_ response: HTTP2Response, attempt: Int, backoff: Double) -> Verdict {
-        let grow = backoff * pow(2, Double(attempt))
-        let retryAfter = response.headers["retry-after"].flatMap(Double.init)
+    static func verdict(_ response: HTTP2Response) -> Verdict {
         switch response.status {
         case 200: return .sent
-        case 0: return .retry("ConnectionError", delay: grow, fresh: true)
+        case 0: return .transportFailure(response)
         default: break
         }
         let code = errorCode(response.body)
@@ -54,11 +42,13 @@ public final class FCMProvider: Sendable {
         case "UNREGISTERED", "SENDER_ID_MISMATCH":
             return .failed(code!, deadToken: true)
         case "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL":
-            return .retry(code!, delay: retryAfter ?? max(1, grow * 2), fresh: response.status >= 500)
+            return .retry(code!, after: Verdict.retryAfter(response), ambiguous: false)
         case "UNAUTHENTICATED" where response.status == 401, nil where response.status == 401:
-            return .refreshToken
+            return .renewCredentials("UNAUTHENTICATED")
         default:
-            if response.status >= 500 { return .retry(code ?? "HTTP\(response.status)", delay: retryAfter ?? grow, fresh: true) }
+            if response.status == 429 || response.status >= 500 {
+                return .retry(code ?? "HTTP\(response.status)", after: Verdict.retryAfter(response), ambiguous: false)
+            }
             return .failed(code ?? "HTTP\(response.status)", deadToken: false)
         }
     }
@@ -66,60 +56,60 @@ public final class FCMProvider: Sendable {
     public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
         guard !pushes.isEmpty else { return [] }
         let url = "\(settings.endpoint)/v1/projects/\(tokens.account.projectID)/messages:send"
-        var rounds = DeliveryRounds(pushes)
+        var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
+        var pending = Array(pushes.indices)
         var refused: String?
-        var refreshed = false
-        for attempt in 0..<Self.maxAttempts where !rounds.pending.isEmpty {
+        while !pending.isEmpty {
             let token: String
             do {
                 token = try tokens.token(replacing: refused)
             } catch {
+                // A token endpoint that cannot be reached is transient; one that refuses the account is not.
                 logger.error("cannot get an FCM access token; check fcm.service_account_path", ["app": app, "error": "\(error)"])
-                rounds.failWaiting(reason: "AccessTokenError")
-                return rounds.result()
+                let verdict = error.transient ? Verdict.retry("AccessTokenError", after: nil, ambiguous: false)
+                    : .failed("AccessTokenError", deadToken: false)
+                for index in pending { outcomes[index] = verdict.record(for: pushes[index]) }
+                break
             }
-            refused = nil
-            let fresh = rounds.takeFresh()
             let headers = HTTP2HeaderList(["authorization: Bearer \(token)", "content-type: application/json"])
-            let responses = client.send(rounds.pending.map {
-                HTTP2Request(url: url, sharedHeaders: headers, body: pushes[$0].body, freshConnection: fresh)
-            })
-            for (index, response) in zip(rounds.pending, responses) {
-                switch Self.verdict(response, attempt: attempt, backoff: backoff) {
-                case .sent:
-                    rounds.sent(index)
-                case .failed(let reason, let dead):
-                    rounds.failed(index, reason: reason, deadToken: dead)
-                case .retry(let reason, let wait, let newConnection):
-                    rounds.retry(index, reason: reason, after: wait, fresh: newConnection)
-                case .refreshToken:
-                    if refreshed {
-                        rounds.failed(index, reason: "UNAUTHENTICATED")
-                    } else {
-                        rounds.retry(index, reason: "UNAUTHENTICATED")
-                        refused = token
-                    }
+            let responses = client.send(pending.map { HTTP2Request(url: url, sharedHeaders: headers, body: pushes[$0].body) })
+            var again: [Int] = []
+            for (index, response) in zip(pending, responses) {
+                let verdict = Self.verdict(response)
+                if case .renewCredentials = verdict, refused == nil {
+                    again.append(index)
+                } else {
+                    outcomes[index] = verdict.record(for: pushes[index])
                 }
             }
-            if refused != nil { refreshed = true }
-            rounds.endRound(last: attempt + 1 == Self.maxAttempts)
+            guard !again.isEmpty else { break }
+            refused = token
+            pending = again
         }
-        return rounds.result()
+        return pushes.indices.map { outcomes[$0] ?? DeliveryRecord(deviceID: pushes[$0].target.deviceID, outcome: .failed, reason: "Unknown") }
     }
 }
 
 extension APNsProvider: PushProvider {}
 extension FCMProvider: PushProvider {}
 
-/// Sends iOS pushes through APNs and Android pushes through FCM, keeping the order of outcomes.
+/// Sends iOS pushes through APNs and Android pushes through FCM, keeping the order of outcomes;
+/// holds a circuit breaker for each of the two that is configured.
 public struct ChannelRouter: PushProvider {
     let apns: (any PushProvider)?
     let fcm: (any PushProvider)?
+    let breakers: [OutgoingPush.Channel: CircuitBreaker]
 
-    public init(apns: (any PushProvider)?, fcm: (any PushProvider)?) {
+    public init(app: String, apns: (any PushProvider)?, fcm: (any PushProvider)?) {
         self.apns = apns
         self.fcm = fcm
+        var breakers: [OutgoingPush.Channel: CircuitBreaker] = [:]
+        if apns != nil { breakers[.apns] = CircuitBreaker(provider: "apns", app: app) }
+        if fcm != nil { breakers[.fcm] = CircuitBreaker(provider: "fcm", app: app) }
+        self.breakers = breakers
     }
+
+    public func breaker(for channel: OutgoingPush.Channel) -> CircuitBreaker? { breakers[channel] }
 
     public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
         var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)

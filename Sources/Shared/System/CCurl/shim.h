@@ -18,6 +18,9 @@ static inline CURLcode herald_curl_easy_setopt_write(CURL *handle, CURLoption op
 static inline CURLcode herald_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
+static inline CURLcode herald_curl_easy_getinfo_offset(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
 static inline CURLMcode herald_curl_multi_setopt_pointer(CURLM *handle, CURLMoption option, void *value) {
     return curl_multi_setopt(handle, option, value);
 }
