@@ -114,6 +114,28 @@ extension HeraldProcesses {
         throw HTTPClient.Failure(description: "\(count) workers did not connect within \(timeout) s")
     }
 
+    /// Polls `/metrics` every 100 ms until `condition` holds on its text (at most `timeout` seconds).
+    @discardableResult
+    func waitForMetrics(timeout: Double = 5, until condition: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var text = ""
+        while Date() < deadline {
+            text = try client.request("GET", "/metrics").text
+            if condition(text) { return text }
+            usleep(100_000)
+        }
+        throw HTTPClient.Failure(description: "/metrics condition not met within \(timeout) s:\n\(text)")
+    }
+
+    /// The Shop app's dashboard page, signed in through the form.
+    func dashboardPage() throws -> String {
+        let body = "app=\(Self.appCode)&token=\(Self.apiToken)"
+        let response = try client.request("POST", "/dashboard", body: Array(body.utf8),
+                                          headers: [("Content-Type", "application/x-www-form-urlencoded")])
+        guard response.status == 200 else { throw HTTPClient.Failure(description: "dashboard: HTTP \(response.status)") }
+        return response.text
+    }
+
     // MARK: Sink and database
 
     /// Every complete line of the Shop sink, parsed.

@@ -90,7 +90,10 @@ final class MockServer {
         case fcm = "fcm_mock.py"
     }
 
+    let kind: Kind
     let name: String
+    let folder: String
+    let arguments: [String]
     let process: Process
     let port: UInt16
     let adminPort: UInt16
@@ -111,18 +114,24 @@ final class MockServer {
         runpy.run_path(sys.argv[0], run_name="__main__")
         """
 
-    init(_ kind: Kind, name: String, folder: String, arguments: [String]) throws {
+    /// Starts the mock on `port` (0: a free one). Its record file is appended to, so a mock
+    /// restarted under the same name keeps one record of every request.
+    init(_ kind: Kind, name: String, folder: String, arguments: [String], port requested: UInt16 = 0) throws {
+        self.kind = kind
         self.name = name
+        self.folder = folder
+        self.arguments = arguments
         recordPath = folder + "/\(name).jsonl"
         logPath = folder + "/\(name).log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         defer { try? log.close() }
+        try log.seekToEnd()
         stdout = Pipe()
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.launcher, Repository.mocks + "/" + kind.rawValue, "--port", "0", "--admin-port", "0",
-                             "--record", recordPath] + arguments
+        process.arguments = ["python3", "-c", Self.launcher, Repository.mocks + "/" + kind.rawValue, "--port", String(requested),
+                             "--admin-port", "0", "--record", recordPath] + arguments
         process.standardOutput = stdout
         process.standardError = log
         try process.run()
@@ -158,12 +167,24 @@ final class MockServer {
 
     func stop() { Self.terminate(process) }
 
+    /// Kills the mock with SIGKILL: its connections die without a goodbye.
+    func kill() {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// A new mock of the same kind, name and arguments on the same port (after `kill()`).
+    func restarted() throws -> MockServer {
+        try MockServer(kind, name: name, folder: folder, arguments: arguments, port: port)
+    }
+
     private static func terminate(_ process: Process) {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
+        Glibc.kill(process.processIdentifier, SIGTERM)
         let deadline = Date().addingTimeInterval(3)
         while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 
@@ -191,6 +212,23 @@ final class MockServer {
         return try JSON.parse(response.body)
     }
 
+    /// An admin call (`POST /outage?status=503&seconds=1`, `POST /drop`); fails unless it answers 200.
+    @discardableResult
+    func admin(_ method: String, _ path: String) throws -> JSON {
+        let response = try HTTPClient(port: adminPort).request(method, path, timeoutSeconds: 5)
+        guard response.status == 200 else { throw HTTPClient.Failure(description: "\(name) \(method) \(path): HTTP \(response.status)") }
+        return try JSON.parse(response.body)
+    }
+
+    /// How many times each token was accepted (answered 200), from the record file.
+    func acceptedPerToken() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for line in try records() where line["status"] == 200 {
+            if let token = line["token"]?.stringValue { counts[token, default: 0] += 1 }
+        }
+        return counts
+    }
+
     /// Every complete line of the record file, parsed, in the order the mock answered.
     func records() throws -> [JSON] { try jsonLines(atPath: recordPath) }
 
@@ -205,7 +243,7 @@ final class MockServer {
 final class DeliveryRig {
     let folder: String
     let pki: String
-    let apns: MockServer
+    private(set) var apns: MockServer
     let sandbox: MockServer?
     let fcm: MockServer
     let herald: HeraldProcesses
@@ -243,6 +281,13 @@ final class DeliveryRig {
     deinit {
         for mock in [apns, fcm] + [sandbox].compactMap({ $0 }) { mock.stop() }
         try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Kills the APNs mock (SIGKILL) and, after `downFor` seconds, starts it again on the same port.
+    func restartAPNs(downFor seconds: Double) throws {
+        apns.kill()
+        Thread.sleep(forTimeInterval: seconds)
+        apns = try apns.restarted()
     }
 
     /// Registers a Shop device (platform 1 iOS, 3 Android), optionally with a `gateway`.

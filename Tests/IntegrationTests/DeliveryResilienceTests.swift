@@ -1,0 +1,131 @@
+import Foundation
+import Core
+import SDKClient
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Provider trouble at a realistic 200 ms latency: a burst of 503s, a long outage that ends with the
+/// provider killed and restarted, 429s with `Retry-After` for every token, and a worker killed in the
+/// middle of a campaign. Each is checked against the mocks' own record of every request: every
+/// device ends with exactly one accepted push (or, after a worker crash, at most the ambiguous ones
+/// twice), and nothing is lost.
+@Suite(.serialized) struct DeliveryResilienceTests {
+    static let latency = ["--latency-ms", "200"]
+
+    /// Registers `count` devices of `platform` (1 iOS, 3 Android); returns their tokens.
+    static func register(_ rig: DeliveryRig, _ prefix: String, count: Int, platform: Int) throws -> [String] {
+        try (0..<count).map { index in
+            let hwid = "\(prefix)-\(index)"
+            let token = deviceToken("", seed: hwid)
+            try rig.register(hwid, platform: platform, token: token)
+            return token
+        }
+    }
+
+    /// The tokens that were not accepted exactly once, with their counts.
+    static func notExactlyOnce(_ tokens: [String], _ accepted: [String: Int]) -> [String: Int] {
+        var wrong: [String: Int] = [:]
+        for token in tokens where accepted[token] != 1 { wrong[token] = accepted[token] ?? 0 }
+        return wrong
+    }
+
+    static func int(_ funnel: JSON, _ key: String) -> Int64 { funnel[key]?.lenientInt ?? -1 }
+
+    // MARK: - 1. A 1 s burst of 503s
+
+    @Test func aBurstOf503sIsRiddenOutOnTheSameConnections() throws {
+        let rig = try DeliveryRig(apnsArguments: Self.latency)
+        let tokens = try Self.register(rig, "ios", count: 3000, platform: 1)
+        try rig.apns.admin("POST", "/reset")
+
+        let code = try rig.herald.send(["send_date": "now", "content": "Hello"])
+        // The burst starts once the first batch is recorded, so it falls in the middle of the campaign.
+        try rig.herald.waitForFunnel(code) { Self.int($0, "sent") > 0 }
+        try rig.apns.admin("POST", "/outage?status=503&seconds=1")
+        let funnel = try rig.herald.waitForMessage(code, timeout: 60)
+
+        #expect(Self.int(funnel, "sent") == 3000 && Self.int(funnel, "failed") == 0 && Self.int(funnel, "retrying") == 0, "\(funnel.text)")
+        let stats = try rig.apns.stats()
+        #expect((stats["outage_answers"]?.lenientInt ?? 0) > 0, "the burst hit the campaign: \(stats.text)")
+        #expect(Self.notExactlyOnce(tokens, try rig.apns.acceptedPerToken()).isEmpty)
+        // No connection per retry: the worker's two connections carry the whole campaign.
+        #expect((stats["connections"]?.lenientInt ?? 99) <= 4, "\(stats.text)")
+
+        // /metrics names the retries and the connections (workers report once a second).
+        let metrics = try rig.herald.waitForMetrics { $0.contains("herald_push_retries_total{") && $0.contains("reason=\"ServiceUnavailable\"") }
+        #expect(metrics.contains("herald_provider_connections_opened_total{"), "\(metrics)")
+        #expect(metrics.contains("herald_retries_pending 0"), "\(metrics)")
+    }
+
+    // MARK: - 2. A 20 s outage: 500s, then the provider dies and comes back
+
+    @Test func aLongOutageLosesNothingAndSendsEachPushOnce() throws {
+        let rig = try DeliveryRig(apnsArguments: Self.latency)
+        let tokens = try Self.register(rig, "ios", count: 1000, platform: 1)
+        try rig.apns.admin("POST", "/outage?status=500")
+
+        let code = try rig.herald.send(["send_date": "now", "content": "Hello"])
+        // While the provider fails, the pushes wait as retries and the worker pauses instead of
+        // burning through the audience.
+        let during = try rig.herald.waitForFunnel(code) { Self.int($0, "retrying") > 0 }
+        #expect(Self.int(during, "failed") == 0, "\(during.text)")
+        Thread.sleep(forTimeInterval: 8)
+        let dashboard = try rig.herald.dashboardPage()
+        #expect(dashboard.contains("APNs is failing"), "the dashboard shows the failing provider")
+        try rig.restartAPNs(downFor: 12)
+
+        let funnel = try rig.herald.waitForMessage(code, timeout: 120)
+        #expect(Self.int(funnel, "sent") == 1000 && Self.int(funnel, "failed") == 0, "\(funnel.text)")
+        #expect(funnel["errors"] == [:], "\(funnel.text)")
+        #expect(Self.notExactlyOnce(tokens, try rig.apns.acceptedPerToken()).isEmpty)
+        let log = rig.workerLog()
+        #expect(log.contains("provider failing; sending paused"), "\(log.suffix(2000))")
+        #expect(log.contains("sending resumed"), "\(log.suffix(2000))")
+    }
+
+    // MARK: - 3. 429 with Retry-After for every token
+
+    @Test func tooManyRequestsForEveryTokenIsWaitedOut() throws {
+        let rig = try DeliveryRig(apnsArguments: Self.latency, fcmArguments: Self.latency)
+        let iOS = try Self.register(rig, "ios", count: 500, platform: 1)
+        let android = try Self.register(rig, "and", count: 500, platform: 3)
+        for mock in [rig.apns, rig.fcm] { try mock.admin("POST", "/outage?status=429&seconds=8&retry_after=3") }
+
+        let code = try rig.herald.send(["send_date": "now", "content": "Hello"])
+        let funnel = try rig.herald.waitForMessage(code, timeout: 90)
+        #expect(Self.int(funnel, "sent") == 1000 && Self.int(funnel, "failed") == 0, "\(funnel.text)")
+        #expect(Self.notExactlyOnce(iOS, try rig.apns.acceptedPerToken()).isEmpty)
+        #expect(Self.notExactlyOnce(android, try rig.fcm.acceptedPerToken()).isEmpty)
+        for mock in [rig.apns, rig.fcm] {
+            let stats = try mock.stats()
+            #expect((stats["outage_answers"]?.lenientInt ?? 0) > 0, "\(stats.text)")
+            #expect((stats["connections"]?.lenientInt ?? 99) <= 5, "\(stats.text)")
+        }
+    }
+
+    // MARK: - 4. A worker killed mid-campaign
+
+    @Test func aWorkerKilledMidCampaignDuplicatesOnlyWhatItHadInFlight() throws {
+        let rig = try DeliveryRig(workers: 2, apnsArguments: Self.latency)
+        let tokens = try Self.register(rig, "ios", count: 6000, platform: 1)
+
+        let code = try rig.herald.send(["send_date": "now", "content": "Hello"])
+        try rig.herald.waitForFunnel(code) { Self.int($0, "sent") > 0 }
+        rig.herald.killWorker(0)
+
+        let funnel = try rig.herald.waitForMessage(code, timeout: 90)
+        #expect(Self.int(funnel, "sent") == 6000 && Self.int(funnel, "failed") == 0, "\(funnel.text)")
+        let accepted = try rig.apns.acceptedPerToken()
+        #expect(tokens.allSatisfy { (accepted[$0] ?? 0) >= 1 }, "every device got the push")
+        let duplicates = tokens.filter { (accepted[$0] ?? 0) > 1 }.count
+        let ambiguous = Self.int(funnel, "ambiguous")
+        // Only what the dead worker had handed to APNs without recording it is sent again, once, and
+        // counted as ambiguous: at most two batches (2 × 250), its in-flight limit.
+        #expect(tokens.allSatisfy { (accepted[$0] ?? 0) <= 2 })
+        #expect(duplicates <= ambiguous, "\(duplicates) duplicates, funnel \(funnel.text)")
+        #expect(ambiguous <= 500, "\(funnel.text)")
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import Core
+@testable import SQLite
+import TestSupport
+
+/// The shard lifecycle with retries, on a real SQLite file: what a worker records, what a later
+/// holder of the shard finds, and the funnel that results.
+@Suite struct SQLiteCampaignStoreTests {
+    let folder: TemporaryDirectory
+    let devices: SQLiteDeviceStore
+    let campaigns: SQLiteCampaignStore
+    static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
+
+    init() throws {
+        folder = try TemporaryDirectory()
+        let database = try SQLiteDatabase(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 1000, apps: Self.apps)
+        devices = SQLiteDeviceStore(database: database)
+        campaigns = SQLiteCampaignStore(database: database)
+    }
+
+    /// Registers `count` iOS devices, creates a message to all of them, and leases its one shard to `worker`.
+    func leasedShard(devices count: Int, worker: String = "w1", now: Int64 = 1_000) throws -> ShardWork {
+        for index in 0..<count {
+            try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: "H\(index)", pushToken: "tok\(index)", gateway: nil,
+                                                          attributes: DeviceAttributes(platform: 1), tags: []), now: now)
+        }
+        var spec = MessageSpec(content: ["default": "Hi"])
+        spec.schedule = MessageSpec.Schedule(sendAt: now, perDeviceTimezone: false)
+        _ = try campaigns.createMessages(app: "APP-1", [NewMessage(spec: spec, transactionID: nil)], now: now)
+        #expect(try campaigns.activateDueMessages(now: now, shardSize: 20_000) == 1)
+        let shard = try #require(try campaigns.leaseShards(worker: worker, count: 1, now: now, leaseUntil: now + 30).first)
+        return try #require(try campaigns.claimShard(shard, worker: worker, leaseUntil: now + 30, now: now))
+    }
+
+    func funnel() throws -> MessageStatus {
+        try #require(try campaigns.recentMessages(app: "APP-1", limit: 1).first)
+    }
+
+    func retrying(_ device: Int64, next: Int64, ambiguous: Bool = false) -> DeliveryRecord {
+        DeliveryRecord(deviceID: device, outcome: .retrying, reason: "ServiceUnavailable", ambiguous: ambiguous,
+                       schedule: RetrySchedule(nextAt: next, expiresAt: next + 3600))
+    }
+
+    @Test func aTransientFailureWaitsAsARetryUntilItIsSentThenTheShardIsDone() throws {
+        let work = try leasedShard(devices: 3)
+        let targets = try campaigns.targets(of: work, after: 0, limit: 10)
+        #expect(targets.count == 3)
+        let ids = targets.map(\.deviceID)
+        #expect(try campaigns.markAttempted(work, through: ids[2], worker: "w1"))
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent), retrying(ids[1], next: 1_005),
+                                      DeliveryRecord(deviceID: ids[2], outcome: .failed, reason: "BadDeviceToken")],
+                                     work: work, worker: "w1", leaseUntil: 1_030, now: 1_000))
+        var status = try funnel()
+        #expect((status.targeted, status.sent, status.failed, status.retrying) == (3, 1, 1, 1))
+        // A retrying device is not targeted again by a page; it waits until it is due.
+        #expect(try campaigns.targets(of: work, after: 0, limit: 10).isEmpty)
+        #expect(try campaigns.dueRetries(of: work, now: 1_004, limit: 10).isEmpty)
+        #expect(try campaigns.nextRetry(of: work) == 1_005)
+        // Handing the shard back leaves it pending until the retry is due, and the message sending.
+        #expect(try campaigns.finishShard(work, worker: "w1", resumeAt: nil) == 1_005)
+        #expect(try campaigns.leaseShards(worker: "w1", count: 1, now: 1_004, leaseUntil: 1_034).isEmpty)
+        #expect(try campaigns.completeMessages(now: 1_004) == 0)
+
+        let shard = try #require(try campaigns.leaseShards(worker: "w1", count: 1, now: 1_005, leaseUntil: 1_035).first)
+        let again = try #require(try campaigns.claimShard(shard, worker: "w1", leaseUntil: 1_035, now: 1_005))
+        let due = try campaigns.dueRetries(of: again, now: 1_005, limit: 10)
+        #expect(due.map(\.deviceID) == [ids[1]] && due.first?.attempts == 1 && due.first?.target?.pushToken == "tok1")
+        #expect(try campaigns.claimRetries([ids[1]], work: again, worker: "w1"))
+        #expect(try campaigns.recordRetries([DeliveryRecord(deviceID: ids[1], outcome: .sent)], work: again, worker: "w1",
+                                            leaseUntil: 1_035, now: 1_006))
+        #expect(try campaigns.finishShard(again, worker: "w1", resumeAt: nil) == nil)
+        #expect(try campaigns.completeMessages(now: 1_006) == 1)
+        status = try funnel()
+        #expect((status.targeted, status.sent, status.failed, status.retrying, status.ambiguous) == (3, 2, 1, 0, 0))
+        #expect(status.status == .done)
+    }
+
+    @Test func aRetryThatFailsAgainIsRescheduledAndEndsFailedWithItsReason() throws {
+        let work = try leasedShard(devices: 1)
+        let id = try #require(try campaigns.targets(of: work, after: 0, limit: 10).first?.deviceID)
+        _ = try campaigns.record([retrying(id, next: 1_001)], work: work, worker: "w1", leaseUntil: 1_030, now: 1_000)
+        _ = try campaigns.claimRetries([id], work: work, worker: "w1")
+        _ = try campaigns.recordRetries([retrying(id, next: 1_003)], work: work, worker: "w1", leaseUntil: 1_030, now: 1_001)
+        let due = try campaigns.dueRetries(of: work, now: 1_003, limit: 10)
+        #expect(due.first?.attempts == 2 && due.first?.reason == "ServiceUnavailable")
+        _ = try campaigns.recordRetries([DeliveryRecord(deviceID: id, outcome: .failed, reason: "ServiceUnavailable")], work: work,
+                                        worker: "w1", leaseUntil: 1_030, now: 1_003)
+        let status = try funnel()
+        #expect((status.targeted, status.sent, status.failed, status.retrying) == (1, 0, 1, 0))
+        #expect(status.errors == ["ServiceUnavailable": 1])
+        #expect(try campaigns.nextRetry(of: work) == nil)
+    }
+
+    @Test func aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending() throws {
+        let work = try leasedShard(devices: 4)
+        let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
+        // w1 recorded the first device, handed the next two to the provider, and was sending a retry of the last.
+        _ = try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent), retrying(ids[3], next: 1_000)], work: work,
+                                 worker: "w1", leaseUntil: 1_030, now: 1_000)
+        #expect(try campaigns.markAttempted(work, through: ids[2], worker: "w1"))
+        #expect(try campaigns.claimRetries([ids[3]], work: work, worker: "w1"))
+        // w1 vanishes; its lease runs out and w2 takes the shard.
+        #expect(try campaigns.releaseLeases(now: 1_031, liveWorkers: ["w2"]) == 1)
+        #expect(try campaigns.extendLease(shard: work.shardID, worker: "w1", leaseUntil: 1_060) == false)
+        let shard = try #require(try campaigns.leaseShards(worker: "w2", count: 1, now: 1_031, leaseUntil: 1_061).first)
+        let taken = try #require(try campaigns.claimShard(shard, worker: "w2", leaseUntil: 1_061, now: 1_031))
+        #expect(taken.attempts == 2 && taken.attemptedThrough == ids[2])
+        #expect(try funnel().ambiguous == 1)
+        let due = try campaigns.dueRetries(of: taken, now: 1_031, limit: 10)
+        #expect(due.map(\.deviceID) == [ids[3]] && due.first?.ambiguous == 1)
+        // The devices handed over without an outcome are still without one: the runner sends them once more.
+        var range = taken
+        range.lastDevice = ids[2]
+        #expect(try campaigns.targets(of: range, after: 0, limit: 10).map(\.deviceID) == [ids[1], ids[2]])
+        // The old holder can no longer write.
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[1], outcome: .sent)], work: work, worker: "w1", leaseUntil: 1_060,
+                                     now: 1_032) == false)
+        #expect(try campaigns.markAttempted(work, through: ids[3], worker: "w1") == false)
+    }
+}
