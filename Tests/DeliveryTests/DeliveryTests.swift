@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import Core
 @testable import Delivery
-import HTTP2
+@testable import HTTP2
 import TestSupport
 
 /// Makes a throwaway key with the openssl CLI (nothing is committed).
@@ -199,6 +199,31 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
         #expect(breaker.observe(total: 20, transient: 0, reason: nil, retryAfter: nil, now: 21, jitter: 0))
         #expect(breaker.gate(now: 21) == .closed)
         #expect(breaker.snapshot()["open"] == false)
+    }
+}
+
+@Suite struct ConnectionHealthTests {
+    @Test func aBrokenConnectionIsProbedOnceAfterABackOffThatGrows() {
+        var health = ConnectionHealth()
+        #expect(health.admission(now: 0) == .all)
+        // Every transfer on the broken connection fails; only the first one counts.
+        health.broken(probe: false, error: "Connection refused", now: 10, jitter: 0)
+        health.broken(probe: false, error: "Connection refused", now: 10, jitter: 0)
+        #expect(health.admission(now: 10.1) == .none)
+        #expect(health.admission(now: 10.25) == .probe)
+        #expect(health.admission(now: 10.3) == .none, "one probe at a time")
+        // The probe fails: twice the wait, and what queues meanwhile fails at once.
+        health.broken(probe: true, error: "Connection refused", now: 10.3, jitter: 0)
+        #expect(health.admission(now: 10.5) == .failQueued)
+        #expect(health.admission(now: 10.8) == .probe)
+        health.broken(probe: true, error: "Connection refused", now: 10.8, jitter: 1)
+        #expect(health.delay == 1 && health.state == .waiting(until: 11.3, failFast: true))
+        // An answer ends it.
+        #expect(health.admission(now: 11.3) == .probe)
+        health.answered()
+        #expect(health.admission(now: 11.4) == .all)
+        for _ in 0..<20 { health.broken(probe: health.admission(now: 100) == .probe, error: "x", now: 0, jitter: 0) }
+        #expect(health.delay <= ConnectionHealth.maxDelay)
     }
 }
 

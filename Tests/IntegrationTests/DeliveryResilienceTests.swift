@@ -106,7 +106,34 @@ import Glibc
         }
     }
 
-    // MARK: - 4. A worker killed mid-campaign
+    // MARK: - 4. Connections dropped with requests on them
+
+    @Test func pushesOnADroppedConnectionAreSentOnceMoreAndCountedAsAmbiguous() throws {
+        let rig = try DeliveryRig(apnsArguments: Self.latency)
+        let tokens = try Self.register(rig, "ios", count: 2000, platform: 1)
+        try rig.apns.admin("POST", "/reset")
+
+        let code = try rig.herald.send(["send_date": "now", "content": "Hello"])
+        try rig.herald.waitForFunnel(code) { Self.int($0, "sent") > 0 }
+        let dropped = try rig.apns.admin("POST", "/drop")
+        #expect((dropped["closed"]?.lenientInt ?? 0) > 0, "\(dropped.text)")
+        let funnel = try rig.herald.waitForMessage(code, timeout: 60)
+
+        #expect(Self.int(funnel, "sent") == 2000 && Self.int(funnel, "failed") == 0, "\(funnel.text)")
+        // The requests waiting on the dropped connections had been written: their outcome was unknown.
+        #expect(Self.int(funnel, "ambiguous") > 0 && Self.int(funnel, "ambiguous") <= 500, "\(funnel.text)")
+        // Each is sent once more: every device gets the push, and only an ambiguous one may get it twice
+        // (the mock had answered it, but the answer died with the connection).
+        let accepted = try rig.apns.acceptedPerToken()
+        let wrong = Self.notExactlyOnce(tokens, accepted)
+        #expect(wrong.values.allSatisfy { $0 == 2 }, "\(wrong)")
+        #expect(Int64(wrong.count) <= Self.int(funnel, "ambiguous"), "\(wrong.count) duplicates, \(funnel.text)")
+        // The worker reconnected once per connection, not once per request.
+        #expect((try rig.apns.stats()["connections"]?.lenientInt ?? 99) <= 4)
+        try rig.herald.waitForMetrics { $0.contains("herald_push_ambiguous_total{") }
+    }
+
+    // MARK: - 5. A worker killed mid-campaign
 
     @Test func aWorkerKilledMidCampaignDuplicatesOnlyWhatItHadInFlight() throws {
         let rig = try DeliveryRig(workers: 2, apnsArguments: Self.latency)

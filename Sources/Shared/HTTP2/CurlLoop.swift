@@ -253,6 +253,11 @@ final class CurlLoop: @unchecked Sendable {
 
     static let connectTimeoutMilliseconds = 10_000
 
+    /// Failures before anything could be written: the request certainly did not reach the server.
+    static let notSentFailures: Set<UInt32> = Set([
+        CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION,
+    ].map(\.rawValue))
+
     /// Failures that mean the connection itself is unusable (as opposed to one stream's trouble).
     static let connectionFailures: Set<UInt32> = Set([
         CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_HTTP2, CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION,
@@ -272,7 +277,10 @@ final class CurlLoop: @unchecked Sendable {
             if transfer.isProbe || Self.connectionFailures.contains(result.rawValue) || (result == CURLE_OPERATION_TIMEDOUT && uploaded == 0) {
                 health.broken(probe: transfer.isProbe, error: error, now: monotonicSeconds(), jitter: Double.random(in: 0...1))
             }
-            transfer.finish(.failure(error, requestSent: !transfer.request.body.isEmpty && uploaded >= transfer.request.body.count))
+            // Any other failure may have come after the server got the request (libcurl's upload count
+            // says what was handed to the connection, not what the server read): its outcome is unknown.
+            let notSent = Self.notSentFailures.contains(result.rawValue) || (result == CURLE_OPERATION_TIMEDOUT && uploaded == 0)
+            transfer.finish(.failure(error, requestSent: !notSent))
             return
         }
         health.answered()
