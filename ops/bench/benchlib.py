@@ -34,6 +34,20 @@ ops/bench/apns:
                                    local port is PORT (the server side of pushes). One JSON line.
   h2load FILE                      parse h2load's output: req/s, succeeded, failed, 2xx. JSON.
 
+ops/bench/outage:
+  outage-campaign URL APP TOKEN TIMEOUT ADMIN_PORT AT STATUS SECONDS
+                                   createMessage as apns-campaign, then poll the funnel every
+                                   100 ms until status "done"; the first time the funnel's sent
+                                   reaches AT (0 = never), POST /outage?status=STATUS&seconds=SECONDS
+                                   to the mock's admin port. One JSON line: timings, funnel, the
+                                   burst, and "timeline": "<s>s:<sent>/<retrying>" once a second.
+  record-check FILE OFFSET         count the mock's --record lines from byte OFFSET on: lines per
+                                   status and per mock process, distinct tokens answered 200,
+                                   tokens answered 200 more than once; when (s after the first
+                                   line; a line is written when its request arrives) the first
+                                   and last non-200 line and the longest stretch without a
+                                   request came. JSON.
+
 ops/bench/events:
   seed-events DB APP N END         insert N unprocessed 'event' reports for APP into a migrated
                                    Herald database, occurred_at spread over the 30 days before END
@@ -231,10 +245,11 @@ def send(url, app, token, notification):
     return conn, code, t0, t_created
 
 
-def wait_done(conn, code, token, t0, timeout, started, each=None):
+def wait_done(conn, code, token, t0, timeout, started, each=None, seen=None):
     """Polls the message's funnel every 0.1 s until it is done or `timeout` s after t0 have passed
     (then the funnel gets "timed_out"). `started(funnel)` tells when the first results came;
-    `each()` runs before every poll. Returns (funnel, first result s after t0, polls)."""
+    `each()` runs before every poll, `seen(funnel, now)` after every funnel read.
+    Returns (funnel, first result s after t0, polls)."""
     deadline = t0 + float(timeout)
     t_first = None
     funnel = {}
@@ -247,6 +262,8 @@ def wait_done(conn, code, token, t0, timeout, started, each=None):
         polls += 1
         if status == 200:
             funnel = json.loads(data)
+            if seen:
+                seen(funnel, now)
             if t_first is None and started(funnel):
                 t_first = now - t0
             if funnel.get("status") == "done":
@@ -380,6 +397,74 @@ def h2load(path):
     print(json.dumps(out))
 
 
+# --- ops/bench/outage ---------------------------------------------------------------------
+
+
+def outage_campaign(url, app, token, timeout, admin, burst_at, status, seconds):
+    conn, code, t0, _ = send(url, app, token, {"send_date": "now", "content": "Hello", "title": "Bench"})
+    burst_at = int(burst_at)
+    burst = None
+    retrying_peak = 0
+    timeline = []  # (s after t0, sent, retrying), about once a second
+
+    def seen(funnel, now):
+        nonlocal burst, retrying_peak
+        sent, retrying = funnel.get("sent", 0), funnel.get("retrying", 0)
+        retrying_peak = max(retrying_peak, retrying)
+        if not timeline or now - t0 >= timeline[-1][0] + 1:
+            timeline.append((now - t0, sent, retrying))
+        if burst_at and burst is None and sent >= burst_at:
+            admin_conn = http.client.HTTPConnection("127.0.0.1", int(admin), timeout=10)
+            answer_status, answer = request(admin_conn, "POST", f"/outage?status={status}&seconds={seconds}")
+            admin_conn.close()
+            burst = {"at_s": round(time.monotonic() - t0, 3), "sent": sent, "retrying": retrying,
+                     "status": answer_status, "answer": answer.decode(errors="replace")[:300]}
+
+    funnel, t_first, _ = wait_done(conn, code, token, t0, timeout,
+                                   lambda f: f.get("sent", 0) + f.get("failed", 0) > 0, seen=seen)
+    wall = time.monotonic() - t0
+    print(json.dumps({"code": code, "wall": wall, "first_result_s": t_first, "funnel": funnel, "burst": burst,
+                      "retrying_peak": retrying_peak,
+                      "timeline": " ".join(f"{t:.0f}s:{s}/{r}" for t, s, r in timeline)}))
+
+
+def record_check(path, offset):
+    statuses, accepted, processes = {}, {}, {}
+    lines = unparsable = 0
+    times, failed_times = [], []
+    with open(path, "rb") as f:
+        f.seek(int(offset))
+        for raw in f:
+            lines += 1
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                unparsable += 1
+                continue
+            status = line.get("status")
+            times.append(line.get("ts", 0))
+            if status != 200:
+                failed_times.append(line.get("ts", 0))
+            pid = str(line.get("connection", "")).split("/")[0]
+            processes[pid] = processes.get(pid, 0) + 1
+            statuses[str(status)] = statuses.get(str(status), 0) + 1
+            if status == 200:
+                accepted[line.get("token")] = accepted.get(line.get("token"), 0) + 1
+    twice = [n for n in accepted.values() if n > 1]
+    # The longest stretch without a request, and where it starts (s after the first request)
+    times.sort()
+    gap, gap_at = max(((b - a, a) for a, b in zip(times, times[1:])), default=(0, 0))
+    start = times[0] if times else 0
+    failures = {"first_s": round(min(failed_times) - start, 3), "last_s": round(max(failed_times) - start, 3)} \
+        if failed_times else None
+    print(json.dumps({"lines": lines, "unparsable": unparsable, "statuses": statuses,
+                      "tokens_accepted": len(accepted), "tokens_accepted_twice": len(twice),
+                      "extra_accepts": sum(twice) - len(twice),
+                      "per_process": "/".join(str(n) for _, n in sorted(processes.items())),
+                      "span_s": round(times[-1] - start, 3) if times else 0, "not_200": failures,
+                      "longest_gap_s": round(gap, 3), "longest_gap_at_s": round(gap_at - start, 3)}))
+
+
 # --- ops/bench/events ---------------------------------------------------------------------
 
 # ~15 event names; PW_ScreenOpen the most common.
@@ -469,6 +554,7 @@ COMMANDS = {
     "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "mem": mem, "stats": stats,
     "expected": expected, "campaign": campaign, "sink": sink,
     "apns-campaign": apns_campaign, "h2load": h2load,
+    "outage-campaign": outage_campaign, "record-check": record_check,
     "seed-events": seed_events, "summary": summary, "count": count,
 }
 
