@@ -187,6 +187,9 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
         #expect(breaker.gate(now: 0) == .closed)
         #expect(breaker.observe(total: 500, transient: 300, reason: "ServiceUnavailable", retryAfter: nil, now: 10, jitter: 0))
         #expect(breaker.gate(now: 10.5) == .open(seconds: 0.5))
+        // Batches sent before it opened, finishing meanwhile, neither close it nor extend it.
+        #expect(!breaker.observe(total: 250, transient: 0, reason: nil, retryAfter: nil, now: 10.6, jitter: 0))
+        #expect(!breaker.observe(total: 250, transient: 250, reason: "ServiceUnavailable", retryAfter: nil, now: 10.7, jitter: 0))
         #expect(breaker.gate(now: 11) == .probe)
         #expect(breaker.snapshot()["open"] == true)
         // A failed probe opens it for twice as long; Retry-After can ask for longer.

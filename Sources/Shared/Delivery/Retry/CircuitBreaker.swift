@@ -6,6 +6,7 @@ import Core
 /// reason opens the breaker: nothing is sent for 1 s, doubled per consecutive opening up to 30 s
 /// (with jitter of up to half), or for as long as the provider's `Retry-After` asks. Then one small
 /// batch goes out as a probe: if it fares well the breaker closes, otherwise it opens again for longer.
+/// Batches that finish while the breaker is open were sent before it opened: they change nothing.
 public final class CircuitBreaker: Sendable {
     public enum Gate: Equatable {
         case closed
@@ -50,6 +51,7 @@ public final class CircuitBreaker: Sendable {
     public func observe(total: Int, transient: Int, reason: String?, retryAfter: Double?, now: Double, jitter: Double) -> Bool {
         guard total > 0 else { return false }
         return state.withLock { state in
+            if let until = state.openUntil, now < until { return false }
             let wasOpen = state.openUntil != nil
             let failing = transient * 2 >= total && (transient >= Self.minimumFailures || wasOpen)
             guard failing else {
