@@ -26,12 +26,15 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/Shared/System/COpenSSL",
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CEventPoll", path: "Sources/Shared/System/CEventPoll"),
+        .systemLibrary(name: "CLibPQ", path: "Sources/Shared/System/CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
 
         // Libraries, one per concern.
         .plugin(name: "GitCommit", capability: .buildTool(), path: "Sources/Shared/Plugins/GitCommit"),
         .target(name: "BuildInfo", path: "Sources/Shared/BuildInfo", plugins: ["GitCommit"]),
         .target(name: "Core", path: "Sources/Shared/Core"),
         .target(name: "SQLite", dependencies: ["Core", "CSQLite"], path: "Sources/Shared/SQLite"),
+        .target(name: "Postgres", dependencies: ["Core", "CLibPQ"], path: "Sources/Shared/Postgres"),
         .target(name: "Storage", dependencies: ["Core", "SQLite"], path: "Sources/Shared/Storage"),
         .target(name: "Queue", dependencies: ["Core", "CZeroMQ"], path: "Sources/Shared/Queue"),
         .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),
@@ -47,6 +50,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Core", "SDKClient"], path: "Tests/TestSupport"),
         .testTarget(name: "CoreTests", dependencies: ["Core", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["Core", "SDKClient", "SQLite", "TestSupport"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Core", "Postgres", "TestSupport"]),
         .testTarget(name: "QueueTests", dependencies: ["Core", "Queue", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["Core", "HTTPServer", "SDKClient"]),
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),

@@ -1,0 +1,256 @@
+internal import CLibPQ
+import Core
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How to reach the server: the libpq URI of `database.url` and what Herald adds to it.
+public struct PostgresConnectionSettings: Sendable {
+    /// `postgresql://user:pass@host:port/db?param=value`; libpq reads every parameter it documents.
+    public var url: String
+    /// From `database.password_file`; overrides a password in the URL. libpq itself reads
+    /// `PGPASSWORD` (and `~/.pgpass`) when neither gives one.
+    public var password: String?
+    /// Shown in `pg_stat_activity`.
+    public var applicationName: String
+    /// How long one connection attempt may take before it fails (libpq `connect_timeout`).
+    public var connectTimeoutSeconds = 5
+
+    public init(url: String, password: String? = nil, applicationName: String = "herald") {
+        self.url = url
+        self.password = password
+        self.applicationName = applicationName
+    }
+
+    /// Keyword/value pairs for `PQconnectdbParams`. Herald's defaults come before the URL, so that
+    /// the URL's own parameters win; the password file comes after it, so that it wins.
+    var keywords: [(String, String)] {
+        var pairs: [(String, String)] = [
+            ("connect_timeout", String(connectTimeoutSeconds)),
+            ("application_name", applicationName),
+            // A server that vanishes without closing the connection (host down, network cut) is
+            // noticed within seconds instead of the kernel's two hours.
+            ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
+            ("tcp_user_timeout", "30000"),
+            ("dbname", url),
+        ]
+        if let password { pairs.append(("password", password)) }
+        return pairs
+    }
+}
+
+/// Owns one `PGconn*` and its prepared statements.
+///
+/// Every statement with parameters is prepared once per connection (named `h1`, `h2` … in a cache
+/// keyed by its text) and then executed with `PQexecPrepared`, so the server parses and plans it
+/// once. Calls block: they run on Herald's own threads, never on the cooperative pool.
+///
+/// `@unchecked Sendable` invariant: a connection is used by one thread at a time (the pool hands it
+/// out under a lock) and closed exactly once by its owner.
+public final class PostgresConnection: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    private var statements: [String: String] = [:]
+    private var statementCount = 0
+
+    /// Connects (blocking, at most `connectTimeoutSeconds` per host tried).
+    public init(_ settings: PostgresConnectionSettings) throws(PostgresError) {
+        let pairs = settings.keywords
+        let keywords = pairs.map { strdup($0.0) }
+        let values = pairs.map { strdup($0.1) }
+        defer {
+            for pointer in keywords + values { free(pointer) }
+        }
+        let connection = (keywords.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { keywordPointers in
+            (values.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { valuePointers in
+                PQconnectdbParams(keywordPointers.baseAddress, valuePointers.baseAddress, 1)
+            }
+        }
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.map { Self.message(PQerrorMessage($0)) } ?? "out of memory"
+            PQfinish(connection)
+            throw PostgresError(sqlState: PostgresError.connectionFailure, message: message, context: "connecting to the database")
+        }
+        herald_pq_silence_notices(connection)
+        handle = connection
+    }
+
+    /// Closes the connection. Safe to call more than once; later calls fail.
+    public func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        statements.removeAll()
+    }
+
+    deinit { close() }
+
+    /// False once the connection broke (or was closed): it must be replaced, not reused.
+    public var isHealthy: Bool { handle.map { PQstatus($0) == CONNECTION_OK } ?? false }
+
+    /// True inside a transaction block (also one that failed and awaits its ROLLBACK).
+    public var inTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
+    /// Runs one or more statements without parameters (the simple query protocol): migrations,
+    /// transaction control.
+    public func execute(_ sql: String) throws(PostgresError) {
+        guard let handle else { throw closed(sql) }
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        try check(result, context: "executing \(sql.prefix(60))")
+    }
+
+    /// Runs a statement that returns no rows of interest; returns how many rows it changed.
+    @discardableResult
+    public func run(_ sql: String, _ values: [PostgresValue] = []) throws(PostgresError) -> Int {
+        let result = try query(sql, values)
+        return result.affectedRows
+    }
+
+    /// Runs a query and maps each row.
+    public func rows<T>(_ sql: String, _ values: [PostgresValue] = [], _ transform: (PostgresRow) throws -> T) throws -> [T] {
+        let result = try query(sql, values)
+        var mapped: [T] = []
+        mapped.reserveCapacity(result.count)
+        for index in 0..<result.count { mapped.append(try transform(result[index])) }
+        return mapped
+    }
+
+    /// The first row mapped, or nil.
+    public func first<T>(_ sql: String, _ values: [PostgresValue] = [], _ transform: (PostgresRow) throws -> T) throws -> T? {
+        let result = try query(sql, values)
+        return result.count > 0 ? try transform(result[0]) : nil
+    }
+
+    /// Runs `sql` as a prepared statement (preparing it on first use) with `values` bound to `$1`…`$n`.
+    public func query(_ sql: String, _ values: [PostgresValue]) throws(PostgresError) -> PostgresResult {
+        guard let handle else { throw closed(sql) }
+        let name = try prepared(sql, handle)
+        let parameters = ParameterBuffer(values)
+        let result = parameters.withPointers { pointers in
+            PQexecPrepared(handle, name, Int32(values.count), pointers, parameters.lengths, parameters.formats, 0)
+        }
+        do {
+            try check(result, context: "running \(sql.prefix(60))")
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        // `check` guarantees a result.
+        return PostgresResult(result!)
+    }
+
+    /// The name of the prepared statement for `sql`, preparing it when new.
+    private func prepared(_ sql: String, _ handle: OpaquePointer) throws(PostgresError) -> String {
+        if let name = statements[sql] { return name }
+        // Targeting builds SQL per message shape: bound the cache so that long-lived connections don't grow.
+        if statements.count >= 512 {
+            try execute("DEALLOCATE ALL")
+            statements.removeAll()
+        }
+        statementCount += 1
+        let name = "h\(statementCount)"
+        let result = PQprepare(handle, name, sql, 0, nil)
+        defer { PQclear(result) }
+        try check(result, context: "preparing \(sql.prefix(60))")
+        statements[sql] = name
+        return name
+    }
+
+    /// Runs `body` inside `BEGIN … COMMIT`; rolls back when it throws (if the connection still can).
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            if isHealthy { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Throws the error a result carries, if any.
+    private func check(_ result: OpaquePointer?, context: String) throws(PostgresError) {
+        guard let result else {
+            throw PostgresError(sqlState: PostgresError.connectionFailure,
+                                message: handle.map { Self.message(PQerrorMessage($0)) } ?? "connection closed", context: context)
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return
+        default:
+            let state = herald_pq_sqlstate(result).map { String(cString: $0) }
+            let message = herald_pq_primary_message(result).map { String(cString: $0) } ?? Self.message(PQresultErrorMessage(result))
+            // libpq reports a broken connection without a SQLSTATE.
+            let broken = handle.map { PQstatus($0) != CONNECTION_OK } ?? true
+            throw PostgresError(sqlState: state ?? (broken ? PostgresError.connectionFailure : "XX000"), message: message, context: context)
+        }
+    }
+
+    private func closed(_ sql: String) -> PostgresError {
+        PostgresError(sqlState: PostgresError.connectionFailure, message: "connection closed", context: "running \(sql.prefix(60))")
+    }
+
+    private static func message(_ text: UnsafePointer<CChar>?) -> String {
+        guard let text else { return "unknown error" }
+        var message = String(cString: text)
+        while message.last?.isWhitespace == true { message.removeLast() }
+        return message
+    }
+}
+
+/// The rows of one statement, freed when released.
+public final class PostgresResult {
+    fileprivate let raw: OpaquePointer
+
+    init(_ raw: OpaquePointer) { self.raw = raw }
+
+    deinit { PQclear(raw) }
+
+    public var count: Int { Int(PQntuples(raw)) }
+
+    /// Rows changed by an INSERT, UPDATE or DELETE (0 for other statements).
+    public var affectedRows: Int {
+        guard let text = PQcmdTuples(raw) else { return 0 }
+        return Int(strtol(text, nil, 10))
+    }
+
+    public subscript(row: Int) -> PostgresRow { PostgresRow(result: self, row: Int32(row)) }
+}
+
+/// One row of a `PostgresResult`, read by column index. Values arrive in PostgreSQL's text format.
+public struct PostgresRow {
+    let result: PostgresResult
+    let row: Int32
+
+    private func value(_ column: Int32) -> UnsafeMutablePointer<CChar> { PQgetvalue(result.raw, row, column) }
+
+    public func isNull(_ column: Int32) -> Bool { PQgetisnull(result.raw, row, column) != 0 }
+    public func int(_ column: Int32) -> Int64 { strtoll(value(column), nil, 10) }
+    public func optionalInt(_ column: Int32) -> Int64? { isNull(column) ? nil : int(column) }
+    public func double(_ column: Int32) -> Double { strtod(value(column), nil) }
+    public func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+    public func bool(_ column: Int32) -> Bool { value(column).pointee == CChar(UInt8(ascii: "t")) }
+    public func text(_ column: Int32) -> String { String(cString: value(column)) }
+    public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    /// A `bytea` column, which the text format spells `\x` and two hex digits per byte.
+    public func bytes(_ column: Int32) -> [UInt8] {
+        let length = Int(PQgetlength(result.raw, row, column))
+        guard length >= 2 else { return [] }
+        return value(column).withMemoryRebound(to: UInt8.self, capacity: length) { text in
+            func nibble(_ digit: UInt8) -> UInt8 { digit >= UInt8(ascii: "a") ? digit - UInt8(ascii: "a") + 10 : digit - UInt8(ascii: "0") }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity((length - 2) / 2)
+            var index = 2
+            while index + 1 < length {
+                bytes.append(nibble(text[index]) << 4 | nibble(text[index + 1]))
+                index += 2
+            }
+            return bytes
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Core
+
+/// A failed PostgreSQL call. Keeps the server's SQLSTATE (or the one libpq implies, `08006`, when
+/// the connection itself failed) and message; `context` says what Herald was doing, never the bound
+/// values, which may hold tokens.
+public struct PostgresError: Error, Sendable, CustomStringConvertible {
+    /// The five-character SQLSTATE, e.g. `40001` (serialization failure) or `23505` (unique violation).
+    public let sqlState: String
+    public let message: String
+    public let context: String
+
+    public init(sqlState: String, message: String, context: String) {
+        self.sqlState = sqlState
+        self.message = message
+        self.context = context
+    }
+
+    /// The SQLSTATE libpq's own connection failures are reported with (`connection_failure`).
+    static let connectionFailure = "08006"
+
+    /// The SQLSTATE's class: its first two characters.
+    public var sqlStateClass: Substring { sqlState.prefix(2) }
+
+    /// The connection is unusable: it broke (class 08), or the server is shutting down, crashed or
+    /// still starting (57P01, 57P02, 57P03). The connection is dropped and another opened later.
+    public var isConnectionLost: Bool {
+        sqlStateClass == "08" || ["57P01", "57P02", "57P03"].contains(sqlState)
+    }
+
+    /// The transaction was rolled back by the server and can simply be run again.
+    public var isTransient: Bool {
+        ["40001", "40P01"].contains(sqlState)
+    }
+
+    /// True when the same call may succeed later: connection loss, serialization failures and
+    /// deadlocks, too many connections, a lock or statement timeout.
+    public var isRetryable: Bool {
+        isConnectionLost || isTransient || ["53300", "55P03", "57014"].contains(sqlState)
+    }
+
+    /// The SQLSTATE as a number, packed six bits per character as PostgreSQL's own `MAKE_SQLSTATE`
+    /// does (the first character in the lowest bits): `BackendFailure.code` is an integer, and this
+    /// packing is unique and reversible. The failure's message keeps the readable form.
+    public var code: Int64 {
+        var value: Int64 = 0
+        for (index, byte) in sqlState.utf8.prefix(5).enumerated() {
+            value |= Int64((Int(byte) - 48) & 0x3F) << (6 * index)
+        }
+        return value
+    }
+
+    public var description: String { "PostgreSQL error \(sqlState) (\(message)) while \(context)" }
+
+    /// The same failure in the store protocols' terms.
+    var failure: BackendFailure {
+        BackendFailure(backend: "postgres", code: code, message: "SQLSTATE \(sqlState): \(message)", context: context,
+                       isRetryable: isRetryable)
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throw-away PostgreSQL server for tests: a fresh cluster (`initdb -A trust -U herald`) in a
+/// temporary folder, listening on its own free port on 127.0.0.1 and with its socket in that
+/// folder, with `fsync` on like a real server. PostgreSQL refuses to run as root, so when the tests
+/// run as root (CI) the folder is handed to the `postgres` system user and every server command
+/// runs through `runuser -u postgres`. Every wait is bounded.
+///
+/// `shared()` is one server per test process, which tests share through a schema each
+/// (`makeSchema`); a test that stops and restarts its server makes its own. A watchdog process
+/// stops the server and removes the folder if the test process dies without doing so.
+package final class PostgresServer: Sendable {
+    package let folder: String
+    package let port: UInt16
+    private let binaries: String
+    /// The watchdog process (see the type's documentation).
+    private let watchdog: pid_t
+    private let schemas = Atomic<Int>(0)
+
+    /// Where `initdb`, `pg_ctl`, `postgres` and `psql` are: `HERALD_PG_BIN`, or the newest
+    /// `/usr/lib/postgresql/<version>/bin` (Debian's layout).
+    package static func binaryDirectory() throws -> String {
+        if let directory = ProcessInfo.processInfo.environment["HERALD_PG_BIN"] { return directory }
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
+        guard let newest = versions.last(where: { FileManager.default.isExecutableFile(atPath: "\(root)/\($0)/bin/initdb") }) else {
+            throw Failure(description: "PostgreSQL is not installed (no \(root)/<version>/bin/initdb; ops/install-deps installs it)")
+        }
+        return "\(root)/\(newest)/bin"
+    }
+
+    /// Creates the cluster and starts the server (about two seconds).
+    package init() throws {
+        binaries = try Self.binaryDirectory()
+        folder = NSTemporaryDirectory() + "herald-pg-" + UUID().uuidString.prefix(8)
+        port = try HeraldProcesses.freePort()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        if getuid() == 0 {
+            guard let user = getpwnam("postgres") else {
+                throw Failure(description: "running as root, but there is no postgres system user to run PostgreSQL as")
+            }
+            guard chown(folder, user.pointee.pw_uid, user.pointee.pw_gid) == 0 else {
+                throw Failure(description: "cannot hand \(folder) to the postgres user")
+            }
+        }
+        // It outlives this process if that dies: it then stops the server and removes the folder.
+        let stop = Self.asServerUser([binaries + "/pg_ctl", "stop", "-D", folder + "/data", "-m", "immediate", "-w", "-t", "10"])
+        watchdog = try Self.spawn(["/bin/sh", "-c", """
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+            \(stop.map { "'\($0)'" }.joined(separator: " "))
+            rm -rf '\(folder)'
+            """], output: "/dev/null")
+        // From here on, a failure runs `deinit`, which cleans up.
+        try run([binaries + "/initdb", "-D", folder + "/data", "-A", "trust", "-U", "herald", "-E", "UTF8", "--locale=C",
+                 "--no-sync", "--no-instructions"], timeout: 60)
+        try start()
+    }
+
+    deinit {
+        stop(immediately: true)
+        kill(watchdog, SIGKILL)
+        waitpid(watchdog, nil, 0)
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Starts the server (again) and waits until it accepts connections (at most 30 s).
+    package func start() throws {
+        try run([binaries + "/pg_ctl", "start", "-D", folder + "/data", "-l", folder + "/server.log", "-w", "-t", "30", "-o",
+                 "-k \(folder) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=on -c max_connections=300"],
+                timeout: 40)
+    }
+
+    /// Stops the server: `fast` disconnects clients and shuts down cleanly; `immediately` is a
+    /// crash as far as the data is concerned (recovery replays the WAL at the next start).
+    package func stop(immediately: Bool = false) {
+        _ = try? run([binaries + "/pg_ctl", "stop", "-D", folder + "/data", "-m", immediately ? "immediate" : "fast", "-w", "-t", "30"],
+                     timeout: 40)
+    }
+
+    /// A URL for the database `postgres` as the superuser `herald`, over TCP.
+    package var url: String { "postgresql://herald@127.0.0.1:\(port)/postgres" }
+
+    /// Creates an empty schema and returns a URL whose connections use it (`search_path`), so that
+    /// tests sharing the server never see each other's tables.
+    package func makeSchema() throws -> String {
+        let name = "t\(schemas.add(1, ordering: .relaxed).newValue)"
+        try psql("CREATE SCHEMA \(name)")
+        return url + "?options=-csearch_path%3D\(name)"
+    }
+
+    /// Runs SQL with `psql` as `herald` through the server's socket.
+    package func psql(_ sql: String) throws {
+        try run([binaries + "/psql", "-X", "-q", "-h", folder, "-p", String(port), "-U", "herald", "-d", "postgres",
+                 "-v", "ON_ERROR_STOP=1", "-c", sql], timeout: 30, asServerUser: false)
+    }
+
+    /// The server's log, for failure messages.
+    package func log() -> String { (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? "" }
+
+    // MARK: - The shared server
+
+    private static let sharedServer = Mutex<PostgresServer?>(nil)
+
+    /// The test process's shared server, started on first use and stopped when the process exits.
+    package static func shared() throws -> PostgresServer {
+        try sharedServer.withLock { server in
+            if let server { return server }
+            let started = try PostgresServer()
+            server = started
+            atexit { PostgresServer.stopShared() }
+            return started
+        }
+    }
+
+    private static func stopShared() {
+        let server = sharedServer.withLock { server in
+            defer { server = nil }
+            return server
+        }
+        server?.stop(immediately: true)
+    }
+
+    // MARK: - Processes
+
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// `arguments`, run as the `postgres` user when this process is root.
+    private static func asServerUser(_ arguments: [String]) -> [String] {
+        getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + arguments : arguments
+    }
+
+    /// Runs a command to its end (killing it after `timeout` seconds); throws with its output when it fails.
+    private func run(_ arguments: [String], timeout: TimeInterval, asServerUser: Bool = true) throws {
+        let outputPath = NSTemporaryDirectory() + "herald-pg-command-" + UUID().uuidString
+        defer { unlink(outputPath) }
+        let pid = try Self.spawn(asServerUser ? Self.asServerUser(arguments) : arguments, output: outputPath)
+        let name = (arguments[0] as NSString).lastPathComponent
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            guard Date() < deadline else {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                throw Failure(description: "\(name) did not finish within \(Int(timeout)) s")
+            }
+            usleep(10_000)
+        }
+        // Exited normally with status 0 (the low seven bits hold a terminating signal, if any).
+        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            throw Failure(description: "\(name) failed (status \(status)): \(text)")
+        }
+    }
+
+    /// Starts `arguments` with standard input from /dev/null and its output to `output`. Processes
+    /// are spawned and reaped here directly (not with `Process`), so that every wait has a deadline.
+    private static func spawn(_ arguments: [String], output: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        guard result == 0 else { throw Failure(description: "cannot start \(arguments[0]): error \(result)") }
+        return pid
+    }
+}
