@@ -1,0 +1,238 @@
+import Foundation
+import Synchronization
+import Core
+
+/// One PostgreSQL database shared by the stores of a process.
+///
+/// Every store call borrows a connection from a small pool (`PostgresPool`) and runs in its own
+/// transaction, committed before the call returns, so durability before acknowledgement holds.
+/// Concurrent commits share the server's WAL flushes, which is PostgreSQL's own group commit.
+/// A write that fails for a reason the server guarantees rolled it back (serialization failure,
+/// deadlock, or a connection lost before COMMIT was sent) is run again, at most three times; a
+/// connection lost during COMMIT leaves the outcome unknown, so that failure reaches the caller
+/// as retryable (HTTP 503), like every failure while the server is unreachable.
+public final class PostgresDatabase: Sendable {
+    let pool: PostgresPool
+    /// Application code → row id, fixed at start.
+    let appIDs: [String: Int64]
+    /// Tag types never change once defined, so they are cached for every connection once committed.
+    private let tagTypes = Mutex<[Int64: [String: TagType]]>([:])
+    private let runner: RequestRunner
+    private let runnerThreads: Int
+
+    /// How often a write is run when the server rolled it back by itself.
+    static let attempts = 3
+
+    /// Connects, applies migrations (several processes may start at once) and registers `apps`.
+    public init(settings: PostgresConnectionSettings, poolSize: Int, acquireTimeoutMilliseconds: Int,
+                apps: [AppConfiguration]) throws(StoreError) {
+        let pool = PostgresPool(settings: settings, capacity: poolSize, acquireTimeout: .milliseconds(acquireTimeoutMilliseconds))
+        self.pool = pool
+        let (connection, generation) = try Self.mapping { () throws(PostgresError) in try pool.acquire() }
+        defer { pool.release(connection, generation: generation) }
+        appIDs = try Self.mapping {
+            try PostgresSchema.withLock(connection) {
+                try PostgresSchema.migrate(connection)
+                return try connection.transaction { try Self.register(apps, connection) }
+            }
+        }
+        runner = RequestRunner(threads: poolSize)
+        runnerThreads = poolSize
+    }
+
+    deinit { runner.stop(threads: runnerThreads) }
+
+    /// Upserts the configured applications and their declared tag types; returns their ids.
+    private static func register(_ apps: [AppConfiguration], _ connection: PostgresConnection) throws -> [String: Int64] {
+        var ids: [String: Int64] = [:]
+        for app in apps {
+            let id = try connection.first(
+                "INSERT INTO applications (code, name) VALUES ($1, $2) ON CONFLICT (code) DO UPDATE SET name = excluded.name RETURNING id",
+                [.text(app.code), .text(app.name)]
+            ) { $0.int(0) } ?? 0
+            ids[app.code] = id
+            for (name, type) in app.tagTypes.sorted(by: { $0.key < $1.key }) {
+                let stored = try connection.first(
+                    """
+                    INSERT INTO tag_definitions (app_id, name, type, created_at) VALUES ($1, $2, $3, extract(epoch FROM now())::bigint)
+                    ON CONFLICT (app_id, name) DO UPDATE SET type = tag_definitions.type RETURNING type
+                    """,
+                    [.integer(id), .text(name), .integer(Int64(type.rawValue))]
+                ) { $0.int(0) }
+                if let stored, stored != Int64(type.rawValue) {
+                    throw StoreError.invalid(
+                        "apps[\(app.code)].tags.\(name) is declared \(type.name) but the database already holds it as \(TagType(rawValue: Int(stored))?.name ?? "another type")")
+                }
+            }
+        }
+        return ids
+    }
+
+    func appID(_ code: String) throws(StoreError) -> Int64 {
+        guard let id = appIDs[code] else { throw .unknownApplication(code) }
+        return id
+    }
+
+    func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a transaction of its own and returns once it is committed.
+    func write<T>(_ body: (PostgresTransaction) throws -> T) throws(StoreError) -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (connection, generation) = try Self.mapping { () throws(PostgresError) in try pool.acquire() }
+            let transaction = PostgresTransaction(connection: connection)
+            var committing = false
+            do {
+                try connection.execute("BEGIN")
+                let value = try body(transaction)
+                committing = true
+                try connection.execute("COMMIT")
+                pool.release(connection, generation: generation)
+                if !transaction.definedTags.isEmpty { remember(transaction.definedTags) }
+                return value
+            } catch {
+                if connection.isHealthy && connection.inTransaction { try? connection.execute("ROLLBACK") }
+                pool.release(connection, generation: generation)
+                if let failure = error as? PostgresError, attempt < Self.attempts,
+                    failure.isTransient || (failure.isConnectionLost && !committing) {
+                    continue
+                }
+                throw Self.storeError(error)
+            }
+        }
+    }
+
+    /// Runs `body` on a pooled connection, each statement on its own (autocommit). A connection that
+    /// turns out to be lost is replaced once: reads change nothing, so running them again is safe.
+    func read<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (connection, generation) = try Self.mapping { () throws(PostgresError) in try pool.acquire() }
+            do {
+                let value = try body(connection)
+                pool.release(connection, generation: generation)
+                return value
+            } catch {
+                if connection.isHealthy && connection.inTransaction { try? connection.execute("ROLLBACK") }
+                pool.release(connection, generation: generation)
+                if let failure = error as? PostgresError, attempt < 2, failure.isConnectionLost || failure.isTransient { continue }
+                throw Self.storeError(error)
+            }
+        }
+    }
+
+    /// `read` inside one read-only snapshot, for answers built from several queries.
+    func snapshot<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+        try read { connection in
+            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            let value = try body(connection)
+            try connection.execute("COMMIT")
+            return value
+        }
+    }
+
+    /// Runs a whole request on one of the request threads: each store write it makes commits on its
+    /// own before returning, so `completion` always gets the request's own result (which maps a
+    /// failed commit to its error reply); `onFailure` is never needed.
+    public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void) {
+        runner.enqueue { completion(work()) }
+    }
+
+    // MARK: - Tag types
+
+    /// The type of a tag: cached, defined earlier in this transaction, or stored.
+    func tagType(_ transaction: PostgresTransaction, appID: Int64, name: String) throws -> TagType? {
+        if let type = tagTypes.withLock({ $0[appID]?[name] }) { return type }
+        if let type = transaction.definedTags[appID]?[name] { return type }
+        let stored = try transaction.connection.first("SELECT type FROM tag_definitions WHERE app_id = $1 AND name = $2",
+                                                      [.integer(appID), .text(name)]) { $0.int(0) }
+        guard let raw = stored, let type = TagType(rawValue: Int(raw)) else { return nil }
+        // Not defined by this transaction, so committed by another: safe to share.
+        tagTypes.withLock { $0[appID, default: [:]][name] = type }
+        return type
+    }
+
+    private func remember(_ defined: [Int64: [String: TagType]]) {
+        tagTypes.withLock { cache in
+            for (appID, types) in defined { cache[appID, default: [:]].merge(types) { old, _ in old } }
+        }
+    }
+
+    // MARK: - Errors
+
+    /// Runs `body`, turning whatever it throws into a `StoreError`.
+    static func mapping<T>(_ body: () throws -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw storeError(error)
+        }
+    }
+
+    static func storeError(_ error: any Error) -> StoreError {
+        switch error {
+        case let error as StoreError: return error
+        case let error as PostgresError:
+            // A value PostgreSQL cannot hold (over its index entry size, or not valid text) is the
+            // client's to fix, like any other invalid value.
+            if error.sqlStateClass == "54" || ["22001", "22021", "22P05"].contains(error.sqlState) {
+                return .invalid("a value is too long or not valid text (\(error.message))")
+            }
+            return .backend(error.failure)
+        case let error as TagError: return .invalid(error.message)
+        default: return .backend(PostgresError(sqlState: "XX000", message: "\(error)", context: "unexpected error").failure)
+        }
+    }
+}
+
+/// A write transaction in progress: its connection, and the tag types it defined, which are shared
+/// with every connection only once it commits.
+final class PostgresTransaction {
+    let connection: PostgresConnection
+    var definedTags: [Int64: [String: TagType]] = [:]
+
+    init(connection: PostgresConnection) { self.connection = connection }
+}
+
+/// The threads that run `submitRequest` work: as many as the pool has connections, since each
+/// blocks on one while its request runs.
+final class RequestRunner: Sendable {
+    private let queue = Mutex<[@Sendable () -> Void]>([])
+    private let available = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+
+    init(threads: Int) {
+        for index in 0..<threads {
+            let thread = Thread { [self] in run() }
+            thread.name = "herald-postgres-request-\(index)"
+            thread.start()
+        }
+    }
+
+    func enqueue(_ job: @escaping @Sendable () -> Void) {
+        queue.withLock { $0.append(job) }
+        available.signal()
+    }
+
+    /// Lets the threads end once the queue is empty.
+    func stop(threads: Int) {
+        stopping.store(true, ordering: .relaxed)
+        for _ in 0..<threads { available.signal() }
+    }
+
+    private func run() {
+        while true {
+            available.wait()
+            let job = queue.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+            guard let job else {
+                if stopping.load(ordering: .relaxed) { return }
+                continue
+            }
+            job()
+        }
+    }
+}

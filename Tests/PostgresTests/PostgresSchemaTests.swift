@@ -1,0 +1,52 @@
+import Foundation
+import Synchronization
+import Testing
+import Core
+@testable import Postgres
+import TestSupport
+
+/// Migrations on start: once per database however many processes start together, and never
+/// against a schema newer than the code.
+@Suite struct PostgresSchemaTests {
+    static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
+
+    static func open(_ url: String, apps: [AppConfiguration] = apps) throws(StoreError) -> PostgresDatabase {
+        try PostgresDatabase(settings: PostgresConnectionSettings(url: url), poolSize: 2, acquireTimeoutMilliseconds: 5000, apps: apps)
+    }
+
+    @Test func processesStartingAtOnceMigrateOnce() throws {
+        let url = try PostgresServer.shared().makeSchema()
+        let failures = Atomic<Int>(0)
+        let done = DispatchGroup()
+        for _ in 0..<6 {
+            done.enter()
+            Thread {
+                if (try? Self.open(url)) == nil { failures.add(1, ordering: .relaxed) }
+                done.leave()
+            }.start()
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(failures.load(ordering: .relaxed) == 0)
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        let versions = try connection.rows("SELECT version FROM schema_migrations ORDER BY version") { Int($0.int(0)) }
+        #expect(versions == Array(1...PostgresSchema.migrations.count))
+        #expect(try connection.first("SELECT count(*) FROM applications") { $0.int(0) } == 1)
+    }
+
+    @Test func reopeningKeepsTheApplicationIDs() throws {
+        let url = try PostgresServer.shared().makeSchema()
+        let first = try Self.open(url).appIDs
+        let two = Self.apps + [AppConfiguration(code: "APP-2", name: "Two", apiToken: "u", sink: "s")]
+        let second = try Self.open(url, apps: two).appIDs
+        #expect(second["APP-1"] == first["APP-1"] && second["APP-2"] != nil && second["APP-2"] != first["APP-1"])
+    }
+
+    @Test func aSchemaNewerThanTheCodeIsRefused() throws {
+        let url = try PostgresServer.shared().makeSchema()
+        _ = try Self.open(url)
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        try connection.run("INSERT INTO schema_migrations (version) VALUES ($1)", [.integer(Int64(PostgresSchema.migrations.count + 1))])
+        let error = try #require(throws: StoreError.self) { _ = try Self.open(url) }
+        #expect("\(error)".contains("newer than this Herald"))
+    }
+}
