@@ -78,6 +78,7 @@ public final class PostgresDatabase: Sendable {
     // MARK: - Transactions
 
     /// Runs `body` in a transaction of its own and returns once it is committed.
+    @discardableResult
     func write<T>(_ body: (PostgresTransaction) throws -> T) throws(StoreError) -> T {
         var attempt = 0
         while true {

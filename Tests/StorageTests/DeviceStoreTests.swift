@@ -1,18 +1,69 @@
 import Foundation
 import Testing
 import Core
-@testable import SQLite
 import TestSupport
 
-@Suite struct SQLiteDeviceStoreTests {
-    let folder: TemporaryDirectory
-    let store: SQLiteDeviceStore
+/// The device registry's contract, run against every backend.
+@Suite struct DeviceStoreTests {
+    @Test(arguments: Backend.allCases) func registerStoresTheDeviceAndItsTypedTags(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).registerStoresTheDeviceAndItsTypedTags()
+    }
+
+    @Test(arguments: Backend.allCases) func appsAreSeparate(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).appsAreSeparate()
+    }
+
+    @Test(arguments: Backend.allCases) func aRejectedSetTagsChangesNothing(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).aRejectedSetTagsChangesNothing()
+    }
+
+    @Test(arguments: Backend.allCases) func operationsAndDeletes(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).operationsAndDeletes()
+    }
+
+    @Test(arguments: Backend.allCases) func theTypeOfATagIsFixedByItsFirstValue(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).theTypeOfATagIsFixedByItsFirstValue()
+    }
+
+    @Test(arguments: Backend.allCases) func setTagsOnAnUnknownDeviceNeedsItsPlatform(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).setTagsOnAnUnknownDeviceNeedsItsPlatform()
+    }
+
+    @Test(arguments: Backend.allCases) func unregisterClearsTheTokenButKeepsTheDevice(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).unregisterClearsTheTokenButKeepsTheDevice()
+    }
+
+    @Test(arguments: Backend.allCases) func usersBadgesAndMerges(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).usersBadgesAndMerges()
+    }
+
+    @Test(arguments: Backend.allCases) func registerByTokenReturnsTheSameDeviceForTheSameToken(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).registerByTokenReturnsTheSameDeviceForTheSameToken()
+    }
+
+    @Test(arguments: Backend.allCases) func reportsAreKeptAsReceived(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).reportsAreKeptAsReceived()
+    }
+
+    @Test(arguments: Backend.allCases) func declaredVersionTagsCompareAsVersions(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).declaredVersionTagsCompareAsVersions()
+    }
+
+    @Test(arguments: Backend.allCases) func reopeningMigratesOnceAndKeepsData(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).reopeningMigratesOnceAndKeepsData()
+    }
+}
+
+/// The bodies of `DeviceStoreTests`, on a fresh database of one backend.
+struct DeviceStoreContract {
+    let fixture: StoreFixture
+    let store: any DeviceStore
     static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s"),
                        AppConfiguration(code: "APP-2", name: "Two", apiToken: "u", sink: "s")]
 
-    init() throws {
-        folder = try TemporaryDirectory()
-        store = try SQLiteDeviceStore(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 1000, apps: Self.apps)
+    init(_ backend: Backend) throws {
+        fixture = try StoreFixture(backend)
+        store = try fixture.devices(apps: Self.apps)
     }
 
     func register(_ hwid: String, app: String = "APP-1", token: String = "tok", tags: [String: JSON] = [:]) throws {
@@ -22,7 +73,7 @@ import TestSupport
                                tags: try TagUpdate.parse(tags)), now: 100)
     }
 
-    @Test func registerStoresTheDeviceAndItsTypedTags() throws {
+    func registerStoresTheDeviceAndItsTypedTags() throws {
         try register("H1", tags: ["Level": 3, "City": "Lyon", "Fav": ["a", "b"], "Born": "2000-01-02 03:04", "VIP": true, "Score": 1.5])
         let device = try #require(try store.device(app: "APP-1", hwid: "H1"))
         #expect(device.pushToken == "tok" && device.gateway == "sandbox" && device.platform == 1)
@@ -32,13 +83,13 @@ import TestSupport
                          "Born": .date(946_782_240), "VIP": .boolean(true), "Score": .decimal(1.5)])
     }
 
-    @Test func appsAreSeparate() throws {
+    func appsAreSeparate() throws {
         try register("H1", tags: ["Level": 3])
         #expect(try store.getTags(app: "APP-2", hwid: "H1", userID: nil).isEmpty)
         #expect(throws: StoreError.self) { try store.getTags(app: "NOPE", hwid: "H1", userID: nil) }
     }
 
-    @Test func aRejectedSetTagsChangesNothing() throws {
+    func aRejectedSetTagsChangesNothing() throws {
         try register("H1", tags: ["Level": 3, "City": "Lyon"])
         #expect(throws: StoreError.self) {
             try store.setTags(app: "APP-1", hwid: "H1", attributes: DeviceAttributes(language: "de"),
@@ -48,7 +99,7 @@ import TestSupport
         #expect(try store.device(app: "APP-1", hwid: "H1")?.language == "fr")
     }
 
-    @Test func operationsAndDeletes() throws {
+    func operationsAndDeletes() throws {
         try register("H1", tags: ["Level": 3, "Fav": ["a"], "City": "Lyon"])
         try store.setTags(app: "APP-1", hwid: "H1", attributes: DeviceAttributes(), updates: try TagUpdate.parse([
             "Level": ["operation": "increment", "value": 2], "Fav": ["operation": "append", "value": ["b"]], "City": nil,
@@ -56,7 +107,7 @@ import TestSupport
         #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil) == ["Level": .integer(5), "Fav": .list(["a", "b"])])
     }
 
-    @Test func theTypeOfATagIsFixedByItsFirstValue() throws {
+    func theTypeOfATagIsFixedByItsFirstValue() throws {
         try register("H1", tags: ["Level": 3])
         try register("H2", tags: ["Level": "7"])
         #expect(try store.getTags(app: "APP-1", hwid: "H2", userID: nil)["Level"] == .integer(7))
@@ -64,7 +115,7 @@ import TestSupport
         #expect(try store.device(app: "APP-1", hwid: "H3") == nil)
     }
 
-    @Test func setTagsOnAnUnknownDeviceNeedsItsPlatform() throws {
+    func setTagsOnAnUnknownDeviceNeedsItsPlatform() throws {
         #expect(throws: StoreError.self) {
             try store.setTags(app: "APP-1", hwid: "NEW", attributes: DeviceAttributes(), updates: try TagUpdate.parse(["a": 1]), now: 1)
         }
@@ -72,7 +123,7 @@ import TestSupport
         #expect(try store.device(app: "APP-1", hwid: "NEW")?.pushToken == nil)
     }
 
-    @Test func unregisterClearsTheTokenButKeepsTheDevice() throws {
+    func unregisterClearsTheTokenButKeepsTheDevice() throws {
         try register("H1", tags: ["Level": 3])
         try store.unregisterDevice(app: "APP-1", hwid: "H1", now: 300)
         let device = try #require(try store.device(app: "APP-1", hwid: "H1"))
@@ -80,7 +131,7 @@ import TestSupport
         #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil)["Level"] == .integer(3))
     }
 
-    @Test func usersBadgesAndMerges() throws {
+    func usersBadgesAndMerges() throws {
         try register("H1")
         try store.registerUser(app: "APP-1", hwid: "H1", attributes: DeviceAttributes(), userID: "alice", now: 10)
         try store.setBadge(app: "APP-1", hwid: "H1", attributes: DeviceAttributes(), badge: 4, now: 11)
@@ -90,7 +141,7 @@ import TestSupport
         #expect(try store.device(app: "APP-1", hwid: "H1")?.userID == "alice2")
     }
 
-    @Test func registerByTokenReturnsTheSameDeviceForTheSameToken() throws {
+    func registerByTokenReturnsTheSameDeviceForTheSameToken() throws {
         let first = try store.registerByToken(app: "APP-1", pushToken: "ab12", attributes: DeviceAttributes(platform: 1), newHWID: "p1", now: 1)
         let second = try store.registerByToken(app: "APP-1", pushToken: "ab12", attributes: DeviceAttributes(platform: 1), newHWID: "p2", now: 2)
         #expect(first == "p1" && second == "p1")
@@ -99,17 +150,18 @@ import TestSupport
         #expect(throws: StoreError.self) { try store.setSubscribed(app: "APP-1", hwid: "nobody", subscribed: true, now: 3) }
     }
 
-    @Test func reportsAreKeptAsReceived() throws {
+    func reportsAreKeptAsReceived() throws {
         let report = SDKReport(kind: .event, app: "APP-1", hwid: "H1", userID: "u", platform: 1, name: "PW_ScreenOpen", hash: nil,
                                body: ["attributes": ["screen_name": "Home"]], timestampUTC: 5, timestampCurrent: 3605)
         try store.record([report], now: 9)
         #expect(try store.reports(app: "APP-1", limit: 10) == [report])
     }
 
-    @Test func declaredVersionTagsCompareAsVersions() throws {
+    func declaredVersionTagsCompareAsVersions() throws {
         var app = AppConfiguration(code: "APP-V", name: "V", apiToken: "t", sink: "s")
         app.tagTypes = ["AppVersion": .version]
-        let declared = try SQLiteDeviceStore(path: folder.file("v.sqlite"), busyTimeoutMilliseconds: 1000, apps: [app])
+        let other = try StoreFixture(fixture.backend)
+        let declared = try other.devices(apps: [app])
         try declared.setTags(app: "APP-V", hwid: "V1", attributes: DeviceAttributes(platform: 1),
                              updates: try TagUpdate.parse(["AppVersion": "2.10.1"]), now: 1)
         #expect(try declared.getTags(app: "APP-V", hwid: "V1", userID: nil) == ["AppVersion": .version("2.10.1")])
@@ -118,13 +170,13 @@ import TestSupport
         }
         app.tagTypes = ["AppVersion": .integer]
         #expect(throws: StoreError.self) {
-            _ = try SQLiteDeviceStore(path: folder.file("v.sqlite"), busyTimeoutMilliseconds: 1000, apps: [app])
+            _ = try other.devices(apps: [app])
         }
     }
 
-    @Test func reopeningMigratesOnceAndKeepsData() throws {
+    func reopeningMigratesOnceAndKeepsData() throws {
         try register("H1", tags: ["Level": 3])
-        let again = try SQLiteDeviceStore(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 1000, apps: Self.apps)
+        let again = try fixture.devices(apps: Self.apps)
         #expect(try again.getTags(app: "APP-1", hwid: "H1", userID: nil)["Level"] == .integer(3))
     }
 }

@@ -1,0 +1,411 @@
+import Core
+
+/// `DeviceStore` on PostgreSQL. Each call is one transaction of a few statements: the device row
+/// in one upsert, and a request's tags in one multi-row statement per table.
+public final class PostgresDeviceStore: DeviceStore {
+    let database: PostgresDatabase
+
+    public init(database: PostgresDatabase) {
+        self.database = database
+    }
+
+    /// The attribute parameters `$3`…`$12` shared by the device upserts (after app id and hwid).
+    private static func values(appID: Int64, hwid: String, _ a: DeviceAttributes, now: Int64) -> [PostgresValue] {
+        [.integer(appID), .text(hwid), .optional(a.platform), .optional(a.language), .optional(a.timezoneOffset),
+         .optional(a.appVersion), .optional(a.osVersion), .optional(a.deviceModel), .optional(a.sdkVersion), .optional(a.userID),
+         .optional(a.notificationTypes), .integer(now)]
+    }
+
+    /// Updates the device's attributes when they changed (an unchanged device is not rewritten);
+    /// returns its id, or nil when there is no such device.
+    static let updateDevice = """
+        WITH existing AS (SELECT id FROM devices WHERE app_id = $1 AND hwid = $2),
+        updated AS (
+          UPDATE devices d SET platform = COALESCE($3, d.platform), language = COALESCE($4, d.language),
+            timezone_offset = COALESCE($5, d.timezone_offset), app_version = COALESCE($6, d.app_version),
+            os_version = COALESCE($7, d.os_version), device_model = COALESCE($8, d.device_model),
+            sdk_version = COALESCE($9, d.sdk_version), user_id = COALESCE($10, d.user_id),
+            notification_types = COALESCE($11, d.notification_types), updated_at = $12
+          FROM existing e WHERE d.id = e.id AND (COALESCE($3, d.platform) IS DISTINCT FROM d.platform
+            OR COALESCE($4, d.language) IS DISTINCT FROM d.language OR COALESCE($5, d.timezone_offset) IS DISTINCT FROM d.timezone_offset
+            OR COALESCE($6, d.app_version) IS DISTINCT FROM d.app_version OR COALESCE($7, d.os_version) IS DISTINCT FROM d.os_version
+            OR COALESCE($8, d.device_model) IS DISTINCT FROM d.device_model OR COALESCE($9, d.sdk_version) IS DISTINCT FROM d.sdk_version
+            OR COALESCE($10, d.user_id) IS DISTINCT FROM d.user_id
+            OR COALESCE($11, d.notification_types) IS DISTINCT FROM d.notification_types)
+          RETURNING d.id)
+        SELECT id FROM existing
+        """
+
+    /// Updates the device's attributes, creating it when new; returns its id.
+    func upsertDevice(_ connection: PostgresConnection, appID: Int64, hwid: String, attributes a: DeviceAttributes,
+                      now: Int64) throws -> Int64 {
+        let values = Self.values(appID: appID, hwid: hwid, a, now: now)
+        if a == DeviceAttributes() {
+            // Nothing to update (setTags usually sends no attributes).
+            if let id = try connection.first("SELECT id FROM devices WHERE app_id = $1 AND hwid = $2", [.integer(appID), .text(hwid)], {
+                $0.int(0)
+            }) {
+                return id
+            }
+        } else if let id = try connection.first(Self.updateDevice, values, { $0.int(0) }) {
+            return id
+        }
+        guard a.platform != nil else {
+            throw StoreError.invalid("device_type is required for a device Herald has not seen (register it first)")
+        }
+        // A concurrent first call for the same device inserts it first: then this one updates it.
+        return try connection.first(
+            """
+            INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version,
+              device_model, sdk_version, user_id, notification_types, created_at, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+            ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform,
+              language = COALESCE(excluded.language, devices.language),
+              timezone_offset = COALESCE(excluded.timezone_offset, devices.timezone_offset),
+              app_version = COALESCE(excluded.app_version, devices.app_version),
+              os_version = COALESCE(excluded.os_version, devices.os_version),
+              device_model = COALESCE(excluded.device_model, devices.device_model),
+              sdk_version = COALESCE(excluded.sdk_version, devices.sdk_version), user_id = COALESCE(excluded.user_id, devices.user_id),
+              notification_types = COALESCE(excluded.notification_types, devices.notification_types), updated_at = excluded.updated_at
+            RETURNING id
+            """, values) { $0.int(0) }!
+    }
+
+    /// registerDevice in one statement: update what changed (attributes, token, gateway,
+    /// subscription) or insert the device. Unchanged devices are not rewritten, and an existing
+    /// device never draws a new id from the sequence (so that shards, cut by id range, stay dense).
+    static let registration = """
+        WITH existing AS (SELECT id FROM devices WHERE app_id = $1 AND hwid = $2),
+        updated AS (
+          UPDATE devices d SET platform = $3, language = COALESCE($4, d.language),
+            timezone_offset = COALESCE($5, d.timezone_offset), app_version = COALESCE($6, d.app_version),
+            os_version = COALESCE($7, d.os_version), device_model = COALESCE($8, d.device_model),
+            sdk_version = COALESCE($9, d.sdk_version), user_id = COALESCE($10, d.user_id),
+            notification_types = COALESCE($11, d.notification_types), updated_at = $12, push_token = $13,
+            gateway = COALESCE($14, d.gateway), subscribed = true, token_invalid_reason = NULL
+          FROM existing e WHERE d.id = e.id AND ($3 IS DISTINCT FROM d.platform OR COALESCE($4, d.language) IS DISTINCT FROM d.language
+            OR COALESCE($5, d.timezone_offset) IS DISTINCT FROM d.timezone_offset OR COALESCE($6, d.app_version) IS DISTINCT FROM d.app_version
+            OR COALESCE($7, d.os_version) IS DISTINCT FROM d.os_version OR COALESCE($8, d.device_model) IS DISTINCT FROM d.device_model
+            OR COALESCE($9, d.sdk_version) IS DISTINCT FROM d.sdk_version OR COALESCE($10, d.user_id) IS DISTINCT FROM d.user_id
+            OR COALESCE($11, d.notification_types) IS DISTINCT FROM d.notification_types OR $13 IS DISTINCT FROM d.push_token
+            OR COALESCE($14, d.gateway) IS DISTINCT FROM d.gateway OR NOT d.subscribed OR d.token_invalid_reason IS NOT NULL)
+          RETURNING d.id),
+        inserted AS (
+          INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
+            sdk_version, user_id, notification_types, created_at, updated_at, push_token, gateway)
+          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14 WHERE NOT EXISTS (SELECT 1 FROM existing)
+          ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform,
+            language = COALESCE(excluded.language, devices.language),
+            timezone_offset = COALESCE(excluded.timezone_offset, devices.timezone_offset),
+            app_version = COALESCE(excluded.app_version, devices.app_version),
+            os_version = COALESCE(excluded.os_version, devices.os_version),
+            device_model = COALESCE(excluded.device_model, devices.device_model),
+            sdk_version = COALESCE(excluded.sdk_version, devices.sdk_version), user_id = COALESCE(excluded.user_id, devices.user_id),
+            notification_types = COALESCE(excluded.notification_types, devices.notification_types),
+            updated_at = excluded.updated_at, push_token = excluded.push_token, gateway = COALESCE(excluded.gateway, devices.gateway),
+            subscribed = true, token_invalid_reason = NULL
+          RETURNING id)
+        SELECT id FROM existing UNION ALL SELECT id FROM inserted
+        """
+
+    func upsertRegistration(_ connection: PostgresConnection, appID: Int64, registration: DeviceRegistration, now: Int64) throws -> Int64 {
+        guard registration.attributes.platform != nil else {
+            throw StoreError.invalid("device_type is required")
+        }
+        let values = Self.values(appID: appID, hwid: registration.hwid, registration.attributes, now: now)
+            + [.text(registration.pushToken), .optional(registration.gateway)]
+        guard let id = try connection.first(Self.registration, values, { $0.int(0) }) else {
+            throw StoreError.invalid("device vanished during registration")
+        }
+        return id
+    }
+
+    func upsertUser(_ connection: PostgresConnection, appID: Int64, userID: String, now: Int64) throws {
+        try connection.run("INSERT INTO users (app_id, user_id, created_at, updated_at) VALUES ($1, $2, $3, $3) ON CONFLICT DO NOTHING",
+                           [.integer(appID), .text(userID), .integer(now)])
+    }
+
+    /// Applies `updates` to one device inside the caller's transaction: the current values the
+    /// operations need in one query, then each table written in one statement.
+    func applyTags(_ transaction: PostgresTransaction, appID: Int64, deviceID: Int64, updates: [TagUpdate]) throws {
+        guard !updates.isEmpty else { return }
+        let connection = transaction.connection
+        var current: [String: TagValue] = [:]
+        let reading = updates.filter {
+            switch $0.operation {
+            case .increment, .append, .remove: return true
+            case .set, .delete: return false
+            }
+        }.map(\.name)
+        if !reading.isEmpty {
+            for (name, value) in try connection.rows(
+                "SELECT name, type, num::text, str FROM device_tags WHERE device_id = $1 AND name = ANY($2::text[])",
+                [.integer(deviceID), .texts(reading)], { row in
+                    (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
+                        TagValue.fromStorage(type: $0, number: row.optionalText(2), text: row.optionalText(3))
+                    })
+                }) {
+                current[name] = value
+            }
+        }
+        // The outcome per tag, in order (a later update of the same tag sees the earlier one's value).
+        var next: [String: TagValue?] = [:]
+        var order: [String] = []
+        var listTags: Set<String> = []
+        for update in updates {
+            var type = try database.tagType(transaction, appID: appID, name: update.name)
+            var value = try TagRules.apply(update.operation, name: update.name, to: current[update.name], type: type)
+            if type == nil, let defined = value?.type {
+                // Another transaction may define the tag meanwhile: its type wins, as if it had come first.
+                let stored = try connection.first(
+                    """
+                    INSERT INTO tag_definitions (app_id, name, type, created_at) VALUES ($1, $2, $3, extract(epoch FROM now())::bigint)
+                    ON CONFLICT (app_id, name) DO UPDATE SET type = tag_definitions.type RETURNING type
+                    """, [.integer(appID), .text(update.name), .integer(Int64(defined.rawValue))]) { TagType(rawValue: Int($0.int(0))) } ?? nil
+                type = stored ?? defined
+                if type != defined {
+                    value = try TagRules.apply(update.operation, name: update.name, to: current[update.name], type: type)
+                }
+                transaction.definedTags[appID, default: [:]][update.name] = type
+            }
+            if (type ?? value?.type) == .list { listTags.insert(update.name) }
+            if next[update.name] == nil { order.append(update.name) }
+            next[update.name] = .some(value)
+            current[update.name] = value
+        }
+        let removed = order.filter { next[$0]! == nil }
+        let kept = order.compactMap { name in next[name]!.map { (name, $0) } }
+        if !listTags.isEmpty {
+            try connection.run("DELETE FROM device_tag_items WHERE device_id = $1 AND name = ANY($2::text[])",
+                               [.integer(deviceID), .texts(listTags.sorted())])
+        }
+        if !removed.isEmpty {
+            try connection.run("DELETE FROM device_tags WHERE device_id = $1 AND name = ANY($2::text[])",
+                               [.integer(deviceID), .texts(removed)])
+        }
+        if !kept.isEmpty {
+            try connection.run(
+                """
+                INSERT INTO device_tags (device_id, name, app_id, type, num, str)
+                SELECT $1::bigint, u.name, $2::bigint, u.type, u.num, u.str
+                FROM unnest($3::text[], $4::integer[], $5::numeric[], $6::text[]) AS u(name, type, num, str)
+                ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, num = excluded.num, str = excluded.str
+                WHERE device_tags.type IS DISTINCT FROM excluded.type OR device_tags.num IS DISTINCT FROM excluded.num
+                  OR device_tags.str IS DISTINCT FROM excluded.str
+                """,
+                [.integer(deviceID), .integer(appID), .texts(kept.map(\.0)), .integers(kept.map { Int64($0.1.type.rawValue) }),
+                 .texts(kept.map(\.1.storedNumber)), .texts(kept.map(\.1.storedText))])
+        }
+        var items: [(String, String)] = []
+        for (name, value) in kept {
+            if case .list(let list) = value { items += list.map { (name, $0) } }
+        }
+        if !items.isEmpty {
+            try connection.run(
+                """
+                INSERT INTO device_tag_items (device_id, name, item, app_id)
+                SELECT $1::bigint, u.name, u.item, $2::bigint FROM unnest($3::text[], $4::text[]) AS u(name, item)
+                ON CONFLICT DO NOTHING
+                """, [.integer(deviceID), .integer(appID), .texts(items.map(\.0)), .texts(items.map(\.1))])
+        }
+        if let badge = next["badge"] {
+            var count: Int64 = 0
+            if case .integer(let value)? = badge { count = value }
+            try connection.run("UPDATE devices SET badge = $1 WHERE id = $2", [.integer(count), .integer(deviceID)])
+        }
+    }
+
+    // MARK: - DeviceStore
+
+    public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
+        let appID = try database.appID(registration.app)
+        try database.write { transaction in
+            let connection = transaction.connection
+            let id = try upsertRegistration(connection, appID: appID, registration: registration, now: now)
+            if let userID = registration.attributes.userID {
+                try upsertUser(connection, appID: appID, userID: userID, now: now)
+            }
+            try applyTags(transaction, appID: appID, deviceID: id, updates: registration.tags)
+        }
+    }
+
+    public func unregisterDevice(app: String, hwid: String, now: Int64) throws(StoreError) {
+        let appID = try database.appID(app)
+        try database.write { transaction in
+            try transaction.connection.run("UPDATE devices SET push_token = NULL, updated_at = $1 WHERE app_id = $2 AND hwid = $3",
+                                           [.integer(now), .integer(appID), .text(hwid)])
+        }
+    }
+
+    public func applicationOpen(app: String, hwid: String, attributes: DeviceAttributes, now: Int64) throws(StoreError) {
+        let appID = try database.appID(app)
+        try database.write { transaction in
+            let id = try upsertDevice(transaction.connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
+            try transaction.connection.run("UPDATE devices SET last_open_at = $1 WHERE id = $2", [.integer(now), .integer(id)])
+        }
+    }
+
+    public func setTags(app: String, hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], now: Int64) throws(StoreError) {
+        let appID = try database.appID(app)
+        try database.write { transaction in
+            let id = try upsertDevice(transaction.connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
+            try applyTags(transaction, appID: appID, deviceID: id, updates: updates)
+        }
+    }
+
+    public func getTags(app: String, hwid: String?, userID: String?) throws(StoreError) -> [String: TagValue] {
+        let appID = try database.appID(app)
+        // One statement, so one snapshot without a transaction around it (getTags is the hottest read).
+        let device: (sql: String, key: String)
+        if let hwid {
+            device = ("d.app_id = $1 AND d.hwid = $2", hwid)
+        } else if let userID {
+            device = ("d.id = (SELECT id FROM devices WHERE app_id = $1 AND user_id = $2 ORDER BY updated_at DESC LIMIT 1)", userID)
+        } else {
+            return [:]
+        }
+        return try database.read { connection in
+            var tags: [String: TagValue] = [:]
+            let rows = try connection.rows(
+                "SELECT t.name, t.type, t.num::text, t.str FROM devices d JOIN device_tags t ON t.device_id = d.id WHERE \(device.sql)",
+                [.integer(appID), .text(device.key)]
+            ) { row -> (String, TagValue?) in
+                (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
+                    TagValue.fromStorage(type: $0, number: row.optionalText(2), text: row.optionalText(3))
+                })
+            }
+            for (name, value) in rows { tags[name] = value }
+            return tags
+        }
+    }
+
+    public func setBadge(app: String, hwid: String, attributes: DeviceAttributes, badge: Int64, now: Int64) throws(StoreError) {
+        try setTags(app: app, hwid: hwid, attributes: attributes,
+                    updates: [TagUpdate(name: "badge", operation: .set(.int(badge)))], now: now)
+    }
+
+    public func registerUser(app: String, hwid: String, attributes: DeviceAttributes, userID: String, now: Int64) throws(StoreError) {
+        let appID = try database.appID(app)
+        var attributes = attributes
+        attributes.userID = userID
+        try database.write { transaction in
+            _ = try upsertDevice(transaction.connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
+            try upsertUser(transaction.connection, appID: appID, userID: userID, now: now)
+        }
+    }
+
+    public func mergeUser(app: String, oldUserID: String, newUserID: String, merge: Bool, now: Int64) throws(StoreError) {
+        let appID = try database.appID(app)
+        guard oldUserID != newUserID else { return }
+        try database.write { transaction in
+            let connection = transaction.connection
+            if merge {
+                try upsertUser(connection, appID: appID, userID: newUserID, now: now)
+                try connection.run("UPDATE devices SET user_id = $1, updated_at = $2 WHERE app_id = $3 AND user_id = $4",
+                                   [.text(newUserID), .integer(now), .integer(appID), .text(oldUserID)])
+            } else {
+                try connection.run("UPDATE devices SET user_id = NULL, updated_at = $1 WHERE app_id = $2 AND user_id = $3",
+                                   [.integer(now), .integer(appID), .text(oldUserID)])
+            }
+            try connection.run("DELETE FROM users WHERE app_id = $1 AND user_id = $2", [.integer(appID), .text(oldUserID)])
+        }
+    }
+
+    public func setSubscribed(app: String, hwid: String, subscribed: Bool, now: Int64) throws(StoreError) {
+        let appID = try database.appID(app)
+        try database.write { transaction in
+            let changed = try transaction.connection.run(
+                "UPDATE devices SET subscribed = $1, updated_at = $2 WHERE app_id = $3 AND hwid = $4",
+                [.boolean(subscribed), .integer(now), .integer(appID), .text(hwid)])
+            guard changed == 1 else { throw StoreError.unknownDevice(hwid) }
+        }
+    }
+
+    public func registerByToken(app: String, pushToken: String, attributes: DeviceAttributes, newHWID: String,
+                                now: Int64) throws(StoreError) -> String {
+        let appID = try database.appID(app)
+        return try database.write { transaction in
+            let connection = transaction.connection
+            let existing = try connection.first(
+                """
+                SELECT hwid FROM devices WHERE app_id = $1 AND left(push_token, 16) = left($2, 16) AND push_token = $2
+                ORDER BY updated_at DESC LIMIT 1
+                """, [.integer(appID), .text(pushToken)]) { $0.text(0) }
+            let hwid = existing ?? newHWID
+            let id = try upsertDevice(connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
+            try connection.run("UPDATE devices SET push_token = $1, token_invalid_reason = NULL, subscribed = true WHERE id = $2",
+                               [.text(pushToken), .integer(id)])
+            return hwid
+        }
+    }
+
+    public func record(_ reports: [SDKReport], now: Int64) throws(StoreError) {
+        guard !reports.isEmpty else { return }
+        var ids: [Int64] = []
+        for report in reports { ids.append(try database.appID(report.app)) }
+        // One multi-row insert, in the order received (ids follow it).
+        let values: [PostgresValue] = [
+            .integer(now), .integers(ids), .texts(reports.map(\.kind.rawValue)), .texts(reports.map(\.hwid)),
+            .texts(reports.map(\.userID)), .texts(reports.map { $0.platform.map { String($0) } }), .texts(reports.map(\.name)),
+            .texts(reports.map(\.hash)), .texts(reports.map(\.body.text)), .texts(reports.map { $0.timestampUTC.map { String($0) } }),
+            .texts(reports.map { $0.timestampCurrent.map { String($0) } }),
+        ]
+        try database.write { transaction in
+            try transaction.connection.run(
+                """
+                INSERT INTO reports (app_id, kind, hwid, user_id, platform, name, hash, body, timestamp_utc, timestamp_current,
+                  received_at, occurred_at)
+                SELECT u.app_id, u.kind, u.hwid, u.user_id, u.platform, u.name, u.hash, u.body, u.utc, u.local, $1::bigint,
+                  coalesce(u.utc, $1::bigint)
+                FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::text[],
+                  $10::bigint[], $11::bigint[]) WITH ORDINALITY AS u(app_id, kind, hwid, user_id, platform, name, hash, body, utc, local, n)
+                ORDER BY u.n
+                """, values)
+        }
+    }
+
+    public func device(app: String, hwid: String) throws(StoreError) -> DeviceRecord? {
+        let appID = try database.appID(app)
+        return try database.read { connection in
+            try connection.first(
+                """
+                SELECT hwid, platform, push_token, gateway, language, timezone_offset, app_version, os_version,
+                  device_model, sdk_version, user_id, subscribed, badge, last_open_at
+                FROM devices WHERE app_id = $1 AND hwid = $2
+                """, [.integer(appID), .text(hwid)]
+            ) { row in
+                DeviceRecord(
+                    hwid: row.text(0), platform: Int(row.int(1)), pushToken: row.optionalText(2), gateway: row.optionalText(3),
+                    language: row.optionalText(4), timezoneOffset: row.optionalInt(5), appVersion: row.optionalText(6),
+                    osVersion: row.optionalText(7), deviceModel: row.optionalText(8), sdkVersion: row.optionalText(9),
+                    userID: row.optionalText(10), subscribed: row.bool(11), badge: row.int(12), lastOpenAt: row.optionalInt(13))
+            }
+        }
+    }
+
+    public func reports(app: String, limit: Int) throws(StoreError) -> [SDKReport] {
+        let appID = try database.appID(app)
+        return try database.read { connection in
+            try connection.rows(
+                """
+                SELECT kind, hwid, user_id, platform, name, hash, body, timestamp_utc, timestamp_current
+                FROM reports WHERE app_id = $1 ORDER BY id LIMIT $2
+                """, [.integer(appID), .integer(Int64(limit))]
+            ) { row in
+                SDKReport(
+                    kind: SDKReport.Kind(rawValue: row.text(0)) ?? .event, app: app, hwid: row.text(1),
+                    userID: row.optionalText(2), platform: row.optionalInt(3).map { Int($0) }, name: row.optionalText(4),
+                    hash: row.optionalText(5), body: (try? JSON.parse(row.text(6))) ?? .null,
+                    timestampUTC: row.optionalInt(7), timestampCurrent: row.optionalInt(8))
+            }
+        }
+    }
+
+    public func hasApplication(_ code: String) -> Bool { database.appIDs[code] != nil }
+
+    public func ping() throws(StoreError) {
+        try database.read { connection in
+            _ = try connection.first("SELECT 1") { $0.int(0) }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Core
+
+/// How a tag value maps to the `device_tags` columns: `num` (numeric) for comparisons, `str` for
+/// strings, versions as written, and lists as a JSON array (their items are also in
+/// `device_tag_items`). Numbers travel as text, so that integers, dates and encoded versions
+/// (17 digits) stay exact.
+extension TagValue {
+    /// The `num` column's value as text, or nil.
+    var storedNumber: String? {
+        switch self {
+        case .integer(let value), .date(let value): return String(value)
+        case .boolean(let value): return value ? "1" : "0"
+        case .decimal(let value): return "\(value)"
+        case .version(let value): return TagVersion.encode(value).map { String($0) }
+        case .string, .list: return nil
+        }
+    }
+
+    /// The `str` column's value, or nil.
+    var storedText: String? {
+        switch self {
+        case .string(let value), .version(let value): return value
+        case .list(let items): return JSON.array(items.map(JSON.string)).text
+        case .integer, .date, .boolean, .decimal: return nil
+        }
+    }
+
+    /// Rebuilds a value from the stored columns (`num` read as text).
+    static func fromStorage(type: TagType, number: String?, text: String?) -> TagValue? {
+        switch type {
+        case .integer: return number.flatMap { Int64($0) }.map(TagValue.integer)
+        case .date: return number.flatMap { Int64($0) }.map(TagValue.date)
+        case .boolean: return number.map { TagValue.boolean($0 != "0") }
+        case .decimal: return number.flatMap { Double($0) }.map(TagValue.decimal)
+        case .string: return text.map(TagValue.string)
+        case .version: return text.map(TagValue.version)
+        case .list:
+            guard let text, let items = try? JSON.parse(text).arrayValue else { return nil }
+            return .list(items.compactMap(\.stringValue))
+        }
+    }
+}
