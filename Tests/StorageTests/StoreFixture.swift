@@ -25,15 +25,24 @@ final class StoreFixture {
         url = backend == .postgres ? try PostgresServer.shared().makeSchema() : nil
     }
 
+    /// The stores over one open database.
+    struct Stores {
+        let devices: any DeviceStore
+        let campaigns: any CampaignStore
+    }
+
     /// Opens the database (again), registering `apps`.
-    func devices(apps: [AppConfiguration]) throws -> any DeviceStore {
+    func open(apps: [AppConfiguration]) throws -> Stores {
         switch backend {
         case .sqlite:
-            return try SQLiteDeviceStore(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 1000, apps: apps)
+            let database = try SQLiteDatabase(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 1000, apps: apps)
+            return Stores(devices: SQLiteDeviceStore(database: database), campaigns: SQLiteCampaignStore(database: database))
         case .postgres:
             let database = try PostgresDatabase(settings: PostgresConnectionSettings(url: url ?? ""), poolSize: 4,
                                                 acquireTimeoutMilliseconds: 5000, apps: apps)
-            return PostgresDeviceStore(database: database)
+            return Stores(devices: PostgresDeviceStore(database: database), campaigns: PostgresCampaignStore(database: database))
         }
     }
+
+    func devices(apps: [AppConfiguration]) throws -> any DeviceStore { try open(apps: apps).devices }
 }

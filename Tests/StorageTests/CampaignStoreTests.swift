@@ -1,22 +1,36 @@
 import Foundation
 import Testing
 import Core
-@testable import SQLite
 import TestSupport
 
-/// The shard lifecycle with retries, on a real SQLite file: what a worker records, what a later
+/// The shard lifecycle with retries, against every backend: what a worker records, what a later
 /// holder of the shard finds, and the funnel that results.
-@Suite struct SQLiteCampaignStoreTests {
-    let folder: TemporaryDirectory
-    let devices: SQLiteDeviceStore
-    let campaigns: SQLiteCampaignStore
+@Suite struct CampaignStoreTests {
+    @Test(arguments: Backend.allCases) func aTransientFailureWaitsAsARetryUntilItIsSentThenTheShardIsDone(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).aTransientFailureWaitsAsARetryUntilItIsSentThenTheShardIsDone()
+    }
+
+    @Test(arguments: Backend.allCases) func aRetryThatFailsAgainIsRescheduledAndEndsFailedWithItsReason(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).aRetryThatFailsAgainIsRescheduledAndEndsFailedWithItsReason()
+    }
+
+    @Test(arguments: Backend.allCases) func aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending()
+    }
+}
+
+/// The bodies of `CampaignStoreTests`, on a fresh database of one backend.
+struct CampaignStoreContract {
+    let fixture: StoreFixture
+    let devices: any DeviceStore
+    let campaigns: any CampaignStore
     static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
 
-    init() throws {
-        folder = try TemporaryDirectory()
-        let database = try SQLiteDatabase(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 1000, apps: Self.apps)
-        devices = SQLiteDeviceStore(database: database)
-        campaigns = SQLiteCampaignStore(database: database)
+    init(_ backend: Backend) throws {
+        fixture = try StoreFixture(backend)
+        let stores = try fixture.open(apps: Self.apps)
+        devices = stores.devices
+        campaigns = stores.campaigns
     }
 
     /// Registers `count` iOS devices, creates a message to all of them, and leases its one shard to `worker`.
@@ -42,7 +56,7 @@ import TestSupport
                        schedule: RetrySchedule(nextAt: next, expiresAt: next + 3600))
     }
 
-    @Test func aTransientFailureWaitsAsARetryUntilItIsSentThenTheShardIsDone() throws {
+    func aTransientFailureWaitsAsARetryUntilItIsSentThenTheShardIsDone() throws {
         let work = try leasedShard(devices: 3)
         let targets = try campaigns.targets(of: work, after: 0, limit: 10)
         #expect(targets.count == 3)
@@ -76,7 +90,7 @@ import TestSupport
         #expect(status.status == .done)
     }
 
-    @Test func aRetryThatFailsAgainIsRescheduledAndEndsFailedWithItsReason() throws {
+    func aRetryThatFailsAgainIsRescheduledAndEndsFailedWithItsReason() throws {
         let work = try leasedShard(devices: 1)
         let id = try #require(try campaigns.targets(of: work, after: 0, limit: 10).first?.deviceID)
         _ = try campaigns.record([retrying(id, next: 1_001)], work: work, worker: "w1", leaseUntil: 1_030, now: 1_000)
@@ -92,7 +106,7 @@ import TestSupport
         #expect(try campaigns.nextRetry(of: work) == nil)
     }
 
-    @Test func aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending() throws {
+    func aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending() throws {
         let work = try leasedShard(devices: 4)
         let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
         // w1 recorded the first device, handed the next two to the provider, and was sending a retry of the last.

@@ -1,0 +1,331 @@
+import Foundation
+import Core
+
+/// The worker side of the shard lifecycle. A worker's write locks the shard's row (its counters,
+/// or `ownsLease`), so that the lease sweeper, which skips locked rows, never takes a shard back
+/// in the middle of a worker's write.
+extension PostgresCampaignStore {
+    public func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> ShardWork? {
+        try database.write { transaction -> ShardWork? in
+            let connection = transaction.connection
+            guard let row = try connection.first(
+                """
+                SELECT s.message_id, s.first_device, s.last_device, s.by_timezone, s.timezone_offset, s.status, s.lease_owner,
+                  s.attempts, m.code, m.hash, m.app_id, m.request, m.status, s.attempted_through
+                FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = $1 FOR UPDATE OF s
+                """, [.integer(shard)], { row in
+                    (message: row.int(0), first: row.int(1), last: row.int(2), byTimezone: row.bool(3), offset: row.optionalInt(4),
+                     status: row.text(5), owner: row.optionalText(6), attempts: Int(row.int(7)), code: row.text(8), hash: row.text(9),
+                     appID: row.int(10), request: row.text(11), messageStatus: row.text(12), attemptedThrough: row.optionalInt(13))
+                }) else { return nil }
+            guard row.status == ShardState.leased.rawValue, row.owner == worker else { return nil }
+            guard row.messageStatus != MessageState.deleted.rawValue else {
+                try connection.run("UPDATE message_shards SET status = 'cancelled' WHERE id = $1", [.integer(shard)])
+                return nil
+            }
+            try connection.run("UPDATE message_shards SET lease_until = $1 WHERE id = $2", [.integer(leaseUntil), .integer(shard)])
+            if row.attempts > 1 {
+                // Retries the previous holder had on the network: their outcome is unknown.
+                try connection.run(
+                    """
+                    UPDATE message_shards SET ambiguous = ambiguous
+                      + (SELECT count(*) FROM delivery_retries WHERE shard_id = $1 AND sending AND ambiguous = 0) WHERE id = $1
+                    """, [.integer(shard)])
+                try connection.run(
+                    "UPDATE delivery_retries SET sending = false, ambiguous = ambiguous + 1, next_at = $2 WHERE shard_id = $1 AND sending",
+                    [.integer(shard), .integer(now)])
+            }
+            return ShardWork(
+                shardID: shard, messageID: row.message, messageCode: row.code, hash: row.hash,
+                app: database.appCode(row.appID) ?? "", appID: row.appID, spec: try Self.decode(row.request),
+                firstDevice: row.first, lastDevice: row.last, timezoneFilter: row.byTimezone ? .some(row.offset) : .none,
+                attempts: row.attempts, attemptedThrough: row.attempts > 1 ? row.attemptedThrough : nil)
+        }
+    }
+
+    public func extendLease(shard: Int64, worker: String, leaseUntil: Int64) throws(StoreError) -> Bool {
+        try database.write { transaction in
+            try transaction.connection.run(
+                "UPDATE message_shards SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = 'leased'",
+                [.integer(leaseUntil), .integer(shard), .text(worker)]) == 1
+        }
+    }
+
+    public func markAttempted(_ work: ShardWork, through deviceID: Int64, worker: String) throws(StoreError) -> Bool {
+        try database.write { transaction in
+            try transaction.connection.run(
+                """
+                UPDATE message_shards SET attempted_through = greatest(coalesce(attempted_through, $1), $1)
+                WHERE id = $2 AND lease_owner = $3 AND status = 'leased'
+                """, [.integer(deviceID), .integer(work.shardID), .text(worker)]) == 1
+        }
+    }
+
+    /// The page query for a shard: its device range (walked in id order on the primary key),
+    /// deliverable and subscribed devices with a token, the message's platforms, explicit devices
+    /// or users, tag conditions, and not yet recorded.
+    static func targetQuery(_ work: ShardWork, after: Int64, limit: Int) -> (String, [PostgresValue]) {
+        var parameters = PostgresParameters([.integer(work.appID), .integer(after), .integer(work.lastDevice)])
+        var sql = """
+            SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge FROM devices d
+            WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND d.push_token IS NOT NULL AND d.subscribed
+              AND d.token_invalid_reason IS NULL
+            """
+        let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
+        sql += platforms.isEmpty ? " AND false" : " AND d.platform IN (\(platforms.map(String.init).joined(separator: ",")))"
+        if case .some(let offset) = work.timezoneFilter {
+            if let offset {
+                sql += " AND d.timezone_offset = \(parameters.add(.integer(offset)))"
+            } else {
+                sql += " AND d.timezone_offset IS NULL"
+            }
+        }
+        if let users = work.spec.users {
+            sql += " AND d.user_id = ANY(\(parameters.add(.texts(users)))::text[])"
+        } else if let devices = work.spec.devices {
+            let list = parameters.add(.texts(devices))
+            sql += " AND (d.hwid = ANY(\(list)::text[]) OR d.push_token = ANY(\(list)::text[]))"
+        } else if !work.spec.conditions.isEmpty {
+            sql += " AND (\(PostgresTargetFilter.sql(for: work.spec.conditions, combinedWith: work.spec.conditionsOperator, app: "$1", &parameters)))"
+        }
+        let message = parameters.add(.integer(work.messageID))
+        sql += " AND NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = \(message) AND x.device_id = d.id)"
+        sql += " ORDER BY d.id LIMIT \(parameters.add(.integer(Int64(limit))))"
+        return (sql, parameters.values)
+    }
+
+    public func targets(of work: ShardWork, after: Int64, limit: Int) throws(StoreError) -> [Target] {
+        let (sql, values) = Self.targetQuery(work, after: after, limit: limit)
+        return try database.read { connection in
+            try connection.rows(sql, values) { row in
+                Target(deviceID: row.int(0), hwid: row.text(1), platform: Int(row.int(2)), pushToken: row.text(3),
+                       gateway: row.optionalText(4), language: row.optionalText(5), badge: row.int(6))
+            }
+        }
+    }
+
+    public func recentSends(deviceIDs: [Int64], since1: Int64, since2: Int64) throws(StoreError) -> [Int64: (Int, Int)] {
+        guard !deviceIDs.isEmpty else { return [:] }
+        return try database.read { connection in
+            var counts: [Int64: (Int, Int)] = [:]
+            for (device, first, second) in try connection.rows(
+                """
+                SELECT device_id, count(*) FILTER (WHERE created_at > $1::bigint), count(*) FILTER (WHERE created_at > $2::bigint)
+                FROM deliveries WHERE status = 'sent' AND device_id = ANY($3::bigint[]) AND created_at > least($1::bigint, $2::bigint)
+                GROUP BY device_id
+                """, [.integer(since1), .integer(since2), .integers(deviceIDs)], { ($0.int(0), Int($0.int(1)), Int($0.int(2))) }) {
+                counts[device] = (first, second)
+            }
+            return counts
+        }
+    }
+
+    public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> Bool {
+        try database.write { transaction in
+            let connection = transaction.connection
+            try Self.markDead(outcomes, connection)
+            // One row per (message, device): the first outcome recorded wins. Outcomes are recorded
+            // even when the lease was lost meanwhile: they happened, and the next holder skips them.
+            let inserted = Set(try connection.rows(
+                """
+                INSERT INTO deliveries (message_id, device_id, status, reason, created_at)
+                SELECT $1::bigint, u.device, u.status, u.reason, $2::bigint FROM unnest($3::bigint[], $4::text[], $5::text[]) AS u(device, status, reason)
+                ON CONFLICT DO NOTHING RETURNING device_id
+                """,
+                [.integer(work.messageID), .integer(now), .integers(outcomes.map(\.deviceID)), .texts(outcomes.map(\.outcome.rawValue)),
+                 .texts(outcomes.map(\.reason))]) { $0.int(0) })
+            var tally = ShardTally()
+            var counted: Set<Int64> = []
+            var retries: [DeliveryRecord] = []
+            for outcome in outcomes where inserted.contains(outcome.deviceID) && counted.insert(outcome.deviceID).inserted {
+                tally.targeted += 1
+                tally.count(outcome)
+                if outcome.outcome == .retrying {
+                    retries.append(outcome)
+                    if outcome.ambiguous { tally.ambiguous += 1 }
+                }
+            }
+            if !retries.isEmpty {
+                let schedules = retries.map { $0.schedule ?? RetrySchedule(nextAt: now, expiresAt: now) }
+                try connection.run(
+                    """
+                    INSERT INTO delivery_retries (message_id, device_id, shard_id, attempts, ambiguous, next_at, expires_at, reason)
+                    SELECT $1::bigint, u.device, $2::bigint, 1, u.ambiguous, u.next_at, u.expires_at, u.reason
+                    FROM unnest($3::bigint[], $4::integer[], $5::bigint[], $6::bigint[], $7::text[]) AS u(device, ambiguous, next_at, expires_at, reason)
+                    """,
+                    [.integer(work.messageID), .integer(work.shardID), .integers(retries.map(\.deviceID)),
+                     .integers(retries.map { $0.ambiguous ? 1 : 0 }), .integers(schedules.map(\.nextAt)), .integers(schedules.map(\.expiresAt)),
+                     .texts(retries.map { $0.reason ?? "Unknown" })])
+            }
+            try tally.apply(to: work, connection)
+            return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
+        }
+    }
+
+    public func dueRetries(of work: ShardWork, now: Int64, limit: Int) throws(StoreError) -> [PendingRetry] {
+        try database.read { connection in
+            try connection.rows(
+                """
+                SELECT r.device_id, r.attempts, r.ambiguous, r.expires_at, r.reason,
+                  coalesce(d.push_token IS NOT NULL AND d.subscribed AND d.token_invalid_reason IS NULL, false),
+                  d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge
+                FROM delivery_retries r LEFT JOIN devices d ON d.id = r.device_id
+                WHERE r.shard_id = $1 AND r.next_at <= $2 AND NOT r.sending ORDER BY r.next_at, r.device_id LIMIT $3
+                """, [.integer(work.shardID), .integer(now), .integer(Int64(limit))]
+            ) { row in
+                let target = !row.bool(5) ? nil : Target(
+                    deviceID: row.int(0), hwid: row.text(6), platform: Int(row.int(7)), pushToken: row.text(8), gateway: row.optionalText(9),
+                    language: row.optionalText(10), badge: row.int(11))
+                return PendingRetry(target: target, deviceID: row.int(0), attempts: Int(row.int(1)), ambiguous: Int(row.int(2)),
+                                    expiresAt: row.int(3), reason: row.text(4))
+            }
+        }
+    }
+
+    public func nextRetry(of work: ShardWork) throws(StoreError) -> Int64? {
+        try database.read { connection in
+            try connection.first("SELECT min(next_at) FROM delivery_retries WHERE shard_id = $1", [.integer(work.shardID)]) {
+                $0.optionalInt(0)
+            } ?? nil
+        }
+    }
+
+    public func claimRetries(_ deviceIDs: [Int64], work: ShardWork, worker: String) throws(StoreError) -> Bool {
+        try database.write { transaction in
+            let connection = transaction.connection
+            try connection.run("UPDATE delivery_retries SET sending = true WHERE message_id = $1 AND device_id = ANY($2::bigint[])",
+                               [.integer(work.messageID), .integers(deviceIDs)])
+            return try Self.ownsLease(work, worker: worker, connection)
+        }
+    }
+
+    public func recordRetries(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64,
+                              now: Int64) throws(StoreError) -> Bool {
+        try database.write { transaction in
+            let connection = transaction.connection
+            try Self.markDead(outcomes, connection)
+            var tally = ShardTally()
+            for outcome in outcomes {
+                let key: [PostgresValue] = [.integer(work.messageID), .integer(outcome.deviceID)]
+                if outcome.outcome == .retrying {
+                    let schedule = outcome.schedule ?? RetrySchedule(nextAt: now, expiresAt: now)
+                    let ambiguous = try connection.first(
+                        """
+                        UPDATE delivery_retries SET attempts = attempts + 1, ambiguous = ambiguous + $3, sending = false, next_at = $4, reason = $5
+                        WHERE message_id = $1 AND device_id = $2 RETURNING ambiguous
+                        """, key + [.integer(outcome.ambiguous ? 1 : 0), .integer(schedule.nextAt), .text(outcome.reason ?? "Unknown")]) {
+                        $0.int(0)
+                    }
+                    if outcome.ambiguous, ambiguous == 1 { tally.ambiguous += 1 }
+                    continue
+                }
+                let ended = try connection.run(
+                    """
+                    UPDATE deliveries SET status = $3, reason = $4, created_at = $5
+                    WHERE message_id = $1 AND device_id = $2 AND status = 'retrying'
+                    """, key + [.text(outcome.outcome.rawValue), .optional(outcome.reason), .integer(now)])
+                guard ended == 1 else { continue }
+                try connection.run("DELETE FROM delivery_retries WHERE message_id = $1 AND device_id = $2", key)
+                tally.retrying -= 1
+                tally.count(outcome)
+            }
+            try tally.apply(to: work, connection)
+            return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
+        }
+    }
+
+    public func finishShard(_ work: ShardWork, worker: String, resumeAt: Int64?) throws(StoreError) -> Int64? {
+        try database.write { transaction in
+            let connection = transaction.connection
+            guard try Self.ownsLease(work, worker: worker, connection) else { return nil }
+            let nextRetry = try connection.first("SELECT min(next_at) FROM delivery_retries WHERE shard_id = $1", [.integer(work.shardID)]) {
+                $0.optionalInt(0)
+            } ?? nil
+            guard let due = [resumeAt, nextRetry].compactMap({ $0 }).min() else {
+                try connection.run("UPDATE message_shards SET status = 'done', lease_owner = NULL WHERE id = $1", [.integer(work.shardID)])
+                return nil
+            }
+            try connection.run("UPDATE message_shards SET status = 'pending', lease_owner = NULL, due_at = $1 WHERE id = $2",
+                               [.integer(due), .integer(work.shardID)])
+            return due
+        }
+    }
+
+    // MARK: - Shared by the writes above
+
+    /// Declares the push tokens of `deadToken` outcomes invalid: only those tokens, since a device
+    /// may have registered a new one meanwhile.
+    static func markDead(_ outcomes: [DeliveryRecord], _ connection: PostgresConnection) throws {
+        let dead = outcomes.filter { $0.deadToken != nil }
+        guard !dead.isEmpty else { return }
+        try connection.run(
+            """
+            UPDATE devices d SET token_invalid_reason = u.reason FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(id, token, reason)
+            WHERE d.id = u.id AND d.push_token = u.token
+            """, [.integers(dead.map(\.deviceID)), .texts(dead.map(\.deadToken)), .texts(dead.map { $0.reason ?? "InvalidToken" })])
+    }
+
+    /// Whether the shard is still leased to `worker` and its message not deleted (a shard of a
+    /// deleted message is cancelled here). Locks the shard's row until the transaction ends.
+    static func ownsLease(_ work: ShardWork, worker: String, _ connection: PostgresConnection) throws -> Bool {
+        guard let state = try connection.first(
+            """
+            SELECT s.status, s.lease_owner, m.status FROM message_shards s JOIN messages m ON m.id = s.message_id
+            WHERE s.id = $1 FOR UPDATE OF s
+            """, [.integer(work.shardID)], { ($0.text(0), $0.optionalText(1), $0.text(2)) }) else { return false }
+        guard state.0 == ShardState.leased.rawValue, state.1 == worker else { return false }
+        if state.2 == MessageState.deleted.rawValue {
+            try connection.run("UPDATE message_shards SET status = 'cancelled' WHERE id = $1", [.integer(work.shardID)])
+            return false
+        }
+        return true
+    }
+
+    /// `ownsLease`, and when it does, extends the lease.
+    static func keepLease(_ work: ShardWork, worker: String, leaseUntil: Int64, _ connection: PostgresConnection) throws -> Bool {
+        guard try ownsLease(work, worker: worker, connection) else { return false }
+        try connection.run("UPDATE message_shards SET lease_until = $1 WHERE id = $2", [.integer(leaseUntil), .integer(work.shardID)])
+        return true
+    }
+}
+
+/// What one write adds to a shard's funnel counters and its message's error counts.
+struct ShardTally {
+    var targeted: Int64 = 0
+    var sent: Int64 = 0
+    var failed: Int64 = 0
+    var throttled: Int64 = 0
+    var retrying: Int64 = 0
+    var ambiguous: Int64 = 0
+    var errors: [String: Int64] = [:]
+
+    mutating func count(_ outcome: DeliveryRecord) {
+        switch outcome.outcome {
+        case .sent: sent += 1
+        case .throttled: throttled += 1
+        case .retrying: retrying += 1
+        case .failed:
+            failed += 1
+            errors[outcome.reason ?? "Unknown", default: 0] += 1
+        }
+    }
+
+    func apply(to work: ShardWork, _ connection: PostgresConnection) throws {
+        if !errors.isEmpty {
+            let reasons = errors.keys.sorted()
+            try connection.run(
+                """
+                INSERT INTO message_errors (message_id, reason, count)
+                SELECT $1::bigint, u.reason, u.count FROM unnest($2::text[], $3::bigint[]) AS u(reason, count)
+                ON CONFLICT (message_id, reason) DO UPDATE SET count = message_errors.count + excluded.count
+                """, [.integer(work.messageID), .texts(reasons), .integers(reasons.map { errors[$0]! })])
+        }
+        try connection.run(
+            """
+            UPDATE message_shards SET targeted = targeted + $1, sent = sent + $2, failed = failed + $3, throttled = throttled + $4,
+              retrying = retrying + $5, ambiguous = ambiguous + $6 WHERE id = $7
+            """,
+            [.integer(targeted), .integer(sent), .integer(failed), .integer(throttled), .integer(retrying), .integer(ambiguous),
+             .integer(work.shardID)])
+    }
+}

@@ -1,0 +1,315 @@
+import Foundation
+import Core
+
+/// `CampaignStore` on PostgreSQL, with the SQLite backend's semantics. Where processes compete
+/// for the same rows (several ingest processes activating messages or handing out shards, workers
+/// and the lease sweeper on one shard), the rows are taken with `FOR UPDATE` / `SKIP LOCKED`, so
+/// that each is handled by one of them at a time.
+public final class PostgresCampaignStore: CampaignStore {
+    let database: PostgresDatabase
+
+    public init(database: PostgresDatabase) {
+        self.database = database
+    }
+
+    static func encode(_ spec: MessageSpec) throws -> String {
+        String(decoding: try JSONEncoder().encode(spec), as: UTF8.self)
+    }
+
+    static func decode(_ text: String) throws -> MessageSpec {
+        try JSONDecoder().decode(MessageSpec.self, from: Data(text.utf8))
+    }
+
+    /// A message code in Pushwoosh's shape: 4, 8 and 8 hex digits.
+    static func newCode() -> String {
+        func hex(_ count: Int) -> String { String((0..<count).map { _ in "0123456789ABCDEF".randomElement()! }) }
+        return "\(hex(4))-\(hex(8))-\(hex(8))"
+    }
+
+    /// The payload hash `p`: opaque base-62, no `-`, so the iOS SDK treats it as opaque.
+    static func newHash() -> String {
+        let alphabet = Array("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        return String((0..<16).map { _ in alphabet.randomElement()! })
+    }
+
+    // MARK: - Remote API
+
+    public func createMessages(app: String, _ messages: [NewMessage], now: Int64) throws(StoreError) -> [String] {
+        let appID = try database.appID(app)
+        var encoded: [String] = []
+        for message in messages {
+            do {
+                encoded.append(try Self.encode(message.spec))
+            } catch {
+                throw .invalid("cannot encode the message: \(error)")
+            }
+        }
+        return try database.write { transaction in
+            let connection = transaction.connection
+            var codes: [String] = []
+            for (message, request) in zip(messages, encoded) {
+                let sendAt = message.spec.schedule.earliestDueAt
+                // A transaction id seen before (perhaps in a request running right now) gives the earlier message.
+                if let code = try connection.first(
+                    """
+                    INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
+                    ON CONFLICT (app_id, transaction_id) WHERE transaction_id IS NOT NULL DO NOTHING RETURNING code
+                    """,
+                    [.text(Self.newCode()), .integer(appID), .optional(message.transactionID),
+                     .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(request), .integer(sendAt), .integer(now),
+                     .text(Self.newHash()), .optional(message.spec.sendRate)], { $0.text(0) }) {
+                    codes.append(code)
+                } else if let transactionID = message.transactionID,
+                    let existing = try connection.first("SELECT code FROM messages WHERE app_id = $1 AND transaction_id = $2",
+                                                        [.integer(appID), .text(transactionID)], { $0.text(0) }) {
+                    codes.append(existing)
+                }
+            }
+            return codes
+        }
+    }
+
+    public func messageStatus(app: String?, code: String) throws(StoreError) -> MessageStatus? {
+        let appFilter = try app.map { (code: String) throws(StoreError) in try database.appID(code) }
+        return try database.snapshot { connection -> MessageStatus? in
+            guard let row = try connection.first(
+                "SELECT id, app_id, status, hash, send_at, created_at, request FROM messages WHERE code = $1", [.text(code)], { row in
+                    (row.int(0), row.int(1), row.text(2), row.text(3), row.int(4), row.int(5), row.text(6))
+                }) else { return nil }
+            let (id, appID, status, hash, sendAt, createdAt, request) = row
+            if let appFilter, appFilter != appID { return nil }
+            var result = MessageStatus(code: code, app: database.appCode(appID) ?? "", status: MessageState(rawValue: status) ?? .failed,
+                                       hash: hash, sendAt: sendAt, createdAt: createdAt, spec: try Self.decode(request))
+            if let sums = try connection.first(
+                """
+                SELECT coalesce(sum(targeted), 0), coalesce(sum(sent), 0), coalesce(sum(failed), 0), coalesce(sum(throttled), 0),
+                  coalesce(sum(retrying), 0), coalesce(sum(ambiguous), 0)
+                FROM message_shards WHERE message_id = $1
+                """, [.integer(id)], { row in (Int32(0)..<6).map { Int(row.int($0)) } }) {
+                (result.targeted, result.sent, result.failed, result.throttled) = (sums[0], sums[1], sums[2], sums[3])
+                (result.retrying, result.ambiguous) = (sums[4], sums[5])
+            }
+            for (reason, count) in try connection.rows("SELECT reason, count FROM message_errors WHERE message_id = $1", [.integer(id)], {
+                ($0.text(0), Int($0.int(1)))
+            }) {
+                result.errors[reason] = count
+            }
+            // Once per (message, device), and only from devices the message was sent to; the reports
+            // workers have not matched yet are added (see the SQLite backend).
+            let reports = """
+                SELECT count(*) FROM (
+                  SELECT device_id FROM message_reports WHERE message_id = $1 AND kind = $3
+                  UNION
+                  SELECT d.id FROM reports r JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
+                  WHERE r.processed_at IS NULL AND r.hash = $2 AND r.kind = $3 AND r.app_id = $4) AS reported
+                JOIN deliveries x ON x.message_id = $1 AND x.device_id = reported.device_id AND x.status = 'sent'
+                """
+            result.delivered = Int(try connection.first(reports, [.integer(id), .text(hash), .text("delivery"), .integer(appID)]) {
+                $0.int(0)
+            } ?? 0)
+            result.opened = Int(try connection.first(reports, [.integer(id), .text(hash), .text("push_stat"), .integer(appID)]) {
+                $0.int(0)
+            } ?? 0)
+            return result
+        }
+    }
+
+    public func recentMessages(app: String, limit: Int) throws(StoreError) -> [MessageStatus] {
+        let appID = try database.appID(app)
+        let codes = try database.read { connection in
+            try connection.rows("SELECT code FROM messages WHERE app_id = $1 ORDER BY id DESC LIMIT $2",
+                                [.integer(appID), .integer(Int64(limit))]) { $0.text(0) }
+        }
+        var result: [MessageStatus] = []
+        for code in codes {
+            if let status = try messageStatus(app: app, code: code) { result.append(status) }
+        }
+        return result
+    }
+
+    public func deleteMessage(app: String, code: String, now: Int64) throws(StoreError) -> Bool {
+        let appID = try database.appID(app)
+        return try database.write { transaction in
+            let connection = transaction.connection
+            guard let id = try connection.first(
+                """
+                UPDATE messages SET status = 'deleted', updated_at = $1
+                WHERE app_id = $2 AND code = $3 AND status IN ('scheduled', 'queued', 'sending') RETURNING id
+                """, [.integer(now), .integer(appID), .text(code)], { $0.int(0) }) else { return false }
+            try connection.run("UPDATE message_shards SET status = 'cancelled' WHERE message_id = $1 AND status = 'pending'", [.integer(id)])
+            return true
+        }
+    }
+
+    public func tagTypes(app: String) throws(StoreError) -> [String: TagType] {
+        let appID = try database.appID(app)
+        return try database.read { connection in
+            var types: [String: TagType] = [:]
+            for (name, raw) in try connection.rows("SELECT name, type FROM tag_definitions WHERE app_id = $1", [.integer(appID)], {
+                ($0.text(0), Int($0.int(1)))
+            }) {
+                types[name] = TagType(rawValue: raw)
+            }
+            return types
+        }
+    }
+
+    // MARK: - Dispatcher
+
+    /// The smallest shard a campaign is cut into (device ids).
+    static let minimumShard: Int64 = 1_000
+
+    public func activateDueMessages(now: Int64, shardSize: Int) throws(StoreError) -> Int {
+        try database.write { transaction in
+            let connection = transaction.connection
+            // Messages another ingest process is activating right now are left to it.
+            let due = try connection.rows(
+                """
+                SELECT id, app_id, request FROM messages WHERE status IN ('scheduled', 'queued') AND send_at <= $1
+                ORDER BY send_at LIMIT 100 FOR UPDATE SKIP LOCKED
+                """, [.integer(now)]) { ($0.int(0), $0.int(1), $0.text(2)) }
+            for (id, appID, request) in due {
+                let spec = try Self.decode(request)
+                let bounds = try connection.first("SELECT min(id), max(id) FROM devices WHERE app_id = $1", [.integer(appID)]) { row in
+                    row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } }
+                } ?? nil
+                if let (low, high) = bounds {
+                    let explicit = spec.users != nil || spec.devices != nil
+                    // A small campaign is still cut into several shards, so that several workers share it.
+                    let span = high - low + 1
+                    let step = explicit ? span : min(Int64(shardSize), max(Self.minimumShard, (span + 15) / 16))
+                    var groups: [(byTimezone: Bool, offset: Int64?, dueAt: Int64)] = [(false, nil, spec.schedule.sendAt)]
+                    if spec.schedule.perDeviceTimezone {
+                        groups = try connection.rows("SELECT DISTINCT timezone_offset FROM devices WHERE app_id = $1", [.integer(appID)]) { row in
+                            let offset = row.optionalInt(0)
+                            return (true, offset, spec.schedule.dueAt(timezoneOffset: offset))
+                        }
+                    }
+                    var firsts: [Int64] = [], lasts: [Int64] = [], byTimezone: [Bool] = [], offsets: [String?] = [], dues: [Int64] = []
+                    for group in groups {
+                        var first = low
+                        while first <= high {
+                            let last = min(high, first + step - 1)
+                            firsts.append(first)
+                            lasts.append(last)
+                            byTimezone.append(group.byTimezone)
+                            offsets.append(group.offset.map { String($0) })
+                            dues.append(group.dueAt)
+                            first = last + 1
+                        }
+                    }
+                    try connection.run(
+                        """
+                        INSERT INTO message_shards (message_id, first_device, last_device, by_timezone, timezone_offset, due_at, status)
+                        SELECT $1::bigint, u.first, u.last, u.by_timezone, u.timezone_offset, u.due_at, 'pending'
+                        FROM unnest($2::bigint[], $3::bigint[], $4::boolean[], $5::bigint[], $6::bigint[])
+                          AS u(first, last, by_timezone, timezone_offset, due_at)
+                        """, [.integer(id), .integers(firsts), .integers(lasts), .booleans(byTimezone), .texts(offsets), .integers(dues)])
+                }
+                try connection.run("UPDATE messages SET status = 'sending', updated_at = $1 WHERE id = $2", [.integer(now), .integer(id)])
+            }
+            return due.count
+        }
+    }
+
+    public func leaseShards(worker: String, count: Int, now: Int64, leaseUntil: Int64) throws(StoreError) -> [Int64] {
+        guard count > 0 else { return [] }
+        return try database.write { transaction in
+            let connection = transaction.connection
+            let candidates = try connection.rows(
+                """
+                SELECT s.id, s.message_id, m.send_rate IS NOT NULL FROM message_shards s JOIN messages m ON m.id = s.message_id
+                WHERE s.status = 'pending' AND s.due_at <= $1 AND m.status = 'sending'
+                  AND (m.send_rate IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM message_shards o WHERE o.message_id = s.message_id AND o.status = 'leased'))
+                ORDER BY s.due_at, s.message_id, s.id LIMIT $2 FOR UPDATE OF s SKIP LOCKED
+                """, [.integer(now), .integer(Int64(count * 4))]) { ($0.int(0), $0.int(1), $0.bool(2)) }
+            var leased: [Int64] = []
+            var rateLimited: Set<Int64> = []
+            for (shard, message, limited) in candidates where leased.count < count {
+                if limited {
+                    guard rateLimited.insert(message).inserted else { continue }
+                }
+                leased.append(shard)
+            }
+            if !leased.isEmpty {
+                try connection.run(
+                    "UPDATE message_shards SET status = 'leased', lease_owner = $1, lease_until = $2, attempts = attempts + 1 WHERE id = ANY($3::bigint[])",
+                    [.text(worker), .integer(leaseUntil), .integers(leased)])
+            }
+            return leased
+        }
+    }
+
+    public func leasedShardCounts() throws(StoreError) -> [String: Int] {
+        try database.read { connection in
+            var counts: [String: Int] = [:]
+            for (owner, count) in try connection.rows(
+                "SELECT lease_owner, count(*) FROM message_shards WHERE status = 'leased' GROUP BY lease_owner", [], {
+                    ($0.text(0), Int($0.int(1)))
+                }) {
+                counts[owner] = count
+            }
+            return counts
+        }
+    }
+
+    public func releaseLeases(now: Int64, liveWorkers: Set<String>) throws(StoreError) -> Int {
+        try database.write { transaction in
+            let connection = transaction.connection
+            // A shard its worker is writing to right now holds its row lock: its lease is live.
+            let leased = try connection.rows(
+                """
+                SELECT s.id, s.lease_owner, s.lease_until, m.status FROM message_shards s JOIN messages m ON m.id = s.message_id
+                WHERE s.status = 'leased' FOR UPDATE OF s SKIP LOCKED
+                """) { ($0.int(0), $0.text(1), $0.int(2), $0.text(3)) }
+            var cancelled: [Int64] = [], pending: [Int64] = []
+            for (id, owner, until, messageStatus) in leased where until < now || !liveWorkers.contains(owner) {
+                // A shard of a deleted message is cancelled rather than queued again.
+                if messageStatus == MessageState.deleted.rawValue { cancelled.append(id) } else { pending.append(id) }
+            }
+            for (state, ids) in [(ShardState.cancelled, cancelled), (.pending, pending)] where !ids.isEmpty {
+                try connection.run("UPDATE message_shards SET status = $1, lease_owner = NULL WHERE id = ANY($2::bigint[])",
+                                   [.text(state.rawValue), .integers(ids)])
+            }
+            return cancelled.count + pending.count
+        }
+    }
+
+    public func releaseLease(shard: Int64, worker: String) throws(StoreError) {
+        try database.write { transaction in
+            try transaction.connection.run(
+                "UPDATE message_shards SET status = 'pending', lease_owner = NULL WHERE id = $1 AND lease_owner = $2 AND status = 'leased'",
+                [.integer(shard), .text(worker)])
+        }
+    }
+
+    public func queueDepth() throws(StoreError) -> QueueDepth {
+        try database.snapshot { connection in
+            var messages: [String: Int] = [:], shards: [String: Int] = [:]
+            for (status, count) in try connection.rows(
+                "SELECT status, count(*) FROM messages WHERE status IN ('scheduled', 'queued', 'sending') GROUP BY status", [], {
+                    ($0.text(0), Int($0.int(1)))
+                }) { messages[status] = count }
+            for (status, count) in try connection.rows(
+                "SELECT status, count(*) FROM message_shards WHERE status IN ('pending', 'leased') GROUP BY status", [], {
+                    ($0.text(0), Int($0.int(1)))
+                }) { shards[status] = count }
+            let retrying = try connection.first(
+                "SELECT coalesce(sum(s.retrying), 0) FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE m.status = 'sending'"
+            ) { Int($0.int(0)) } ?? 0
+            return QueueDepth(messages: messages, shards: shards, retrying: retrying)
+        }
+    }
+
+    public func completeMessages(now: Int64) throws(StoreError) -> Int {
+        try database.write { transaction in
+            try transaction.connection.run(
+                """
+                UPDATE messages SET status = 'done', updated_at = $1 WHERE status = 'sending' AND NOT EXISTS (
+                  SELECT 1 FROM message_shards s WHERE s.message_id = messages.id AND s.status IN ('pending', 'leased'))
+                """, [.integer(now)])
+        }
+    }
+}

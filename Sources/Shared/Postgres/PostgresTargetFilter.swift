@@ -1,0 +1,112 @@
+import Core
+
+/// The parameters of a statement being built: each value added gets the next `$n`.
+struct PostgresParameters {
+    private(set) var values: [PostgresValue] = []
+
+    init(_ values: [PostgresValue] = []) { self.values = values }
+
+    /// Adds `value` and returns its placeholder.
+    mutating func add(_ value: PostgresValue) -> String {
+        values.append(value)
+        return "$\(values.count)"
+    }
+}
+
+/// Turns parsed tag conditions into one SQL boolean expression over a device row aliased `d`
+/// (`d.id`, `d.language`), with the semantics of the SQLite backend's `TargetFilter`, which
+/// documents them. Each tag condition is an `EXISTS` / `NOT EXISTS` subquery on the tag tables,
+/// which the planner answers with primary-key lookups per device while the caller walks a range of
+/// `d.id`, or, for a selective condition, from the value indexes (`app_id, name, num` and
+/// `app_id, name, item`). Values are always bound as parameters.
+public enum PostgresTargetFilter {
+    /// The expression for `conditions` joined with AND or OR (each one parenthesised), its values
+    /// added to `parameters`; `true` when there are no conditions. `app` is the placeholder of the
+    /// application's id, which leads the value indexes.
+    static func sql(for conditions: [TagCondition], combinedWith op: ConditionsOperator, app: String,
+                    _ parameters: inout PostgresParameters) -> String {
+        guard !conditions.isEmpty else { return "true" }
+        return conditions.map { "(" + expression(for: $0, app: app, &parameters) + ")" }.joined(separator: op == .and ? " AND " : " OR ")
+    }
+
+    static func expression(for condition: TagCondition, app: String, _ parameters: inout PostgresParameters) -> String {
+        guard condition.op == .notSet || condition.op == .any || TagCondition.supports(condition.type, condition.op) else {
+            return "false"
+        }
+        var values = condition.operands.map(value)
+        if condition.tag == TagCondition.languageTag && condition.type == .string {
+            switch condition.op {
+            case .notSet: return "d.language IS NULL"
+            case .any: return "d.language IS NOT NULL"
+            default:
+                // The base code of the device's language (see `TagCondition.baseLanguage`).
+                let base = "lower(split_part(replace(d.language, '_', '-'), '-', 1))"
+                return "d.language IS NOT NULL AND " + compare(base, condition.op, values, &parameters)
+            }
+        }
+        let name = parameters.add(.text(condition.tag))
+        let tag = "SELECT 1 FROM device_tags t WHERE t.device_id = d.id AND t.app_id = \(app) AND t.name = \(name)"
+        switch (condition.type, condition.op) {
+        case (_, .notSet):
+            return "NOT EXISTS (\(tag))"
+        case (_, .any):
+            return "EXISTS (\(tag))"
+        case (.list, .notIn):
+            return "EXISTS (\(tag)) AND NOT EXISTS (\(items(name, app: app, values, &parameters)))"
+        case (.list, _):
+            return "EXISTS (\(items(name, app: app, values, &parameters)))"
+        case (.string, let op):
+            return "EXISTS (\(tag) AND \(compare("t.str", op, values, &parameters)))"
+        case (.date, .eq), (.date, .notEq), (.date, .inList), (.date, .notIn):
+            values = condition.operands.map { operand in
+                guard case .number(let seconds) = operand else { return value(operand) }
+                return number(TagCondition.startOfDay(seconds))
+            }
+            let day = "(t.num - mod(mod(t.num, 86400) + 86400, 86400))"
+            return "EXISTS (\(tag) AND \(compare(day, condition.op, values, &parameters)))"
+        case (_, let op):
+            return "EXISTS (\(tag) AND \(compare("t.num", op, values, &parameters)))"
+        }
+    }
+
+    /// The items subquery of a list tag, whose name is already the parameter `name`.
+    private static func items(_ name: String, app: String, _ values: [PostgresValue], _ parameters: inout PostgresParameters) -> String {
+        "SELECT 1 FROM device_tag_items i WHERE i.device_id = d.id AND i.app_id = \(app) AND i.name = \(name) AND "
+            + compare("i.item", .inList, values, &parameters)
+    }
+
+    /// `column <op> operand(s)` for a value operator.
+    private static func compare(_ column: String, _ op: TagCondition.Operator, _ values: [PostgresValue],
+                                _ parameters: inout PostgresParameters) -> String {
+        let symbol: String
+        switch op {
+        case .eq: symbol = "="
+        case .notEq: symbol = "<>"
+        case .gte: symbol = ">="
+        case .lte: symbol = "<="
+        case .inList, .notIn:
+            guard !values.isEmpty else { return "false" }
+            let list = values.map { parameters.add($0) }.joined(separator: ", ")
+            return "\(column) \(op == .notIn ? "NOT IN" : "IN") (\(list))"
+        case .between:
+            guard values.count == 2 else { return "false" }
+            return "\(column) BETWEEN \(parameters.add(values[0])) AND \(parameters.add(values[1]))"
+        case .notSet, .any:
+            return "false"
+        }
+        guard let first = values.first else { return "false" }
+        return "\(column) \(symbol) \(parameters.add(first))"
+    }
+
+    private static func value(_ operand: TagCondition.Operand) -> PostgresValue {
+        switch operand {
+        case .number(let number): return self.number(number)
+        case .text(let text): return .text(text)
+        }
+    }
+
+    /// Integral numbers bind as integers, others as doubles; both compare exactly with `numeric`.
+    private static func number(_ number: Double) -> PostgresValue {
+        Int64(exactly: number).map(PostgresValue.integer) ?? .double(number)
+    }
+}
