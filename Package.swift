@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(name: "CoreTests", dependencies: ["Core", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["Core", "SDKClient", "SQLite", "TestSupport"]),
         .testTarget(name: "PostgresTests", dependencies: ["Core", "Postgres", "TestSupport"]),
-        .testTarget(name: "StorageTests", dependencies: ["Core", "Postgres", "SQLite", "TestSupport"]),
+        .testTarget(name: "StorageTests", dependencies: ["Core", "Postgres", "SDKClient", "SQLite", "TestSupport"]),
         .testTarget(name: "QueueTests", dependencies: ["Core", "Queue", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["Core", "HTTPServer", "SDKClient"]),
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),

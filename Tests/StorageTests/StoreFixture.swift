@@ -29,6 +29,7 @@ final class StoreFixture {
     struct Stores {
         let devices: any DeviceStore
         let campaigns: any CampaignStore
+        let analytics: any AnalyticsStore
     }
 
     /// Opens the database (again), registering `apps`.
@@ -36,11 +37,13 @@ final class StoreFixture {
         switch backend {
         case .sqlite:
             let database = try SQLiteDatabase(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 1000, apps: apps)
-            return Stores(devices: SQLiteDeviceStore(database: database), campaigns: SQLiteCampaignStore(database: database))
+            return Stores(devices: SQLiteDeviceStore(database: database), campaigns: SQLiteCampaignStore(database: database),
+                          analytics: SQLiteAnalyticsStore(database: database))
         case .postgres:
             let database = try PostgresDatabase(settings: PostgresConnectionSettings(url: url ?? ""), poolSize: 4,
                                                 acquireTimeoutMilliseconds: 5000, apps: apps)
-            return Stores(devices: PostgresDeviceStore(database: database), campaigns: PostgresCampaignStore(database: database))
+            return Stores(devices: PostgresDeviceStore(database: database), campaigns: PostgresCampaignStore(database: database),
+                          analytics: PostgresAnalyticsStore(database: database))
         }
     }
 

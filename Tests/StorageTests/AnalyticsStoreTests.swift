@@ -2,27 +2,32 @@ import Foundation
 import Testing
 import Core
 import SDKClient
-@testable import SQLite
 import TestSupport
 
 /// Event statistics must be the same whether reports are raw, partly processed, processed twice,
 /// or fully folded into the per-day rollups, and equal to what the reports say, counted here
-/// independently.
-@Suite struct SQLiteAnalyticsStoreTests {
-    let folder: TemporaryDirectory
-    let database: SQLiteDatabase
-    let devices: SQLiteDeviceStore
-    let analytics: SQLiteAnalyticsStore
+/// independently; on every backend.
+@Suite struct AnalyticsStoreTests {
+    @Test(arguments: Backend.allCases) func statisticsAreTheSameRawPartlyProcessedAndProcessedTwice(_ backend: Backend) throws {
+        try AnalyticsStoreContract(backend).statisticsAreTheSameRawPartlyProcessedAndProcessedTwice()
+    }
+}
+
+/// The bodies of `AnalyticsStoreTests`, on a fresh database of one backend.
+struct AnalyticsStoreContract {
+    let fixture: StoreFixture
+    let devices: any DeviceStore
+    let analytics: any AnalyticsStore
     static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s"),
                        AppConfiguration(code: "APP-2", name: "Two", apiToken: "u", sink: "s")]
     static let day: Int64 = 86_400
     static let start: Int64 = 1_780_000_000 - 1_780_000_000 % 86_400
 
-    init() throws {
-        folder = try TemporaryDirectory()
-        database = try SQLiteDatabase(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 1000, apps: Self.apps)
-        devices = SQLiteDeviceStore(database: database)
-        analytics = SQLiteAnalyticsStore(database: database)
+    init(_ backend: Backend) throws {
+        fixture = try StoreFixture(backend)
+        let stores = try fixture.open(apps: Self.apps)
+        devices = stores.devices
+        analytics = stores.analytics
     }
 
     /// A deterministic mix of SDK reports over five days, iOS (numbers as strings) and Android typing.
@@ -126,7 +131,7 @@ import TestSupport
         }
     }
 
-    @Test func statisticsAreTheSameRawPartlyProcessedAndProcessedTwice() throws {
+    func statisticsAreTheSameRawPartlyProcessedAndProcessedTwice() throws {
         let arrival = Self.start + 2 * Self.day + 5
         let reports = Self.reports(count: 900, seed: 7)
         try devices.record(reports, now: arrival)

@@ -1,0 +1,101 @@
+import Core
+
+/// `AnalyticsStore` over the `reports` table and the per-day rollups workers build from it, with
+/// the SQLite backend's semantics (`SQLiteAnalyticsStore` describes them). Workers that process
+/// overlapping ranges at once each take the reports they count with `FOR UPDATE SKIP LOCKED`, so
+/// that every report is counted by exactly one of them.
+public final class PostgresAnalyticsStore: AnalyticsStore {
+    let database: PostgresDatabase
+
+    static let day: Int64 = 86_400
+
+    public init(database: PostgresDatabase) {
+        self.database = database
+    }
+
+    // MARK: Processing (workers)
+
+    public func reportBacklog() throws(StoreError) -> ReportBacklog {
+        try database.read { connection in
+            try connection.first(
+                "SELECT (SELECT min(id) FROM reports WHERE processed_at IS NULL), (SELECT max(id) FROM reports)"
+            ) { ReportBacklog(firstUnprocessed: $0.optionalInt(0), last: $0.optionalInt(1) ?? 0) } ?? ReportBacklog(firstUnprocessed: nil, last: 0)
+        }
+    }
+
+    public func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int {
+        try database.write { transaction in
+            let connection = transaction.connection
+            var ids: [Int64] = []
+            var rollup = ReportRollup()
+            _ = try connection.rows(
+                """
+                SELECT id, \(ReportRollup.columns) FROM reports WHERE id > $1 AND id <= $2 AND processed_at IS NULL
+                ORDER BY id FOR UPDATE SKIP LOCKED
+                """, [.integer(first), .integer(last)]
+            ) { row in
+                ids.append(row.int(0))
+                let fact = ReportRollup.fact(row, base: 1)
+                if fact.isEvent || fact.purchase != nil { rollup.add(fact) }
+            }
+            guard !ids.isEmpty else { return 0 }
+            try rollup.store(connection)
+            // Attribution by payload hash; reports of unknown hashes stay in `reports` only.
+            try connection.run(
+                """
+                INSERT INTO message_reports (message_id, kind, device_id)
+                SELECT m.id, r.kind, d.id FROM reports r
+                JOIN messages m ON m.hash = r.hash AND m.app_id = r.app_id
+                JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
+                WHERE r.id = ANY($1::bigint[]) AND r.kind IN ('delivery', 'push_stat') AND r.hash IS NOT NULL
+                ON CONFLICT DO NOTHING
+                """, [.integers(ids)])
+            return try connection.run("UPDATE reports SET processed_at = $1 WHERE id = ANY($2::bigint[])", [.integer(now), .integers(ids)])
+        }
+    }
+
+    // MARK: Reading
+
+    public func eventStatistics(app: String, from: Int64, to: Int64) throws(StoreError) -> EventStatistics {
+        let appID = try database.appID(app)
+        let window = Window(from: from, to: to)
+        return try database.snapshot { connection in
+            var rollup = try ReportRollup.load(connection, app: appID, days: window.fullStart / Self.day, window.fullEnd / Self.day)
+            _ = try connection.rows(Self.raw, [.integer(appID), .integer(from), .integer(to), .integer(window.fullStart),
+                                               .integer(window.fullEnd)]) { rollup.add(ReportRollup.fact($0)) }
+            return rollup.statistics
+        }
+    }
+
+    /// The whole UTC days inside `[from, to)`, read from the rollups; the rest is read raw.
+    struct Window {
+        let fullStart: Int64
+        let fullEnd: Int64
+
+        init(from: Int64, to: Int64) {
+            let firstDay = Self.floorDiv(from + PostgresAnalyticsStore.day - 1, PostgresAnalyticsStore.day)
+            let endDay = Self.floorDiv(to, PostgresAnalyticsStore.day)
+            if firstDay < endDay {
+                (fullStart, fullEnd) = (firstDay * PostgresAnalyticsStore.day, endDay * PostgresAnalyticsStore.day)
+            } else {
+                (fullStart, fullEnd) = (to, to)
+            }
+        }
+
+        static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+    }
+
+    /// The reports a window reads raw: its partial days, and its whole days' unprocessed reports
+    /// (through the backlog's own index). Parameters: $1 app id, $2 from, $3 to, $4 / $5 the whole
+    /// days' start and end.
+    static let raw = """
+        SELECT \(ReportRollup.columns) FROM reports
+        WHERE app_id = $1 AND kind IN ('event', 'purchase') AND occurred_at >= $2 AND occurred_at < $4
+        UNION ALL
+        SELECT \(ReportRollup.columns) FROM reports
+        WHERE app_id = $1 AND kind IN ('event', 'purchase') AND occurred_at >= $5 AND occurred_at < $3
+        UNION ALL
+        SELECT \(ReportRollup.columns) FROM reports
+        WHERE processed_at IS NULL AND app_id = $1 AND kind IN ('event', 'purchase') AND occurred_at >= $4 AND occurred_at < $5
+        """
+}
