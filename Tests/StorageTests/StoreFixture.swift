@@ -1,8 +1,7 @@
 import Foundation
 import Testing
 import Core
-import Postgres
-import SQLite
+import Storage
 import TestSupport
 
 /// The store backends every contract test runs against.
@@ -27,24 +26,20 @@ final class StoreFixture {
 
     /// The stores over one open database.
     struct Stores {
-        let devices: any DeviceStore
-        let campaigns: any CampaignStore
-        let analytics: any AnalyticsStore
+        let backend: any StoreBackend
+        var devices: any DeviceStore { backend.devices }
+        var campaigns: any CampaignStore { backend.campaigns }
+        var analytics: any AnalyticsStore { backend.analytics }
     }
 
-    /// Opens the database (again), registering `apps`.
+    /// Opens the database (again) as Herald does (`Storage.open`), registering `apps`.
     func open(apps: [AppConfiguration]) throws -> Stores {
-        switch backend {
-        case .sqlite:
-            let database = try SQLiteDatabase(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 1000, apps: apps)
-            return Stores(devices: SQLiteDeviceStore(database: database), campaigns: SQLiteCampaignStore(database: database),
-                          analytics: SQLiteAnalyticsStore(database: database))
-        case .postgres:
-            let database = try PostgresDatabase(settings: PostgresConnectionSettings(url: url ?? ""), poolSize: 4,
-                                                acquireTimeoutMilliseconds: 5000, apps: apps)
-            return Stores(devices: PostgresDeviceStore(database: database), campaigns: PostgresCampaignStore(database: database),
-                          analytics: PostgresAnalyticsStore(database: database))
-        }
+        var configuration = Configuration()
+        configuration.database = DatabaseSettings(path: folder.file("h.sqlite"))
+        configuration.database.url = url
+        configuration.database.poolSize = 4
+        configuration.apps = apps
+        return Stores(backend: try Storage.open(configuration))
     }
 
     func devices(apps: [AppConfiguration]) throws -> any DeviceStore { try open(apps: apps).devices }

@@ -62,7 +62,8 @@ struct OneSignalRoutes: Sendable {
             case .unknownDevice: return .json(["status": 0, "message": "player_id not found"], status: 404)
             case .argument(let message): return .json(["status": 0, "message": .string(message)], status: 400)
             case .accessDenied: return .json(["status": 0, "message": "access denied"], status: 403)
-            case .server(let status): return .json(["status": 0, "message": "internal error, please retry"], status: status)
+            case .server(let status):
+                return HTTPResponse.json(["status": 0, "message": "internal error, please retry"], status: status).retryAfterWhenUnavailable()
             }
         }
     }

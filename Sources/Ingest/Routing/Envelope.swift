@@ -20,14 +20,26 @@ public enum Envelope {
 
     /// Any other status, with the same code at the HTTP and envelope level.
     public static func failure(_ status: Int, _ message: String) -> HTTPResponse {
-        .json(["status_code": .int(Int64(status)), "status_message": .string(message), "response": nil], status: status)
+        HTTPResponse.json(["status_code": .int(Int64(status)), "status_message": .string(message), "response": nil], status: status)
+            .retryAfterWhenUnavailable()
     }
 
     /// What the HTTP server answers by itself, before a route is chosen (413, 503 while stopping): the
     /// Pushwoosh envelope and the OneSignal helper's `{status, message}` in one body, so that either
     /// client reads it.
     static func refusal(_ status: Int, _ message: String) -> HTTPResponse {
-        .json(["status_code": .int(Int64(status)), "status_message": .string(message), "response": nil, "status": 0,
-               "message": .string(message)], status: status)
+        HTTPResponse.json(["status_code": .int(Int64(status)), "status_message": .string(message), "response": nil, "status": 0,
+                           "message": .string(message)], status: status).retryAfterWhenUnavailable()
+    }
+}
+
+extension HTTPResponse {
+    /// A 503 (the database is busy or being reconnected to, or Herald is stopping) tells the client
+    /// when to try again.
+    func retryAfterWhenUnavailable() -> HTTPResponse {
+        guard status == 503 else { return self }
+        var response = self
+        response.headers.append(("Retry-After", "1"))
+        return response
     }
 }

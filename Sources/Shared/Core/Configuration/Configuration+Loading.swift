@@ -72,10 +72,28 @@ extension Configuration {
         }
 
         if var database = try root.object("database") {
-            if let path = try database.string("path") {
+            let path = try database.string("path")
+            if let path {
                 guard !path.isEmpty else { throw ConfigurationError(key: "database.path", problem: "must not be empty") }
                 config.database.path = path
             }
+            if let url = try database.string("url") {
+                guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
+                    throw ConfigurationError(key: "database.url", problem: "expected a PostgreSQL URI such as postgresql://herald@127.0.0.1:5432/herald")
+                }
+                guard path == nil else {
+                    throw ConfigurationError(key: "database.url", problem: "set either database.path (SQLite) or database.url (PostgreSQL), not both")
+                }
+                config.database.url = url
+            }
+            if let passwordFile = try database.string("password_file") {
+                guard !passwordFile.isEmpty else { throw ConfigurationError(key: "database.password_file", problem: "must not be empty") }
+                guard config.database.url != nil else {
+                    throw ConfigurationError(key: "database.password_file", problem: "only applies with database.url (PostgreSQL)")
+                }
+                config.database.passwordFile = resolve(passwordFile)
+            }
+            config.database.poolSize = try database.int("pool_size", default: config.database.poolSize, range: 1...100)
             config.database.busyTimeoutMilliseconds = try database.int(
                 "busy_timeout_ms", default: config.database.busyTimeoutMilliseconds, range: 0...600_000)
             try database.finish()

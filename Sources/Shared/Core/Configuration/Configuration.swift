@@ -41,11 +41,21 @@ public struct HTTPSettings: Sendable {
     public var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
-/// `database`: the SQLite file shared by ingest and workers.
+/// `database`: the store shared by ingest and workers: a SQLite file (`path`, the default) or a
+/// PostgreSQL database (`url`). At most one of the two may be set.
 public struct DatabaseSettings: Sendable {
     /// `database.path`, resolved against the configuration file's folder.
     public var path: String
-    /// `database.busy_timeout_ms`: how long a writer waits for the lock before failing.
+    /// `database.url`: a libpq URI (`postgresql://user:pass@host:port/db?param=value`); when set,
+    /// Herald uses PostgreSQL instead of the SQLite file.
+    public var url: String?
+    /// `database.password_file`: a file holding the PostgreSQL password (trailing newlines are
+    /// dropped), resolved against the configuration file's folder. libpq also reads `PGPASSWORD`.
+    public var passwordFile: String?
+    /// `database.pool_size`: PostgreSQL connections per process at most.
+    public var poolSize = 8
+    /// `database.busy_timeout_ms`: how long a writer waits for the SQLite lock, or a call for a free
+    /// PostgreSQL connection, before failing (HTTP 503).
     public var busyTimeoutMilliseconds = 5000
 
     public init(path: String) { self.path = path }

@@ -1,0 +1,39 @@
+import Foundation
+import Core
+
+/// A PostgreSQL database and the three stores over it (`database.url`).
+public final class PostgresBackend: StoreBackend {
+    private let database: PostgresDatabase
+    public let devices: any DeviceStore
+    public let campaigns: any CampaignStore
+    public let analytics: any AnalyticsStore
+
+    /// Connects to `database.url` (with the password of `database.password_file`, if set), applies
+    /// the migrations and registers `apps`. `applicationName` shows in `pg_stat_activity`.
+    public init(database settings: DatabaseSettings, apps: [AppConfiguration],
+                applicationName: String = ProcessInfo.processInfo.processName) throws(StoreError) {
+        var connection = PostgresConnectionSettings(url: settings.url ?? "", applicationName: applicationName)
+        if let file = settings.passwordFile {
+            do {
+                var password = try String(contentsOfFile: file, encoding: .utf8)
+                while password.last?.isNewline == true { password.removeLast() }
+                connection.password = password
+            } catch {
+                throw .backend(BackendFailure(backend: "postgres", code: 0, message: error.localizedDescription,
+                                              context: "reading database.password_file", isRetryable: false))
+            }
+        }
+        database = try PostgresDatabase(settings: connection, poolSize: settings.poolSize,
+                                        acquireTimeoutMilliseconds: settings.busyTimeoutMilliseconds, apps: apps)
+        devices = PostgresDeviceStore(database: database)
+        campaigns = PostgresCampaignStore(database: database)
+        analytics = PostgresAnalyticsStore(database: database)
+    }
+
+    /// Each store write commits on its own before it returns, so `work`'s result is always the one
+    /// to send; `onFailure` is for backends that commit after the work has run.
+    public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
+                                           completion: @escaping @Sendable (T) -> Void) {
+        database.submitRequest(work, completion: completion)
+    }
+}

@@ -1,0 +1,35 @@
+import Testing
+@testable import Core
+
+/// `database`: a SQLite file by default, or PostgreSQL with `url`, never both.
+@Suite struct DatabaseConfigurationTests {
+    static let app: JSON = ["code": "ABCDE-12345", "api_token": "t", "sink": "out/sink.jsonl"]
+
+    func decode(_ database: JSON) throws(ConfigurationError) -> Configuration {
+        try Configuration.decode(["database": database, "apps": [Self.app]], baseDirectory: "/etc/herald")
+    }
+
+    @Test func aURLChoosesPostgreSQLWithItsPasswordFileAndPool() throws {
+        let config = try decode(["url": "postgresql://herald@db.example:5432/herald", "password_file": "secrets/pg", "pool_size": 4])
+        #expect(config.database.url == "postgresql://herald@db.example:5432/herald")
+        #expect(config.database.passwordFile == "/etc/herald/secrets/pg" && config.database.poolSize == 4)
+        #expect(try decode([:]).database.url == nil && (try decode([:]).database.poolSize) == 8)
+    }
+
+    @Test func pathAndURLTogetherAreRefusedNamingTheKey() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try decode(["path": "h.sqlite", "url": "postgresql://herald@127.0.0.1/herald"])
+        }
+        #expect(error?.key == "database.url" && error?.problem.contains("not both") == true)
+    }
+
+    @Test func badPostgreSQLSettingsNameTheirKey() {
+        for (database, key) in [(["url": "mysql://x"], "database.url"), (["url": ""], "database.url"),
+                                (["password_file": "pw"], "database.password_file"),
+                                (["url": "postgres://h/db", "password_file": ""], "database.password_file"),
+                                (["url": "postgres://h/db", "pool_size": 0], "database.pool_size")] as [(JSON, String)] {
+            let error = #expect(throws: ConfigurationError.self) { try decode(database) }
+            #expect(error?.key == key, "\(database)")
+        }
+    }
+}
