@@ -10,8 +10,8 @@ import Glibc
 /// Reports acknowledged to the SDKs survive kill -9 of every Herald process, and each open or
 /// delivery counts once per (message, device) however often the SDK retries.
 @Suite(.serialized) struct AnalyticsDurabilityTests {
-    @Test func acknowledgedReportsSurviveKill9OfEveryProcess() throws {
-        let herald = try HeraldProcesses()
+    @Test(arguments: TestDatabase.allCases) func acknowledgedReportsSurviveKill9OfEveryProcess(_ database: TestDatabase) throws {
+        let herald = try HeraldProcesses(database: database)
         try herald.startIngest()
         let app = HeraldProcesses.appCode
         for index in 0..<10 { try herald.register(SDKDevice("r-\(index)", platform: index < 5 ? 1 : 3)) }

@@ -181,8 +181,8 @@ import Glibc
         },
     ]
 
-    @Test func everyOperatorTargetsTheAudienceComputedIndependently() throws {
-        let herald = try HeraldProcesses(throttle: (count: 1000, windowSeconds: 3600))
+    @Test(arguments: TestDatabase.allCases) func everyOperatorTargetsTheAudienceComputedIndependently(_ database: TestDatabase) throws {
+        let herald = try HeraldProcesses(throttle: (count: 1000, windowSeconds: 3600), database: database)
         try herald.startIngest()
         var members = Self.population(count: 300, seed: 0x5EED_CAFE)
         for member in members {
@@ -677,8 +677,8 @@ import Glibc
         #expect(try herald.sinkHWIDs(code).count == 5)
     }
 
-    @Test func aWorkerKilledMidCampaignIsReplacedAndNothingIsLost() throws {
-        let herald = try HeraldProcesses()
+    @Test(arguments: TestDatabase.allCases) func aWorkerKilledMidCampaignIsReplacedAndNothingIsLost(_ database: TestDatabase) throws {
+        let herald = try HeraldProcesses(database: database)
         try herald.startIngest()
         let hwids = (0..<12).map { String(format: "k-%02d", $0) }
         for (index, hwid) in hwids.enumerated() { try herald.register(SDKDevice(hwid, platform: 1 + 2 * (index % 2))) }

@@ -37,8 +37,8 @@ import Glibc
 
     // MARK: - 1. Every outcome of a mixed campaign
 
-    @Test func mixedCampaignThroughBothMocksRecordsOneOutcomePerDevice() throws {
-        let rig = try DeliveryRig()
+    @Test(arguments: TestDatabase.allCases) func mixedCampaignThroughBothMocksRecordsOneOutcomePerDevice(_ database: TestDatabase) throws {
+        let rig = try DeliveryRig(database: database)
         let devices: [Device] = [
             .iOS("ios-ok-1"), .iOS("ios-ok-2"), .iOS("ios-ok-3"),
             .iOS("ios-dead", "dead", fails: "Unregistered"),

@@ -1,11 +1,10 @@
 import Foundation
 import Core
 import SDKClient
-import SQLite
 import TestSupport
 import Testing
 
-/// The Device API as the Pushwoosh SDKs use it, against the real `herald-ingest` and a real SQLite file.
+/// The Device API as the Pushwoosh SDKs use it, against the real `herald-ingest` and a real database.
 @Suite(.serialized) struct DeviceAPITests {
     let herald: HeraldProcesses
     static let app = HeraldProcesses.appCode
@@ -113,8 +112,7 @@ import Testing
         try herald.ok("messageDeliveryEvent", android(hwid, ["hash": "abc123"]))
         try herald.ok("setPurchase", iOS(hwid, ["productIdentifier": "gold", "quantity": 1, "price": "9.99", "currency": "EUR",
                                                "transactionDate": 1_700_000_000]))
-        let store = try SQLiteDeviceStore(path: herald.databasePath, busyTimeoutMilliseconds: 1000,
-                                          apps: [AppConfiguration(code: Self.app, name: "Shop", apiToken: "x", sink: "s")])
+        let store = try herald.stores().devices
         let reports = try store.reports(app: Self.app, limit: 100)
         #expect(reports.map(\.kind) == [.event, .event, .pushStat, .delivery, .purchase])
         #expect(reports[0].name == "PW_ScreenOpen" && reports[0].timestampUTC == 1_700_000_000)

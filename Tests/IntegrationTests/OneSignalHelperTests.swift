@@ -1,7 +1,6 @@
 import Foundation
 import Core
 import SDKClient
-import SQLite
 import TestSupport
 import Testing
 
@@ -53,8 +52,7 @@ import Testing
 
         let unsubscribed = try form("/onesignal/editdevice", base([("player_id", player), ("notification_types", "-2")]))
         #expect(unsubscribed.body["status"] == .int(1))
-        let store = try SQLiteDeviceStore(path: herald.databasePath, busyTimeoutMilliseconds: 1000,
-                                          apps: [AppConfiguration(code: Self.app, name: "Shop", apiToken: "x", sink: "s")])
+        let store = try herald.stores().devices
         #expect(try store.device(app: Self.app, hwid: player)?.subscribed == false)
         #expect(try store.device(app: Self.app, hwid: player)?.platform == 1)
 

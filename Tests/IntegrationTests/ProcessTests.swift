@@ -1,7 +1,6 @@
 import Foundation
 import Core
 import SDKClient
-import SQLite
 import TestSupport
 import Synchronization
 import Testing
@@ -91,13 +90,12 @@ import Glibc
             #expect(try herald.ok("getTags", ["application": .string(app), "hwid": .string("d\(index)")]) == ["result": ["N": .int(Int64(index))]])
         }
         herald.stopIngest()
-        let store = try SQLiteDeviceStore(path: herald.databasePath, busyTimeoutMilliseconds: 1000,
-                                          apps: [AppConfiguration(code: app, name: "Shop", apiToken: "x", sink: "s")])
+        let store = try herald.stores().devices
         #expect(try store.reports(app: app, limit: 10).map(\.name) == ["Purchase"])
     }
 
-    @Test func sigtermDuringAWriteBurstExitsCleanlyAndKeepsWhatWasAcknowledged() throws {
-        let herald = try HeraldProcesses()
+    @Test(arguments: TestDatabase.allCases) func sigtermDuringAWriteBurstExitsCleanlyAndKeepsWhatWasAcknowledged(_ database: TestDatabase) throws {
+        let herald = try HeraldProcesses(database: database)
         try herald.startIngest()
         let app = HeraldProcesses.appCode
         let acknowledged = Mutex<[String]>([])
@@ -124,8 +122,7 @@ import Glibc
         #expect(herald.stopIngest() == 0)
         for _ in 0..<threads { finished.wait() }
         #expect(!herald.log().contains("Fatal"))
-        let store = try SQLiteDeviceStore(path: herald.databasePath, busyTimeoutMilliseconds: 1000,
-                                          apps: [AppConfiguration(code: app, name: "Shop", apiToken: "x", sink: "s")])
+        let store = try herald.stores().devices
         let saved = acknowledged.withLock { $0 }
         #expect(!saved.isEmpty)
         for hwid in saved { #expect(try store.device(app: app, hwid: hwid) != nil, "acknowledged \(hwid) is missing") }

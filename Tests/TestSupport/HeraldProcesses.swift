@@ -6,12 +6,25 @@ import Synchronization
 import Glibc
 #endif
 
-/// Runs the real `herald-ingest` (and workers) on free loopback ports with a temporary SQLite file.
-/// Everything it starts is stopped when the value is released.
+/// The database the integration tests give Herald: a SQLite file, or a fresh schema of the shared
+/// PostgreSQL test server. `HERALD_TEST_DATABASE=postgres` runs every integration test on PostgreSQL.
+package enum TestDatabase: String, CaseIterable, Sendable {
+    case sqlite, postgres
+
+    /// `HERALD_TEST_DATABASE`, SQLite when unset.
+    package static var configured: TestDatabase {
+        ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE"].flatMap(TestDatabase.init(rawValue:)) ?? .sqlite
+    }
+}
+
+/// Runs the real `herald-ingest` (and workers) on free loopback ports with a temporary SQLite file
+/// or PostgreSQL schema. Everything it starts is stopped when the value is released.
 package final class HeraldProcesses {
     package let folder: String
     package let configPath: String
     package let httpPort: UInt16
+    /// `database.url` when Herald runs on PostgreSQL; nil on SQLite (`databasePath`).
+    package let databaseURL: String?
     package private(set) var ingest: Process?
     package private(set) var workers: [Process] = []
 
@@ -30,14 +43,19 @@ package final class HeraldProcesses {
     ///   the product's default (10 per 3600 s).
     /// - Parameter shopDelivery: keys (such as `apns` and `fcm` blocks) that replace the Shop app's
     ///   `sink`, so that it delivers for real; nil keeps the sink.
-    package init(maxBodyBytes: Int = 65536, throttle: (count: Int, windowSeconds: Int)? = nil, shopDelivery: [String: JSON]? = nil) throws {
+    /// - Parameter database: where Herald keeps its data (`HERALD_TEST_DATABASE` by default).
+    /// - Parameter postgresURL: a PostgreSQL database of the test's own (it wins over `database`).
+    package init(maxBodyBytes: Int = 65536, throttle: (count: Int, windowSeconds: Int)? = nil, shopDelivery: [String: JSON]? = nil,
+                 database: TestDatabase = .configured, postgresURL: String? = nil) throws {
         folder = NSTemporaryDirectory() + "herald-it-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // `var` holds the sinks (and the SQLite file, whose folder ingest would create).
+        try FileManager.default.createDirectory(atPath: folder + "/var", withIntermediateDirectories: true)
         httpPort = try Self.freePort()
+        databaseURL = try postgresURL ?? (database == .postgres ? PostgresServer.shared().makeSchema() : nil)
         var config: JSON = [
             "log_level": "DEBUG",
             "http": ["listen": .string("127.0.0.1:\(httpPort)"), "max_body_bytes": .int(Int64(maxBodyBytes)), "threads": 2],
-            "database": ["path": "var/herald.sqlite"],
+            "database": databaseURL.map { ["url": .string($0), "pool_size": 4] } ?? ["path": "var/herald.sqlite"],
             // Unix-domain queue endpoints in the test's own folder: no port can collide with another test.
             "queue": ["jobs": .string("ipc://\(folder)/jobs"), "results": .string("ipc://\(folder)/results")],
             "apps": [

@@ -1,7 +1,6 @@
 import Foundation
 import Core
 import SDKClient
-import SQLite
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -111,7 +110,8 @@ extension HeraldProcesses {
             if metrics.split(separator: "\n").contains(where: { $0 == "herald_workers_connected \(count)" }) { return }
             usleep(100_000)
         }
-        throw HTTPClient.Failure(description: "\(count) workers did not connect within \(timeout) s")
+        let logs = workers.indices.map { (try? String(contentsOfFile: workerLogPath($0), encoding: .utf8).suffix(1500)) ?? "" }
+        throw HTTPClient.Failure(description: "\(count) workers did not connect within \(timeout) s; worker logs: \(logs)")
     }
 
     /// Polls `/metrics` every 100 ms until `condition` holds on its text (at most `timeout` seconds).
@@ -147,21 +147,14 @@ extension HeraldProcesses {
     /// The hwids the sink received for one message.
     func sinkHWIDs(_ code: String) throws -> [String] { try sink(code).compactMap { $0["hwid"]?.stringValue } }
 
-    /// Rows in the `messages` table (read-only connection to the live database).
-    func messageCount() throws -> Int {
-        let connection = try SQLiteConnection(path: databasePath, busyTimeoutMilliseconds: 2000, readOnly: true)
-        defer { connection.close() }
-        return Int(try connection.prepare("SELECT count(*) FROM messages").first { $0.int(0) } ?? 0)
-    }
+    /// Rows in the `messages` table (read-only, from the live database).
+    func messageCount() throws -> Int { try count("SELECT count(*) FROM messages") }
 
     /// Waits until workers have folded every stored report into the statistics (read from the database).
     func waitForReportsProcessed(timeout: Double = 15) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            let connection = try SQLiteConnection(path: databasePath, busyTimeoutMilliseconds: 2000, readOnly: true)
-            let pending = try connection.prepare("SELECT count(*) FROM reports WHERE processed_at IS NULL").first { $0.int(0) } ?? -1
-            connection.close()
-            if pending == 0 { return }
+            if try count("SELECT count(*) FROM reports WHERE processed_at IS NULL") == 0 { return }
             usleep(100_000)
         }
         throw HTTPClient.Failure(description: "reports were not processed within \(timeout) s")

@@ -1,7 +1,6 @@
 import Foundation
 import Core
 import SDKClient
-import SQLite
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -252,8 +251,9 @@ final class DeliveryRig {
     ///   - workers: worker processes to start.
     ///   - sandbox: start a second APNs mock and configure it as `sandbox_url`.
     ///   - apnsKeyPath: the `.p8` key the worker signs with (default: the one the mock trusts).
+    ///   - database: where Herald keeps its data.
     init(workers: Int = 1, sandbox withSandbox: Bool = false, apnsKeyPath: String? = nil, apnsArguments: [String] = [],
-         fcmArguments: [String] = []) throws {
+         fcmArguments: [String] = [], database: TestDatabase = .configured) throws {
         folder = NSTemporaryDirectory() + "herald-mocks-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let shared = try TestPKI.shared()
@@ -272,7 +272,7 @@ final class DeliveryRig {
                 "service_account_path": .string(pki + "/fcm-service-account.json"), "endpoint": .string(fcm.url),
                 "ca_file": .string(pki + "/ca.pem"),
             ],
-        ])
+        ], database: database)
         try herald.startIngest()
         for _ in 0..<workers { try herald.startWorker() }
         try herald.waitForWorkers(workers)
@@ -306,14 +306,14 @@ final class DeliveryRig {
         return (code, try herald.waitForMessage(code, timeout: timeout))
     }
 
-    /// The `deliveries` rows of one message, read-only from the SQLite file: hwid, status, reason.
+    /// The `deliveries` rows of one message, read-only from the database: hwid, status, reason.
     func deliveries(_ code: String) throws -> [(hwid: String, status: String, reason: String?)] {
-        let connection = try SQLiteConnection(path: herald.databasePath, busyTimeoutMilliseconds: 2000, readOnly: true)
-        defer { connection.close() }
-        return try connection.prepare("""
+        // Message codes are hex digits and dashes; the quote is doubled all the same.
+        let literal = "'" + code.replacingOccurrences(of: "'", with: "''") + "'"
+        return try herald.query("""
             SELECT d.hwid, x.status, x.reason FROM deliveries x JOIN devices d ON d.id = x.device_id
-            WHERE x.message_id = (SELECT id FROM messages WHERE code = ?) ORDER BY d.hwid
-            """).rows([.text(code)]) { ($0.text(0), $0.text(1), $0.optionalText(2)) }
+            WHERE x.message_id = (SELECT id FROM messages WHERE code = \(literal)) ORDER BY d.hwid
+            """, columns: 3).map { ($0[0] ?? "", $0[1] ?? "", $0[2]) }
     }
 
     /// The worker's log (standard output and error).
