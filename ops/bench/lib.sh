@@ -15,6 +15,9 @@
 #   INGEST, WORKER             the herald binaries (build_release)
 #   HTTP_URL                   herald-ingest's URL in the config written last (write_config)
 #   INGEST_PID, WORKER_PIDS    the running herald processes (start_ingest, start_workers)
+#   DB_URL                     when set, write_config points herald at this PostgreSQL database
+#                              (database.url) instead of a SQLite file
+#   PG_DIR, PG_PORT            the private PostgreSQL server (start_postgres)
 #   scripts set APP and DURATION (run_wrk), NGINX (start_nginx) and TIMEOUT (check_funnel)
 
 BENCH_NAME=$(basename "$0")
@@ -115,6 +118,7 @@ make_workdir() {
 cleanup() {
     local status=$? i
     for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do stop "${PIDS[$i]}"; done
+    stop_postgres
     ((${#TRASH[@]} == 0)) || rm -rf "${TRASH[@]}"
     if [[ $status -ne 0 || "${KEEP:-0}" == 1 ]]; then
         echo "$BENCH_NAME: logs, configs and databases kept in $WORK" >&2
@@ -221,6 +225,53 @@ EOF
     wait_for nginx "$NGINX_PID" "$dir/error.log" 100 http_ok "http://127.0.0.1:$port/"
 }
 
+# --- PostgreSQL -------------------------------------------------------------------------
+
+# start_postgres: a private PostgreSQL server in WORK/pg on a free port of 127.0.0.1 (socket in
+# that folder, fsync on, run as the postgres user when this is root); stopped on exit. Sets
+# PG_DIR, PG_PORT, PG_BIN. pg_url database: the URL of a database on it (user herald, trust).
+start_postgres() {
+    PG_BIN=${HERALD_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
+    [[ -x "$PG_BIN/initdb" ]] || die "needs PostgreSQL (ops/install-deps installs it)"
+    PG_DIR="$WORK/pg"
+    read -r PG_PORT < <(free_ports 1)
+    mkdir -p "$PG_DIR"
+    chmod 700 "$PG_DIR"
+    if [[ $(id -u) -eq 0 ]]; then
+        chown postgres: "$PG_DIR"
+        chmod o+x "$WORK" # the postgres user passes through, without listing it
+    fi
+    echo "== PostgreSQL on 127.0.0.1:$PG_PORT" >&2
+    as_pg "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U herald -E UTF8 --locale=C --no-sync >"$WORK/pg-initdb.log" 2>&1 ||
+        { cat "$WORK/pg-initdb.log" >&2; die "initdb failed"; }
+    as_pg "$PG_BIN/pg_ctl" start -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 \
+        -o "-k $PG_DIR -c listen_addresses=127.0.0.1 -p $PG_PORT -c fsync=on -c max_connections=200 -c shared_buffers=512MB" \
+        >/dev/null || { cat "$PG_DIR/server.log" >&2; die "PostgreSQL did not start"; }
+    PG_STARTED=1
+}
+
+# as_pg command...: the command as the postgres user when this is root
+as_pg() {
+    if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# stop_postgres: stop the server of start_postgres (fast shutdown, 60 s at most)
+stop_postgres() {
+    [[ "${PG_STARTED:-0}" == 1 ]] || return 0
+    as_pg "$PG_BIN/pg_ctl" stop -D "$PG_DIR/data" -m fast -w -t 60 >/dev/null 2>&1 || true
+    PG_STARTED=0
+}
+
+# pg_url database: its URL on the server of start_postgres
+pg_url() {
+    echo "postgresql://herald@127.0.0.1:$PG_PORT/$1"
+}
+
+# psql_run sql...: run SQL on the database postgres of that server
+psql_run() {
+    "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_DIR" -p "$PG_PORT" -U herald -d postgres "$@" >/dev/null
+}
+
 # --- herald -----------------------------------------------------------------------------
 
 # sink_apps code name token: the "apps" JSON of one app delivering into sink.jsonl
@@ -228,16 +279,18 @@ sink_apps() {
     printf '[{"code": "%s", "name": "%s", "api_token": "%s", "sink": "sink.jsonl"}]' "$1" "$2" "$3"
 }
 
-# write_config dir apps [http_extra] [extra]: dir/config.json on fresh ports, database in dir/data; sets HTTP_URL
+# write_config dir apps [http_extra] [extra]: dir/config.json on fresh ports, database in dir/data
+# (or DB_URL when set); sets HTTP_URL
 write_config() {
-    local dir=$1 apps=$2 http_extra=${3:-} extra=${4:-} http jobs results
+    local dir=$1 apps=$2 http_extra=${3:-} extra=${4:-} http jobs results database='{"path": "data/herald.sqlite"}'
     read -r http jobs results < <(free_ports 3)
     mkdir -p "$dir/data"
+    [[ -z "${DB_URL:-}" ]] || database="{\"url\": \"$DB_URL\"}"
     cat >"$dir/config.json" <<EOF
 {
   "log_level": "WARNING",
   "http": {"listen": "127.0.0.1:$http"$http_extra},
-  "database": {"path": "data/herald.sqlite"},
+  "database": $database,
   "queue": {"jobs": "tcp://127.0.0.1:$jobs", "results": "tcp://127.0.0.1:$results"},
   $extra
   "apps": $apps

@@ -36,8 +36,10 @@ public final class PostgresDatabase: Sendable {
                 return try connection.transaction { try Self.register(apps, connection) }
             }
         }
-        runner = RequestRunner(threads: poolSize)
-        runnerThreads = poolSize
+        // Most requests wait in the registration batcher rather than on a connection: more threads
+        // than connections let batches grow.
+        runnerThreads = poolSize * 4
+        runner = RequestRunner(threads: runnerThreads)
     }
 
     deinit { runner.stop(threads: runnerThreads) }
@@ -126,6 +128,26 @@ public final class PostgresDatabase: Sendable {
         }
     }
 
+    /// Runs one idempotent statement (`body` runs nothing else) in autocommit: its own transaction,
+    /// without BEGIN and COMMIT round trips. Run again when the server rolled it back, and also when
+    /// the connection was lost, which leaves its outcome unknown: running it twice changes nothing more.
+    func autocommit(_ body: (PostgresConnection) throws -> Void) throws(StoreError) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (connection, generation) = try Self.mapping { () throws(PostgresError) in try pool.acquire() }
+            do {
+                try body(connection)
+                pool.release(connection, generation: generation)
+                return
+            } catch {
+                pool.release(connection, generation: generation)
+                if let failure = error as? PostgresError, attempt < Self.attempts, failure.isTransient || failure.isConnectionLost { continue }
+                throw Self.storeError(error)
+            }
+        }
+    }
+
     /// `read` inside one read-only snapshot, for answers built from several queries.
     func snapshot<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
         try read { connection in
@@ -155,6 +177,11 @@ public final class PostgresDatabase: Sendable {
         // Not defined by this transaction, so committed by another: safe to share.
         tagTypes.withLock { $0[appID, default: [:]][name] = type }
         return type
+    }
+
+    /// The type of a tag when it is cached (defined and committed), without asking the database.
+    func cachedTagType(appID: Int64, name: String) -> TagType? {
+        tagTypes.withLock { $0[appID]?[name] }
     }
 
     private func remember(_ defined: [Int64: [String: TagType]]) {
@@ -199,8 +226,7 @@ final class PostgresTransaction {
     init(connection: PostgresConnection) { self.connection = connection }
 }
 
-/// The threads that run `submitRequest` work: as many as the pool has connections, since each
-/// blocks on one while its request runs.
+/// The threads that run `submitRequest` work, each blocking while its request runs.
 final class RequestRunner: Sendable {
     private let queue = Mutex<[@Sendable () -> Void]>([])
     private let available = DispatchSemaphore(value: 0)

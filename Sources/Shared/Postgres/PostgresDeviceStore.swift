@@ -1,12 +1,25 @@
 import Core
 
 /// `DeviceStore` on PostgreSQL. Each call is one transaction of a few statements: the device row
-/// in one upsert, and a request's tags in one multi-row statement per table.
+/// in one upsert, and a request's tags in one multi-row statement per table. Registrations whose
+/// tags need no reading are written many per statement (`RegistrationBatcher`).
 public final class PostgresDeviceStore: DeviceStore {
     let database: PostgresDatabase
+    private let batcher: RegistrationBatcher
 
     public init(database: PostgresDatabase) {
         self.database = database
+        let single = Single()
+        batcher = RegistrationBatcher(database: database) { item throws(StoreError) in try single.store?.registerAlone(item) }
+        single.store = self
+    }
+
+    deinit { batcher.stop() }
+
+    /// The store as the batcher's way back to the one-registration path, without a reference cycle.
+    /// `@unchecked Sendable` invariant: set once in `init`, before the batcher can use it.
+    private final class Single: @unchecked Sendable {
+        weak var store: PostgresDeviceStore?
     }
 
     /// The attribute parameters `$3`…`$12` shared by the device upserts (after app id and hwid).
@@ -219,6 +232,35 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
         let appID = try database.appID(registration.app)
+        if let item = try batchable(registration, appID: appID, now: now) {
+            try batcher.register(item)
+        } else {
+            try registerAlone(RegistrationBatcher.Item(appID: appID, registration: registration, tags: [], now: now))
+        }
+    }
+
+    /// The registration as the batcher writes it, when its tags can be written without reading
+    /// anything: set operations on tags of a known type other than list, not `badge`; no user.
+    /// Nil when it must take the ordinary path; throws when a tag value does not fit its type.
+    private func batchable(_ registration: DeviceRegistration, appID: Int64, now: Int64) throws(StoreError) -> RegistrationBatcher.Item? {
+        guard registration.attributes.platform != nil, registration.attributes.userID == nil else { return nil }
+        var tags: [(name: String, value: TagValue)] = []
+        for update in registration.tags {
+            guard case .set = update.operation, update.name != "badge",
+                let type = database.cachedTagType(appID: appID, name: update.name), type != .list else { return nil }
+            do {
+                guard let value = try TagRules.apply(update.operation, name: update.name, to: nil, type: type) else { return nil }
+                tags.append((update.name, value))
+            } catch {
+                throw .invalid(error.message)
+            }
+        }
+        return RegistrationBatcher.Item(appID: appID, registration: registration, tags: tags, now: now)
+    }
+
+    /// registerDevice in a transaction of its own.
+    func registerAlone(_ item: RegistrationBatcher.Item) throws(StoreError) {
+        let (appID, registration, now) = (item.appID, item.registration, item.now)
         try database.write { transaction in
             let connection = transaction.connection
             let id = try upsertRegistration(connection, appID: appID, registration: registration, now: now)

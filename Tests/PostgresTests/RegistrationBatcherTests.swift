@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+import Testing
+import Core
+@testable import Postgres
+import TestSupport
+
+/// Concurrent registrations written many per statement end as if each had been written alone.
+@Suite struct RegistrationBatcherTests {
+    static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
+    let database: PostgresDatabase
+    let store: PostgresDeviceStore
+
+    init() throws {
+        database = try PostgresDatabase(settings: PostgresConnectionSettings(url: try PostgresServer.shared().makeSchema()), poolSize: 4,
+                                        acquireTimeoutMilliseconds: 10_000, apps: Self.apps)
+        store = PostgresDeviceStore(database: database)
+    }
+
+    func registration(_ hwid: String, token: String, level: Int, platform: Int = 3) throws -> DeviceRegistration {
+        DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: token, gateway: nil, attributes: DeviceAttributes(platform: platform, language: "en"),
+                           tags: try TagUpdate.parse(["Level": .int(Int64(level)), "City": "Lyon"]))
+    }
+
+    /// Runs `body(index)` on `count` threads at once and waits (at most 60 s) for all of them.
+    func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let done = DispatchGroup()
+        for index in 0..<count {
+            done.enter()
+            Thread {
+                body(index)
+                done.leave()
+            }.start()
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+    }
+
+    @Test func concurrentRegistrationsLandAsIfAlone() throws {
+        // The first registration defines the tags (the ordinary path); the rest can be batched.
+        try store.registerDevice(try registration("seed", token: "t-seed", level: 0), now: 1)
+        let failures = Atomic<Int>(0)
+        let store = self.store
+        concurrently(16) { thread in
+            for round in 0..<3 {
+                for index in 0..<40 {
+                    // Every thread registers its own devices three times (new, then changed twice) and
+                    // one device all threads share.
+                    let hwid = index == 0 ? "shared" : "d-\(thread)-\(index)"
+                    let request = try? DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "t-\(thread)-\(index)-\(round)", gateway: nil,
+                                                          attributes: DeviceAttributes(platform: 3, language: "en"),
+                                                          tags: TagUpdate.parse(["Level": .int(Int64(round)), "City": "Lyon"]))
+                    guard let request, (try? store.registerDevice(request, now: Int64(round + 2))) != nil else {
+                        failures.add(1, ordering: .relaxed)
+                        continue
+                    }
+                }
+            }
+        }
+        #expect(failures.load(ordering: .relaxed) == 0)
+        for thread in 0..<16 {
+            for index in [1, 17, 39] {
+                let device = try #require(try store.device(app: "APP-1", hwid: "d-\(thread)-\(index)"))
+                #expect(device.pushToken == "t-\(thread)-\(index)-2" && device.platform == 3 && device.language == "en")
+                #expect(try store.getTags(app: "APP-1", hwid: "d-\(thread)-\(index)", userID: nil) == ["Level": .integer(2), "City": .string("Lyon")])
+            }
+        }
+        #expect(try store.getTags(app: "APP-1", hwid: "shared", userID: nil)["Level"] == .integer(2))
+        // Re-registering never drew sequence values: the ids stay dense.
+        let connection = try PostgresConnection(database.pool.settings)
+        let (count, span) = try #require(try connection.first("SELECT count(*), max(id) - min(id) + 1 FROM devices") { ($0.int(0), $0.int(1)) })
+        #expect(count == 1 + 1 + 16 * 39 && span <= count + 16, "\(count) devices over \(span) ids")
+    }
+
+    @Test func aRegistrationTheDatabaseRefusesFailsAloneInItsBatch() throws {
+        try store.registerDevice(try registration("seed", token: "t-seed", level: 0), now: 1)
+        let failures = Mutex<[String]>([])
+        let store = self.store
+        // A hwid too large for its index entry, among good registrations at the same moment.
+        let huge = (0..<3_000).map { _ in String(UnicodeScalar(UInt8.random(in: 65...90))) }.joined()
+        concurrently(8) { thread in
+            for index in 0..<10 {
+                let hwid = thread == 3 && index == 5 ? huge : "ok-\(thread)-\(index)"
+                let request = try? DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "t", gateway: nil,
+                                                      attributes: DeviceAttributes(platform: 1), tags: TagUpdate.parse(["Level": 1]))
+                do {
+                    try store.registerDevice(request!, now: 2)
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        let failed = failures.withLock { $0 }
+        #expect(failed.count == 1 && failed.first?.contains("too long") == true, "\(failed)")
+        #expect(try store.device(app: "APP-1", hwid: "ok-3-4") != nil && store.device(app: "APP-1", hwid: "ok-7-9") != nil)
+    }
+}
