@@ -99,4 +99,19 @@ import TestSupport
         }
         #expect(refused.sqlState == "08006" && refused.isRetryable)
     }
+
+    @Test func theURLsParametersWinOverHeraldsDefaultsAndThePasswordFileWinsOverTheURL() throws {
+        let keywords = PostgresConnectionSettings(url: "postgresql://h@db/herald?connect_timeout=9", password: "secret").keywords.map(\.0)
+        let url = try #require(keywords.firstIndex(of: "dbname"))
+        #expect(keywords.firstIndex(of: "connect_timeout")! < url && keywords.firstIndex(of: "password")! > url)
+
+        var settings = DatabaseSettings(path: "unused")
+        settings.url = try PostgresServer.shared().url
+        settings.passwordFile = "/nonexistent/herald-password"
+        let error = try #require(throws: StoreError.self) {
+            _ = try PostgresBackend(database: settings, apps: [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")])
+        }
+        guard case .backend(let failure) = error else { throw error }
+        #expect(failure.context == "reading database.password_file" && !failure.isRetryable)
+    }
 }
