@@ -106,7 +106,11 @@ extension PostgresCampaignStore {
 
     public func recentSends(deviceIDs: [Int64], since1: Int64, since2: Int64) throws(StoreError) -> [Int64: (Int, Int)] {
         guard !deviceIDs.isEmpty else { return [:] }
+        // The sent deliveries grow from nothing during a campaign, faster than statistics follow:
+        // a plan that scans them (16 ms per page at 40,000 devices) is ruled out for this read.
         return try database.read { connection in
+            try connection.execute("BEGIN READ ONLY")
+            try connection.execute("SET LOCAL enable_seqscan = off")
             var counts: [Int64: (Int, Int)] = [:]
             for (device, first, second) in try connection.rows(
                 """
@@ -116,6 +120,7 @@ extension PostgresCampaignStore {
                 """, [.integer(since1), .integer(since2), .integers(deviceIDs)], { ($0.int(0), Int($0.int(1)), Int($0.int(2))) }) {
                 counts[device] = (first, second)
             }
+            try connection.execute("COMMIT")
             return counts
         }
     }
