@@ -10,7 +10,9 @@ import Storage
 let (configuration, logger) = Startup.configure(
     executable: "herald-ingest",
     version: BuildInfo.description,
-    summary: "accepts Device API, Remote API and OneSignal helper requests and hands work to herald-worker processes.")
+    summary: "accepts Device API, Remote API and OneSignal helper requests and hands work to herald-worker processes.",
+    generateCurveKey: { try CurveKeys.generate(writingSecretTo: $0) },
+    validate: { configuration throws(ConfigurationError) in try configuration.queue.checkIngest() })
 
 let backend: any StoreBackend
 do {
@@ -25,6 +27,14 @@ let campaigns = backend.campaigns
 let analytics = backend.analytics
 let clock = SystemClock()
 let queueContext = QueueContext()
+// With CURVE, the ZAP handler must be in place before the queue endpoints bind.
+let authenticator = configuration.queue.curve.map { CurveAuthenticator(keys: $0.authorizedKeys, logger: logger) }
+do {
+    try authenticator?.start(context: queueContext)
+} catch {
+    logger.error("cannot start the CURVE authenticator", ["error": "\(error)"])
+    exit(1)
+}
 let workers = Dispatcher(settings: configuration.queue, store: campaigns, analytics: analytics, clock: clock, logger: logger)
 do {
     try workers.start(context: queueContext)
@@ -65,10 +75,21 @@ listening.port = server.port
 logger.info("listening", ["http.listen": listening.listen,
                           "apps": configuration.apps.map(\.code).joined(separator: ",")])
 
-let signal = Signals.waitForTermination()
+let signal = Signals.waitForTermination(onHangup: {
+    // SIGHUP re-reads the workers' keys; a bad file keeps the keys in force.
+    guard let authenticator, let curve = configuration.queue.curve, let path = curve.authorizedKeysFile else { return }
+    do {
+        let keys = try CurveSettings.readAuthorizedKeys(path: path, key: "queue.curve.authorized_keys_file")
+        authenticator.replace(keys)
+        logger.info("authorized worker keys re-read", ["queue.curve.authorized_keys_file": path, "keys": String(keys.count)])
+    } catch {
+        logger.error("authorized worker keys not re-read; the previous ones stay in force", ["error": "\(error)"])
+    }
+})
 logger.info("shutting down", ["signal": String(signal)])
 server.stop()
 workers.stop()
+authenticator?.stop()
 queueContext.terminate()
 logger.info("stopped")
 exit(0)

@@ -47,15 +47,9 @@ final class WorkerLoop: Sendable {
         let ready = DispatchSemaphore(value: 0)
         let failure = Mutex<(any Error)?>(nil)
         let queueThread = Thread { [self] in
-            let jobSocket: QueueSocket
-            let results: QueueSocket
+            let sockets: QueueSockets
             do {
-                jobSocket = try QueueSocket(context, kind: .dealer)
-                try jobSocket.setIdentity(id)
-                try jobSocket.connect(configuration.queue.jobs)
-                results = try QueueSocket(context, kind: .push)
-                try results.setHighWaterMark(10_000)
-                try results.connect(configuration.queue.results)
+                sockets = try QueueSockets(context: context, settings: configuration.queue, id: id)
             } catch {
                 failure.withLock { $0 = error }
                 ready.signal()
@@ -63,9 +57,8 @@ final class WorkerLoop: Sendable {
                 return
             }
             ready.signal()
-            runQueue(jobSocket: jobSocket, results: results)
-            jobSocket.close()
-            results.close()
+            runQueue(sockets)
+            sockets.close()
             queueFinished.signal()
         }
         queueThread.name = "herald-worker-queue"
@@ -90,9 +83,23 @@ final class WorkerLoop: Sendable {
 
     private var inFlight: Int64 { Int64(jobs.withLock { $0.count } + running.load(ordering: .relaxed)) }
 
-    private func runQueue(jobSocket: QueueSocket, results: QueueSocket) {
+    private func runQueue(_ sockets: QueueSockets) {
         var lastHeartbeat = 0.0
+        // When heartbeats stop leaving (ingest refused the CURVE handshake, which libzmq does not
+        // retry, or ingest is gone), the sockets are opened anew, so a key listed later works.
+        var lastDelivered = monotonicSeconds()
         while !queueStopping.load(ordering: .relaxed) {
+            if monotonicSeconds() - lastDelivered > Pipeline.workerSilenceSeconds {
+                logger.warning("cannot reach ingest; connecting again (with CURVE, check that this worker's public key is listed)",
+                               ["queue.jobs": configuration.queue.jobs])
+                do {
+                    try sockets.reopen()
+                } catch {
+                    logger.error("cannot open the queue sockets", ["error": "\(error)"])
+                }
+                lastDelivered = monotonicSeconds()
+            }
+            let (jobSocket, results) = (sockets.jobs, sockets.results)
             let now = monotonicSeconds()
             var outgoing = pendingAcks()
             if now - lastHeartbeat >= 1 || !outgoing.isEmpty {
@@ -105,6 +112,7 @@ final class WorkerLoop: Sendable {
             for message in outgoing {
                 do {
                     try results.send([message.encoded], wait: false)
+                    lastDelivered = monotonicSeconds()
                 } catch {
                     logger.debug("queue message not sent", ["error": "\(error)"])
                 }
@@ -133,7 +141,7 @@ final class WorkerLoop: Sendable {
         }
         var last = pendingAcks()
         last.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0, stats: stats.snapshot()))
-        for message in last { try? results.send([message.encoded], wait: false) }
+        for message in last { try? sockets.results.send([message.encoded], wait: false) }
     }
 
     private func pendingAcks() -> [QueueMessage] {
@@ -188,5 +196,47 @@ final class WorkerLoop: Sendable {
         reportsFinished.wait()
         queueStopping.store(true, ordering: .relaxed)
         queueFinished.wait()
+    }
+}
+
+/// The worker's two queue sockets: DEALER for jobs (its identity is the worker id) and PUSH for
+/// results, CURVE clients when `queue.curve` is set. Used only by the queue thread.
+final class QueueSockets {
+    let context: QueueContext
+    let settings: QueueSettings
+    let id: String
+    private(set) var jobs: QueueSocket
+    private(set) var results: QueueSocket
+
+    init(context: QueueContext, settings: QueueSettings, id: String) throws {
+        self.context = context
+        self.settings = settings
+        self.id = id
+        (jobs, results) = try Self.open(context: context, settings: settings, id: id)
+    }
+
+    static func open(context: QueueContext, settings: QueueSettings, id: String) throws -> (QueueSocket, QueueSocket) {
+        let jobs = try QueueSocket(context, kind: .dealer)
+        try jobs.setIdentity(id)
+        let results = try QueueSocket(context, kind: .push)
+        try results.setHighWaterMark(10_000)
+        if let curve = settings.curve, let server = curve.serverPublicKey {
+            try jobs.makeCurveClient(serverKey: server, secretKey: curve.secretKey)
+            try results.makeCurveClient(serverKey: server, secretKey: curve.secretKey)
+        }
+        try jobs.connect(settings.jobs)
+        try results.connect(settings.results)
+        return (jobs, results)
+    }
+
+    /// Closes both sockets and opens them again (a new connection and handshake).
+    func reopen() throws {
+        close()
+        (jobs, results) = try Self.open(context: context, settings: settings, id: id)
+    }
+
+    func close() {
+        jobs.close()
+        results.close()
     }
 }

@@ -53,6 +53,10 @@ final class Dispatcher: Sendable {
             do {
                 jobs = try QueueSocket(context, kind: .router)
                 results = try QueueSocket(context, kind: .pull)
+                if let curve = settings.curve {
+                    try jobs.makeCurveServer(secretKey: curve.secretKey)
+                    try results.makeCurveServer(secretKey: curve.secretKey)
+                }
                 try jobs.bind(settings.jobs)
                 try results.bind(settings.results)
             } catch {

@@ -30,7 +30,7 @@ public final class QueueContext: @unchecked Sendable {
 /// One ZeroMQ socket. Sockets are not thread-safe: create, use and close each on one thread.
 public final class QueueSocket {
     public enum Kind {
-        case push, pull, router, dealer
+        case push, pull, router, dealer, reply
 
         var raw: Int32 {
             switch self {
@@ -38,6 +38,7 @@ public final class QueueSocket {
             case .pull: return ZMQ_PULL
             case .router: return ZMQ_ROUTER
             case .dealer: return ZMQ_DEALER
+            case .reply: return ZMQ_REP
             }
         }
     }
@@ -58,6 +59,13 @@ public final class QueueSocket {
         var value = value
         guard zmq_setsockopt(handle, option, &value, MemoryLayout<Int32>.size) == 0 else {
             throw QueueError(operation: "setsockopt(\(option))", errno: zmq_errno())
+        }
+    }
+
+    func setText(_ option: Int32, _ text: String, name: String) throws(QueueError) {
+        let bytes = Array(text.utf8)
+        guard zmq_setsockopt(handle, option, bytes, bytes.count) == 0 else {
+            throw QueueError(operation: "setsockopt(\(name))", errno: zmq_errno())
         }
     }
 

@@ -3,9 +3,12 @@ public enum CommandLineOptions: Equatable, Sendable {
     case run(configPath: String, logLevel: LogLevel?)
     case help
     case version
+    /// Write a new CURVE secret key to this file and print its public key.
+    case generateCurveKey(path: String)
 
-    /// Parses `--config FILE`, `--log-level LEVEL`, `--help` and `--version`; `HERALD_CONFIG` names
-    /// the file when `--config` is absent. Throws a message suitable for standard error.
+    /// Parses `--config FILE`, `--log-level LEVEL`, `--generate-curve-key FILE`, `--help` and
+    /// `--version`; `HERALD_CONFIG` names the file when `--config` is absent. Throws a message suitable
+    /// for standard error.
     public static func parse(_ arguments: [String], environment: [String: String]) throws(ConfigurationError) -> CommandLineOptions {
         var configPath: String?
         var logLevel: LogLevel?
@@ -29,6 +32,10 @@ public enum CommandLineOptions: Equatable, Sendable {
                 return .help
             case "--version":
                 return .version
+            case "--generate-curve-key":
+                let path = try value()
+                guard !path.isEmpty else { throw ConfigurationError(key: name, problem: "needs a file name") }
+                return .generateCurveKey(path: path)
             case "--config", "-c":
                 configPath = try value()
             case "--log-level":
@@ -54,12 +61,16 @@ public enum CommandLineOptions: Equatable, Sendable {
         \(executable): \(summary)
 
         Usage: \(executable) --config FILE [--log-level LEVEL]
+               \(executable) --generate-curve-key FILE
 
         Options:
           -c, --config FILE     the Herald configuration file (JSON). Without it, HERALD_CONFIG names the file.
               --log-level LEVEL  overrides the file's log_level: NONE, ERROR, WARNING, INFO, DEBUG or VERBOSE.
           -h, --help            prints this text.
               --version         prints the version and the git commit this binary was built from.
+              --generate-curve-key FILE
+                                writes a new ZeroMQ CURVE secret key to FILE (mode 0600; an existing
+                                FILE is never overwritten) and prints its public key, for queue.curve.
 
         The configuration keys are documented in docs/configuration.md.
         """

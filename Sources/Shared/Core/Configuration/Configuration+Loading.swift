@@ -91,6 +91,30 @@ extension Configuration {
                     config.queue[keyPath: keyPath] = endpoint
                 }
             }
+            if let allow = queue.value("allow_insecure_remote") {
+                guard case .bool(let value) = allow else {
+                    throw ConfigurationError(key: "queue.allow_insecure_remote", problem: "expected true or false, found \(allow.typeName)")
+                }
+                config.queue.allowInsecureRemote = value
+            }
+            if var curve = try queue.object("curve") {
+                let file = resolve(try curve.requiredString("secret_key_file"))
+                var settings = CurveSettings(secretKeyFile: file,
+                                             secretKey: try CurveSettings.readSecretKey(path: file, key: "queue.curve.secret_key_file"))
+                if let server = try curve.string("server_public_key") {
+                    guard CurveSettings.isKey(server) else {
+                        throw ConfigurationError(key: "queue.curve.server_public_key", problem: "expected a Z85 CURVE public key (40 characters)")
+                    }
+                    settings.serverPublicKey = server
+                }
+                if let authorized = try curve.string("authorized_keys_file") {
+                    let path = resolve(authorized)
+                    settings.authorizedKeysFile = path
+                    settings.authorizedKeys = try CurveSettings.readAuthorizedKeys(path: path, key: "queue.curve.authorized_keys_file")
+                }
+                try curve.finish()
+                config.queue.curve = settings
+            }
             try queue.finish()
             if config.queue.jobs == config.queue.results {
                 throw ConfigurationError(key: "queue.results", problem: "must differ from queue.jobs")

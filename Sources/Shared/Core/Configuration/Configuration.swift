@@ -57,6 +57,10 @@ public struct QueueSettings: Sendable {
     public var jobs = "tcp://127.0.0.1:5557"
     /// `queue.results`: workers → ingest (PUSH → PULL): acks, results, heartbeats.
     public var results = "tcp://127.0.0.1:5558"
+    /// `queue.curve`: CURVE keys; nil means plain TCP (loopback only, unless `allowInsecureRemote`).
+    public var curve: CurveSettings?
+    /// `queue.allow_insecure_remote`: let ingest listen beyond loopback without CURVE.
+    public var allowInsecureRemote = false
 
     public init() {}
 }

@@ -6,7 +6,11 @@ import Foundation
 /// error, before anything starts.
 public enum Startup {
     /// `version` is what `--version` prints after the executable's name.
-    public static func configure(executable: String, version: String, summary: String) -> (Configuration, Logger) {
+    /// `generateCurveKey` writes a new secret key to the file given and returns its public key
+    /// (`--generate-curve-key`; it lives with the queue, which Core does not link). `validate` adds
+    /// the executable's own checks of the configuration (exit 2 like any configuration error).
+    public static func configure(executable: String, version: String, summary: String, generateCurveKey: (String) throws -> String,
+                                 validate: (Configuration) throws(ConfigurationError) -> Void) -> (Configuration, Logger) {
         Signals.blockTerminationSignals()
         func fail(_ message: String) -> Never {
             FileHandle.standardError.write(Data("\(executable): \(message)\n".utf8))
@@ -27,10 +31,19 @@ public enum Startup {
         case .version:
             print("\(executable) \(version)")
             exit(0)
+        case .generateCurveKey(let path):
+            do {
+                print(try generateCurveKey(path))
+                exit(0)
+            } catch {
+                FileHandle.standardError.write(Data("\(executable): cannot write a CURVE key to \(path): \(error)\n".utf8))
+                exit(1)
+            }
         }
         let configuration: Configuration
         do {
             configuration = try Configuration.load(path: configPath)
+            try validate(configuration)
         } catch {
             fail("configuration error: \(error)")
         }
