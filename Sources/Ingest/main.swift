@@ -35,7 +35,7 @@ do {
     logger.error("cannot start the CURVE authenticator", ["error": "\(error)"])
     exit(1)
 }
-let workers = Dispatcher(settings: configuration.queue, store: campaigns, analytics: analytics, clock: clock, logger: logger)
+let workers = Dispatcher(id: "\(ProcessInfo.processInfo.hostName)-\(getpid())", settings: configuration.queue, store: campaigns, analytics: analytics, clock: clock, logger: logger)
 do {
     try workers.start(context: queueContext)
 } catch {

@@ -47,9 +47,11 @@ final class WorkerLoop: Sendable {
         let ready = DispatchSemaphore(value: 0)
         let failure = Mutex<(any Error)?>(nil)
         let queueThread = Thread { [self] in
-            let sockets: QueueSockets
+            let sockets: [QueueSockets]
             do {
-                sockets = try QueueSockets(context: context, settings: configuration.queue, id: id)
+                sockets = try zip(configuration.queue.jobs, configuration.queue.results).map { jobs, results in
+                    try QueueSockets(context: context, curve: configuration.queue.curve, jobsEndpoint: jobs, resultsEndpoint: results, id: id)
+                }
             } catch {
                 failure.withLock { $0 = error }
                 ready.signal()
@@ -58,7 +60,7 @@ final class WorkerLoop: Sendable {
             }
             ready.signal()
             runQueue(sockets)
-            sockets.close()
+            for pair in sockets { pair.close() }
             queueFinished.signal()
         }
         queueThread.name = "herald-worker-queue"
@@ -78,28 +80,27 @@ final class WorkerLoop: Sendable {
         }
         reportsThread.name = "herald-worker-reports"
         reportsThread.start()
-        logger.info("worker started", ["worker.id": id, "queue.jobs": configuration.queue.jobs])
+        logger.info("worker started", ["worker.id": id, "queue.jobs": configuration.queue.jobs.joined(separator: ",")])
     }
 
     private var inFlight: Int64 { Int64(jobs.withLock { $0.count } + running.load(ordering: .relaxed)) }
 
-    private func runQueue(_ sockets: QueueSockets) {
+    /// Heartbeats and acks go to every ingest (any of them may be dispatching, or take over); jobs
+    /// come from whichever dispatches.
+    private func runQueue(_ ingests: [QueueSockets]) {
         var lastHeartbeat = 0.0
-        // When heartbeats stop leaving (ingest refused the CURVE handshake, which libzmq does not
-        // retry, or ingest is gone), the sockets are opened anew, so a key listed later works.
-        var lastDelivered = monotonicSeconds()
         while !queueStopping.load(ordering: .relaxed) {
-            if monotonicSeconds() - lastDelivered > Pipeline.workerSilenceSeconds {
+            // When heartbeats stop leaving (ingest refused the CURVE handshake, which libzmq does not
+            // retry, or ingest is gone), the sockets are opened anew, so a key listed later works.
+            for ingest in ingests where monotonicSeconds() - ingest.lastDelivered > Pipeline.workerSilenceSeconds {
                 logger.warning("cannot reach ingest; connecting again (with CURVE, check that this worker's public key is listed)",
-                               ["queue.jobs": configuration.queue.jobs])
+                               ["queue.jobs": ingest.jobsEndpoint])
                 do {
-                    try sockets.reopen()
+                    try ingest.reopen()
                 } catch {
-                    logger.error("cannot open the queue sockets", ["error": "\(error)"])
+                    logger.error("cannot open the queue sockets", ["queue.jobs": ingest.jobsEndpoint, "error": "\(error)"])
                 }
-                lastDelivered = monotonicSeconds()
             }
-            let (jobSocket, results) = (sockets.jobs, sockets.results)
             let now = monotonicSeconds()
             var outgoing = pendingAcks()
             if now - lastHeartbeat >= 1 || !outgoing.isEmpty {
@@ -110,15 +111,18 @@ final class WorkerLoop: Sendable {
                 lastHeartbeat = now
             }
             for message in outgoing {
-                do {
-                    try results.send([message.encoded], wait: false)
-                    lastDelivered = monotonicSeconds()
-                } catch {
-                    logger.debug("queue message not sent", ["error": "\(error)"])
+                for ingest in ingests {
+                    do {
+                        try ingest.results.send([message.encoded], wait: false)
+                        ingest.lastDelivered = monotonicSeconds()
+                    } catch {
+                        logger.debug("queue message not sent", ["queue.results": ingest.resultsEndpoint, "error": "\(error)"])
+                    }
                 }
             }
             do {
-                guard let frames = try jobSocket.receive(timeoutMilliseconds: 20) else { continue }
+                guard let ready = try QueueSocket.firstReadable(ingests.map(\.jobs), timeoutMilliseconds: 20),
+                      let frames = try ingests[ready].jobs.receive(timeoutMilliseconds: 0) else { continue }
                 switch frames.last.flatMap(QueueMessage.decode) {
                 case .job(let shard):
                     jobs.withLock { $0.append(shard) }
@@ -141,7 +145,9 @@ final class WorkerLoop: Sendable {
         }
         var last = pendingAcks()
         last.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0, stats: stats.snapshot()))
-        for message in last { try? sockets.results.send([message.encoded], wait: false) }
+        for message in last {
+            for ingest in ingests { try? ingest.results.send([message.encoded], wait: false) }
+        }
     }
 
     private func pendingAcks() -> [QueueMessage] {
@@ -199,40 +205,48 @@ final class WorkerLoop: Sendable {
     }
 }
 
-/// The worker's two queue sockets: DEALER for jobs (its identity is the worker id) and PUSH for
-/// results, CURVE clients when `queue.curve` is set. Used only by the queue thread.
+/// The worker's two queue sockets to one ingest: DEALER for jobs (its identity is the worker id)
+/// and PUSH for results, CURVE clients when `queue.curve` is set. Used only by the queue thread.
 final class QueueSockets {
     let context: QueueContext
-    let settings: QueueSettings
+    let curve: CurveSettings?
+    let jobsEndpoint: String
+    let resultsEndpoint: String
     let id: String
     private(set) var jobs: QueueSocket
     private(set) var results: QueueSocket
+    /// When a message last left for this ingest (or the sockets were opened).
+    var lastDelivered = monotonicSeconds()
 
-    init(context: QueueContext, settings: QueueSettings, id: String) throws {
+    init(context: QueueContext, curve: CurveSettings?, jobsEndpoint: String, resultsEndpoint: String, id: String) throws {
         self.context = context
-        self.settings = settings
+        self.curve = curve
+        self.jobsEndpoint = jobsEndpoint
+        self.resultsEndpoint = resultsEndpoint
         self.id = id
-        (jobs, results) = try Self.open(context: context, settings: settings, id: id)
+        (jobs, results) = try Self.open(context: context, curve: curve, jobs: jobsEndpoint, results: resultsEndpoint, id: id)
     }
 
-    static func open(context: QueueContext, settings: QueueSettings, id: String) throws -> (QueueSocket, QueueSocket) {
+    static func open(context: QueueContext, curve: CurveSettings?, jobs jobsEndpoint: String, results resultsEndpoint: String,
+                     id: String) throws -> (QueueSocket, QueueSocket) {
         let jobs = try QueueSocket(context, kind: .dealer)
         try jobs.setIdentity(id)
         let results = try QueueSocket(context, kind: .push)
         try results.setHighWaterMark(10_000)
-        if let curve = settings.curve, let server = curve.serverPublicKey {
+        if let curve, let server = curve.serverPublicKey {
             try jobs.makeCurveClient(serverKey: server, secretKey: curve.secretKey)
             try results.makeCurveClient(serverKey: server, secretKey: curve.secretKey)
         }
-        try jobs.connect(settings.jobs)
-        try results.connect(settings.results)
+        try jobs.connect(jobsEndpoint)
+        try results.connect(resultsEndpoint)
         return (jobs, results)
     }
 
     /// Closes both sockets and opens them again (a new connection and handshake).
     func reopen() throws {
         close()
-        (jobs, results) = try Self.open(context: context, settings: settings, id: id)
+        lastDelivered = monotonicSeconds()
+        (jobs, results) = try Self.open(context: context, curve: curve, jobs: jobsEndpoint, results: resultsEndpoint, id: id)
     }
 
     func close() {

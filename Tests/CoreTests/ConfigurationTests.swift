@@ -25,8 +25,8 @@ import TestSupport
         #expect(config.http.host == "127.0.0.1" && config.http.port == 8080)
         #expect(config.http.maxBodyBytes == 1_048_576)
         #expect(config.database.path == "/etc/herald/var/herald.sqlite")
-        #expect(config.queue.jobs == "tcp://127.0.0.1:5557")
-        #expect(config.queue.results == "tcp://127.0.0.1:5558")
+        #expect(config.queue.jobs == ["tcp://127.0.0.1:5557"])
+        #expect(config.queue.results == ["tcp://127.0.0.1:5558"])
         #expect(config.throttle.perDeviceCount == 10 && config.throttle.perDeviceWindowSeconds == 3600)
         #expect(config.apps.first?.sink == "/etc/herald/out/sink.jsonl")
         #expect(config.apps.first?.name == "ABCDE-12345")
@@ -53,7 +53,7 @@ import TestSupport
         #expect(config.logLevel == .debug)
         #expect(config.http.host == "::1" && config.http.port == 9090 && config.http.maxBodyBytes == 2048)
         #expect(config.database.path == "/var/lib/herald/h.sqlite")
-        #expect(config.queue.results == "ipc:///tmp/results")
+        #expect(config.queue.results == ["ipc:///tmp/results"])
         #expect(config.throttle.perDeviceCount == 3)
         let app = try #require(config.apps.first)
         #expect(app.apns?.keyPath == "/etc/herald/keys/AuthKey.p8")
@@ -150,7 +150,7 @@ import TestSupport
     @Test func ingestListensBeyondLoopbackOnlyWithCurve() throws {
         func check(_ jobs: String, allow: Bool = false) -> String? {
             var settings = QueueSettings()
-            settings.jobs = jobs
+            settings.jobs = [jobs]
             settings.allowInsecureRemote = allow
             do {
                 try settings.checkIngest()
@@ -166,6 +166,13 @@ import TestSupport
         #expect(check("tcp://*:5557") == "queue.jobs")
         #expect(check("tcp://10.1.2.3:5557") == "queue.jobs")
         #expect(check("tcp://0.0.0.0:5557", allow: true) == nil)
+        // Workers list every ingest's endpoints; an ingest binds exactly one.
+        let workers = try decode(["apps": [Self.minimalApp], "queue": ["jobs": ["ipc:///a/jobs", "ipc:///b/jobs"],
+                                                                         "results": ["ipc:///a/results", "ipc:///b/results"]]])
+        #expect(workers.queue.jobs == ["ipc:///a/jobs", "ipc:///b/jobs"])
+        #expect(throws: ConfigurationError.self) { try workers.queue.checkIngest() }
+        #expect(problem(["apps": [Self.minimalApp], "queue": ["jobs": ["ipc:///a/jobs", "ipc:///b/jobs"]]])?.key == "queue.results")
+        #expect(problem(["apps": [Self.minimalApp], "queue": ["jobs": []]])?.key == "queue.jobs")
         let config = try decode(["apps": [Self.minimalApp], "queue": ["allow_insecure_remote": true]])
         #expect(config.queue.allowInsecureRemote)
         #expect(problem(["apps": [Self.minimalApp], "queue": ["allow_insecure_remote": "yes"]])?.key == "queue.allow_insecure_remote")

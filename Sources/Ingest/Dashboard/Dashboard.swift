@@ -82,6 +82,7 @@ struct Dashboard: Sendable {
         html += card("Campaigns shown", String(messages.count)) + card("Pushes sent", String(sent))
         html += card("Delivery rate", HTML.percent(delivered, of: sent)) + card("Open rate", HTML.percent(opened, of: sent))
         html += card("Workers connected", String(live.count))
+        html += card("Dispatching", workers.isDispatching ? "this ingest" : "another ingest")
         html += card("Reports pending", String(workers.reportProgress.pending)) + "</div>"
 
         html += providerTrouble(live, app: app.code)

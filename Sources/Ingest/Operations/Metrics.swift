@@ -29,8 +29,8 @@ final class Metrics: Sendable {
         if status == 503 { busy.add(1, ordering: .relaxed) }
     }
 
-    func render(workers: [Dispatcher.Worker], queue: QueueDepth?,
-                reports progress: (pending: Int64, processed: Int64)) -> String {
+    func render(workers: [Dispatcher.Worker], queue: QueueDepth?, reports progress: (pending: Int64, processed: Int64),
+                dispatching: Bool) -> String {
         var lines: [String] = []
         func family(_ name: String, _ type: String, _ help: String) {
             lines.append("# HELP \(name) \(help)")
@@ -61,6 +61,8 @@ final class Metrics: Sendable {
             family("herald_retries_pending", "gauge", "Pushes of unfinished messages that failed for a transient reason and wait for their next attempt.")
             lines.append("herald_retries_pending \(queue.retrying)")
         }
+        family("herald_dispatcher_active", "gauge", "1 when this ingest hands out the work; 0 while it stands by for another ingest.")
+        lines.append("herald_dispatcher_active \(dispatching ? 1 : 0)")
         family("herald_workers_connected", "gauge", "Workers whose heartbeat arrived within the last 5 seconds.")
         lines.append("herald_workers_connected \(workers.count)")
         family("herald_worker_jobs_in_flight", "gauge", "Shards each connected worker holds.")

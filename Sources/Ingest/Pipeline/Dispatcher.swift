@@ -3,7 +3,10 @@ import Synchronization
 import Core
 import Queue
 
-/// Hands campaign shards and report batches to workers. It binds the queue endpoints, learns which
+/// Hands campaign shards and report batches to workers. Several ingests may serve one database:
+/// each binds its own endpoints and hears every worker's heartbeats, but only the one holding the
+/// dispatcher role in the store (renewed every second, `Pipeline.dispatcherLeaseSeconds`) dispatches;
+/// the others stand by and take over when it stops renewing. It binds the queue endpoints, learns which
 /// workers are alive and how many shards each can hold from their heartbeats, leases ready shards in
 /// SQLite and sends each one to a worker with room, and sends each worker ranges of stored reports
 /// to fold into the statistics (`ReportBatches`). On a timer it starts due messages (splitting them
@@ -20,6 +23,8 @@ final class Dispatcher: Sendable {
         let stats: JSON
     }
 
+    /// This ingest's name in the dispatcher role (host and pid).
+    let id: String
     private let settings: QueueSettings
     private let store: any CampaignStore
     private let analytics: any AnalyticsStore
@@ -31,9 +36,11 @@ final class Dispatcher: Sendable {
     private let pendingReports = Atomic<Int64>(0)
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
+    private let active = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(settings: QueueSettings, store: any CampaignStore, analytics: any AnalyticsStore, clock: any Clock, logger: Logger) {
+    init(id: String, settings: QueueSettings, store: any CampaignStore, analytics: any AnalyticsStore, clock: any Clock, logger: Logger) {
+        self.id = id
         self.settings = settings
         self.store = store
         self.analytics = analytics
@@ -57,8 +64,8 @@ final class Dispatcher: Sendable {
                     try jobs.makeCurveServer(secretKey: curve.secretKey)
                     try results.makeCurveServer(secretKey: curve.secretKey)
                 }
-                try jobs.bind(settings.jobs)
-                try results.bind(settings.results)
+                try jobs.bind(settings.jobs[0])
+                try results.bind(settings.results[0])
             } catch {
                 failure.withLock { $0 = error }
                 started.signal()
@@ -75,14 +82,18 @@ final class Dispatcher: Sendable {
         thread.start()
         started.wait()
         if let error = failure.withLock({ $0 }) { throw error }
-        logger.info("queue bound", ["queue.jobs": settings.jobs, "queue.results": settings.results])
+        logger.info("queue bound", ["queue.jobs": settings.jobs[0], "queue.results": settings.results[0]])
     }
 
     /// Asks the dispatcher to look for due work now (after a message was created).
     func nudge() { wake.store(true, ordering: .relaxed) }
 
+    /// Whether this ingest dispatches now (false while it stands by).
+    var isDispatching: Bool { active.load(ordering: .relaxed) }
+
     private func run(jobs: QueueSocket, results: QueueSocket) {
         var lastHousekeeping = 0.0
+        var lastHold = 0.0
         while !stopping.load(ordering: .relaxed) {
             do {
                 if let frames = try results.receive(timeoutMilliseconds: 50) {
@@ -91,6 +102,11 @@ final class Dispatcher: Sendable {
                     while let more = try results.receive(timeoutMilliseconds: 0) { handle(more) }
                 }
                 let now = monotonicSeconds()
+                if now - lastHold >= 1 {
+                    lastHold = now
+                    try holdRole()
+                }
+                guard isDispatching else { continue }
                 if now - lastHousekeeping >= 0.25 || wake.exchange(false, ordering: .relaxed) {
                     lastHousekeeping = now
                     try housekeeping()
@@ -103,6 +119,22 @@ final class Dispatcher: Sendable {
                 logger.error("dispatcher step failed", ["error": "\(error)"])
                 Thread.sleep(forTimeInterval: 0.2)
             }
+        }
+        if isDispatching {
+            try? store.releaseDispatcher(ingest: id)
+            active.store(false, ordering: .relaxed)
+        }
+    }
+
+    /// Renews (or tries to take) the dispatcher role.
+    private func holdRole() throws {
+        let now = clock.now()
+        let holds = try store.holdDispatcher(ingest: id, now: now, until: now + Pipeline.dispatcherLeaseSeconds)
+        guard holds != active.exchange(holds, ordering: .relaxed) else { return }
+        if holds {
+            logger.info("dispatching: this ingest hands out the work", ["ingest.id": id])
+        } else {
+            logger.warning("standing by: another ingest dispatches", ["ingest.id": id, "dispatcher": (try? store.dispatcherHolder(now: now)) ?? "?"])
         }
     }
 
@@ -123,6 +155,8 @@ final class Dispatcher: Sendable {
         case .ack(let id, let shard):
             logger.verbose("shard acknowledged", ["worker.id": id, "shard.id": String(shard)])
         case .reportsDone(let id, let after, let processed):
+            // Workers tell every ingest; only the dispatching one handed the batch out.
+            guard isDispatching else { return }
             reports.withLock { $0.acknowledged(after: after, processed: processed) }
             logger.verbose("reports processed", ["worker.id": id, "reports.after": String(after), "reports.processed": String(processed)])
         case .job, .reports:

@@ -81,7 +81,8 @@ struct Router: Sendable {
             return ("onesignal_method", { (.json(["status": 0, "message": "use POST"], status: 405), 0) })
         case ("GET", "/metrics"), ("HEAD", "/metrics"):
             return ("metrics", { [metrics, workers, campaigns] in
-                let text = metrics.render(workers: workers.liveWorkers(), queue: try? campaigns.queueDepth(), reports: workers.reportProgress)
+                let text = metrics.render(workers: workers.liveWorkers(), queue: try? campaigns.queueDepth(), reports: workers.reportProgress,
+                                          dispatching: workers.isDispatching)
                 return (.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8"), 0)
             })
         default: return ("not_found", { (Envelope.failure(404, "not found"), 404) })
@@ -144,7 +145,8 @@ struct Router: Sendable {
     func health() -> HTTPResponse {
         do {
             try store.ping()
-            return .json(["status": "ok", "workers": .int(Int64(workers.liveWorkers().count))])
+            return .json(["status": "ok", "workers": .int(Int64(workers.liveWorkers().count)), "ingest": .string(workers.id),
+                          "dispatching": .bool(workers.isDispatching)])
         } catch {
             logger.error("health check failed", ["error": "\(error)"])
             return .json(["status": "unavailable", "error": "database unreachable"], status: 503)

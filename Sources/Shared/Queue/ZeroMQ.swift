@@ -128,6 +128,19 @@ public final class QueueSocket {
         return frames
     }
 
+    /// Waits up to `timeoutMilliseconds` until one of `sockets` has a message to receive; returns
+    /// the index of the first that has, or nil.
+    public static func firstReadable(_ sockets: [QueueSocket], timeoutMilliseconds: Int) throws(QueueError) -> Int? {
+        var items = sockets.map { zmq_pollitem_t(socket: $0.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0) }
+        let ready = zmq_poll(&items, Int32(items.count), timeoutMilliseconds)
+        if ready < 0 {
+            let code = zmq_errno()
+            if code == EINTR { return nil }
+            throw QueueError(operation: "poll", errno: code)
+        }
+        return items.firstIndex { $0.revents & Int16(ZMQ_POLLIN) != 0 }
+    }
+
     public func close() {
         if let handle { zmq_close(handle) }
         handle = nil

@@ -155,6 +155,30 @@ public final class SQLiteCampaignStore: CampaignStore {
 
     // MARK: - Dispatcher
 
+    public func holdDispatcher(ingest: String, now: Int64, until: Int64) throws(StoreError) -> Bool {
+        try database.write { writer in
+            try writer.connection.prepare(
+                """
+                INSERT INTO dispatcher_lease (id, holder, until) VALUES (1, ?1, ?3)
+                ON CONFLICT (id) DO UPDATE SET holder = ?1, until = ?3 WHERE dispatcher_lease.holder = ?1 OR dispatcher_lease.until < ?2
+                """
+            ).run([.text(ingest), .integer(now), .integer(until)])
+            return writer.connection.changes == 1
+        }
+    }
+
+    public func releaseDispatcher(ingest: String) throws(StoreError) {
+        try database.write { writer in
+            try writer.connection.prepare("UPDATE dispatcher_lease SET until = 0 WHERE holder = ?").run([.text(ingest)])
+        }
+    }
+
+    public func dispatcherHolder(now: Int64) throws(StoreError) -> String? {
+        try database.read { connection in
+            try connection.prepare("SELECT holder FROM dispatcher_lease WHERE until >= ?").first([.integer(now)]) { $0.text(0) }
+        }
+    }
+
     /// The smallest shard a campaign is cut into (device ids).
     static let minimumShard: Int64 = 1_000
 

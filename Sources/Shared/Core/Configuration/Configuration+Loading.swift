@@ -84,12 +84,19 @@ extension Configuration {
 
         if var queue = try root.object("queue") {
             for (key, keyPath) in [("jobs", \QueueSettings.jobs), ("results", \QueueSettings.results)] {
-                if let endpoint = try queue.string(key) {
-                    guard ["tcp://", "ipc://", "inproc://"].contains(where: { endpoint.hasPrefix($0) }) else {
-                        throw ConfigurationError(key: queue.keyPath(key), problem: "expected a ZeroMQ endpoint such as tcp://127.0.0.1:5557")
-                    }
-                    config.queue[keyPath: keyPath] = endpoint
+                guard let value = queue.value(key) else { continue }
+                // One endpoint, or (for workers) the list of every ingest's.
+                let endpoints: [String]
+                switch value {
+                case .string(let endpoint): endpoints = [endpoint]
+                case .array(let items) where !items.isEmpty && items.allSatisfy({ $0.stringValue != nil }): endpoints = items.compactMap(\.stringValue)
+                default:
+                    throw ConfigurationError(key: queue.keyPath(key), problem: "expected an endpoint or a non-empty list of endpoints")
                 }
+                for endpoint in endpoints where !["tcp://", "ipc://", "inproc://"].contains(where: { endpoint.hasPrefix($0) }) {
+                    throw ConfigurationError(key: queue.keyPath(key), problem: "expected a ZeroMQ endpoint such as tcp://127.0.0.1:5557, found \(endpoint)")
+                }
+                config.queue[keyPath: keyPath] = endpoints
             }
             if let allow = queue.value("allow_insecure_remote") {
                 guard case .bool(let value) = allow else {
@@ -116,7 +123,10 @@ extension Configuration {
                 config.queue.curve = settings
             }
             try queue.finish()
-            if config.queue.jobs == config.queue.results {
+            if config.queue.jobs.count != config.queue.results.count {
+                throw ConfigurationError(key: "queue.results", problem: "must list as many endpoints as queue.jobs (one pair per ingest)")
+            }
+            if !Set(config.queue.jobs).isDisjoint(with: config.queue.results) {
                 throw ConfigurationError(key: "queue.results", problem: "must differ from queue.jobs")
             }
         }

@@ -53,10 +53,11 @@ public struct DatabaseSettings: Sendable {
 
 /// `queue`: the ZeroMQ endpoints ingest binds and workers connect to.
 public struct QueueSettings: Sendable {
-    /// `queue.jobs`: ingest → workers (ROUTER ↔ DEALER).
-    public var jobs = "tcp://127.0.0.1:5557"
-    /// `queue.results`: workers → ingest (PUSH → PULL): acks, results, heartbeats.
-    public var results = "tcp://127.0.0.1:5558"
+    /// `queue.jobs`: ingest → workers (ROUTER ↔ DEALER). Ingest binds its one endpoint; a worker
+    /// connects to every ingest's, in the same order as `results`.
+    public var jobs = ["tcp://127.0.0.1:5557"]
+    /// `queue.results`: workers → ingest (PUSH → PULL): acks, results, heartbeats (sent to every ingest).
+    public var results = ["tcp://127.0.0.1:5558"]
     /// `queue.curve`: CURVE keys; nil means plain TCP (loopback only, unless `allowInsecureRemote`).
     public var curve: CurveSettings?
     /// `queue.allow_insecure_remote`: let ingest listen beyond loopback without CURVE.

@@ -64,6 +64,9 @@ extension QueueSettings {
     /// Fails, naming the endpoint's key, when ingest would listen beyond loopback without CURVE
     /// (unless `queue.allow_insecure_remote`), or when CURVE lacks ingest's authorized keys.
     public func checkIngest() throws(ConfigurationError) {
+        guard jobs.count == 1 else {
+            throw ConfigurationError(key: "queue.jobs", problem: "herald-ingest binds one endpoint; list every ingest's only in the workers' configuration")
+        }
         if let curve {
             guard curve.authorizedKeysFile != nil else {
                 throw ConfigurationError(key: "queue.curve.authorized_keys_file", problem: "is required on herald-ingest when queue.curve is set")
@@ -71,7 +74,7 @@ extension QueueSettings {
             return
         }
         guard !allowInsecureRemote else { return }
-        for (key, endpoint) in [("queue.jobs", jobs), ("queue.results", results)] where !Self.isLocal(endpoint) {
+        for (key, endpoint) in [("queue.jobs", jobs[0]), ("queue.results", results[0])] where !Self.isLocal(endpoint) {
             throw ConfigurationError(key: key, problem: "\(endpoint) listens beyond loopback without CURVE: set queue.curve "
                                      + "(see docs/deploy.md) or queue.allow_insecure_remote")
         }
