@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Core", "SDKClient", "SQLite", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Core", "Queue", "SDKClient", "SQLite", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

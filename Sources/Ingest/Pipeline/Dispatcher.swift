@@ -60,9 +60,9 @@ final class Dispatcher: Sendable {
             do {
                 jobs = try QueueSocket(context, kind: .router)
                 results = try QueueSocket(context, kind: .pull)
-                if let curve = settings.curve {
-                    try jobs.makeCurveServer(secretKey: curve.secretKey)
-                    try results.makeCurveServer(secretKey: curve.secretKey)
+                for socket in [jobs, results] {
+                    try socket.setMaxMessageSize(QueueMessage.maxFrameBytes)
+                    if let curve = settings.curve { try socket.makeCurveServer(secretKey: curve.secretKey) }
                 }
                 try jobs.bind(settings.jobs[0])
                 try results.bind(settings.results[0])
@@ -138,9 +138,16 @@ final class Dispatcher: Sendable {
         }
     }
 
+    /// When a malformed message was last logged: one line a minute, however many arrive.
+    private let malformedLoggedAt = Atomic<Double>(-.infinity)
+
     private func handle(_ frames: [[UInt8]]) {
         guard let frame = frames.last, let message = QueueMessage.decode(frame) else {
-            logger.warning("malformed queue message ignored")
+            let now = monotonicSeconds()
+            if now - malformedLoggedAt.load(ordering: .relaxed) >= 60 {
+                malformedLoggedAt.store(now, ordering: .relaxed)
+                logger.warning("malformed queue message ignored (logged once a minute)", ["bytes": String(frames.last?.count ?? 0)])
+            }
             return
         }
         switch message {
@@ -157,7 +164,10 @@ final class Dispatcher: Sendable {
         case .reportsDone(let id, let after, let processed):
             // Workers tell every ingest; only the dispatching one handed the batch out.
             guard isDispatching else { return }
-            reports.withLock { $0.acknowledged(after: after, processed: processed) }
+            guard reports.withLock({ $0.acknowledged(worker: id, after: after, processed: processed) }) else {
+                logger.warning("report batch acknowledgement ignored: not a batch this worker holds", ["worker.id": id, "reports.after": String(after)])
+                return
+            }
             logger.verbose("reports processed", ["worker.id": id, "reports.after": String(after), "reports.processed": String(processed)])
         case .job, .reports:
             logger.warning("unexpected job message on the results channel")

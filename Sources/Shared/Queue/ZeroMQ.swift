@@ -77,6 +77,14 @@ public final class QueueSocket {
         }
     }
 
+    /// Drops (disconnects) a peer that sends a message larger than `bytes`.
+    public func setMaxMessageSize(_ bytes: Int) throws(QueueError) {
+        var value = Int64(bytes)
+        guard zmq_setsockopt(handle, ZMQ_MAXMSGSIZE, &value, MemoryLayout<Int64>.size) == 0 else {
+            throw QueueError(operation: "setsockopt(MAXMSGSIZE)", errno: zmq_errno())
+        }
+    }
+
     /// Bounds queued outgoing messages (both directions use the same figure).
     public func setHighWaterMark(_ messages: Int32) throws(QueueError) {
         try setOption(ZMQ_SNDHWM, messages)
