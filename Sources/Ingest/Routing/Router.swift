@@ -21,7 +21,7 @@ struct Router: Sendable {
 
     /// Reads run inline; anything that writes runs on the database writer (see `main.swift`).
     static func dispatch(_ request: HTTPRequest) -> HTTPDispatch {
-        if request.method == "GET" || request.method == "HEAD" || request.path == Dashboard.path { return .inline }
+        if request.method == "GET" || request.method == "HEAD" || request.path.hasPrefix(Dashboard.path) { return .inline }
         if request.path.hasPrefix(apiPrefix), inlineMethods.contains(String(request.path.dropFirst(apiPrefix.count))) {
             return .inline
         }
@@ -60,7 +60,7 @@ struct Router: Sendable {
             guard known else { return (route, { (Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }) }
             return (route, api(method: method, body: request.body, authorization: request.header("authorization")))
         }
-        if path == Dashboard.path, request.method == "GET" || request.method == "POST" {
+        if path == Dashboard.path && (request.method == "GET" || request.method == "POST") || path == Dashboard.logoutPath && request.method == "POST" {
             return ("dashboard", { [dashboard] in (dashboard.handle(request), 0) })
         }
         if path.hasPrefix(EventsAPI.prefix), request.method == "GET" {

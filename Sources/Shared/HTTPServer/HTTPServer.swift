@@ -138,7 +138,9 @@ private final class ValueCollector {
 
 /// The request headers handlers use (looked up one by one: cheaper than collecting all). Static
 /// strings, because a short Swift `String` passed to C is copied into a new buffer on every call.
-let httpInterestingHeaders: [StaticString] = ["content-type", "authorization", "x-retry-count", "accept"]
+let httpInterestingHeaders: [StaticString] = [
+    "content-type", "authorization", "x-retry-count", "accept", "cookie", "origin", "host", "x-forwarded-for",
+]
 
 private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String] {
     var headers: [String: String] = [:]
@@ -148,6 +150,12 @@ private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String
         }
     }
     return headers
+}
+
+private func clientAddress(_ connection: OpaquePointer?) -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    herald_mhd_client_address(connection, &buffer, buffer.count)
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 private func lookupHeader(_ connection: OpaquePointer?, _ name: StaticString) -> UnsafePointer<CChar>? {
@@ -213,7 +221,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         path: url.map { String(cString: $0) } ?? "/",
         headers: interestingHeaders(connection),
         query: method.map({ String(cString: $0) }) == "GET" ? collect(connection, HERALD_MHD_GET_ARGUMENT_KIND, lowercaseKeys: false) : [:],
-        body: pending.body)
+        body: pending.body, clientAddress: clientAddress(connection))
     pending.body = []
     if server.classify(request) == .offload {
         // Count first, then look at `stopping`: `stop` sets the flag before it reads the count, so a

@@ -43,6 +43,12 @@ extension Configuration {
                 config.http.port = port
             }
             config.http.maxBodyBytes = try http.int("max_body_bytes", default: config.http.maxBodyBytes, range: 64...1_073_741_824)
+            if let publicURL = try http.string("public_url") {
+                guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                    throw ConfigurationError(key: "http.public_url", problem: "expected an http:// or https:// URL such as https://push.example.com")
+                }
+                config.http.publicURL = publicURL
+            }
             config.http.threads = try http.int("threads", default: config.http.threads, range: 1...256)
             config.http.connectionLimit = try http.int("connection_limit", default: config.http.connectionLimit, range: 1...1_000_000)
             config.http.idleTimeoutSeconds = try http.int("idle_timeout_seconds", default: config.http.idleTimeoutSeconds, range: 1...86_400)

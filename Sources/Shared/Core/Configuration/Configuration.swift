@@ -32,6 +32,9 @@ public struct HTTPSettings: Sendable {
     public var connectionLimit = 4096
     /// `http.idle_timeout_seconds`: idle keep-alive connections are closed after this.
     public var idleTimeoutSeconds = 60
+    /// `http.public_url`: the address clients use to reach Herald (usually a TLS proxy's), such as
+    /// `https://push.example.com`; the dashboard's origin check and cookie follow it.
+    public var publicURL: String?
     /// `http.onesignal.add_device_path` / `edit_device_path`: the OneSignal helper's routes.
     public var oneSignalAddDevicePath = "/onesignal/adddevice"
     public var oneSignalEditDevicePath = "/onesignal/editdevice"
