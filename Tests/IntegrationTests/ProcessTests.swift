@@ -130,4 +130,20 @@ import Glibc
         #expect(!saved.isEmpty)
         for hwid in saved { #expect(try store.device(app: app, hwid: hwid) != nil, "acknowledged \(hwid) is missing") }
     }
+
+    @Test func tenProcessesStartingTogetherOnANewDatabaseAllComeUp() throws {
+        let herald = try HeraldProcesses()
+        // Ingest and nine workers at the same instant, on a database file that does not exist yet.
+        let ingest = try HeraldProcesses.launch("herald-ingest", arguments: ["--config", herald.configPath], log: herald.logPath)
+        defer {
+            kill(ingest.processIdentifier, SIGKILL)
+            ingest.waitUntilExit()
+        }
+        for _ in 0..<9 { try herald.startWorker() }
+        try herald.waitForWorkers(9, timeout: 15)
+        #expect(ingest.isRunning && herald.workers.allSatisfy(\.isRunning))
+        let errors = ([herald.log()] + (0..<9).map { (try? String(contentsOfFile: herald.workerLogPath($0), encoding: .utf8)) ?? "" })
+            .joined().split(separator: "\n").filter { $0.contains(" ERROR ") }
+        #expect(errors.isEmpty, "\(errors)")
+    }
 }
