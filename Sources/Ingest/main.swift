@@ -52,15 +52,28 @@ let router = Router(
     dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics,
                          workers: workers, clock: clock, logger: logger),
     oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
-    settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers, logger: logger)
+    settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers,
+    commitFailure: { backend.commitFailure }, logger: logger)
+// One line per failure burst, and one when commits succeed again.
+backend.watchCommits { failure in
+    if let failure {
+        logger.error("database commits are failing; writes get 503 until they succeed",
+                     ["database.path": configuration.database.path, "error": failure])
+    } else {
+        logger.info("database commits succeed again", ["database.path": configuration.database.path])
+    }
+}
 // Writes run on the database writer thread, many requests per commit; each is answered after its commit.
 let server = HTTPServer(
     settings: configuration.http, classify: Router.dispatch,
     offload: { request, respond in
-        let work = router.prepare(request)
+        let (route, work) = router.route(request)
         backend.submitRequest(work,
-                               onFailure: { Envelope.failure(503, "the database could not commit; please retry") },
-                               completion: respond)
+                               onFailure: { (Envelope.failure(503, "the database could not commit; please retry"), 503) },
+                               completion: { response, code in
+                                   router.counted(request, route: route, response: response, code: code)
+                                   respond(response)
+                               })
     },
     refusal: Envelope.refusal,
     handler: { router.handle($0) })

@@ -140,6 +140,10 @@ import Glibc
             ingest.waitUntilExit()
         }
         for _ in 0..<9 { try herald.startWorker() }
+        let deadline = Date().addingTimeInterval(10)
+        while (try? herald.client.request("GET", "/healthz", timeoutSeconds: 1).status) != 200 && Date() < deadline && ingest.isRunning {
+            usleep(50_000)
+        }
         try herald.waitForWorkers(9, timeout: 15)
         #expect(ingest.isRunning && herald.workers.allSatisfy(\.isRunning))
         let errors = ([herald.log()] + (0..<9).map { (try? String(contentsOfFile: herald.workerLogPath($0), encoding: .utf8)) ?? "" })

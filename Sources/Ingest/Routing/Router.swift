@@ -13,6 +13,8 @@ struct Router: Sendable {
     let campaigns: any CampaignStore
     let metrics: Metrics
     let workers: Dispatcher
+    /// Why database commits fail, while they do.
+    let commitFailure: @Sendable () -> String?
     let logger: Logger
 
     static let apiPrefix = "/json/1.3/"
@@ -28,19 +30,20 @@ struct Router: Sendable {
         return .offload
     }
 
-    func handle(_ request: HTTPRequest) -> HTTPResponse { prepare(request)() }
-
-    /// Does the request's CPU work that needs no database (routing, JSON parsing) on the calling
-    /// thread, and returns the rest, which `main.swift` runs on the database writer for writes.
-    func prepare(_ request: HTTPRequest) -> @Sendable () -> HTTPResponse {
+    /// Answers a request inline and counts the answer.
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
         let (route, work) = route(request)
-        return { [metrics, logger] in
-            let (response, code) = work()
-            metrics.count(route: route, status: response.status, code: code)
-            if logger.isEnabled(.verbose) {
-                logger.verbose("request", ["http.method": request.method, "http.route": route, "http.status": String(response.status)])
-            }
-            return response
+        let (response, code) = work()
+        counted(request, route: route, response: response, code: code)
+        return response
+    }
+
+    /// Counts the answer a client actually got (for a write: after its commit, or the 503 when the
+    /// commit failed) and logs it at VERBOSE.
+    func counted(_ request: HTTPRequest, route: String, response: HTTPResponse, code: Int) {
+        metrics.count(route: route, status: response.status, code: code)
+        if logger.isEnabled(.verbose) {
+            logger.verbose("request", ["http.method": request.method, "http.route": route, "http.status": String(response.status)])
         }
     }
 
@@ -143,6 +146,9 @@ struct Router: Sendable {
     }
 
     func health() -> HTTPResponse {
+        if let failure = commitFailure() {
+            return .json(["status": "degraded", "error": .string("database commits fail: \(failure)")], status: 503)
+        }
         do {
             try store.ping()
             return .json(["status": "ok", "workers": .int(Int64(workers.liveWorkers().count)), "ingest": .string(workers.id),

@@ -125,6 +125,10 @@ private func reply(_ connection: OpaquePointer?, _ response: HTTPResponse) -> MH
     for (name, value) in response.headers {
         MHD_add_response_header(handle, name, value)
     }
+    // Every 503 tells the client when to come back.
+    if response.status == 503, !response.headers.contains(where: { $0.0.lowercased() == "retry-after" }) {
+        MHD_add_response_header(handle, "Retry-After", "1")
+    }
     let result = MHD_queue_response(connection, UInt32(response.status), handle)
     MHD_destroy_response(handle)
     return result

@@ -27,4 +27,10 @@ public final class SQLiteBackend: StoreBackend {
                                            completion: @escaping @Sendable (T) -> Void) {
         database.submitRequest(work, onFailure: onFailure, completion: completion)
     }
+
+    public var commitFailure: String? { database.commitFailure }
+
+    public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
+        database.watchHealth(handler)
+    }
 }

@@ -10,4 +10,10 @@ public protocol StoreBackend: Sendable {
     /// result only once those writes are committed, or `onFailure()` when the commit fails.
     func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
                                     completion: @escaping @Sendable (T) -> Void)
+
+    /// Why commits fail, while they do (for `/healthz`); nil while they succeed.
+    var commitFailure: String? { get }
+
+    /// Calls `handler` each time commits start failing (with the error) or succeed again (nil).
+    func watchCommits(_ handler: @escaping @Sendable (String?) -> Void)
 }
