@@ -28,6 +28,7 @@ import TestSupport
         #expect(config.queue.jobs == ["tcp://127.0.0.1:5557"])
         #expect(config.queue.results == ["tcp://127.0.0.1:5558"])
         #expect(config.throttle.perDeviceCount == 10 && config.throttle.perDeviceWindowSeconds == 3600)
+        #expect(config.database.synchronousFull && config.delivery.defaultTTLSeconds == 3600)
         #expect(config.apps.first?.sink == "/etc/herald/out/sink.jsonl")
         #expect(config.apps.first?.name == "ABCDE-12345")
     }
@@ -69,6 +70,8 @@ import TestSupport
         #expect(problem(["apps": [Self.minimalApp], "http": ["listen": "localhost"]])?.key == "http.listen")
         #expect(problem(["apps": [Self.minimalApp], "http": ["max_body_bytes": "big"]])?.key == "http.max_body_bytes")
         #expect(problem(["apps": [Self.minimalApp], "queue": ["jobs": "127.0.0.1:1"]])?.key == "queue.jobs")
+        #expect(problem(["apps": [Self.minimalApp], "database": ["synchronous": "off"]])?.key == "database.synchronous")
+        #expect(problem(["apps": [Self.minimalApp], "http": ["public_url": "ftp://x"]])?.key == "http.public_url")
         #expect(problem(["apps": [Self.minimalApp], "throttle": ["per_device": ["count": 0]]])?.key == "throttle.per_device.count")
         #expect(problem(["apps": [["code": "A", "sink": "s"]]])?.key == "apps[0].api_token")
         #expect(problem(["apps": [["code": "A", "api_token": "t"]]])?.key == "apps[0]")

@@ -237,7 +237,7 @@ write_config() {
 {
   "log_level": "WARNING",
   "http": {"listen": "127.0.0.1:$http"$http_extra},
-  "database": {"path": "data/herald.sqlite"},
+  "database": {"path": "data/herald.sqlite", "synchronous": "${SYNCHRONOUS:-full}"},
   "queue": {"jobs": "tcp://127.0.0.1:$jobs", "results": "tcp://127.0.0.1:$results"},
   $extra
   "apps": $apps

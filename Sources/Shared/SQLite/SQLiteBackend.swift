@@ -17,7 +17,8 @@ public final class SQLiteBackend: StoreBackend {
             throw .backend(BackendFailure(backend: "sqlite", code: 0, message: error.localizedDescription,
                                           context: "creating the database folder", isRetryable: false))
         }
-        database = try SQLiteDatabase(path: settings.path, busyTimeoutMilliseconds: settings.busyTimeoutMilliseconds, apps: apps)
+        database = try SQLiteDatabase(path: settings.path, busyTimeoutMilliseconds: settings.busyTimeoutMilliseconds, apps: apps,
+                                      synchronousFull: settings.synchronousFull)
         devices = SQLiteDeviceStore(database: database)
         campaigns = SQLiteCampaignStore(database: database)
         analytics = SQLiteAnalyticsStore(database: database)

@@ -27,12 +27,14 @@ public final class SQLiteDatabase: Sendable {
     /// Application code → row id, fixed at start.
     let appIDs: [String: Int64]
 
-    /// Opens the database, applies migrations, and registers `apps`.
-    public init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration]) throws(StoreError) {
+    /// Opens the database, applies migrations, and registers `apps`. `synchronousFull` makes every
+    /// group commit wait for the disk (`PRAGMA synchronous=FULL`: one fsync of the WAL per commit).
+    public init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration], synchronousFull: Bool = true) throws(StoreError) {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         do {
             let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 65536)
+            if synchronousFull { try connection.execute("PRAGMA synchronous=FULL") }
             try Schema.migrate(connection)
             var ids: [String: Int64] = [:]
             try connection.writeTransaction {

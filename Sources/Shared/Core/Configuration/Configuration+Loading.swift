@@ -84,6 +84,12 @@ extension Configuration {
             }
             config.database.busyTimeoutMilliseconds = try database.int(
                 "busy_timeout_ms", default: config.database.busyTimeoutMilliseconds, range: 0...600_000)
+            if let synchronous = try database.string("synchronous") {
+                guard ["full", "normal"].contains(synchronous) else {
+                    throw ConfigurationError(key: "database.synchronous", problem: "must be full or normal")
+                }
+                config.database.synchronousFull = synchronous == "full"
+            }
             try database.finish()
         }
         config.database.path = resolve(config.database.path)

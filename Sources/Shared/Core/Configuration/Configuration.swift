@@ -50,6 +50,9 @@ public struct DatabaseSettings: Sendable {
     public var path: String
     /// `database.busy_timeout_ms`: how long a writer waits for the lock before failing.
     public var busyTimeoutMilliseconds = 5000
+    /// `database.synchronous`: `full` (the default) syncs every group commit to disk, so an
+    /// acknowledged write survives power loss; `normal` survives process crashes only.
+    public var synchronousFull = true
 
     public init(path: String) { self.path = path }
 }
