@@ -12,6 +12,10 @@ let (configuration, logger) = Startup.configure(
     version: BuildInfo.description,
     summary: "accepts Device API, Remote API and OneSignal helper requests and hands work to herald-worker processes.",
     generateCurveKey: { try CurveKeys.generate(writingSecretTo: $0) },
+    backup: { configuration, destination in
+        let bytes = try Storage.open(configuration).backup(to: destination)
+        return "backup of \(configuration.database.path) written to \(destination) (\(bytes) bytes)"
+    },
     validate: { configuration throws(ConfigurationError) in try configuration.queue.checkIngest() })
 
 let backend: any StoreBackend

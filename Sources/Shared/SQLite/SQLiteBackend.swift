@@ -29,6 +29,10 @@ public final class SQLiteBackend: StoreBackend {
         database.submitRequest(work, onFailure: onFailure, completion: completion)
     }
 
+    public func backup(to path: String) throws(StoreError) -> Int64 {
+        try database.backup(to: path)
+    }
+
     public var commitFailure: String? { database.commitFailure }
 
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {

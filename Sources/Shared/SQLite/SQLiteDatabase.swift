@@ -129,6 +129,15 @@ public final class SQLiteDatabase: Sendable {
     /// Why commits fail, while they do.
     var commitFailure: String? { committer.commitFailure }
 
+    /// `VACUUM INTO path` from a read transaction: a consistent, compacted copy of the database as
+    /// of one moment, taken while writers go on (they never wait for it). Refuses an existing file.
+    func backup(to path: String) throws(StoreError) -> Int64 {
+        guard !FileManager.default.fileExists(atPath: path) else { throw .invalid("\(path) exists; a backup never overwrites a file") }
+        try read { connection in try connection.prepare("VACUUM INTO ?").run([.text(path)]) }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
+        return size ?? 0
+    }
+
     /// Calls `handler` on each change between failing and succeeding commits.
     func watchHealth(_ handler: @escaping @Sendable (String?) -> Void) {
         committer.watchHealth(handler)

@@ -11,6 +11,10 @@ public protocol StoreBackend: Sendable {
     func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
                                     completion: @escaping @Sendable (T) -> Void)
 
+    /// Writes a consistent copy of the whole database to `path` (a new file) while other processes
+    /// keep reading and writing; returns its size in bytes.
+    func backup(to path: String) throws(StoreError) -> Int64
+
     /// Why commits fail, while they do (for `/healthz`); nil while they succeed.
     var commitFailure: String? { get }
 
