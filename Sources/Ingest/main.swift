@@ -39,7 +39,8 @@ do {
     logger.error("cannot start the CURVE authenticator", ["error": "\(error)"])
     exit(1)
 }
-let workers = Dispatcher(id: "\(ProcessInfo.processInfo.hostName)-\(getpid())", settings: configuration.queue, store: campaigns, analytics: analytics, clock: clock, logger: logger)
+let workers = Dispatcher(id: "\(ProcessInfo.processInfo.hostName)-\(getpid())", settings: configuration.queue,
+                         retention: configuration.retention, store: campaigns, analytics: analytics, clock: clock, logger: logger)
 do {
     try workers.start(context: queueContext)
 } catch {

@@ -76,6 +76,20 @@ import TestSupport
         #expect(status.status == .done)
     }
 
+    @Test func retentionDeletesFinishedMessagesDeliveryRowsAndKeepsTheFunnel() throws {
+        let work = try leasedShard(devices: 3)
+        let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
+        _ = try campaigns.record(ids.map { DeliveryRecord(deviceID: $0, outcome: .sent) }, work: work, worker: "w1", leaseUntil: 1_030, now: 1_000)
+        _ = try campaigns.finishShard(work, worker: "w1", resumeAt: nil)
+        #expect(try campaigns.completeMessages(now: 1_010) == 1)
+        #expect(try campaigns.pruneDeliveries(finishedBefore: 1_005, limit: 10, now: 2_000) == 0, "finished after the bound")
+        #expect(try campaigns.pruneDeliveries(finishedBefore: 1_011, limit: 2, now: 2_000) == 2)
+        #expect(try campaigns.pruneDeliveries(finishedBefore: 1_011, limit: 2, now: 2_000) == 1)
+        #expect(try campaigns.pruneDeliveries(finishedBefore: 1_011, limit: 2, now: 2_000) == 0)
+        let status = try funnel()
+        #expect((status.targeted, status.sent, status.status) == (3, 3, .done))
+    }
+
     @Test func aRetryThatFailsAgainIsRescheduledAndEndsFailedWithItsReason() throws {
         let work = try leasedShard(devices: 1)
         let id = try #require(try campaigns.targets(of: work, after: 0, limit: 10).first?.deviceID)

@@ -26,6 +26,9 @@ final class Dispatcher: Sendable {
     /// This ingest's name in the dispatcher role (host and pid).
     let id: String
     private let settings: QueueSettings
+    private let retention: RetentionSettings
+    /// Rows deleted per retention pass: small, so that request writes never wait long behind one.
+    static let pruneBatch = 2_000
     private let store: any CampaignStore
     private let analytics: any AnalyticsStore
     private let clock: any Clock
@@ -39,9 +42,11 @@ final class Dispatcher: Sendable {
     private let active = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(id: String, settings: QueueSettings, store: any CampaignStore, analytics: any AnalyticsStore, clock: any Clock, logger: Logger) {
+    init(id: String, settings: QueueSettings, retention: RetentionSettings, store: any CampaignStore, analytics: any AnalyticsStore,
+         clock: any Clock, logger: Logger) {
         self.id = id
         self.settings = settings
+        self.retention = retention
         self.store = store
         self.analytics = analytics
         self.clock = clock
@@ -94,6 +99,7 @@ final class Dispatcher: Sendable {
     private func run(jobs: QueueSocket, results: QueueSocket) {
         var lastHousekeeping = 0.0
         var lastHold = 0.0
+        var nextPrune = 0.0
         while !stopping.load(ordering: .relaxed) {
             do {
                 if let frames = try results.receive(timeoutMilliseconds: 50) {
@@ -110,6 +116,10 @@ final class Dispatcher: Sendable {
                 if now - lastHousekeeping >= 0.25 || wake.exchange(false, ordering: .relaxed) {
                     lastHousekeeping = now
                     try housekeeping()
+                }
+                if now >= nextPrune {
+                    // Again in a second while there is a backlog of old rows, else in a minute.
+                    nextPrune = now + (try prune() ? 1 : 60)
                 }
                 // Workers that take work (a stopping worker advertises capacity 0).
                 let live = liveWorkers().filter { $0.capacity > 0 }
@@ -184,6 +194,19 @@ final class Dispatcher: Sendable {
         if released > 0 { logger.warning("leases returned to the pool", ["count": String(released)]) }
         let done = try store.completeMessages(now: now)
         if done > 0 { logger.info("messages done", ["count": String(done)]) }
+    }
+
+    /// One retention pass: processed reports and finished messages' delivery rows past their
+    /// retention, a batch of each. True when a full batch went (more may be waiting).
+    private func prune() throws -> Bool {
+        let now = clock.now()
+        let reports = try analytics.pruneReports(receivedBefore: now - Int64(retention.reportsDays) * 86_400, limit: Self.pruneBatch)
+        let deliveries = try store.pruneDeliveries(finishedBefore: now - Int64(retention.deliveriesDays) * 86_400, limit: Self.pruneBatch,
+                                                   now: now)
+        if reports + deliveries > 0 {
+            logger.debug("retention pass", ["reports.deleted": String(reports), "deliveries.deleted": String(deliveries)])
+        }
+        return reports == Self.pruneBatch || deliveries == Self.pruneBatch
     }
 
     /// Gives live workers the shards they have room for, one at a time to the worker with the most

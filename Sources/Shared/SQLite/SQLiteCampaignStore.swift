@@ -291,6 +291,26 @@ public final class SQLiteCampaignStore: CampaignStore {
         }
     }
 
+    public func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int {
+        try database.write { writer in
+            let connection = writer.connection
+            var removed = 0
+            // One message at a time, oldest first; its rows are one range of the primary key.
+            while removed < limit, let message = try connection.prepare(
+                "SELECT id FROM messages WHERE pruned_at IS NULL AND status IN ('done', 'deleted') AND updated_at < ? ORDER BY id LIMIT 1"
+            ).first([.integer(before)], { $0.int(0) }) {
+                try connection.prepare(
+                    "DELETE FROM deliveries WHERE message_id = ?1 AND device_id IN (SELECT device_id FROM deliveries WHERE message_id = ?1 LIMIT ?2)"
+                ).run([.integer(message), .integer(Int64(limit - removed))])
+                removed += connection.changes
+                guard removed < limit else { break }
+                try connection.prepare("DELETE FROM delivery_retries WHERE message_id = ?").run([.integer(message)])
+                try connection.prepare("UPDATE messages SET pruned_at = ? WHERE id = ?").run([.integer(now), .integer(message)])
+            }
+            return removed
+        }
+    }
+
     public func queueDepth() throws(StoreError) -> QueueDepth {
         try database.read { connection in
             var messages: [String: Int] = [:], shards: [String: Int] = [:]

@@ -236,6 +236,10 @@ enum Schema {
             until INTEGER NOT NULL
         );
         """,
+        // 7: retention: when a finished message's delivery rows were deleted.
+        """
+        ALTER TABLE messages ADD COLUMN pruned_at INTEGER;
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.

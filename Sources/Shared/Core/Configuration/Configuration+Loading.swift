@@ -153,6 +153,16 @@ extension Configuration {
             try throttle.finish()
         }
 
+        if var retention = try root.object("retention") {
+            config.retention.reportsDays = try retention.int("reports_days", default: config.retention.reportsDays, range: 1...36_500)
+            config.retention.deliveriesDays = try retention.int("deliveries_days", default: config.retention.deliveriesDays, range: 1...36_500)
+            try retention.finish()
+        }
+        // The frequency cap counts recorded deliveries: they must outlive its window.
+        if config.retention.deliveriesDays * 86_400 < config.throttle.perDeviceWindowSeconds {
+            throw ConfigurationError(key: "retention.deliveries_days", problem: "must cover throttle.per_device.window_seconds")
+        }
+
         if var delivery = try root.object("delivery") {
             config.delivery.defaultTTLSeconds = Int64(try delivery.int(
                 "default_ttl_seconds", default: Int(config.delivery.defaultTTLSeconds), range: 0...2_419_200))

@@ -10,6 +10,7 @@ public struct Configuration: Sendable {
     public var queue = QueueSettings()
     public var throttle = ThrottleSettings()
     public var delivery = DeliverySettings()
+    public var retention = RetentionSettings()
     public var apps: [AppConfiguration] = []
 
     public init() {}
@@ -86,6 +87,17 @@ public struct DeliverySettings: Sendable {
     /// `delivery.default_ttl_seconds`: how long a push that failed for a transient reason is retried
     /// when its message sets no `ios_ttl` / `android_gcm_ttl`.
     public var defaultTTLSeconds: Int64 = 3600
+
+    public init() {}
+}
+
+/// `retention`: how long raw rows are kept. Counts outlive them: the per-day rollups keep what the
+/// reports added up to, and the message funnels keep their totals.
+public struct RetentionSettings: Sendable {
+    /// `retention.reports_days`: processed SDK reports older than this are deleted.
+    public var reportsDays = 90
+    /// `retention.deliveries_days`: delivery rows of messages finished longer ago than this are deleted.
+    public var deliveriesDays = 90
 
     public init() {}
 }

@@ -54,6 +54,10 @@ public protocol CampaignStore: Sendable {
     /// Marks messages whose shards are all finished as done; returns how many.
     func completeMessages(now: Int64) throws(StoreError) -> Int
 
+    /// Deletes up to `limit` delivery rows (and leftover retries) of messages that finished (done or
+    /// deleted) before `before`; returns how many rows went. Funnel totals are kept elsewhere.
+    func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int
+
     /// Messages and shards by status, and pushes of unfinished messages waiting for a retry (the
     /// queue depth on `/metrics`).
     func queueDepth() throws(StoreError) -> QueueDepth
