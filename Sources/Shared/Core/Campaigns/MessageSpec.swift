@@ -97,6 +97,8 @@ public struct MessageSpec: Sendable, Equatable, Codable {
         public var attachment: String?
         /// Merged into the APNs payload root (`aps` members are merged into `aps`).
         public var rootParams: [String: JSON]?
+        /// `aps.interruption-level`: passive, active, time-sensitive or critical.
+        public var interruptionLevel: String?
 
         public init() {}
     }
