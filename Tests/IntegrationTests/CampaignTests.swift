@@ -442,6 +442,7 @@ import Glibc
         let utc = try herald.send(["content": "x", "send_date": "2035-01-15 09:30"])
         func details(_ code: String) throws -> JSON { try herald.remote("getMessageDetails", message: code).body["response"]?["message"] ?? .null }
         #expect(try details(berlin)["send_date"] == "2035-07-01 10:00")  // CEST, UTC+2
+        #expect(try details(berlin)["send_date_given"] == "2035-07-01 12:00" && details(berlin)["timezone"] == "Europe/Berlin")
         #expect(try details(newYork)["send_date"] == "2035-01-15 14:30")  // EST, UTC-5
         #expect(try details(utc)["send_date"] == "2035-01-15 09:30")
         for code in [berlin, newYork, utc] { #expect(try details(code)["status"] == "scheduled") }

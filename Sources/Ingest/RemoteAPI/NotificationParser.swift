@@ -220,17 +220,22 @@ struct NotificationParser {
             throw fail("send_date", "must be \"now\" or \"YYYY-MM-DD HH:mm\", found \"\(date.prefix(40))\"")
         }
         if try bool("ignore_user_timezone") == false {
-            return MessageSpec.Schedule(sendAt: wallClock, perDeviceTimezone: true)
+            var schedule = MessageSpec.Schedule(sendAt: wallClock, perDeviceTimezone: true)
+            schedule.givenSendDate = date
+            return schedule
         }
         var offset: Int64 = 0
-        if let name = try string("timezone") {
+        let zoneName = try string("timezone")
+        if let name = zoneName {
             guard let zone = TimeZone(identifier: name) else { throw fail("timezone", "unknown time zone \"\(name.prefix(64))\"") }
             // The offset in force at that wall-clock time (found from the UTC guess, then corrected).
             let guess = Date(timeIntervalSince1970: TimeInterval(wallClock))
             let first = Int64(zone.secondsFromGMT(for: guess))
             offset = Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(wallClock - first))))
         }
-        return MessageSpec.Schedule(sendAt: wallClock - offset, perDeviceTimezone: false)
+        var schedule = MessageSpec.Schedule(sendAt: wallClock - offset, perDeviceTimezone: false)
+        (schedule.givenSendDate, schedule.givenTimezone) = (date, zoneName)
+        return schedule
     }
 
     /// `conditions` and `conditions_operator`.

@@ -123,6 +123,9 @@ struct RemoteAPI: Sendable {
         var details = funnel(status).objectValue ?? [:]
         details["hash"] = .string(status.hash)
         details["send_date"] = .string(TagDate.format(status.spec.schedule.sendAt))
+        // What the request said, next to the UTC time it came to.
+        if let given = status.spec.schedule.givenSendDate { details["send_date_given"] = .string(given) }
+        if let zone = status.spec.schedule.givenTimezone { details["timezone"] = .string(zone) }
         details["ignore_user_timezone"] = .bool(!status.spec.schedule.perDeviceTimezone)
         details["created"] = .string(TagDate.format(status.createdAt))
         details["content"] = .object(status.spec.content.mapValues(JSON.string))

@@ -44,6 +44,9 @@ public struct MessageSpec: Sendable, Equatable, Codable {
         /// and each device receives the message when its own clock shows that time.
         public var sendAt: Int64
         public var perDeviceTimezone: Bool
+        /// `send_date` and `timezone` as the request gave them (nil for "now" and for no zone).
+        public var givenSendDate: String?
+        public var givenTimezone: String?
 
         public init(sendAt: Int64, perDeviceTimezone: Bool) {
             self.sendAt = sendAt
