@@ -1,0 +1,107 @@
+/// Counts and latencies of one method.
+struct MethodStats: Equatable {
+    var ok = 0
+    var errors: [ErrorKind: Int] = [:]
+    /// Latencies of every request that got an HTTP reply (successful or not).
+    var latency = LatencyHistogram()
+
+    var failed: Int { errors.values.reduce(0, +) }
+    var requests: Int { ok + failed }
+
+    mutating func merge(_ other: MethodStats) {
+        ok += other.ok
+        errors.merge(other.errors, uniquingKeysWith: +)
+        latency.merge(other.latency)
+    }
+}
+
+/// Everything a fleet counted: per method, the events by name, the devices registered, and the
+/// scheduled requests that never started. Workers keep one each; the run adds them up.
+struct FleetStats: Equatable {
+    var methods = [MethodStats](repeating: MethodStats(), count: FleetMethod.allCases.count)
+    /// Successful postEvent calls by event name, indexed like `FleetStats.eventNames`.
+    var events = [Int](repeating: 0, count: FleetStats.eventNames.count)
+    /// Devices whose registration (registerDevice or adddevice) succeeded in this run.
+    var registered = 0
+    /// Open loop: requests whose scheduled start came before the end but that never started,
+    /// because their connection was still waiting for earlier replies.
+    var dropped = 0
+
+    /// The names postEvent sends, in a fixed order.
+    static let eventNames = ["PW_ScreenOpen", "PW_UserIdle", "PW_ApplicationExit", "PW_InAppPurchase"]
+        + DeviceCatalog.customEvents.map(\.description)
+
+    static func eventIndex(_ step: FleetStep) -> Int? {
+        switch step {
+        case .screen: return 0
+        case .idle: return 1
+        case .exit: return 2
+        case .purchase: return 3
+        case .custom(let index, _): return 4 + index
+        default: return nil
+        }
+    }
+
+    var ok: Int { methods.reduce(0) { $0 + $1.ok } }
+    var failed: Int { methods.reduce(0) { $0 + $1.failed } }
+    var requests: Int { ok + failed }
+
+    var errors: [ErrorKind: Int] {
+        methods.reduce(into: [:]) { $0.merge($1.errors, uniquingKeysWith: +) }
+    }
+
+    var latency: LatencyHistogram {
+        methods.reduce(into: LatencyHistogram()) { $0.merge($1.latency) }
+    }
+
+    mutating func merge(_ other: FleetStats) {
+        for index in methods.indices { methods[index].merge(other.methods[index]) }
+        for index in events.indices { events[index] += other.events[index] }
+        registered += other.registered
+        dropped += other.dropped
+    }
+}
+
+/// What happened in one interval (about a second) across methods: for the live line and the report.
+struct IntervalStats {
+    var ok = 0
+    var errors: [ErrorKind: Int] = [:]
+    var latency = LatencyHistogram()
+
+    var failed: Int { errors.values.reduce(0, +) }
+
+    mutating func merge(_ other: IntervalStats) {
+        ok += other.ok
+        errors.merge(other.errors, uniquingKeysWith: +)
+        latency.merge(other.latency)
+    }
+}
+
+/// One second of the run, as the report draws it.
+struct SecondSample: Equatable {
+    /// Seconds since the start at the end of the interval.
+    var elapsed: Double
+    /// Length of the interval in seconds.
+    var span: Double
+    var ok: Int
+    var errors: [ErrorKind: Int]
+    /// Latency percentiles of the replies in the interval, in microseconds (0 when none).
+    var p50: Int64
+    var p90: Int64
+    var p99: Int64
+    var max: Int64
+
+    var requests: Int { ok + errors.values.reduce(0, +) }
+    var rate: Double { span > 0 ? Double(requests) / span : 0 }
+
+    init(elapsed: Double, span: Double, interval: IntervalStats) {
+        self.elapsed = elapsed
+        self.span = span
+        ok = interval.ok
+        errors = interval.errors
+        p50 = interval.latency.value(atPercentile: 50)
+        p90 = interval.latency.value(atPercentile: 90)
+        p99 = interval.latency.value(atPercentile: 99)
+        max = interval.latency.isEmpty ? 0 : interval.latency.max
+    }
+}
