@@ -75,7 +75,7 @@ import Glibc
         // Devices: each registered once, through the SDK or the helper, and Herald holds exactly those.
         let registered = try #require(results["registered"]?.lenientInt)
         #expect(registered == ok("registerDevice") + ok("onesignal/adddevice"))
-        #expect(registered > 250)
+        #expect(registered == 300)  // each device's first turn registers it
         #expect(try count("SELECT COUNT(*) FROM devices") == registered)
         // Events: every acknowledged postEvent is a stored report, and the events API agrees by name.
         #expect(try count("SELECT COUNT(*) FROM reports WHERE kind = 'event'") == ok("postEvent"))
@@ -109,9 +109,12 @@ import Glibc
         ])
         #expect(status == 0, "\(output)")
         let results = try Self.results(json)
+        // 200/s for 3 s: 600 scheduled, each started (or, if a slow reply held its connection past
+        // the end, counted as dropped), and the achieved rate follows.
         let total = results["total"]?["requests"]?.lenientInt ?? 0
-        #expect(total == 600, "\(output)")
-        #expect(results["dropped"] == 0 && results["mode"] == "open" && results["target_rate"]?.lenientDouble == 200)
-        #expect(abs((results["rate"]?.lenientDouble ?? 0) - 200) < 1)
+        let dropped = results["dropped"]?.lenientInt ?? -1
+        #expect(total + dropped == 600 && total >= 570, "\(output)")
+        #expect(results["mode"] == "open" && results["target_rate"]?.lenientDouble == 200)
+        #expect(abs((results["rate"]?.lenientDouble ?? 0) - Double(total) / 3) < 1)
     }
 }

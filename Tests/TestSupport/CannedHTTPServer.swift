@@ -13,6 +13,8 @@ package final class CannedHTTPServer: @unchecked Sendable {
     package enum Behavior: Sendable {
         /// Answers with this status and body (`Content-Type: application/json`), keeping the connection.
         case reply(status: Int, body: String)
+        /// Answers like `reply`, each request `seconds` after it arrived (one at a time per connection).
+        case slow(seconds: Double, status: Int, body: String)
         /// Reads the request and never answers (the connection stays open).
         case silent
         /// Closes the connection without answering.
@@ -122,17 +124,13 @@ package final class CannedHTTPServer: @unchecked Sendable {
             }
             buffer.removeFirst(headEnd! + length)
             state.withLock { $0.requests += 1 }
+            var reply: (status: Int, body: String)?
             switch behavior {
             case .reply(let status, let body):
-                let bytes = Array(body.utf8)
-                let response = "HTTP/1.1 \(status) Canned\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n\r\n"
-                let all = Array(response.utf8) + bytes
-                var sent = 0
-                while sent < all.count {
-                    let written = all[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    if written <= 0 { return }
-                    sent += written
-                }
+                reply = (status, body)
+            case .slow(let seconds, let status, let body):
+                usleep(UInt32(seconds * 1_000_000))
+                reply = (status, body)
             case .silent:
                 // Keep reading (and never answer) until the client gives up.
                 while recv(fd, &chunk, chunk.count, 0) > 0 {}
@@ -143,6 +141,17 @@ package final class CannedHTTPServer: @unchecked Sendable {
                 let junk = Array("SSH-2.0-OpenSSH_9.2 not http at all\r\n\r\n".utf8)
                 _ = junk.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 return
+            }
+            if let (status, body) = reply {
+                let bytes = Array(body.utf8)
+                let response = "HTTP/1.1 \(status) Canned\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n\r\n"
+                let all = Array(response.utf8) + bytes
+                var sent = 0
+                while sent < all.count {
+                    let written = all[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    if written <= 0 { return }
+                    sent += written
+                }
             }
         }
     }

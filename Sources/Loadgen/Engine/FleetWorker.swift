@@ -191,7 +191,7 @@ final class FleetWorker: @unchecked Sendable {
             connection.phase = .connecting
             watch(local, .writable)
         } catch {
-            connectionFailed(local, ErrorKind(error), now: now)
+            connectionFailed(local, ErrorKind(error), detail: error.detail, now: now)
         }
     }
 
@@ -205,14 +205,14 @@ final class FleetWorker: @unchecked Sendable {
         case .connecting:
             guard writable, let socket = connection.socket else { return }
             if let failure = socket.finishConnect() {
-                connectionFailed(local, ErrorKind(failure), now: now)
+                connectionFailed(local, ErrorKind(failure), detail: failure.detail, now: now)
                 return
             }
             if let tls = plan.tls {
                 do {
                     try socket.startTLS(tls, host: plan.options.target.host, hostIsIPLiteral: plan.options.target.hostIsIPLiteral)
                 } catch {
-                    connectionFailed(local, .tls, now: now)
+                    connectionFailed(local, .tls, detail: error.detail, now: now)
                     return
                 }
                 connection.phase = .handshaking
@@ -241,7 +241,7 @@ final class FleetWorker: @unchecked Sendable {
         case .wouldBlock(let wantsWrite):
             watch(local, wantsWrite ? .writable : .readable)
         case .failed(let failure):
-            connectionFailed(local, ErrorKind(failure), now: now)
+            connectionFailed(local, ErrorKind(failure), detail: failure.detail, now: now)
         }
     }
 
@@ -261,7 +261,7 @@ final class FleetWorker: @unchecked Sendable {
                 transportFailed(local, .connectionClosed, now: now)
                 return
             case .failed(let failure):
-                transportFailed(local, ErrorKind(failure), now: now)
+                transportFailed(local, ErrorKind(failure), detail: failure.detail, now: now)
                 return
             }
         }
@@ -305,7 +305,7 @@ final class FleetWorker: @unchecked Sendable {
                 }
                 return
             case .failed(let failure):
-                transportFailed(local, ErrorKind(failure), now: now)
+                transportFailed(local, ErrorKind(failure), detail: failure.detail, now: now)
                 return
             }
         }
@@ -343,16 +343,16 @@ final class FleetWorker: @unchecked Sendable {
     }
 
     /// The connection could not be set up (refused, TLS): the request fails; closed loop backs off.
-    private func connectionFailed(_ local: Int, _ kind: ErrorKind, now: Int64) {
+    private func connectionFailed(_ local: Int, _ kind: ErrorKind, detail: String, now: Int64) {
         connections[local].failures += 1
         closeSocket(local)
-        record(local, kind, latency: nil)
+        record(local, kind, latency: nil, detail: detail)
         complete(local, succeeded: false, now: now)
     }
 
     /// The connection broke while the request was on it. If it had served earlier requests and
     /// broke before any byte of the reply, the server had closed it while idle: send once more.
-    private func transportFailed(_ local: Int, _ kind: ErrorKind, now: Int64) {
+    private func transportFailed(_ local: Int, _ kind: ErrorKind, detail: String? = nil, now: Int64) {
         let connection = connections[local]
         let nothingCameBack = connection.received == 0
         closeSocket(local)
@@ -364,7 +364,7 @@ final class FleetWorker: @unchecked Sendable {
             connect(local, now: now)
             return
         }
-        record(local, kind, latency: nil)
+        record(local, kind, latency: nil, detail: detail)
         complete(local, succeeded: false, now: now)
     }
 
@@ -401,7 +401,9 @@ final class FleetWorker: @unchecked Sendable {
         scheduleNext(local, now: now)
     }
 
-    private func record(_ local: Int, _ error: ErrorKind?, latency: Int64?) {
+    /// Counts the request's outcome; `detail` (the socket or TLS error's text) is kept for the first
+    /// failure of each kind, to show what it was.
+    private func record(_ local: Int, _ error: ErrorKind?, latency: Int64?, detail: String? = nil) {
         let connection = connections[local]
         let method = connection.method.rawValue
         let micros = latency.map { $0 / 1_000 }
@@ -409,6 +411,7 @@ final class FleetWorker: @unchecked Sendable {
         let registered = error == nil && connection.step == .register
         shared.withLock { shared in
             if let error {
+                if let detail, shared.totals.details[error] == nil { shared.totals.details[error] = detail }
                 shared.totals.methods[method].errors[error, default: 0] += 1
                 shared.interval.errors[error, default: 0] += 1
             } else {

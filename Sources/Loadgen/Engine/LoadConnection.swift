@@ -2,7 +2,9 @@ import SDKClient
 
 /// One keep-alive connection of a worker and the devices it serves: device `number + k·C` for
 /// k = 0, 1, … (C connections in all). A device only ever talks over its own connection, one
-/// request at a time, as an app does.
+/// request at a time, as an app does. The connection takes its devices in rounds: each makes one
+/// request (the next step of its session script) per round, so all N devices of a run have
+/// registered after its first N requests.
 ///
 /// Owned and used by one `FleetWorker` thread only.
 final class LoadConnection {
@@ -23,8 +25,10 @@ final class LoadConnection {
     var progress: [UInt32]
     /// The OneSignal helper's `player_id` of each registered helper device, by device index k.
     var playerIDs: [UInt32: [UInt8]] = [:]
-    /// Picks which device sends next.
-    var random: UInt64
+    /// The device that sends next, and the step through the connection's devices: coprime with
+    /// their count, so each round visits every device once, in a shuffled order.
+    private var cursor: Int
+    private let stride: Int
 
     var socket: ClientSocket?
     var phase = Phase.idle
@@ -67,7 +71,11 @@ final class LoadConnection {
         self.number = number
         deviceCount = (devices - number + connections - 1) / connections
         progress = [UInt32](repeating: 0, count: deviceCount)
-        random = Mix.hash(seed ^ 0xC0DE_CAFE, UInt64(number))
+        let hash = Mix.hash(seed ^ 0xC0DE_CAFE, UInt64(number))
+        cursor = Int(hash % UInt64(max(deviceCount, 1)))
+        var step = deviceCount > 2 ? 1 + Int((hash >> 32) % UInt64(deviceCount - 1)) : 1
+        while Self.gcd(step, deviceCount) != 1 { step += 1 }
+        stride = step
         send = .allocate(byteCount: Self.sendCapacity, alignment: 8)
         receive = .allocate(byteCount: Self.initialReceiveCapacity, alignment: 8)
     }
@@ -80,11 +88,15 @@ final class LoadConnection {
     /// The run-wide index of device k of this connection.
     func deviceIndex(_ k: Int, connections: Int) -> Int { number + k * connections }
 
-    /// A random device of this connection.
+    /// The next device of the round: every device of the connection has its turn before any has a second.
     func nextDevice() -> Int {
-        random = Mix.next(random)
-        return Int(random % UInt64(deviceCount))
+        let device = cursor
+        cursor += stride
+        if cursor >= deviceCount { cursor -= deviceCount }
+        return device
     }
+
+    static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
 
     /// Doubles the receive buffer (keeping what it holds); false when already at the maximum.
     func growReceive() -> Bool {

@@ -26,6 +26,8 @@ struct FleetStats: Equatable {
     /// Open loop: requests whose scheduled start came before the end but that never started,
     /// because their connection was still waiting for earlier replies.
     var dropped = 0
+    /// The first socket or TLS error text seen of each kind (`TLS: certificate rejected: …`).
+    var details: [ErrorKind: String] = [:]
 
     /// The names postEvent sends, in a fixed order.
     static let eventNames = ["PW_ScreenOpen", "PW_UserIdle", "PW_ApplicationExit", "PW_InAppPurchase"]
@@ -59,6 +61,7 @@ struct FleetStats: Equatable {
         for index in events.indices { events[index] += other.events[index] }
         registered += other.registered
         dropped += other.dropped
+        details.merge(other.details) { mine, _ in mine }
     }
 }
 

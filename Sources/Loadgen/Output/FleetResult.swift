@@ -34,6 +34,8 @@ struct FleetResult {
         }
         var errors: [String: JSON] = [:]
         for (kind, count) in stats.errors { errors[kind.description] = .int(Int64(count)) }
+        var details: [String: JSON] = [:]
+        for (kind, text) in stats.details { details[kind.description] = .string(text) }
         var object: [String: JSON] = [
             "devices": .int(Int64(options.devices)),
             "duration_s": .double(Self.round(seconds, 3)),
@@ -48,6 +50,7 @@ struct FleetResult {
             "onesignal_fraction": .double(options.oneSignalFraction),
             "total": Self.methodJSON(stats.methods.reduce(into: MethodStats()) { $0.merge($1) }),
             "errors": .object(errors),
+            "error_details": .object(details),
             "events": .object(events),
             "registered": .int(Int64(stats.registered)),
             "dropped": .int(Int64(stats.dropped)),

@@ -93,7 +93,7 @@ enum HTMLReport {
             }) + "\n"
             html += "<table><tr><th>kind</th><th>count</th><th>meaning</th></tr>"
             for (kind, count) in errors {
-                html += "<tr><td>\(escape(kind.description))</td><td>\(TextFormat.grouped(count))</td><td style=\"text-align:left\">\(escape(kind.explanation))</td></tr>"
+                html += "<tr><td>\(escape(kind.description))</td><td>\(TextFormat.grouped(count))</td><td style=\"text-align:left\">\(escape(kind.explanation + (stats.details[kind].map { " (first: \($0))" } ?? "")))</td></tr>"
             }
             html += "</table>\n"
             let errorSeries = errors.prefix(6).enumerated().map { index, entry in

@@ -53,7 +53,8 @@ enum SummaryTable {
         } else {
             lines.append("errors: \(TextFormat.grouped(stats.failed)) of \(TextFormat.grouped(stats.requests)) requests failed")
             for (kind, count) in errors {
-                lines.append("  \(TextFormat.padLeft(TextFormat.grouped(count), 10))  \(TextFormat.padRight(kind.description, 22))  \(kind.explanation)")
+                let detail = stats.details[kind].map { " (first: \($0))" } ?? ""
+                lines.append("  \(TextFormat.padLeft(TextFormat.grouped(count), 10))  \(TextFormat.padRight(kind.description, 22))  \(kind.explanation)\(detail)")
             }
         }
         lines.append("latency: from the " + (options.rate == nil ? "start of each request" : "scheduled start of each request")
