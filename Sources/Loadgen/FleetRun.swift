@@ -35,6 +35,13 @@ final class FleetRun {
             thread.start()
         }
         var timeline: [SecondSample] = []
+        // The last interval is kept open until the next one is known, so that a short final
+        // interval (the wait for the last replies) joins it instead of becoming a spike.
+        var held: (interval: IntervalStats, from: Int64, to: Int64)?
+        func close(_ entry: (interval: IntervalStats, from: Int64, to: Int64)) {
+            timeline.append(SecondSample(elapsed: Double(entry.to - control.start) / 1e9, span: Double(entry.to - entry.from) / 1e9,
+                                         interval: entry.interval))
+        }
         var lastTick = control.start
         var running = workers.count
         var ok = 0, errors = 0
@@ -55,18 +62,23 @@ final class FleetRun {
                     $0.interval = IntervalStats()
                 }
             }
-            let span = Double(now - lastTick) / 1e9
-            if span > 0.05 || interval.ok + interval.failed > 0 {
-                let sample = SecondSample(elapsed: Double(now - control.start) / 1e9, span: span, interval: interval)
-                timeline.append(sample)
-                ok += sample.ok
-                errors += sample.requests - sample.ok
-                if running > 0 {
-                    progress?(ProgressLine.render(elapsed: sample.elapsed, duration: duration, last: sample, ok: ok, errors: errors))
-                }
+            ok += interval.ok
+            errors += interval.failed
+            if running > 0 {
+                let sample = SecondSample(elapsed: Double(now - control.start) / 1e9, span: Double(now - lastTick) / 1e9, interval: interval)
+                progress?(ProgressLine.render(elapsed: sample.elapsed, duration: duration, last: sample, ok: ok, errors: errors))
+            }
+            if var previous = held, running == 0, now - lastTick < 500_000_000 {
+                previous.interval.merge(interval)
+                previous.to = now
+                held = previous
+            } else {
+                if let previous = held { close(previous) }
+                held = (interval, lastTick, now)
             }
             lastTick = now
         }
+        if let last = held, last.interval.ok + last.interval.failed > 0 || timeline.isEmpty { close(last) }
         var totals = FleetStats()
         for worker in workers { worker.shared.withLock { totals.merge($0.totals) } }
         let window = Double(min(control.end, control.start + Int64(duration * 1e9)) - control.start) / 1e9

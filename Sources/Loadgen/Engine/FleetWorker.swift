@@ -68,14 +68,15 @@ final class FleetWorker: @unchecked Sendable {
             var now = MonotonicClock.now()
             let end = control.end
             if control.aborted { break }
+            // Start what is due. Past the end, only what fell due before it: connections that were
+            // idle and waiting when the end came (the loop woke late), not backlogs.
+            while let (due, local) = waiting.popDue(now) {
+                if due >= end { continue }
+                begin(local, intended: due, now: now)
+            }
             if now >= end {
                 waiting.removeAll()
                 if active == 0 { break }
-            }
-            // Start what is due.
-            while let (due, local) = waiting.popDue(now) {
-                if now >= end { break }
-                begin(local, intended: due, now: now)
             }
             var wake = nextHousekeeping
             if let earliest = waiting.earliest { wake = min(wake, earliest) }
@@ -134,7 +135,8 @@ final class FleetWorker: @unchecked Sendable {
         let connection = connections[local]
         if let schedule = plan.schedule {
             let due = control.start + schedule.due(connection: connection.number, sequence: connection.sequence)
-            if due >= control.end {
+            // After the end no request starts: what a busy connection still owed is dropped.
+            if due >= control.end || now >= control.end {
                 connection.finished = true
                 return
             }

@@ -95,6 +95,8 @@ struct SecondSample: Equatable {
     var max: Int64
 
     var requests: Int { ok + errors.values.reduce(0, +) }
+    /// The middle of the interval, where charts draw it.
+    var middle: Double { elapsed - span / 2 }
     var rate: Double { span > 0 ? Double(requests) / span : 0 }
 
     init(elapsed: Double, span: Double, interval: IntervalStats) {

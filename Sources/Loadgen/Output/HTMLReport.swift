@@ -53,9 +53,9 @@ enum HTMLReport {
             html += "<p class=\"muted\">No samples (the run was shorter than a second).</p>\n"
         } else {
             var series = [
-                SVGChart.Series(name: "ok / s", color: "#1e8449", points: timeline.map { ($0.elapsed, Double($0.ok) / max($0.span, 1e-9)) }),
+                SVGChart.Series(name: "ok / s", color: "#1e8449", points: timeline.map { ($0.middle, Double($0.ok) / max($0.span, 1e-9)) }),
                 SVGChart.Series(name: "errors / s", color: "#c0392b",
-                                points: timeline.map { ($0.elapsed, Double($0.requests - $0.ok) / max($0.span, 1e-9)) }),
+                                points: timeline.map { ($0.middle, Double($0.requests - $0.ok) / max($0.span, 1e-9)) }),
             ]
             if let rate = options.rate {
                 series.append(SVGChart.Series(name: "scheduled", color: "#7f8c8d", points: [(0, rate), (result.seconds, rate)], dashed: true))
@@ -67,7 +67,7 @@ enum HTMLReport {
         if timeline.contains(where: { $0.p50 > 0 || $0.max > 0 }) {
             func points(_ value: (SecondSample) -> Int64) -> [(Double, Double?)] {
                 timeline.map { sample in
-                    (sample.elapsed, sample.max > 0 || sample.p50 > 0 ? max(Double(value(sample)) / 1000, 0.001) : nil)
+                    (sample.middle, sample.max > 0 || sample.p50 > 0 ? max(Double(value(sample)) / 1000, 0.001) : nil)
                 }
             }
             let series = [
@@ -98,7 +98,7 @@ enum HTMLReport {
             html += "</table>\n"
             let errorSeries = errors.prefix(6).enumerated().map { index, entry in
                 SVGChart.Series(name: entry.key.description, color: palette[index % palette.count],
-                                points: timeline.map { ($0.elapsed, Double($0.errors[entry.key] ?? 0) / max($0.span, 1e-9)) })
+                                points: timeline.map { ($0.middle, Double($0.errors[entry.key] ?? 0) / max($0.span, 1e-9)) })
             }
             if !timeline.isEmpty {
                 html += "<p class=\"muted\">Errors per second by kind:</p>\n"
