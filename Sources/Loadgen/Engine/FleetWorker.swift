@@ -159,7 +159,7 @@ final class FleetWorker: @unchecked Sendable {
         let state = connection.progress[k]
         let session = state == 0 ? 1 : Int(state >> 8)
         let position = Int(state & 0xFF)
-        let step = SessionScript.step(of: device, session: session, position: position).step
+        let (step, sessionLength) = SessionScript.step(of: device, session: session, position: position)
         let playerID = device.usesOneSignal ? connection.playerIDs[UInt32(k)] : nil
         guard let length = builder.write(step, device: device, now: wallSeconds, playerID: playerID, into: connection.send) else {
             preconditionFailure("a \(step) request did not fit in \(LoadConnection.sendCapacity) bytes")
@@ -168,6 +168,7 @@ final class FleetWorker: @unchecked Sendable {
         active += 1
         connection.device = k
         connection.step = step
+        connection.sessionLength = sessionLength
         connection.method = step.method(oneSignal: device.usesOneSignal)
         connection.intended = intended
         connection.deadline = now + timeoutNanos
@@ -389,10 +390,7 @@ final class FleetWorker: @unchecked Sendable {
             let state = connection.progress[k]
             let session = state == 0 ? 1 : Int(state >> 8)
             let position = Int(state & 0xFF) + 1
-            let device = FleetDevice(seed: plan.options.seed, index: connection.deviceIndex(k, connections: plan.options.connections),
-                                     oneSignalFraction: plan.options.oneSignalFraction)
-            let length = SessionScript.step(of: device, session: session, position: 0).length
-            if position >= length {
+            if position >= connection.sessionLength {
                 connection.progress[k] = UInt32(min(session + 1, 0xFF_FFFF)) << 8
             } else {
                 connection.progress[k] = UInt32(session) << 8 | UInt32(position)

@@ -45,6 +45,8 @@ final class LoadConnection {
     var active = false
     var method = FleetMethod.registerDevice
     var step = FleetStep.register
+    /// The number of steps of the device's current session.
+    var sessionLength = 1
     var device = 0
     /// When the request was due (open loop) or started (closed loop): latency counts from here.
     var intended: Int64 = 0

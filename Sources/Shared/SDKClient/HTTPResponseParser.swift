@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reads one HTTP/1.1 response out of the bytes a connection has received so far, without copying:
 /// call `parse` each time more bytes arrived until it says `.complete` or `.malformed`, then `reset()`
 /// for the next response. Handles `Content-Length`, `Transfer-Encoding: chunked` (decoded in place)
@@ -53,11 +57,17 @@ public struct HTTPResponseParser: Sendable {
     }
 
     private mutating func findHeadEnd(_ buffer: UnsafeMutableRawBufferPointer, count: Int) -> Int? {
-        var index = max(0, searched - 3)
+        let start = max(0, searched - 3)
+        guard count - start >= 4, let base = buffer.baseAddress else {
+            searched = count
+            return nil
+        }
+        // memchr scans a word at a time for each CR; then the three bytes after it are compared.
+        var index = start
         while index + 3 < count {
-            if buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
-                return index + 4
-            }
+            guard let found = memchr(base + index, 13, count - 3 - index) else { break }
+            index = base.distance(to: found)
+            if buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 { return index + 4 }
             index += 1
         }
         searched = count
@@ -82,8 +92,8 @@ public struct HTTPResponseParser: Sendable {
         var lineStart = Self.nextLine(buffer, from: 0, end: end)
         while lineStart < end - 2 {
             let lineEnd = Self.nextLine(buffer, from: lineStart, end: end) - 2
-            var colon = lineStart
-            while colon < lineEnd && buffer[colon] != UInt8(ascii: ":") { colon += 1 }
+            let colon = memchr(buffer.baseAddress! + lineStart, Int32(UInt8(ascii: ":")), lineEnd - lineStart)
+                .map { buffer.baseAddress!.distance(to: $0) } ?? lineEnd
             if colon < lineEnd {
                 var valueStart = colon + 1
                 while valueStart < lineEnd && (buffer[valueStart] == 32 || buffer[valueStart] == 9) { valueStart += 1 }
@@ -159,10 +169,18 @@ public struct HTTPResponseParser: Sendable {
         }
     }
 
+    /// The index after the CRLF that ends the line starting at `from` (the head ends with CRLF CRLF,
+    /// so there always is one before `end`).
     private static func nextLine(_ buffer: UnsafeMutableRawBufferPointer, from: Int, end: Int) -> Int {
         var index = from
-        while index + 1 < end && !(buffer[index] == 13 && buffer[index + 1] == 10) { index += 1 }
-        return index + 2
+        let base = buffer.baseAddress!
+        while index + 1 < end {
+            guard let found = memchr(base + index, 13, end - 1 - index) else { break }
+            index = base.distance(to: found)
+            if buffer[index + 1] == 10 { return index + 2 }
+            index += 1
+        }
+        return end
     }
 
     private static func lower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
