@@ -37,6 +37,7 @@ enum FleetCommand {
         for path in [options.jsonPath, options.reportPath].compactMap({ $0 }) {
             if let problem = unwritable(path) { return usageError(problem) }
         }
+        raiseOpenFileLimit()
         let schedule = options.rate.map { OpenLoopSchedule(rate: $0, connections: options.connections) }
         let plan = FleetPlan(options: options, addresses: addresses, tls: tls, schedule: schedule)
         let run = FleetRun(plan: plan, start: MonotonicClock.now() + 10_000_000)
@@ -71,6 +72,15 @@ enum FleetCommand {
                 "herald-load fleet: \(TextFormat.grouped(result.stats.failed)) requests failed (exit 1; --allow-errors to accept)\n".utf8))
         }
         return status
+    }
+
+    /// Lifts the soft limit on open descriptors to the hard one, so that thousands of connections
+    /// do not fail with EMFILE (which would still be counted, as connection_failed).
+    static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     static func usageError(_ message: String) -> Int32 {

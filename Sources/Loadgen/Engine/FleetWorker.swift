@@ -203,8 +203,7 @@ final class FleetWorker: @unchecked Sendable {
         let now = MonotonicClock.now()
         switch connection.phase {
         case .idle:
-            // A kept-alive connection with nothing in flight became readable: the server closed it.
-            if readable { closeSocket(local) }
+            if readable { idleReadable(local) }
         case .connecting:
             guard writable, let socket = connection.socket else { return }
             if let failure = socket.finishConnect() {
@@ -230,6 +229,20 @@ final class FleetWorker: @unchecked Sendable {
             write(local, now: now)
         case .reading:
             read(local, now: now)
+        }
+    }
+
+    /// A kept-alive connection with nothing in flight became readable: the server closed it, sent
+    /// something unasked (then the connection is dropped too), or, over TLS 1.3, sent a session
+    /// ticket, which reading consumes.
+    private func idleReadable(_ local: Int) {
+        let connection = connections[local]
+        guard let socket = connection.socket else { return }
+        switch socket.read(into: connection.receive) {
+        case .wouldBlock(let wantsWrite):
+            watch(local, wantsWrite ? .writable : .readable)
+        case .bytes, .closed, .failed:
+            closeSocket(local)
         }
     }
 
@@ -297,7 +310,7 @@ final class FleetWorker: @unchecked Sendable {
                     return
                 }
             case .wouldBlock(let wantsWrite):
-                if wantsWrite { watch(local, .writable) }
+                watch(local, wantsWrite ? .writable : .readable)
                 return
             case .closed:
                 switch connection.parser.parse(connection.receive, count: connection.received, atEOF: true) {
