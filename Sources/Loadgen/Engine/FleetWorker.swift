@@ -2,16 +2,6 @@ import Foundation
 import SDKClient
 import Synchronization
 
-/// The settings every worker reads: where to connect, how, and what to send.
-struct FleetPlan: @unchecked Sendable {
-    // @unchecked: TLSClientContext is Sendable; SocketAddress and the options are values.
-    let options: FleetOptions
-    let addresses: [SocketAddress]
-    let tls: TLSClientContext?
-    /// Open loop when set.
-    let schedule: OpenLoopSchedule?
-}
-
 /// One event-loop thread of a fleet: it owns a share of the connections (and so of the devices),
 /// drives them with epoll, and counts what happens into `shared`, which the main thread reads
 /// every second.

@@ -1,20 +1,3 @@
-/// Counts and latencies of one method.
-struct MethodStats: Equatable {
-    var ok = 0
-    var errors: [ErrorKind: Int] = [:]
-    /// Latencies of every request that got an HTTP reply (successful or not).
-    var latency = LatencyHistogram()
-
-    var failed: Int { errors.values.reduce(0, +) }
-    var requests: Int { ok + failed }
-
-    mutating func merge(_ other: MethodStats) {
-        ok += other.ok
-        errors.merge(other.errors, uniquingKeysWith: +)
-        latency.merge(other.latency)
-    }
-}
-
 /// Everything a fleet counted: per method, the events by name, the devices registered, and the
 /// scheduled requests that never started. Workers keep one each; the run adds them up.
 struct FleetStats: Equatable {
@@ -62,51 +45,5 @@ struct FleetStats: Equatable {
         registered += other.registered
         dropped += other.dropped
         details.merge(other.details) { mine, _ in mine }
-    }
-}
-
-/// What happened in one interval (about a second) across methods: for the live line and the report.
-struct IntervalStats {
-    var ok = 0
-    var errors: [ErrorKind: Int] = [:]
-    var latency = LatencyHistogram()
-
-    var failed: Int { errors.values.reduce(0, +) }
-
-    mutating func merge(_ other: IntervalStats) {
-        ok += other.ok
-        errors.merge(other.errors, uniquingKeysWith: +)
-        latency.merge(other.latency)
-    }
-}
-
-/// One second of the run, as the report draws it.
-struct SecondSample: Equatable {
-    /// Seconds since the start at the end of the interval.
-    var elapsed: Double
-    /// Length of the interval in seconds.
-    var span: Double
-    var ok: Int
-    var errors: [ErrorKind: Int]
-    /// Latency percentiles of the replies in the interval, in microseconds (0 when none).
-    var p50: Int64
-    var p90: Int64
-    var p99: Int64
-    var max: Int64
-
-    var requests: Int { ok + errors.values.reduce(0, +) }
-    /// The middle of the interval, where charts draw it.
-    var middle: Double { elapsed - span / 2 }
-    var rate: Double { span > 0 ? Double(requests) / span : 0 }
-
-    init(elapsed: Double, span: Double, interval: IntervalStats) {
-        self.elapsed = elapsed
-        self.span = span
-        ok = interval.ok
-        errors = interval.errors
-        p50 = interval.latency.value(atPercentile: 50)
-        p90 = interval.latency.value(atPercentile: 90)
-        p99 = interval.latency.value(atPercentile: 99)
-        max = interval.latency.isEmpty ? 0 : interval.latency.max
     }
 }
