@@ -100,3 +100,22 @@ struct ReportTests {
         #expect(ProgressLine.render(elapsed: 3.2, duration: 30, last: nil, ok: 1200, errors: 0).contains("ok 1,200"))
     }
 }
+
+/// A long run is drawn in buckets, without hiding a bad second.
+struct ReportTimelineTests {
+    @Test func longTimelinesAreBucketedKeepingTheWorstSecond() {
+        var timeline: [SecondSample] = []
+        for second in 1...5000 {
+            var interval = IntervalStats()
+            interval.ok = 10
+            interval.latency.record(second == 4321 ? 2_000_000 : 1_000)
+            timeline.append(SecondSample(elapsed: Double(second), span: 1, interval: interval))
+        }
+        let drawn = HTMLReport.chartTimeline(timeline)
+        #expect(drawn.count <= HTMLReport.maxPoints && drawn.count >= HTMLReport.maxPoints / 2)
+        #expect(drawn.reduce(0) { $0 + $1.ok } == 50_000)
+        #expect(abs(drawn.reduce(0) { $0 + $1.span } - 5000) < 1e-6)
+        #expect(drawn.map(\.max).max() == 2_000_000 && drawn.filter { $0.p99 >= 1_000_000 }.count == 1)
+        #expect(HTMLReport.chartTimeline(Array(timeline.prefix(100))) == Array(timeline.prefix(100)))
+    }
+}
