@@ -119,3 +119,22 @@ struct ReportTimelineTests {
         #expect(HTMLReport.chartTimeline(Array(timeline.prefix(100))) == Array(timeline.prefix(100)))
     }
 }
+
+struct ReportDistributionTests {
+    @Test func theFullPercentileSpectrumIsWritten() throws {
+        var stats = FleetStats()
+        for value in 1...10_000 { stats.methods[0].latency.record(Int64(value)) }
+        stats.methods[0].ok = 10_000
+        stats.bytesSent = 4_000_000
+        stats.bytesReceived = 1_500_000
+        let options = FleetOptions(target: TargetURL(isTLS: false, host: "h", port: 1), app: "A", devices: 1, durationSeconds: 2)
+        let result = FleetResult(options: options, stats: stats, timeline: [], seconds: 2, interrupted: false)
+        let json = try JSON.parse(result.json.encoded())
+        let spectrum = try #require(json["total"]?["percentiles_ms"]?.objectValue)
+        #expect(Set(spectrum.keys) == ["50", "75", "90", "95", "99", "99.9", "99.99", "100"])
+        #expect(spectrum["100"]?.lenientDouble == 10 && spectrum["50"]?.lenientDouble == 5.023)
+        #expect(json["bytes_sent"] == 4_000_000 && json["bytes_received"] == 1_500_000)
+        #expect(SummaryTable.render(result).contains("transfer: 4.0 MB sent, 1.5 MB received (2.8 MB/s)"))
+        #expect(HTMLReport.render(result).contains("Latency distribution"))
+    }
+}

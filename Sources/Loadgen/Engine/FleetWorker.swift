@@ -343,7 +343,7 @@ final class FleetWorker: @unchecked Sendable {
         if let playerID {
             connection.playerIDs[UInt32(connection.device)] = Array(UnsafeRawBufferPointer(rebasing: connection.receive[playerID]))
         }
-        record(local, outcome, latency: now - connection.intended)
+        record(local, outcome, latency: now - connection.intended, bytes: (connection.sendLength, connection.received))
         if !keepAlive { closeSocket(local) }
         complete(local, succeeded: outcome == nil, now: now)
     }
@@ -406,7 +406,7 @@ final class FleetWorker: @unchecked Sendable {
 
     /// Counts the request's outcome; `detail` (the socket or TLS error's text) is kept for the first
     /// failure of each kind, to show what it was.
-    private func record(_ local: Int, _ error: ErrorKind?, latency: Int64?, detail: String? = nil) {
+    private func record(_ local: Int, _ error: ErrorKind?, latency: Int64?, detail: String? = nil, bytes: (sent: Int, received: Int)? = nil) {
         let connection = connections[local]
         let method = connection.method.rawValue
         let micros = latency.map { $0 / 1_000 }
@@ -422,6 +422,10 @@ final class FleetWorker: @unchecked Sendable {
                 shared.interval.ok += 1
                 if let eventIndex { shared.totals.events[eventIndex] += 1 }
                 if registered { shared.totals.registered += 1 }
+            }
+            if let bytes {
+                shared.totals.bytesSent += bytes.sent
+                shared.totals.bytesReceived += bytes.received
             }
             if let micros {
                 shared.totals.methods[method].latency.record(micros)

@@ -11,6 +11,9 @@ struct FleetStats: Equatable {
     var dropped = 0
     /// The first socket or TLS error text seen of each kind (`TLS: certificate rejected: …`).
     var details: [ErrorKind: String] = [:]
+    /// Bytes of the requests that got a reply, and of their replies (heads included).
+    var bytesSent = 0
+    var bytesReceived = 0
 
     /// The names postEvent sends, in a fixed order.
     static let eventNames = ["PW_ScreenOpen", "PW_UserIdle", "PW_ApplicationExit", "PW_InAppPurchase"]
@@ -45,5 +48,7 @@ struct FleetStats: Equatable {
         registered += other.registered
         dropped += other.dropped
         details.merge(other.details) { mine, _ in mine }
+        bytesSent += other.bytesSent
+        bytesReceived += other.bytesReceived
     }
 }

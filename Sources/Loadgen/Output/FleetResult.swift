@@ -53,6 +53,8 @@ struct FleetResult {
             "error_details": .object(details),
             "events": .object(events),
             "registered": .int(Int64(stats.registered)),
+            "bytes_sent": .int(Int64(stats.bytesSent)),
+            "bytes_received": .int(Int64(stats.bytesReceived)),
             "dropped": .int(Int64(stats.dropped)),
             "interrupted": .bool(interrupted),
         ]
@@ -64,7 +66,12 @@ struct FleetResult {
         var errors: [String: JSON] = [:]
         for (kind, count) in entry.errors { errors[kind.description] = .int(Int64(count)) }
         let latency = entry.latency
+        var percentiles: [String: JSON] = [:]
+        for percentile in percentileSpectrum {
+            percentiles[TextFormat.percentileName(percentile)] = .double(milliseconds(latency.value(atPercentile: percentile)))
+        }
         return [
+            "percentiles_ms": .object(percentiles),
             "requests": .int(Int64(entry.requests)),
             "ok": .int(Int64(entry.ok)),
             "errors": .object(errors),
@@ -76,6 +83,9 @@ struct FleetResult {
             "mean_ms": .double(round(latency.mean / 1000, 3)),
         ]
     }
+
+    /// The percentiles listed in full (`percentiles_ms`, the report's distribution table).
+    static let percentileSpectrum: [Double] = [50, 75, 90, 95, 99, 99.9, 99.99, 100]
 
     static func round(_ value: Double, _ places: Int) -> Double {
         var scale = 1.0

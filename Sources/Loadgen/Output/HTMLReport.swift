@@ -124,6 +124,13 @@ enum HTMLReport {
         }
         html += row("total", total, total: true) + "</table>\n"
 
+        if !total.latency.isEmpty {
+            html += "<h2>Latency distribution (all methods)</h2>\n<table><tr><th>percentile</th>"
+                + FleetResult.percentileSpectrum.map { "<th>\(TextFormat.percentileName($0))</th>" }.joined() + "</tr><tr><td>ms</td>"
+                + FleetResult.percentileSpectrum.map { "<td>\(TextFormat.ms(total.latency.value(atPercentile: $0)))</td>" }.joined()
+                + "</tr></table>\n"
+        }
+
         let events = FleetStats.eventNames.enumerated().filter { stats.events[$0.offset] > 0 }
         if !events.isEmpty {
             html += "<h2>Events sent (postEvent, successful)</h2>\n<table><tr><th>event</th><th>count</th></tr>"

@@ -43,6 +43,10 @@ enum SummaryTable {
             rateLine += "; \(TextFormat.grouped(stats.dropped)) scheduled requests never started (the target did not keep up)"
         }
         lines.append(rateLine)
+        if result.seconds > 0 && stats.bytesSent + stats.bytesReceived > 0 {
+            lines.append("transfer: \(TextFormat.bytes(stats.bytesSent)) sent, \(TextFormat.bytes(stats.bytesReceived)) received "
+                + "(\(TextFormat.bytes(Int(Double(stats.bytesSent + stats.bytesReceived) / result.seconds)))/s)")
+        }
         lines.append("devices: \(TextFormat.grouped(stats.registered)) registered in this run of \(TextFormat.grouped(options.devices))")
         let events = FleetStats.eventNames.enumerated().filter { stats.events[$0.offset] > 0 }
             .map { "\($0.element) \(TextFormat.grouped(stats.events[$0.offset]))" }

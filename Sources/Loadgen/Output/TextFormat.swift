@@ -40,6 +40,27 @@ enum TextFormat {
         value >= 100 ? grouped(Int(value.rounded())) : fixed(value, 1)
     }
 
+    /// `50`, `99.9`, `99.99`: a percentile as a key or a column name.
+    static func percentileName(_ percentile: Double) -> String {
+        for places in 0...3 {
+            let text = fixed(percentile, places)
+            if Double(text) == percentile { return text }
+        }
+        return fixed(percentile, 3)
+    }
+
+    /// Bytes as `12.3 MB` (decimal units).
+    static func bytes(_ count: Int) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : "\(fixed(value, 1)) \(units[unit])"
+    }
+
     static func padLeft(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
     }
