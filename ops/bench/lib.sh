@@ -187,9 +187,21 @@ free_ports() {
     benchlib ports "$1"
 }
 
-# start_nginx port: a private $NGINX answering 200 "ok" to all on 127.0.0.1:port, files in WORK/nginx; sets NGINX_PID
+# start_nginx port [envelope]: a private $NGINX answering 200 "ok" to all on 127.0.0.1:port, files in
+# WORK/nginx; sets NGINX_PID. With "envelope", the fixed 200 carries the Pushwoosh envelope
+# {"status_code":200,...} (and /onesignal/ the helper's {"status":1,"player_id":...}) as JSON.
 start_nginx() {
-    local port=$1 dir="$WORK/nginx"
+    local port=$1 mode=${2:-} dir="$WORK/nginx" answer
+    answer='default_type text/plain;
+            return 200 "ok";'
+    if [[ "$mode" == envelope ]]; then
+        answer="default_type application/json;
+            return 200 '{\"status_code\":200,\"status_message\":\"OK\",\"response\":null}';
+        }
+        location /onesignal/ {
+            default_type application/json;
+            return 200 '{\"status\":1,\"success\":true,\"player_id\":\"0f8fad5b-d9cb-469f-a165-70867728950e\"}';"
+    fi
     mkdir -p "$dir/tmp"
     cat >"$dir/nginx.conf" <<EOF
 worker_processes 2;
@@ -210,8 +222,7 @@ http {
     server {
         listen 127.0.0.1:$port;
         location / {
-            default_type text/plain;
-            return 200 "ok";
+            $answer
         }
     }
 }
