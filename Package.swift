@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "herald-ingest", targets: ["Ingest"]),
         .executable(name: "herald-worker", targets: ["Worker"]),
+        .executable(name: "herald-load", targets: ["Loadgen"]),
     ],
     targets: [
         // C libraries, each behind its own shim.
@@ -40,24 +41,27 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),
         .target(name: "HTTP2", dependencies: ["Core", "CCurl", "CEventPoll"], path: "Sources/Shared/HTTP2"),
         .target(name: "Delivery", dependencies: ["Core", "HTTP2", "COpenSSL"], path: "Sources/Shared/Delivery"),
-        .target(name: "SDKClient", dependencies: ["Core"], path: "Sources/Shared/SDKClient"),
+        // The SDK client also drives load: its event loop (epoll) and TLS (OpenSSL) sockets.
+        .target(name: "SDKClient", dependencies: ["Core", "COpenSSL", "CEventPoll"], path: "Sources/Shared/SDKClient"),
 
-        // The two processes.
+        // The processes: the two servers and the load generator.
         .executableTarget(name: "Ingest", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "HTTPServer"]),
         .executableTarget(name: "Worker", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "Delivery"]),
+        .executableTarget(name: "Loadgen", dependencies: ["BuildInfo", "Core", "SDKClient"]),
 
         // Tests: one target per library (and per executable), plus what they share.
         .target(name: "TestSupport", dependencies: ["Core", "SDKClient"], path: "Tests/TestSupport"),
         .testTarget(name: "CoreTests", dependencies: ["Core", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["Core", "SDKClient", "SQLite", "TestSupport"]),
         .testTarget(name: "PostgresTests", dependencies: ["Core", "Postgres", "TestSupport"]),
-        .testTarget(name: "StorageTests", dependencies: ["Core", "SDKClient", "Storage", "TestSupport"]),
+        .testTarget(name: "StorageTests", dependencies: ["Core", "Postgres", "SDKClient", "SQLite", "Storage", "TestSupport"]),
         .testTarget(name: "QueueTests", dependencies: ["Core", "Queue", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["Core", "HTTPServer", "SDKClient"]),
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Core", "Postgres", "SDKClient", "SQLite", "Storage", "TestSupport"]),
+        .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "SDKClient", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Core", "Postgres", "Queue", "SDKClient", "SQLite", "Storage", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

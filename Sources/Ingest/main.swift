@@ -10,7 +10,13 @@ import Storage
 let (configuration, logger) = Startup.configure(
     executable: "herald-ingest",
     version: BuildInfo.description,
-    summary: "accepts Device API, Remote API and OneSignal helper requests and hands work to herald-worker processes.")
+    summary: "accepts Device API, Remote API and OneSignal helper requests and hands work to herald-worker processes.",
+    generateCurveKey: { try CurveKeys.generate(writingSecretTo: $0) },
+    backup: { configuration, destination in
+        let bytes = try Storage.open(configuration).backup(to: destination)
+        return "backup of \(configuration.database.path) written to \(destination) (\(bytes) bytes)"
+    },
+    validate: { configuration throws(ConfigurationError) in try configuration.queue.checkIngest() })
 
 let backend: any StoreBackend
 do {
@@ -25,7 +31,16 @@ let campaigns = backend.campaigns
 let analytics = backend.analytics
 let clock = SystemClock()
 let queueContext = QueueContext()
-let workers = Dispatcher(settings: configuration.queue, store: campaigns, analytics: analytics, clock: clock, logger: logger)
+// With CURVE, the ZAP handler must be in place before the queue endpoints bind.
+let authenticator = configuration.queue.curve.map { CurveAuthenticator(keys: $0.authorizedKeys, logger: logger) }
+do {
+    try authenticator?.start(context: queueContext)
+} catch {
+    logger.error("cannot start the CURVE authenticator", ["error": "\(error)"])
+    exit(1)
+}
+let workers = Dispatcher(id: "\(ProcessInfo.processInfo.hostName)-\(getpid())", settings: configuration.queue,
+                         retention: configuration.retention, store: campaigns, analytics: analytics, clock: clock, logger: logger)
 do {
     try workers.start(context: queueContext)
 } catch {
@@ -42,15 +57,28 @@ let router = Router(
     dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics,
                          workers: workers, clock: clock, logger: logger),
     oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
-    settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers, logger: logger)
+    settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers,
+    commitFailure: { backend.commitFailure }, logger: logger)
+// One line per failure burst, and one when commits succeed again.
+backend.watchCommits { failure in
+    if let failure {
+        logger.error("database commits are failing; writes get 503 until they succeed",
+                     ["database.path": configuration.database.path, "error": failure])
+    } else {
+        logger.info("database commits succeed again", ["database.path": configuration.database.path])
+    }
+}
 // Writes run on the database writer thread, many requests per commit; each is answered after its commit.
 let server = HTTPServer(
     settings: configuration.http, classify: Router.dispatch,
     offload: { request, respond in
-        let work = router.prepare(request)
+        let (route, work) = router.route(request)
         backend.submitRequest(work,
-                               onFailure: { Envelope.failure(503, "the database could not commit; please retry") },
-                               completion: respond)
+                               onFailure: { (Envelope.failure(503, "the database could not commit; please retry"), 503) },
+                               completion: { response, code in
+                                   router.counted(request, route: route, response: response, code: code)
+                                   respond(response)
+                               })
     },
     refusal: Envelope.refusal,
     handler: { router.handle($0) })
@@ -65,10 +93,21 @@ listening.port = server.port
 logger.info("listening", ["http.listen": listening.listen,
                           "apps": configuration.apps.map(\.code).joined(separator: ",")])
 
-let signal = Signals.waitForTermination()
+let signal = Signals.waitForTermination(onHangup: {
+    // SIGHUP re-reads the workers' keys; a bad file keeps the keys in force.
+    guard let authenticator, let curve = configuration.queue.curve, let path = curve.authorizedKeysFile else { return }
+    do {
+        let keys = try CurveSettings.readAuthorizedKeys(path: path, key: "queue.curve.authorized_keys_file")
+        authenticator.replace(keys)
+        logger.info("authorized worker keys re-read", ["queue.curve.authorized_keys_file": path, "keys": String(keys.count)])
+    } catch {
+        logger.error("authorized worker keys not re-read; the previous ones stay in force", ["error": "\(error)"])
+    }
+})
 logger.info("shutting down", ["signal": String(signal)])
 server.stop()
 workers.stop()
+authenticator?.stop()
 queueContext.terminate()
 logger.info("stopped")
 exit(0)

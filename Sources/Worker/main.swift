@@ -10,7 +10,9 @@ import Storage
 let (configuration, logger) = Startup.configure(
     executable: "herald-worker",
     version: BuildInfo.description,
-    summary: "resolves campaign targets, throttles, delivers through APNs/FCM and records results; start as many as needed.")
+    summary: "resolves campaign targets, throttles, delivers through APNs/FCM and records results; start as many as needed.",
+    generateCurveKey: { try CurveKeys.generate(writingSecretTo: $0) },
+    validate: { configuration throws(ConfigurationError) in try configuration.queue.checkWorker() })
 
 let workerID = "\(ProcessInfo.processInfo.hostName)-\(getpid())"
 

@@ -1,5 +1,7 @@
+import Foundation
 import Testing
 @testable import Core
+import TestSupport
 
 @Suite struct ConfigurationTests {
     static let minimalApp: JSON = ["code": "ABCDE-12345", "api_token": "t", "sink": "out/sink.jsonl"]
@@ -23,9 +25,10 @@ import Testing
         #expect(config.http.host == "127.0.0.1" && config.http.port == 8080)
         #expect(config.http.maxBodyBytes == 1_048_576)
         #expect(config.database.path == "/etc/herald/var/herald.sqlite")
-        #expect(config.queue.jobs == "tcp://127.0.0.1:5557")
-        #expect(config.queue.results == "tcp://127.0.0.1:5558")
+        #expect(config.queue.jobs == ["tcp://127.0.0.1:5557"])
+        #expect(config.queue.results == ["tcp://127.0.0.1:5558"])
         #expect(config.throttle.perDeviceCount == 10 && config.throttle.perDeviceWindowSeconds == 3600)
+        #expect(config.database.synchronousFull && config.delivery.defaultTTLSeconds == 3600)
         #expect(config.apps.first?.sink == "/etc/herald/out/sink.jsonl")
         #expect(config.apps.first?.name == "ABCDE-12345")
     }
@@ -51,7 +54,7 @@ import Testing
         #expect(config.logLevel == .debug)
         #expect(config.http.host == "::1" && config.http.port == 9090 && config.http.maxBodyBytes == 2048)
         #expect(config.database.path == "/var/lib/herald/h.sqlite")
-        #expect(config.queue.results == "ipc:///tmp/results")
+        #expect(config.queue.results == ["ipc:///tmp/results"])
         #expect(config.throttle.perDeviceCount == 3)
         let app = try #require(config.apps.first)
         #expect(app.apns?.keyPath == "/etc/herald/keys/AuthKey.p8")
@@ -67,6 +70,8 @@ import Testing
         #expect(problem(["apps": [Self.minimalApp], "http": ["listen": "localhost"]])?.key == "http.listen")
         #expect(problem(["apps": [Self.minimalApp], "http": ["max_body_bytes": "big"]])?.key == "http.max_body_bytes")
         #expect(problem(["apps": [Self.minimalApp], "queue": ["jobs": "127.0.0.1:1"]])?.key == "queue.jobs")
+        #expect(problem(["apps": [Self.minimalApp], "database": ["synchronous": "off"]])?.key == "database.synchronous")
+        #expect(problem(["apps": [Self.minimalApp], "http": ["public_url": "ftp://x"]])?.key == "http.public_url")
         #expect(problem(["apps": [Self.minimalApp], "throttle": ["per_device": ["count": 0]]])?.key == "throttle.per_device.count")
         #expect(problem(["apps": [["code": "A", "sink": "s"]]])?.key == "apps[0].api_token")
         #expect(problem(["apps": [["code": "A", "api_token": "t"]]])?.key == "apps[0]")
@@ -104,5 +109,75 @@ import Testing
         #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(["--config"], environment: [:]) }
         #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(["--log-level", "LOUD", "-c", "x"], environment: [:]) }
         #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(["--frobnicate"], environment: [:]) }
+        #expect(try CommandLineOptions.parse(["--generate-curve-key", "k"], environment: [:]) == .generateCurveKey(path: "k"))
+        #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(["--generate-curve-key"], environment: [:]) }
+    }
+
+    @Test func curveKeysAreReadAndCheckedNamingTheKeyAndLine() throws {
+        let folder = try TemporaryDirectory()
+        // Well-formed Z85 text of 40 characters: only the format is checked here.
+        let secret = String(repeating: "a1B.", count: 10)
+        let worker = String(repeating: "Zz9+", count: 10)
+        try Data((secret + "\n").utf8).write(to: URL(fileURLWithPath: folder.file("ingest.key")))
+        try Data("# workers\n\n\(worker) host-b\n".utf8).write(to: URL(fileURLWithPath: folder.file("authorized")))
+        try Data("\(worker)\nnot-a-key\n".utf8).write(to: URL(fileURLWithPath: folder.file("bad-authorized")))
+        try Data("short\n".utf8).write(to: URL(fileURLWithPath: folder.file("bad.key")))
+        func queue(_ curve: JSON, extra: [String: JSON] = [:]) -> JSON {
+            var queue: [String: JSON] = ["jobs": "tcp://10.0.0.1:5557", "results": "tcp://10.0.0.1:5558", "curve": curve]
+            queue.merge(extra) { _, new in new }
+            return ["apps": [Self.minimalApp], "queue": .object(queue)]
+        }
+        let config = try Configuration.decode(queue(["secret_key_file": "ingest.key", "authorized_keys_file": "authorized"]),
+                                              baseDirectory: folder.path)
+        let curve = try #require(config.queue.curve)
+        #expect(curve.secretKey == secret && curve.authorizedKeys == [worker])
+        try config.queue.checkIngest()
+        #expect(throws: ConfigurationError.self) { try config.queue.checkWorker() }
+
+        func problem(_ json: JSON) -> ConfigurationError? {
+            do {
+                _ = try Configuration.decode(json, baseDirectory: folder.path)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(problem(queue(["secret_key_file": "missing.key"]))?.key == "queue.curve.secret_key_file")
+        #expect(problem(queue(["secret_key_file": "bad.key"]))?.key == "queue.curve.secret_key_file")
+        #expect(problem(queue(["secret_key_file": "ingest.key", "server_public_key": "xyz"]))?.key == "queue.curve.server_public_key")
+        let badLine = problem(queue(["secret_key_file": "ingest.key", "authorized_keys_file": "bad-authorized"]))
+        #expect(badLine?.key == "queue.curve.authorized_keys_file" && badLine?.problem.contains("line 2") == true, "\(String(describing: badLine))")
+        #expect(problem(queue(["secret_key_file": "ingest.key", "bogus": 1]))?.key == "queue.curve.bogus")
+    }
+
+    @Test func ingestListensBeyondLoopbackOnlyWithCurve() throws {
+        func check(_ jobs: String, allow: Bool = false) -> String? {
+            var settings = QueueSettings()
+            settings.jobs = [jobs]
+            settings.allowInsecureRemote = allow
+            do {
+                try settings.checkIngest()
+                return nil
+            } catch {
+                return error.key
+            }
+        }
+        #expect(check("tcp://127.0.0.1:5557") == nil)
+        #expect(check("tcp://[::1]:5557") == nil)
+        #expect(check("ipc:///run/herald/jobs") == nil)
+        #expect(check("tcp://0.0.0.0:5557") == "queue.jobs")
+        #expect(check("tcp://*:5557") == "queue.jobs")
+        #expect(check("tcp://10.1.2.3:5557") == "queue.jobs")
+        #expect(check("tcp://0.0.0.0:5557", allow: true) == nil)
+        // Workers list every ingest's endpoints; an ingest binds exactly one.
+        let workers = try decode(["apps": [Self.minimalApp], "queue": ["jobs": ["ipc:///a/jobs", "ipc:///b/jobs"],
+                                                                         "results": ["ipc:///a/results", "ipc:///b/results"]]])
+        #expect(workers.queue.jobs == ["ipc:///a/jobs", "ipc:///b/jobs"])
+        #expect(throws: ConfigurationError.self) { try workers.queue.checkIngest() }
+        #expect(problem(["apps": [Self.minimalApp], "queue": ["jobs": ["ipc:///a/jobs", "ipc:///b/jobs"]]])?.key == "queue.results")
+        #expect(problem(["apps": [Self.minimalApp], "queue": ["jobs": []]])?.key == "queue.jobs")
+        let config = try decode(["apps": [Self.minimalApp], "queue": ["allow_insecure_remote": true]])
+        #expect(config.queue.allowInsecureRemote)
+        #expect(problem(["apps": [Self.minimalApp], "queue": ["allow_insecure_remote": "yes"]])?.key == "queue.allow_insecure_remote")
     }
 }

@@ -107,6 +107,16 @@ import Testing
         #expect(headers == .init(pushType: "background", priority: 5, expiration: 1_060, collapseID: nil))
     }
 
+    @Test func interruptionLevelReachesApsAndASilentFCMMessageHasNoEmptyText() {
+        var message = spec()
+        message.ios.interruptionLevel = "time-sensitive"
+        #expect(apns(message, badge: 0)["aps"]?["interruption-level"] == "time-sensitive")
+        var silent = MessageSpec(content: [:])
+        silent.android.silent = true
+        let data = PayloadBuilder.fcm(silent, hash: "h", token: "t", language: nil, badge: 0)["message"]?["data"]
+        #expect(data?["silent"] == "1" && data?["title"] == nil, "\(data?.text ?? "")")
+    }
+
     @Test func headersOfAVisiblePush() {
         var message = spec()
         #expect(PayloadBuilder.apnsHeaders(message, now: 1_000)

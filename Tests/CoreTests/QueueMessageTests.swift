@@ -12,4 +12,32 @@ import Testing
         #expect(QueueMessage.decode(Array(#"{"type":"reports","after":5,"through":5}"#.utf8)) == nil)
         #expect(QueueMessage.decode(Array(#"{"type":"nope"}"#.utf8)) == nil)
     }
+
+    func decode(_ json: JSON) -> QueueMessage? { QueueMessage.decode(json.encoded()) }
+
+    @Test func whatAnyPeerSendsIsCheckedStrictly() {
+        let heartbeat: [String: JSON] = ["type": "heartbeat", "worker": "host-1.example-42", "pid": 42, "capacity": 2, "jobs_in_flight": 0]
+        func beat(_ changes: [String: JSON]) -> QueueMessage? { decode(.object(heartbeat.merging(changes) { _, new in new })) }
+        // Capacity is capped: a peer advertising 1,000 gets room for what a worker has.
+        #expect(beat(["capacity": 1000]) == .heartbeat(worker: "host-1.example-42", pid: 42, capacity: Pipeline.workerCapacity,
+                                                       jobsInFlight: 0, stats: [:]))
+        // Ids that could break a log line or a /metrics label, and numbers out of range, are refused.
+        for id: JSON in ["", "a\"b", "line\nbreak", "x{y}", .string(String(repeating: "a", count: 201)), 7] {
+            #expect(beat(["worker": id]) == nil, "\(id.text)")
+        }
+        #expect(beat(["pid": -1]) == nil && beat(["capacity": -1]) == nil && beat(["pid": "42"]) == nil)
+        // Statistics of another shape are dropped; the heartbeat stays.
+        #expect(beat(["stats": ["pushes": ["apns|sent": -5]]]) == beat([:]))
+        #expect(beat(["stats": ["evil": [:]]]) == beat([:]))
+        #expect(beat(["stats": ["circuits": ["apns|A": ["open": "yes"]]]]) == beat([:]))
+        let good: JSON = ["pushes": ["apns|sent": 5], "circuits": ["apns|A": ["open": true, "reason": "ServiceUnavailable", "openings": 1]]]
+        #expect(beat(["stats": good]) == .heartbeat(worker: "host-1.example-42", pid: 42, capacity: 2, jobsInFlight: 0, stats: good))
+        // Claims must be in range; a batch is never larger than the dispatcher hands out.
+        #expect(decode(["type": "reports_done", "worker": "w", "after": 0, "processed": .int(Pipeline.reportBatchSize + 1)]) == nil)
+        #expect(decode(["type": "reports", "after": 0, "through": .int(Pipeline.reportBatchSize + 1)]) == nil)
+        #expect(decode(["type": "ack", "worker": "w", "shard": 0]) == nil)
+        // A frame larger than the limit is not even parsed.
+        let huge = Array(#"{"type":"job","shard":1,"pad":""#.utf8) + [UInt8](repeating: 97, count: QueueMessage.maxFrameBytes) + Array(#""}"#.utf8)
+        #expect(QueueMessage.decode(huge) == nil)
+    }
 }

@@ -1,4 +1,5 @@
 import Core
+import Foundation
 import HTTPServer
 import SDKClient
 import Synchronization
@@ -50,5 +51,54 @@ import Testing
         let next = try client.request("POST", "/small", body: Array("ok".utf8))
         #expect(next.status == 200)
         #expect(try JSON.parse(next.body)["length"] == 2)
+    }
+
+    /// Sends `raw` on a new connection and returns everything the server sends until it closes (at
+    /// most 3 s).
+    func exchange(_ raw: String, port: UInt16) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw HTTPClient.Failure(description: "connect failed") }
+        var timeout = timeval(tv_sec: 3, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array(raw.utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    @Test func ambiguousFramingIsRefusedAndTheConnectionClosed() throws {
+        let server = try echoServer()
+        defer { server.stop() }
+        let smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+        let shapes = [
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Length: 40\r\n\r\nbody" + smuggled,
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled,
+            "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n" + smuggled,
+            "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n" + smuggled,
+            "GET /a HTTP/1.1\r\n\r\n",
+        ]
+        for raw in shapes {
+            let answer = try exchange(raw, port: server.port)
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "\(raw.debugDescription) → \(answer.prefix(200).debugDescription)")
+            #expect(!answer.contains("/smuggled"), "no second request was read from \(raw.debugDescription)")
+            let statusLines = answer.matches(of: try Regex("HTTP/1\\.1 [0-9]{3} ")).count
+            #expect(statusLines == 1, "exactly one answer, then the connection closed: \(answer.debugDescription)")
+        }
+        // A clean request on a fresh connection is still answered.
+        #expect(try exchange("GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", port: server.port).hasPrefix("HTTP/1.1 200"))
     }
 }

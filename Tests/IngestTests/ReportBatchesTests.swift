@@ -18,14 +18,18 @@ import Core
         backlog.last = 40_000
         #expect(ranges(batches.assign(backlog: backlog, workers: ["a", "b"], now: 2)) == [["b", "12000-17000"]])
         #expect(batches.assign(backlog: backlog, workers: ["a", "b"], now: 3).isEmpty)
-        // An ack frees a place and counts what was processed.
-        batches.acknowledged(after: 1_000, processed: 5_000)
+        // An ack frees a place and counts what was processed; only the worker holding the batch may give it.
+        let wrongWorker = batches.acknowledged(worker: "b", after: 1_000, processed: 5_000)
+        let noSuchBatch = batches.acknowledged(worker: "a", after: 77, processed: 5_000)
+        #expect(!wrongWorker && !noSuchBatch && batches.processed == 0)
+        let accepted = batches.acknowledged(worker: "a", after: 1_000, processed: 5_000)
+        #expect(accepted)
         backlog.firstUnprocessed = 6_001
         #expect(batches.processed == 5_000)
         #expect(ranges(batches.assign(backlog: backlog, workers: ["a", "b"], now: 4)) == [["a", "17000-22000"]])
         // b goes away: its batches wait for room, then go to a, oldest first.
         #expect(batches.assign(backlog: backlog, workers: ["a"], now: 5).isEmpty)
-        batches.acknowledged(after: 11_000, processed: 1_000)
+        batches.acknowledged(worker: "a", after: 11_000, processed: 1_000)
         #expect(ranges(batches.assign(backlog: backlog, workers: ["a"], now: 6)) == [["a", "6000-11000"]])
         // c joins and takes b's other batch and a new one; a falls silent and, after the timeout,
         // its two batches go to d.
@@ -48,7 +52,7 @@ import Core
         _ = batches.assign(backlog: ReportBacklog(firstUnprocessed: 1, last: 100), workers: ["a"], now: 0)
         #expect(batches.assign(backlog: ReportBacklog(firstUnprocessed: 1, last: 100), workers: ["a"], now: 1).count == 1)
         // The worker acknowledged without processing report 40 (it failed it), so it is still unprocessed.
-        batches.acknowledged(after: 0, processed: 99)
+        batches.acknowledged(worker: "a", after: 0, processed: 99)
         _ = batches.assign(backlog: ReportBacklog(firstUnprocessed: 40, last: 100), workers: ["a"], now: 2)
         let sends = batches.assign(backlog: ReportBacklog(firstUnprocessed: 40, last: 100), workers: ["a"], now: 3)
         #expect(sends.map { [$0.after, $0.through] } == [[39, 100]])

@@ -284,6 +284,11 @@ import Glibc
             ("platforms iOS and users", ["content": "ios", "platforms": [1], "users": ["u1"]], ["u-a"]),
             ("conditions ignored with devices", ["content": "c", "devices": ["u-c"], "conditions": [["Level", "EQ", 999]]], ["u-c"]),
             ("conditions", ["content": "level", "conditions": [["Level", "LTE", 2]]], ["u-a", "u-b"]),
+            // Codes of platforms Herald does not deliver to are accepted and match no device.
+            ("platforms Amazon only", ["content": "amazon", "platforms": [9]], []),
+            // Content is required only where something is shown.
+            ("silent iOS, no content", ["ios_silent": 1, "platforms": [1]], ["u-a", "u-c", player]),
+            ("silent Android, empty content", ["content": "", "android_silent": 1, "platforms": [3]], ["u-b", "u-d"]),
         ]
         let codes = try herald.send(cases.map(\.1))
         for ((name, _, expected), code) in zip(cases, codes) {
@@ -437,6 +442,7 @@ import Glibc
         let utc = try herald.send(["content": "x", "send_date": "2035-01-15 09:30"])
         func details(_ code: String) throws -> JSON { try herald.remote("getMessageDetails", message: code).body["response"]?["message"] ?? .null }
         #expect(try details(berlin)["send_date"] == "2035-07-01 10:00")  // CEST, UTC+2
+        #expect(try details(berlin)["send_date_given"] == "2035-07-01 12:00" && details(berlin)["timezone"] == "Europe/Berlin")
         #expect(try details(newYork)["send_date"] == "2035-01-15 14:30")  // EST, UTC-5
         #expect(try details(utc)["send_date"] == "2035-01-15 09:30")
         for code in [berlin, newYork, utc] { #expect(try details(code)["status"] == "scheduled") }
@@ -489,6 +495,18 @@ import Glibc
         #expect(again.body["status_message"]?.stringValue?.contains(code) == true)
         let unknown = try herald.remote("deleteMessage", message: "0000-00000000-00000000")
         #expect(unknown.status == 200 && unknown.body["status_code"] == 210)
+
+        // Pushwoosh's documented shape names no application: the message's own is used, and an
+        // unknown code and a foreign token get the same answer.
+        let scheduled = try herald.send(["content": "also cancelled", "send_date": .string(utcText(due + 60, withSeconds: true))])
+        let shortDetails = try herald.call("getMessageDetails", ["auth": "shop-secret", "message": .string(scheduled)])
+        #expect(shortDetails.body["response"]?["message"]?["status"] == "scheduled", "\(shortDetails.body.text)")
+        let foreignShort = try herald.call("deleteMessage", ["auth": "news-secret", "message": .string(scheduled)])
+        let unknownShort = try herald.call("deleteMessage", ["auth": "shop-secret", "message": "0000-00000000-00000000"])
+        #expect(foreignShort.body["status_code"] == 210 && foreignShort.body["status_message"]?.stringValue?.contains("not found") == true)
+        #expect(unknownShort.body["status_code"] == 210 && unknownShort.body["status_message"]?.stringValue?.contains("not found") == true)
+        #expect(try herald.call("deleteMessage", ["auth": "shop-secret", "message": .string(scheduled)]).body["status_code"] == 200)
+        #expect(try herald.funnel(scheduled).body["status"] == "deleted")
 
         // A control message shows the pipeline works; the deleted one stays silent past its due time.
         let control = try herald.send(["content": "control"])
@@ -614,8 +632,10 @@ import Glibc
         try expectRejected(herald, [], mentioning: ["notifications"])
         try expectRejected(herald, [["content": .string(String(repeating: "x", count: 4200))]], mentioning: ["content", "4096"])
         try expectRejected(herald, [["title": "no content"]], mentioning: ["content"])
+        // Silent on iOS only: Android still shows it, so content is still needed.
+        try expectRejected(herald, [["ios_silent": 1]], mentioning: ["content"])
+        try expectRejected(herald, [["content": "x", "ios_interruption_level": "urgent"]], mentioning: ["ios_interruption_level"])
         try expectRejected(herald, [["content": "x", "platforms": [4]]], mentioning: ["platforms"])
-        try expectRejected(herald, [["content": "amazon only", "platforms": [9]]], mentioning: ["platforms", "reach no one"])
         try expectRejected(herald, [["content": "x", "capping_days": 1]], mentioning: ["capping_count"])
         // One bad notification rejects the whole call: the good one before it is not created either.
         try expectRejected(herald, [["content": "good"], ["content": "bad", "send_date": "soon"]], mentioning: ["notifications[1]", "send_date"])

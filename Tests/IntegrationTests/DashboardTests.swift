@@ -4,45 +4,17 @@ import SDKClient
 import TestSupport
 import Testing
 
-/// The dashboard as a person sees it: a real headless Chromium signs in through the form and the
-/// test reads the rendered page.
+/// The dashboard as a person sees it: a real headless Chromium (driven by `ops/browser/sign-in`)
+/// types the application code and token into Herald's sign-in form, and the test reads the pages,
+/// headers and cookies the browser got.
 @Suite(.serialized) struct DashboardTests {
-    /// Loads `html` in headless Chromium (it submits the sign-in form itself) and returns the DOM
-    /// after scripts ran; also writes a screenshot when `screenshot` is set.
-    static func render(_ html: String, folder: String, screenshot: String? = nil) throws -> String {
-        let page = folder + "/signin.html"
-        try html.write(toFile: page, atomically: true, encoding: .utf8)
-        func run(_ extra: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
-            process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                                 "--user-data-dir=\(folder)/chromium", "--virtual-time-budget=10000"] + extra + ["file://\(page)"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "chromium exited with \(process.terminationStatus)")
-            return String(decoding: data, as: UTF8.self)
-        }
-        if let screenshot { _ = try run(["--screenshot=\(screenshot)", "--window-size=1200,2200", "--hide-scrollbars"]) }
-        // On a loaded machine Chromium sometimes dumps before the posted page has arrived: try again
-        // (at most three times) until the page is there.
-        var dom = ""
-        for _ in 0..<3 {
-            dom = try run(["--dump-dom"])
-            if dom.contains("</main>") { break }
-        }
-        return dom
-    }
-
-    static func signIn(port: UInt16, app: String, token: String) -> String {
-        """
-        <!DOCTYPE html><html><body onload="document.forms[0].submit()">
-        <form method="post" action="http://127.0.0.1:\(port)/dashboard">
-        <input name="app" value="\(app)"><input name="token" value="\(token)"></form></body></html>
-        """
+    /// Signs in with `ops/browser/sign-in`; returns its report (`signed_in`, `reloaded`, `cookies`).
+    static func signIn(port: UInt16, app: String, token: String, folder: String, screenshot: String? = nil) throws -> JSON {
+        var arguments = [Repository.root + "/ops/browser/sign-in", "http://127.0.0.1:\(port)", app, token, "--folder", folder + "/browser"]
+        if let screenshot { arguments += ["--screenshot", screenshot] }
+        let report = folder + "/browser-report.json"
+        try runTool("/bin/sh", ["-c", arguments.map { "'\($0)'" }.joined(separator: " ") + " > '\(report)'"], timeout: 60)
+        return try JSON.parse(Data(contentsOf: URL(fileURLWithPath: report)))
     }
 
     @Test func showsCampaignsRatesScreensAndWorkersInARealBrowser() throws {
@@ -72,7 +44,9 @@ import Testing
         }
 
         let shot = ProcessInfo.processInfo.environment["HERALD_DASHBOARD_SCREENSHOT"]
-        let dom = try Self.render(Self.signIn(port: herald.httpPort, app: app, token: "shop-secret"), folder: herald.folder, screenshot: shot)
+        let report = try Self.signIn(port: herald.httpPort, app: app, token: "shop-secret", folder: herald.folder, screenshot: shot)
+        let dom = report["signed_in"]?["dom"]?.stringValue ?? ""
+        #expect(report["signed_in"]?["status"] == 200)
         #expect(dom.contains("<h1>Shop</h1>"))
         #expect(dom.contains(code))
         #expect(dom.contains("Summer &lt;sale&gt;"))
@@ -85,9 +59,61 @@ import Testing
         #expect(dom.contains("Workers connected"))
         #expect(dom.contains("Reports pending"))
         #expect(!dom.contains("http://") && !dom.contains("https://"), "no external resources")
+        #expect(!dom.contains("shop-secret"), "the token never appears in a page")
+        #expect(!dom.contains("<script"))
 
-        let refused = try Self.render(Self.signIn(port: herald.httpPort, app: app, token: "wrong"), folder: herald.folder)
-        #expect(refused.contains("wrong API token"))
-        #expect(!refused.contains(code))
+        // What the browser was told: a session cookie it keeps to itself, and a page it must not frame,
+        // cache or script.
+        let cookies = report["cookies"]?.arrayValue ?? []
+        #expect(cookies.count == 1)
+        let cookie = try #require(cookies.first)
+        #expect(cookie["name"] == "herald_session" && cookie["httpOnly"] == true && cookie["sameSite"] == "Strict", "\(cookie.text)")
+        #expect(cookie["path"] == "/dashboard" && (cookie["value"]?.stringValue?.count ?? 0) == 64)
+        let headers = report["signed_in"]?["headers"] ?? .null
+        #expect(headers["content-security-policy"]?.stringValue?.contains("default-src 'none'") == true, "\(headers.text)")
+        #expect(headers["content-security-policy"]?.stringValue?.contains("script-src") == false)
+        #expect(headers["x-frame-options"] == "DENY" && headers["cache-control"] == "no-store", "\(headers.text)")
+        #expect(headers["referrer-policy"] == "same-origin")
+        // Coming back is a plain GET: the cookie says who.
+        #expect(report["reloaded"]?["dom"]?.stringValue?.contains("<h1>Shop</h1>") == true)
+
+        let refused = try Self.signIn(port: herald.httpPort, app: app, token: "wrong", folder: herald.folder)
+        #expect(refused["signed_in"]?["status"] == 403)
+        let refusedDOM = refused["signed_in"]?["dom"]?.stringValue ?? ""
+        #expect(refusedDOM.contains("wrong API token") && !refusedDOM.contains(code))
+        #expect(refused["cookies"]?.arrayValue?.isEmpty == true)
+        #expect(herald.log().contains("dashboard sign-in failed"))
+    }
+
+    @Test func signInIsGuardedAgainstOtherOriginsAndGuessing() throws {
+        let herald = try HeraldProcesses()
+        try herald.startIngest()
+        func post(_ form: String, origin: String? = nil, cookie: String? = nil, path: String = "/dashboard") throws -> HTTPClient.Response {
+            var headers = [("Content-Type", "application/x-www-form-urlencoded")]
+            if let origin { headers.append(("Origin", origin)) }
+            if let cookie { headers.append(("Cookie", cookie)) }
+            return try herald.client.request("POST", path, body: Array(form.utf8), headers: headers)
+        }
+        let good = "app=\(HeraldProcesses.appCode)&token=\(HeraldProcesses.apiToken)"
+        // A form posted from another site is refused, even with the right token.
+        let crossSite = try post(good, origin: "http://evil.example")
+        #expect(crossSite.status == 403 && !crossSite.text.contains("<h1>Shop</h1>"))
+        #expect(herald.log().contains("posted from another origin"))
+        // This server's own origin works; the session then opens the page and ends on sign-out.
+        let signedIn = try post(good, origin: "http://127.0.0.1:\(herald.httpPort)")
+        #expect(signedIn.status == 200 && signedIn.text.contains("<h1>Shop</h1>"))
+        let setCookie = try #require(signedIn.headers["set-cookie"])
+        let session = String(setCookie.split(separator: ";")[0])
+        #expect(try herald.client.request("GET", "/dashboard", headers: [("Cookie", session)]).text.contains("<h1>Shop</h1>"))
+        _ = try post("", cookie: session, path: "/dashboard/logout")
+        #expect(try !herald.client.request("GET", "/dashboard", headers: [("Cookie", session)]).text.contains("<h1>Shop</h1>"))
+        // Guessing is slowed: after 5 failures from one address within a minute, sign-ins wait.
+        for attempt in 1...5 {
+            #expect(try post("app=\(HeraldProcesses.appCode)&token=guess-\(attempt)").status == 403)
+        }
+        let blocked = try post(good)
+        #expect(blocked.status == 429, "even the right token waits")
+        #expect((Int(blocked.headers["retry-after"] ?? "") ?? 0) > 0)
+        #expect(herald.log().contains("dashboard sign-in failed") && herald.log().contains("failures=5"))
     }
 }

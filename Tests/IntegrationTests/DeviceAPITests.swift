@@ -156,6 +156,9 @@ import Testing
         try expectArgumentError("setBadge", iOS("bad-1", ["badge": "many"]), mentioning: "badge")
         try expectArgumentError("postEvent", iOS("bad-1", ["attributes": [:]]), mentioning: "event")
         try expectArgumentError("postEvent", iOS("bad-1", ["event": "X", "attributes": "nope"]), mentioning: "attributes")
+        // Reports are kept small: an event with 20 KB of attributes is refused (a body may be 1 MB).
+        try expectArgumentError("postEvent", iOS("bad-1", ["event": "X", "attributes": ["blob": .string(String(repeating: "z", count: 20_000))]]),
+                                mentioning: "16384")
         try expectArgumentError("mergeUser", iOS("bad-1", ["newUserId": "b"]), mentioning: "oldUserId")
         try expectArgumentError("getTags", ["application": .string(Self.app)], mentioning: "hwid")
         let (_, noRequest) = try herald.call("getTags", .null)

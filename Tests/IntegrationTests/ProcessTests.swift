@@ -127,4 +127,69 @@ import Glibc
         #expect(!saved.isEmpty)
         for hwid in saved { #expect(try store.device(app: app, hwid: hwid) != nil, "acknowledged \(hwid) is missing") }
     }
+
+    @Test func tenProcessesStartingTogetherOnANewDatabaseAllComeUp() throws {
+        let herald = try HeraldProcesses()
+        // Ingest and nine workers at the same instant, on a database file that does not exist yet.
+        let ingest = try HeraldProcesses.launch("herald-ingest", arguments: ["--config", herald.configPath], log: herald.logPath)
+        defer {
+            kill(ingest.processIdentifier, SIGKILL)
+            ingest.waitUntilExit()
+        }
+        for _ in 0..<9 { try herald.startWorker() }
+        let deadline = Date().addingTimeInterval(10)
+        while (try? herald.client.request("GET", "/healthz", timeoutSeconds: 1).status) != 200 && Date() < deadline && ingest.isRunning {
+            usleep(50_000)
+        }
+        try herald.waitForWorkers(9, timeout: 15)
+        #expect(ingest.isRunning && herald.workers.allSatisfy(\.isRunning))
+        let errors = ([herald.log()] + (0..<9).map { (try? String(contentsOfFile: herald.workerLogPath($0), encoding: .utf8)) ?? "" })
+            .joined().split(separator: "\n").filter { $0.contains(" ERROR ") }
+        #expect(errors.isEmpty, "\(errors)")
+    }
+
+    @Test func aBackupTakenUnderWriteLoadHoldsEverythingAcknowledgedBeforeIt() throws {
+        let herald = try HeraldProcesses()
+        try herald.startIngest()
+        let app = HeraldProcesses.appCode
+        let acknowledged = Mutex<[String]>([])
+        let stop = Atomic<Bool>(false)
+        let port = herald.httpPort
+        let writer = Thread {
+            let client = DeviceAPIClient(port: port)
+            var index = 0
+            while !stop.load(ordering: .relaxed) && index < 100_000 {
+                let hwid = "b-\(index)"
+                if (try? client.ok("registerDevice", SDKRequests.registerDevice(app: app, SDKDevice(hwid, platform: 1)))) != nil {
+                    acknowledged.withLock { $0.append(hwid) }
+                }
+                index += 1
+            }
+        }
+        writer.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        while acknowledged.withLock({ $0.count }) < 500 { usleep(10_000) }
+        let before = Set(acknowledged.withLock { $0 })
+        let copy = herald.folder + "/backup.sqlite"
+        let process = try HeraldProcesses.launch("herald-ingest", arguments: ["--config", herald.configPath, "--backup", copy],
+                                                 log: herald.folder + "/backup.log")
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        let output = (try? String(contentsOfFile: herald.folder + "/backup.log", encoding: .utf8)) ?? ""
+        #expect(process.terminationStatus == 0 && output.contains("backup of"), "\(output)")
+        let during = acknowledged.withLock { $0.count }
+        stop.store(true, ordering: .relaxed)
+
+        let connection = try SQLiteConnection(path: copy, busyTimeoutMilliseconds: 1000, readOnly: true)
+        defer { connection.close() }
+        #expect(try connection.prepare("PRAGMA integrity_check").first { $0.text(0) } == "ok")
+        let stored = Set(try connection.prepare("SELECT hwid FROM devices").rows([]) { $0.text(0) })
+        #expect(before.isSubset(of: stored), "\(before.subtracting(stored).count) devices acknowledged before the backup are missing")
+        #expect(during > before.count, "writes went on while the backup ran")
+        // A backup never overwrites a file.
+        let again = try HeraldProcesses.launch("herald-ingest", arguments: ["--config", herald.configPath, "--backup", copy],
+                                               log: herald.folder + "/backup-again.log")
+        again.waitUntilExit()
+        #expect(again.terminationStatus == 1)
+    }
 }

@@ -1,4 +1,5 @@
 import Core
+import Foundation
 import Queue
 import Testing
 import TestSupport
@@ -48,5 +49,71 @@ import TestSupport
             let received = try pull.receive(timeoutMilliseconds: 50)
             #expect(received == nil)
         }
+    }
+}
+
+/// CURVE between real sockets on loopback TCP: keys made by `CurveKeys`, a ZAP handler that lets in
+/// only listed workers.
+@Suite struct CurveTests {
+    @Test func generatedKeysAreWrittenPrivatelyAndNeverOverwritten() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.file("worker.key")
+        let publicKey = try CurveKeys.generate(writingSecretTo: path)
+        let secret = try CurveSettings.readSecretKey(path: path, key: "k")
+        #expect(CurveSettings.isKey(publicKey) && publicKey != secret)
+        #expect(try CurveKeys.publicKey(ofSecret: secret) == publicKey)
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(throws: (any Error).self) { try CurveKeys.generate(writingSecretTo: path) }
+        #expect(try CurveSettings.readSecretKey(path: path, key: "k") == secret)
+    }
+
+    @Test func onlyListedWorkersGetThrough() throws {
+        let folder = try TemporaryDirectory()
+        let serverPublic = try CurveKeys.generate(writingSecretTo: folder.file("server.key"))
+        let serverSecret = try CurveSettings.readSecretKey(path: folder.file("server.key"), key: "k")
+        let listedPublic = try CurveKeys.generate(writingSecretTo: folder.file("listed.key"))
+        let listedSecret = try CurveSettings.readSecretKey(path: folder.file("listed.key"), key: "k")
+        _ = try CurveKeys.generate(writingSecretTo: folder.file("other.key"))
+        let otherSecret = try CurveSettings.readSecretKey(path: folder.file("other.key"), key: "k")
+
+        let context = QueueContext()
+        defer { context.terminate() }
+        let authenticator = CurveAuthenticator(keys: [listedPublic], logger: Logger(label: "test", level: .none))
+        try authenticator.start(context: context)
+        defer { authenticator.stop() }
+        let server = try QueueSocket(context, kind: .pull)
+        defer { server.close() }
+        try server.makeCurveServer(secretKey: serverSecret)
+        let port = try HeraldProcesses.freePort()
+        try server.bind("tcp://127.0.0.1:\(port)")
+
+        func client(_ secret: String) throws -> QueueSocket {
+            let socket = try QueueSocket(context, kind: .push)
+            try socket.makeCurveClient(serverKey: serverPublic, secretKey: secret)
+            try socket.connect("tcp://127.0.0.1:\(port)")
+            return socket
+        }
+        let stranger = try client(otherSecret)
+        defer { stranger.close() }
+        try stranger.send([Array("from a stranger".utf8)], wait: false)
+        #expect(try server.receive(timeoutMilliseconds: 500) == nil, "an unlisted key gets nothing through")
+
+        let listed = try client(listedSecret)
+        defer { listed.close() }
+        try listed.send([Array("hello".utf8)])
+        let received = try #require(try server.receive(timeoutMilliseconds: 5_000))
+        #expect(received == [Array("hello".utf8)])
+
+        // After the key is listed (SIGHUP in ingest), the stranger's next handshake succeeds.
+        authenticator.replace([listedPublic, try CurveKeys.publicKey(ofSecret: otherSecret)])
+        let again = try client(otherSecret)
+        defer { again.close() }
+        try again.send([Array("now listed".utf8)])
+        var texts: Set<String> = []
+        while !texts.contains("now listed"), let frames = try server.receive(timeoutMilliseconds: 5_000) {
+            texts.insert(String(decoding: frames[0], as: UTF8.self))
+        }
+        #expect(texts.contains("now listed"), "\(texts)")
     }
 }

@@ -11,6 +11,10 @@ import TestSupport
     @Test(arguments: Backend.allCases) func statisticsAreTheSameRawPartlyProcessedAndProcessedTwice(_ backend: Backend) throws {
         try AnalyticsStoreContract(backend).statisticsAreTheSameRawPartlyProcessedAndProcessedTwice()
     }
+
+    @Test(arguments: Backend.allCases) func retentionDeletesOnlyOldProcessedReportsAndTheCountsStay(_ backend: Backend) throws {
+        try AnalyticsStoreContract(backend).retentionDeletesOnlyOldProcessedReportsAndTheCountsStay()
+    }
 }
 
 /// The bodies of `AnalyticsStoreTests`, on a fresh database of one backend.
@@ -158,5 +162,27 @@ struct AnalyticsStoreContract {
         try check(reports + late, arrival: arrival, "processed + raw")
         #expect(try analytics.processReports(after: 900, through: 1_100, now: arrival) == 200)
         try check(reports + late, arrival: arrival, "all processed")
+    }
+
+    func retentionDeletesOnlyOldProcessedReportsAndTheCountsStay() throws {
+        let arrival = Self.start + 2 * Self.day + 5
+        let old = Self.reports(count: 600, seed: 11)
+        try devices.record(old, now: arrival)
+        #expect(try analytics.processReports(after: 0, through: 400, now: arrival) == 400)
+        let recent = Self.reports(count: 100, seed: 12)
+        try devices.record(recent, now: arrival + 100 * Self.day)
+        let window = (from: Self.start, to: Self.start + 5 * Self.day)
+        let before = try analytics.eventStatistics(app: "APP-1", from: window.from, to: window.to)
+        // Nothing is older than the bound yet.
+        #expect(try analytics.pruneReports(receivedBefore: arrival, limit: 1_000) == 0)
+        // Only processed reports received before the bound go, in batches.
+        #expect(try analytics.pruneReports(receivedBefore: arrival + Self.day, limit: 250) == 250)
+        #expect(try analytics.pruneReports(receivedBefore: arrival + Self.day, limit: 250) == 150)
+        #expect(try analytics.pruneReports(receivedBefore: arrival + Self.day, limit: 250) == 0)
+        let remaining = try fixture.count("SELECT count(*) FROM reports")
+        #expect(remaining == 300, "200 old unprocessed + 100 recent")
+        // Whole days' counts come from the rollups: they stay.
+        let after = try analytics.eventStatistics(app: "APP-1", from: window.from, to: window.to)
+        #expect(after.events == before.events && after.days == before.days && after.screens == before.screens)
     }
 }

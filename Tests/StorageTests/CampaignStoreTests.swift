@@ -14,6 +14,10 @@ import TestSupport
         try CampaignStoreContract(backend).aRetryThatFailsAgainIsRescheduledAndEndsFailedWithItsReason()
     }
 
+    @Test(arguments: Backend.allCases) func retentionDeletesFinishedMessagesDeliveryRowsAndKeepsTheFunnel(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).retentionDeletesFinishedMessagesDeliveryRowsAndKeepsTheFunnel()
+    }
+
     @Test(arguments: Backend.allCases) func aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending(_ backend: Backend) throws {
         try CampaignStoreContract(backend).aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending()
     }
@@ -88,6 +92,20 @@ struct CampaignStoreContract {
         status = try funnel()
         #expect((status.targeted, status.sent, status.failed, status.retrying, status.ambiguous) == (3, 2, 1, 0, 0))
         #expect(status.status == .done)
+    }
+
+    func retentionDeletesFinishedMessagesDeliveryRowsAndKeepsTheFunnel() throws {
+        let work = try leasedShard(devices: 3)
+        let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
+        _ = try campaigns.record(ids.map { DeliveryRecord(deviceID: $0, outcome: .sent) }, work: work, worker: "w1", leaseUntil: 1_030, now: 1_000)
+        _ = try campaigns.finishShard(work, worker: "w1", resumeAt: nil)
+        #expect(try campaigns.completeMessages(now: 1_010) == 1)
+        #expect(try campaigns.pruneDeliveries(finishedBefore: 1_005, limit: 10, now: 2_000) == 0, "finished after the bound")
+        #expect(try campaigns.pruneDeliveries(finishedBefore: 1_011, limit: 2, now: 2_000) == 2)
+        #expect(try campaigns.pruneDeliveries(finishedBefore: 1_011, limit: 2, now: 2_000) == 1)
+        #expect(try campaigns.pruneDeliveries(finishedBefore: 1_011, limit: 2, now: 2_000) == 0)
+        let status = try funnel()
+        #expect((status.targeted, status.sent, status.status) == (3, 3, .done))
     }
 
     func aRetryThatFailsAgainIsRescheduledAndEndsFailedWithItsReason() throws {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import Core
+import Postgres
+import SQLite
 import Storage
 import TestSupport
 
@@ -40,6 +42,17 @@ final class StoreFixture {
         configuration.database.poolSize = 4
         configuration.apps = apps
         return Stores(backend: try Storage.open(configuration))
+    }
+
+    /// The single number a read-only `SELECT count(*) …` without parameters returns, read beside the stores.
+    func count(_ sql: String) throws -> Int {
+        if let url {
+            let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+            return try connection.rows(sql) { Int($0.optionalText(0) ?? "") ?? -1 }.first ?? -1
+        }
+        let connection = try SQLiteConnection(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 2000, readOnly: true)
+        defer { connection.close() }
+        return try connection.prepare(sql).rows([]) { Int($0.optionalText(0) ?? "") ?? -1 }.first ?? -1
     }
 
     func devices(apps: [AppConfiguration]) throws -> any DeviceStore { try open(apps: apps).devices }

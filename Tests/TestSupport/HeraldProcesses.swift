@@ -93,10 +93,28 @@ package final class HeraldProcesses {
     /// Where `startWorker` sends the standard output and error of worker `index`.
     package func workerLogPath(_ index: Int) -> String { folder + "/worker\(index).log" }
 
-    package static func launch(_ executable: String, arguments: [String], log: String) throws -> Process {
+    /// Writes a copy of the configuration, changed by `edit`, to `name` in the test's folder; returns its path.
+    package func writeConfig(_ name: String, _ edit: (inout [String: JSON]) -> Void) throws -> String {
+        guard case .object(var members) = try JSON.parse(Data(contentsOf: URL(fileURLWithPath: configPath))) else {
+            throw HTTPClient.Failure(description: "\(configPath) is not an object")
+        }
+        edit(&members)
+        let path = folder + "/" + name
+        try Data(JSON.object(members).encoded()).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// Starts `executable` from the build folder; `wrapper` (such as `ip netns exec NAME`) runs it.
+    package static func launch(_ executable: String, arguments: [String], log: String, wrapper: [String] = []) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binaryDirectory + "/" + executable)
-        process.arguments = arguments
+        let binary = binaryDirectory + "/" + executable
+        if let tool = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = Array(wrapper.dropFirst()) + [binary] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = arguments
+        }
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         handle.seekToEndOfFile()
@@ -106,9 +124,9 @@ package final class HeraldProcesses {
         return process
     }
 
-    /// Starts ingest and waits (at most 10 s) until `/healthz` answers 200.
-    package func startIngest() throws {
-        ingest = try Self.launch("herald-ingest", arguments: ["--config", configPath], log: logPath)
+    /// Starts ingest (with the test's configuration, or `config`) and waits (at most 10 s) until `/healthz` answers 200.
+    package func startIngest(config: String? = nil) throws {
+        ingest = try Self.launch("herald-ingest", arguments: ["--config", config ?? configPath], log: logPath)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if let response = try? client.request("GET", "/healthz", timeoutSeconds: 1), response.status == 200 { return }
@@ -118,8 +136,10 @@ package final class HeraldProcesses {
         throw HTTPClient.Failure(description: "ingest did not become healthy: \(log())")
     }
 
-    package func startWorker() throws {
-        workers.append(try Self.launch("herald-worker", arguments: ["--config", configPath], log: workerLogPath(workers.count)))
+    /// Starts a worker with the test's configuration or `config`, run by `wrapper` if given.
+    package func startWorker(config: String? = nil, wrapper: [String] = []) throws {
+        workers.append(try Self.launch("herald-worker", arguments: ["--config", config ?? configPath], log: workerLogPath(workers.count),
+                                       wrapper: wrapper))
     }
 
     /// SIGTERM (graceful) or SIGKILL, then wait for the exit. Returns the exit status.

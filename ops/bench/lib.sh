@@ -17,6 +17,8 @@
 #   INGEST_PID, WORKER_PIDS    the running herald processes (start_ingest, start_workers)
 #   DB_URL                     when set, write_config points herald at this PostgreSQL database
 #                              (database.url) instead of a SQLite file
+#   SYNCHRONOUS                database.synchronous of the SQLite file (full by default); not
+#                              written with DB_URL (SQLite only)
 #   PG_DIR, PG_PORT            the private PostgreSQL server (start_postgres)
 #   scripts set APP and DURATION (run_wrk), NGINX (start_nginx) and TIMEOUT (check_funnel)
 
@@ -191,9 +193,21 @@ free_ports() {
     benchlib ports "$1"
 }
 
-# start_nginx port: a private $NGINX answering 200 "ok" to all on 127.0.0.1:port, files in WORK/nginx; sets NGINX_PID
+# start_nginx port [envelope]: a private $NGINX answering 200 "ok" to all on 127.0.0.1:port, files in
+# WORK/nginx; sets NGINX_PID. With "envelope", the fixed 200 carries the Pushwoosh envelope
+# {"status_code":200,...} (and /onesignal/ the helper's {"status":1,"player_id":...}) as JSON.
 start_nginx() {
-    local port=$1 dir="$WORK/nginx"
+    local port=$1 mode=${2:-} dir="$WORK/nginx" answer
+    answer='default_type text/plain;
+            return 200 "ok";'
+    if [[ "$mode" == envelope ]]; then
+        answer="default_type application/json;
+            return 200 '{\"status_code\":200,\"status_message\":\"OK\",\"response\":null}';
+        }
+        location /onesignal/ {
+            default_type application/json;
+            return 200 '{\"status\":1,\"success\":true,\"player_id\":\"0f8fad5b-d9cb-469f-a165-70867728950e\"}';"
+    fi
     mkdir -p "$dir/tmp"
     cat >"$dir/nginx.conf" <<EOF
 worker_processes 2;
@@ -214,8 +228,7 @@ http {
     server {
         listen 127.0.0.1:$port;
         location / {
-            default_type text/plain;
-            return 200 "ok";
+            $answer
         }
     }
 }
@@ -282,7 +295,7 @@ sink_apps() {
 # write_config dir apps [http_extra] [extra]: dir/config.json on fresh ports, database in dir/data
 # (or DB_URL when set); sets HTTP_URL
 write_config() {
-    local dir=$1 apps=$2 http_extra=${3:-} extra=${4:-} http jobs results database='{"path": "data/herald.sqlite"}'
+    local dir=$1 apps=$2 http_extra=${3:-} extra=${4:-} http jobs results database="{\"path\": \"data/herald.sqlite\", \"synchronous\": \"${SYNCHRONOUS:-full}\"}"
     read -r http jobs results < <(free_ports 3)
     mkdir -p "$dir/data"
     [[ -z "${DB_URL:-}" ]] || database="{\"url\": \"$DB_URL\"}"

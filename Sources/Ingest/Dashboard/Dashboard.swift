@@ -1,10 +1,16 @@
 import Core
+import Foundation
 import HTTPServer
 
-/// `GET /dashboard`: a login form (application code and API token). `POST /dashboard` with that form:
-/// one server-rendered page for the application — recent campaigns and their funnels, delivery and
-/// open rates per campaign, events per day, top screens, and worker health — with inline SVG charts
-/// and no external resources. Nothing is stored in the browser; every view posts the token again.
+/// `GET /dashboard`: the sign-in form (application code and API token), or the application's page
+/// when the browser holds a live session. `POST /dashboard` with the form signs in: the token is
+/// checked once and a server-side session is opened (cookie `herald_session`: HttpOnly,
+/// SameSite=Strict, Secure when `http.public_url` is https; 30 minutes idle), and the page is served.
+/// `POST /dashboard/logout` ends the session. The page — recent campaigns and their funnels, delivery
+/// and open rates, events per day, top screens, worker health — is server-rendered with inline SVG
+/// charts, no script and no external resources, and never contains the token. Every answer forbids
+/// framing, caching and script (CSP); a sign-in posted from another origin is refused; failed
+/// sign-ins are logged and, after 5 within a minute from one address, refused for the rest of it.
 struct Dashboard: Sendable {
     let configuration: Configuration
     let campaigns: any CampaignStore
@@ -12,22 +18,105 @@ struct Dashboard: Sendable {
     let workers: Dispatcher
     let clock: any Clock
     let logger: Logger
+    let sessions = DashboardSessions()
+    let throttle = SignInThrottle()
 
     static let path = "/dashboard"
+    static let logoutPath = "/dashboard/logout"
+    static let cookie = "herald_session"
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        guard request.method == "POST" else { return page(login(error: nil)) }
+        let now = monotonicSeconds()
+        if request.path == Self.logoutPath {
+            if let id = sessionID(request) { sessions.close(id) }
+            return secured(page(login(error: nil, notice: "Signed out.")), cookie: "")
+        }
+        guard request.method == "POST" else {
+            guard let id = sessionID(request), let code = sessions.app(of: id, now: now), let app = configuration.app(code: code) else {
+                return secured(page(login(error: nil)))
+            }
+            return secured(render(app))
+        }
+        let address = clientKey(request)
+        guard originAllowed(request) else {
+            logger.warning("dashboard sign-in refused: posted from another origin", ["client": address, "origin": request.header("origin") ?? ""])
+            return secured(page(login(error: "Sign in from this server's own page."), status: 403))
+        }
+        if let wait = throttle.wait(for: address, now: now) {
+            var response = secured(page(login(error: "Too many failed sign-ins; try again in \(Int(wait.rounded(.up))) s."), status: 429))
+            response.headers.append(("Retry-After", String(Int(wait.rounded(.up)))))
+            return response
+        }
         guard let form = FormDecoding.decode(request.body), let code = form["app"], let token = form["token"],
             let app = configuration.app(code: code), TokenAuthenticator.accepts(token, for: app)
         else {
-            return page(login(error: "Unknown application or wrong API token."), status: 403)
+            let count = throttle.failed(address, now: now)
+            let code = FormDecoding.decode(request.body)?["app"] ?? ""
+            logger.warning("dashboard sign-in failed", ["client": address, "app": String(code.prefix(64)), "failures": String(count)])
+            return secured(page(login(error: "Unknown application or wrong API token."), status: 403))
         }
+        let id = sessions.open(app: app.code, now: now)
+        logger.info("dashboard sign-in", ["client": address, "app": app.code])
+        return secured(render(app), cookie: id)
+    }
+
+    private func render(_ app: AppConfiguration) -> HTTPResponse {
         do {
-            return page(try overview(app: app, token: token))
+            return page(try overview(app: app))
         } catch {
             logger.error("dashboard failed", ["app": app.code, "error": "\(error)"])
             return page("<main><h1>Herald</h1><p class=\"error\">The database could not be read; please retry.</p></main>", status: 500)
         }
+    }
+
+    /// The session id from the request's cookies.
+    func sessionID(_ request: HTTPRequest) -> String? {
+        for pair in (request.header("cookie") ?? "").split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if parts.count == 2, parts[0] == Self.cookie, !parts[1].isEmpty { return parts[1] }
+        }
+        return nil
+    }
+
+    /// Who is signing in, for the throttle and the log: the last X-Forwarded-For hop when the peer is
+    /// a proxy on this host, else the peer's address.
+    func clientKey(_ request: HTTPRequest) -> String {
+        let peer = request.clientAddress
+        if peer.hasPrefix("127.") || peer == "::1", let forwarded = request.header("x-forwarded-for")?.split(separator: ",").last {
+            return String(forwarded.trimmingCharacters(in: .whitespaces).prefix(64))
+        }
+        return peer
+    }
+
+    /// A sign-in may come without `Origin` (not a browser) or from this server's own origin: the
+    /// scheme and host of `http.public_url`, or `http://` and the `Host` header.
+    func originAllowed(_ request: HTTPRequest) -> Bool {
+        guard let origin = request.header("origin")?.lowercased() else { return true }
+        let expected: String
+        if let publicURL = configuration.http.publicURL?.lowercased(), let url = URL(string: publicURL), let scheme = url.scheme,
+           let host = url.host {
+            expected = "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+        } else {
+            expected = "http://" + (request.header("host") ?? "").lowercased()
+        }
+        return origin == expected
+    }
+
+    /// Adds the headers every dashboard answer carries, and the session cookie when `cookie` is set
+    /// (an empty value clears it).
+    func secured(_ response: HTTPResponse, cookie: String? = nil) -> HTTPResponse {
+        var response = response
+        response.headers += [
+            ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+            ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store"), ("Referrer-Policy", "same-origin"),
+            ("X-Content-Type-Options", "nosniff"),
+        ]
+        if let cookie {
+            let secure = configuration.http.publicURL?.lowercased().hasPrefix("https://") == true ? "; Secure" : ""
+            let lifetime = cookie.isEmpty ? 0 : Int(DashboardSessions.idleSeconds)
+            response.headers.append(("Set-Cookie", "\(Self.cookie)=\(cookie); Path=\(Self.path); Max-Age=\(lifetime); HttpOnly; SameSite=Strict\(secure)"))
+        }
+        return response
     }
 
     func page(_ body: String, status: Int = 200) -> HTTPResponse {
@@ -56,9 +145,10 @@ struct Dashboard: Sendable {
         return .text(html, status: status, contentType: "text/html; charset=utf-8")
     }
 
-    func login(error: String?) -> String {
+    func login(error: String?, notice: String? = nil) -> String {
         """
         <main><h1>Herald</h1><p class="muted">Sign in with an application code and its API token.</p>
+        \(notice.map { "<p class=\"muted\">\(HTML.escape($0))</p>" } ?? "")
         \(error.map { "<p class=\"error\">\(HTML.escape($0))</p>" } ?? "")
         <form class="login" method="post" action="\(Self.path)">
         <label for="app">Application code</label><input id="app" name="app" autocomplete="username" required>
@@ -67,7 +157,7 @@ struct Dashboard: Sendable {
         """
     }
 
-    func overview(app: AppConfiguration, token: String) throws -> String {
+    func overview(app: AppConfiguration) throws -> String {
         let now = clock.now()
         let messages = try campaigns.recentMessages(app: app.code, limit: 20)
         let today = now - now % 86_400
@@ -82,6 +172,7 @@ struct Dashboard: Sendable {
         html += card("Campaigns shown", String(messages.count)) + card("Pushes sent", String(sent))
         html += card("Delivery rate", HTML.percent(delivered, of: sent)) + card("Open rate", HTML.percent(opened, of: sent))
         html += card("Workers connected", String(live.count))
+        html += card("Dispatching", workers.isDispatching ? "this ingest" : "another ingest")
         html += card("Reports pending", String(workers.reportProgress.pending)) + "</div>"
 
         html += providerTrouble(live, app: app.code)
@@ -119,9 +210,9 @@ struct Dashboard: Sendable {
         html += HTML.section("Workers", columns: ["Worker", "PID", "Shards held", "Capacity"], numeric: ["PID", "Shards held", "Capacity"],
                              rows: live.map { [$0.id, String($0.pid), String($0.jobsInFlight), String($0.capacity)] },
                              empty: "No worker is connected: campaigns wait until one starts.", emptyClass: "error")
-        // Refresh keeps the credentials out of the URL: the same form, posted again.
-        html += "<form method=\"post\" action=\"\(Self.path)\"><input type=\"hidden\" name=\"app\" value=\"\(HTML.escape(app.code))\">"
-        html += "<input type=\"hidden\" name=\"token\" value=\"\(HTML.escape(token))\"><button type=\"submit\">Refresh</button></form></main>"
+        // Refresh is a plain GET (the session cookie says who); sign-out ends the session.
+        html += "<p><a href=\"\(Self.path)\">Refresh</a></p>"
+        html += "<form method=\"post\" action=\"\(Self.logoutPath)\"><button type=\"submit\">Sign out</button></form></main>"
         return html
     }
 

@@ -104,9 +104,17 @@ struct DeviceAPI: Sendable {
         return gateway
     }
 
+    /// The largest report Herald keeps (its fields as JSON): larger ones are refused with 210, so
+    /// that stored reports stay small (the body limit alone would allow a megabyte each).
+    static let maxReportBytes = 16_384
+
     /// Stores a report as received, before the reply, so that an acknowledged report is never lost.
     func record(_ kind: SDKReport.Kind, app: String, request: DeviceRequest, name: String?, hash: String?,
                 reply: JSON = .null) throws -> Work {
+        let size = JSON.object(request.fields).encoded().count
+        guard size <= Self.maxReportBytes else {
+            throw ArgumentError("the report is \(size) bytes; at most \(Self.maxReportBytes) are kept (event attributes included)")
+        }
         let report = SDKReport(
             kind: kind, app: app, hwid: try request.hwid(), userID: try request.optionalString("userId", maxLength: 256),
             platform: try request.platform(), name: name, hash: hash, body: .object(request.fields),

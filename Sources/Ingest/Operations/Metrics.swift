@@ -29,8 +29,22 @@ final class Metrics: Sendable {
         if status == 503 { busy.add(1, ordering: .relaxed) }
     }
 
-    func render(workers: [Dispatcher.Worker], queue: QueueDepth?,
-                reports progress: (pending: Int64, processed: Int64)) -> String {
+    /// A label value in the text format: backslash, double quote and line feed escaped.
+    static func label(_ value: String) -> String {
+        var escaped = ""
+        for character in value {
+            switch character {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+
+    func render(workers: [Dispatcher.Worker], queue: QueueDepth?, reports progress: (pending: Int64, processed: Int64),
+                dispatching: Bool) -> String {
         var lines: [String] = []
         func family(_ name: String, _ type: String, _ help: String) {
             lines.append("# HELP \(name) \(help)")
@@ -39,11 +53,11 @@ final class Metrics: Sendable {
         family("herald_http_requests_total", "counter", "HTTP requests answered, by route, HTTP status and envelope status_code.")
         let snapshot = requests.withLock { $0 }
         for (key, value) in snapshot.sorted(by: { ($0.key.route, $0.key.status, $0.key.code) < ($1.key.route, $1.key.status, $1.key.code) }) {
-            lines.append("herald_http_requests_total{route=\"\(key.route)\",status=\"\(key.status)\",code=\"\(key.code)\"} \(value)")
+            lines.append("herald_http_requests_total{route=\"\(Self.label(key.route))\",status=\"\(key.status)\",code=\"\(key.code)\"} \(value)")
         }
         family("herald_reports_recorded_total", "counter", "SDK reports (events, opens, deliveries, purchases, actions) stored, by method.")
         for (method, value) in reports.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
-            lines.append("herald_reports_recorded_total{method=\"\(method)\"} \(value)")
+            lines.append("herald_reports_recorded_total{method=\"\(Self.label(method))\"} \(value)")
         }
         family("herald_reports_pending", "gauge", "Reports stored but not yet folded into the statistics by a worker (upper bound).")
         lines.append("herald_reports_pending \(progress.pending)")
@@ -61,17 +75,19 @@ final class Metrics: Sendable {
             family("herald_retries_pending", "gauge", "Pushes of unfinished messages that failed for a transient reason and wait for their next attempt.")
             lines.append("herald_retries_pending \(queue.retrying)")
         }
+        family("herald_dispatcher_active", "gauge", "1 when this ingest hands out the work; 0 while it stands by for another ingest.")
+        lines.append("herald_dispatcher_active \(dispatching ? 1 : 0)")
         family("herald_workers_connected", "gauge", "Workers whose heartbeat arrived within the last 5 seconds.")
         lines.append("herald_workers_connected \(workers.count)")
         family("herald_worker_jobs_in_flight", "gauge", "Shards each connected worker holds.")
         let sorted = workers.sorted(by: { $0.id < $1.id })
-        for worker in sorted { lines.append("herald_worker_jobs_in_flight{worker=\"\(worker.id)\"} \(worker.jobsInFlight)") }
+        for worker in sorted { lines.append("herald_worker_jobs_in_flight{worker=\"\(Self.label(worker.id))\"} \(worker.jobsInFlight)") }
         family("herald_pushes_total", "counter", "Pushes by worker, provider (apns, fcm, sink; none when throttled) and outcome.")
         for worker in sorted {
             for (key, value) in (worker.stats["pushes"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
                 let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
                 guard parts.count == 2, let count = value.lenientInt else { continue }
-                lines.append("herald_pushes_total{worker=\"\(worker.id)\",provider=\"\(parts[0])\",outcome=\"\(parts[1])\"} \(count)")
+                lines.append("herald_pushes_total{worker=\"\(Self.label(worker.id))\",provider=\"\(Self.label(parts[0]))\",outcome=\"\(Self.label(parts[1]))\"} \(count)")
             }
         }
         /// A per-worker counter family whose keys are `provider` or `provider|second label`.
@@ -81,8 +97,8 @@ final class Metrics: Sendable {
                 for (entry, value) in (worker.stats[key]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
                     let parts = entry.split(separator: "|", maxSplits: 1).map(String.init)
                     guard let count = value.lenientInt, parts.count == (second == nil ? 1 : 2) else { continue }
-                    var labels = "worker=\"\(worker.id)\",provider=\"\(parts[0])\""
-                    if let second { labels += ",\(second)=\"\(parts[1])\"" }
+                    var labels = "worker=\"\(Self.label(worker.id))\",provider=\"\(Self.label(parts[0]))\""
+                    if let second { labels += ",\(second)=\"\(Self.label(parts[1]))\"" }
                     lines.append("\(name){\(labels)} \(count)")
                 }
             }
@@ -98,7 +114,7 @@ final class Metrics: Sendable {
                 let parts = entry.split(separator: "|", maxSplits: 1).map(String.init)
                 guard parts.count == 2 else { continue }
                 let open = circuit["open"] == .bool(true) ? 1 : 0
-                lines.append("herald_provider_circuit_open{worker=\"\(worker.id)\",provider=\"\(parts[0])\",app=\"\(parts[1])\"} \(open)")
+                lines.append("herald_provider_circuit_open{worker=\"\(Self.label(worker.id))\",provider=\"\(Self.label(parts[0]))\",app=\"\(Self.label(parts[1]))\"} \(open)")
             }
         }
         family("herald_provider_request_seconds", "histogram", "Duration of APNs and FCM requests, by worker and provider.")
@@ -106,7 +122,7 @@ final class Metrics: Sendable {
             for (provider, histogram) in (worker.stats["latency"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
                 let counts = histogram["buckets"]?.arrayValue?.compactMap(\.lenientInt) ?? []
                 var cumulative: Int64 = 0
-                let labels = "worker=\"\(worker.id)\",provider=\"\(provider)\""
+                let labels = "worker=\"\(Self.label(worker.id))\",provider=\"\(Self.label(provider))\""
                 for (bound, count) in zip(Pipeline.latencyBuckets, counts) {
                     cumulative += count
                     lines.append("herald_provider_request_seconds_bucket{\(labels),le=\"\(bound)\"} \(cumulative)")

@@ -3,7 +3,10 @@ import Synchronization
 import Core
 import Queue
 
-/// Hands campaign shards and report batches to workers. It binds the queue endpoints, learns which
+/// Hands campaign shards and report batches to workers. Several ingests may serve one database:
+/// each binds its own endpoints and hears every worker's heartbeats, but only the one holding the
+/// dispatcher role in the store (renewed every second, `Pipeline.dispatcherLeaseSeconds`) dispatches;
+/// the others stand by and take over when it stops renewing. It binds the queue endpoints, learns which
 /// workers are alive and how many shards each can hold from their heartbeats, leases ready shards in
 /// SQLite and sends each one to a worker with room, and sends each worker ranges of stored reports
 /// to fold into the statistics (`ReportBatches`). On a timer it starts due messages (splitting them
@@ -20,7 +23,12 @@ final class Dispatcher: Sendable {
         let stats: JSON
     }
 
+    /// This ingest's name in the dispatcher role (host and pid).
+    let id: String
     private let settings: QueueSettings
+    private let retention: RetentionSettings
+    /// Rows deleted per retention pass: small, so that request writes never wait long behind one.
+    static let pruneBatch = 2_000
     private let store: any CampaignStore
     private let analytics: any AnalyticsStore
     private let clock: any Clock
@@ -31,10 +39,14 @@ final class Dispatcher: Sendable {
     private let pendingReports = Atomic<Int64>(0)
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
+    private let active = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(settings: QueueSettings, store: any CampaignStore, analytics: any AnalyticsStore, clock: any Clock, logger: Logger) {
+    init(id: String, settings: QueueSettings, retention: RetentionSettings, store: any CampaignStore, analytics: any AnalyticsStore,
+         clock: any Clock, logger: Logger) {
+        self.id = id
         self.settings = settings
+        self.retention = retention
         self.store = store
         self.analytics = analytics
         self.clock = clock
@@ -53,8 +65,12 @@ final class Dispatcher: Sendable {
             do {
                 jobs = try QueueSocket(context, kind: .router)
                 results = try QueueSocket(context, kind: .pull)
-                try jobs.bind(settings.jobs)
-                try results.bind(settings.results)
+                for socket in [jobs, results] {
+                    try socket.setMaxMessageSize(QueueMessage.maxFrameBytes)
+                    if let curve = settings.curve { try socket.makeCurveServer(secretKey: curve.secretKey) }
+                }
+                try jobs.bind(settings.jobs[0])
+                try results.bind(settings.results[0])
             } catch {
                 failure.withLock { $0 = error }
                 started.signal()
@@ -71,14 +87,19 @@ final class Dispatcher: Sendable {
         thread.start()
         started.wait()
         if let error = failure.withLock({ $0 }) { throw error }
-        logger.info("queue bound", ["queue.jobs": settings.jobs, "queue.results": settings.results])
+        logger.info("queue bound", ["queue.jobs": settings.jobs[0], "queue.results": settings.results[0]])
     }
 
     /// Asks the dispatcher to look for due work now (after a message was created).
     func nudge() { wake.store(true, ordering: .relaxed) }
 
+    /// Whether this ingest dispatches now (false while it stands by).
+    var isDispatching: Bool { active.load(ordering: .relaxed) }
+
     private func run(jobs: QueueSocket, results: QueueSocket) {
         var lastHousekeeping = 0.0
+        var lastHold = 0.0
+        var nextPrune = 0.0
         while !stopping.load(ordering: .relaxed) {
             do {
                 if let frames = try results.receive(timeoutMilliseconds: 50) {
@@ -87,9 +108,18 @@ final class Dispatcher: Sendable {
                     while let more = try results.receive(timeoutMilliseconds: 0) { handle(more) }
                 }
                 let now = monotonicSeconds()
+                if now - lastHold >= 1 {
+                    lastHold = now
+                    try holdRole()
+                }
+                guard isDispatching else { continue }
                 if now - lastHousekeeping >= 0.25 || wake.exchange(false, ordering: .relaxed) {
                     lastHousekeeping = now
                     try housekeeping()
+                }
+                if now >= nextPrune {
+                    // Again in a second while there is a backlog of old rows, else in a minute.
+                    nextPrune = now + (try prune() ? 1 : 60)
                 }
                 // Workers that take work (a stopping worker advertises capacity 0).
                 let live = liveWorkers().filter { $0.capacity > 0 }
@@ -100,11 +130,34 @@ final class Dispatcher: Sendable {
                 Thread.sleep(forTimeInterval: 0.2)
             }
         }
+        if isDispatching {
+            try? store.releaseDispatcher(ingest: id)
+            active.store(false, ordering: .relaxed)
+        }
     }
+
+    /// Renews (or tries to take) the dispatcher role.
+    private func holdRole() throws {
+        let now = clock.now()
+        let holds = try store.holdDispatcher(ingest: id, now: now, until: now + Pipeline.dispatcherLeaseSeconds)
+        guard holds != active.exchange(holds, ordering: .relaxed) else { return }
+        if holds {
+            logger.info("dispatching: this ingest hands out the work", ["ingest.id": id])
+        } else {
+            logger.warning("standing by: another ingest dispatches", ["ingest.id": id, "dispatcher": (try? store.dispatcherHolder(now: now)) ?? "?"])
+        }
+    }
+
+    /// When a malformed message was last logged: one line a minute, however many arrive.
+    private let malformedLoggedAt = Atomic<Double>(-.infinity)
 
     private func handle(_ frames: [[UInt8]]) {
         guard let frame = frames.last, let message = QueueMessage.decode(frame) else {
-            logger.warning("malformed queue message ignored")
+            let now = monotonicSeconds()
+            if now - malformedLoggedAt.load(ordering: .relaxed) >= 60 {
+                malformedLoggedAt.store(now, ordering: .relaxed)
+                logger.warning("malformed queue message ignored (logged once a minute)", ["bytes": String(frames.last?.count ?? 0)])
+            }
             return
         }
         switch message {
@@ -119,7 +172,12 @@ final class Dispatcher: Sendable {
         case .ack(let id, let shard):
             logger.verbose("shard acknowledged", ["worker.id": id, "shard.id": String(shard)])
         case .reportsDone(let id, let after, let processed):
-            reports.withLock { $0.acknowledged(after: after, processed: processed) }
+            // Workers tell every ingest; only the dispatching one handed the batch out.
+            guard isDispatching else { return }
+            guard reports.withLock({ $0.acknowledged(worker: id, after: after, processed: processed) }) else {
+                logger.warning("report batch acknowledgement ignored: not a batch this worker holds", ["worker.id": id, "reports.after": String(after)])
+                return
+            }
             logger.verbose("reports processed", ["worker.id": id, "reports.after": String(after), "reports.processed": String(processed)])
         case .job, .reports:
             logger.warning("unexpected job message on the results channel")
@@ -136,6 +194,19 @@ final class Dispatcher: Sendable {
         if released > 0 { logger.warning("leases returned to the pool", ["count": String(released)]) }
         let done = try store.completeMessages(now: now)
         if done > 0 { logger.info("messages done", ["count": String(done)]) }
+    }
+
+    /// One retention pass: processed reports and finished messages' delivery rows past their
+    /// retention, a batch of each. True when a full batch went (more may be waiting).
+    private func prune() throws -> Bool {
+        let now = clock.now()
+        let reports = try analytics.pruneReports(receivedBefore: now - Int64(retention.reportsDays) * 86_400, limit: Self.pruneBatch)
+        let deliveries = try store.pruneDeliveries(finishedBefore: now - Int64(retention.deliveriesDays) * 86_400, limit: Self.pruneBatch,
+                                                   now: now)
+        if reports + deliveries > 0 {
+            logger.debug("retention pass", ["reports.deleted": String(reports), "deliveries.deleted": String(deliveries)])
+        }
+        return reports == Self.pruneBatch || deliveries == Self.pruneBatch
     }
 
     /// Gives live workers the shards they have room for, one at a time to the worker with the most

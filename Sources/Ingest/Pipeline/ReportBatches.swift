@@ -30,9 +30,14 @@ public struct ReportBatches: Sendable {
     /// Since when reports past the cursor have been waiting.
     private var waitingSince: Double?
 
-    public mutating func acknowledged(after: Int64, processed count: Int64) {
+    /// Takes a worker's word that it processed the batch starting after `after`; false (and nothing
+    /// changes) unless that batch is outstanding with that worker.
+    @discardableResult
+    public mutating func acknowledged(worker: String, after: Int64, processed count: Int64) -> Bool {
+        guard outstanding[after]?.worker == worker else { return false }
         outstanding[after] = nil
         processed += count
+        return true
     }
 
     /// The batches to send now, given what is stored and which workers can take work.

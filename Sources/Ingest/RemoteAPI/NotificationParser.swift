@@ -16,7 +16,15 @@ struct NotificationParser {
         let iosSilent = try bool("ios_silent") ?? false
         let androidSilent = try bool("android_silent") ?? false
         let content = try text("content")
-        guard content != nil || (iosSilent && androidSilent) else { throw fail("content", "is required") }
+        let platforms = try intArray("platforms")
+        // Content is needed only where a notification is shown: a targeted platform that is not
+        // silent and has no content of its own. Platforms Herald does not deliver to need none.
+        let targets = Set(platforms ?? Platform.deliverable).intersection(Platform.deliverable)
+        let iosShows = targets.contains(where: Platform.usesAPNs) && !iosSilent
+        let androidShows = targets.contains(where: { !Platform.usesAPNs($0) }) && !androidSilent
+        if content == nil, (iosShows && fields["ios_content"] == nil) || (androidShows && fields["android_content"] == nil) {
+            throw fail("content", "is required (unless the message is silent, or gives ios_content / android_content, on every platform it reaches)")
+        }
         var spec = MessageSpec(content: content ?? [:])
         spec.title = try text("title")
         spec.subtitle = try text("subtitle")
@@ -25,15 +33,13 @@ struct NotificationParser {
         spec.richMedia = try string("rich_media")
         spec.schedule = try schedule()
 
-        spec.platforms = try intArray("platforms")
-        if let platforms = spec.platforms {
+        spec.platforms = platforms
+        if let platforms {
             guard !platforms.isEmpty else { throw fail("platforms", "must not be empty") }
             if let unknown = platforms.first(where: { !Platform.known.contains($0) }) {
                 throw fail("platforms", "\(unknown) is not a known device_type code")
             }
-            guard platforms.contains(where: Platform.deliverable.contains) else {
-                throw fail("platforms", "Herald delivers to iOS (1) and Android (3) only; this message would reach no one")
-            }
+            // Codes of platforms Herald does not deliver to are accepted and match no device.
         }
         spec.users = try stringArray("users", limit: 1000)
         if spec.users == nil { spec.devices = try stringArray("devices", limit: 1000) }
@@ -75,6 +81,12 @@ struct NotificationParser {
         if let collapse = spec.ios.collapseID, collapse.utf8.count > 64 { throw fail("ios_collapse_id", "is longer than 64 bytes") }
         spec.ios.attachment = try string("ios_attachment")
         spec.ios.rootParams = try object("ios_root_params")
+        if let level = try string("ios_interruption_level") {
+            guard ["passive", "active", "time-sensitive", "critical"].contains(level) else {
+                throw fail("ios_interruption_level", "must be passive, active, time-sensitive or critical")
+            }
+            spec.ios.interruptionLevel = level
+        }
 
         spec.android.header = try text("android_header")
         spec.android.content = try text("android_content")
@@ -208,17 +220,22 @@ struct NotificationParser {
             throw fail("send_date", "must be \"now\" or \"YYYY-MM-DD HH:mm\", found \"\(date.prefix(40))\"")
         }
         if try bool("ignore_user_timezone") == false {
-            return MessageSpec.Schedule(sendAt: wallClock, perDeviceTimezone: true)
+            var schedule = MessageSpec.Schedule(sendAt: wallClock, perDeviceTimezone: true)
+            schedule.givenSendDate = date
+            return schedule
         }
         var offset: Int64 = 0
-        if let name = try string("timezone") {
+        let zoneName = try string("timezone")
+        if let name = zoneName {
             guard let zone = TimeZone(identifier: name) else { throw fail("timezone", "unknown time zone \"\(name.prefix(64))\"") }
             // The offset in force at that wall-clock time (found from the UTC guess, then corrected).
             let guess = Date(timeIntervalSince1970: TimeInterval(wallClock))
             let first = Int64(zone.secondsFromGMT(for: guess))
             offset = Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(wallClock - first))))
         }
-        return MessageSpec.Schedule(sendAt: wallClock - offset, perDeviceTimezone: false)
+        var schedule = MessageSpec.Schedule(sendAt: wallClock - offset, perDeviceTimezone: false)
+        (schedule.givenSendDate, schedule.givenTimezone) = (date, zoneName)
+        return schedule
     }
 
     /// `conditions` and `conditions_operator`.

@@ -26,8 +26,23 @@ struct RemoteAPI: Sendable {
         return app
     }
 
+    /// The application of message `code` when the request names none (Pushwoosh's documented shape of
+    /// deleteMessage and getMessageDetails), once the token matches it. An unknown code and a foreign
+    /// token get the same answer, so codes cannot be probed.
+    func appOfMessage(_ code: String, request: DeviceRequest, authorization: String?) throws -> AppConfiguration {
+        let presented = TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization)
+        guard let status = try campaigns.messageStatus(app: nil, code: code), let app = configuration.app(code: status.app),
+              TokenAuthenticator.accepts(presented, for: app) else { throw ArgumentError("message \(code.prefix(64)) not found") }
+        return app
+    }
+
     func handle(method: String, request: DeviceRequest, authorization: String?) throws -> JSON {
-        let app = try authenticatedApp(request, authorization: authorization)
+        let app: AppConfiguration
+        if method != "createMessage", request.fields["application"] == nil || request.fields["application"] == .null {
+            app = try appOfMessage(try request.requiredString("message", maxLength: 64), request: request, authorization: authorization)
+        } else {
+            app = try authenticatedApp(request, authorization: authorization)
+        }
         switch method {
         case "createMessage": return try createMessage(app: app, request: request)
         case "deleteMessage":
@@ -108,6 +123,9 @@ struct RemoteAPI: Sendable {
         var details = funnel(status).objectValue ?? [:]
         details["hash"] = .string(status.hash)
         details["send_date"] = .string(TagDate.format(status.spec.schedule.sendAt))
+        // What the request said, next to the UTC time it came to.
+        if let given = status.spec.schedule.givenSendDate { details["send_date_given"] = .string(given) }
+        if let zone = status.spec.schedule.givenTimezone { details["timezone"] = .string(zone) }
         details["ignore_user_timezone"] = .bool(!status.spec.schedule.perDeviceTimezone)
         details["created"] = .string(TagDate.format(status.createdAt))
         details["content"] = .object(status.spec.content.mapValues(JSON.string))

@@ -13,6 +13,8 @@ struct Router: Sendable {
     let campaigns: any CampaignStore
     let metrics: Metrics
     let workers: Dispatcher
+    /// Why database commits fail, while they do.
+    let commitFailure: @Sendable () -> String?
     let logger: Logger
 
     static let apiPrefix = "/json/1.3/"
@@ -21,26 +23,27 @@ struct Router: Sendable {
 
     /// Reads run inline; anything that writes runs on the database writer (see `main.swift`).
     static func dispatch(_ request: HTTPRequest) -> HTTPDispatch {
-        if request.method == "GET" || request.method == "HEAD" || request.path == Dashboard.path { return .inline }
+        if request.method == "GET" || request.method == "HEAD" || request.path.hasPrefix(Dashboard.path) { return .inline }
         if request.path.hasPrefix(apiPrefix), inlineMethods.contains(String(request.path.dropFirst(apiPrefix.count))) {
             return .inline
         }
         return .offload
     }
 
-    func handle(_ request: HTTPRequest) -> HTTPResponse { prepare(request)() }
-
-    /// Does the request's CPU work that needs no database (routing, JSON parsing) on the calling
-    /// thread, and returns the rest, which `main.swift` runs on the database writer for writes.
-    func prepare(_ request: HTTPRequest) -> @Sendable () -> HTTPResponse {
+    /// Answers a request inline and counts the answer.
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
         let (route, work) = route(request)
-        return { [metrics, logger] in
-            let (response, code) = work()
-            metrics.count(route: route, status: response.status, code: code)
-            if logger.isEnabled(.verbose) {
-                logger.verbose("request", ["http.method": request.method, "http.route": route, "http.status": String(response.status)])
-            }
-            return response
+        let (response, code) = work()
+        counted(request, route: route, response: response, code: code)
+        return response
+    }
+
+    /// Counts the answer a client actually got (for a write: after its commit, or the 503 when the
+    /// commit failed) and logs it at VERBOSE.
+    func counted(_ request: HTTPRequest, route: String, response: HTTPResponse, code: Int) {
+        metrics.count(route: route, status: response.status, code: code)
+        if logger.isEnabled(.verbose) {
+            logger.verbose("request", ["http.method": request.method, "http.route": route, "http.status": String(response.status)])
         }
     }
 
@@ -60,7 +63,7 @@ struct Router: Sendable {
             guard known else { return (route, { (Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }) }
             return (route, api(method: method, body: request.body, authorization: request.header("authorization")))
         }
-        if path == Dashboard.path, request.method == "GET" || request.method == "POST" {
+        if path == Dashboard.path && (request.method == "GET" || request.method == "POST") || path == Dashboard.logoutPath && request.method == "POST" {
             return ("dashboard", { [dashboard] in (dashboard.handle(request), 0) })
         }
         if path.hasPrefix(EventsAPI.prefix), request.method == "GET" {
@@ -81,7 +84,8 @@ struct Router: Sendable {
             return ("onesignal_method", { (.json(["status": 0, "message": "use POST"], status: 405), 0) })
         case ("GET", "/metrics"), ("HEAD", "/metrics"):
             return ("metrics", { [metrics, workers, campaigns] in
-                let text = metrics.render(workers: workers.liveWorkers(), queue: try? campaigns.queueDepth(), reports: workers.reportProgress)
+                let text = metrics.render(workers: workers.liveWorkers(), queue: try? campaigns.queueDepth(), reports: workers.reportProgress,
+                                          dispatching: workers.isDispatching)
                 return (.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8"), 0)
             })
         default: return ("not_found", { (Envelope.failure(404, "not found"), 404) })
@@ -142,9 +146,13 @@ struct Router: Sendable {
     }
 
     func health() -> HTTPResponse {
+        if let failure = commitFailure() {
+            return .json(["status": "degraded", "error": .string("database commits fail: \(failure)")], status: 503)
+        }
         do {
             try store.ping()
-            return .json(["status": "ok", "workers": .int(Int64(workers.liveWorkers().count))])
+            return .json(["status": "ok", "workers": .int(Int64(workers.liveWorkers().count)), "ingest": .string(workers.id),
+                          "dispatching": .bool(workers.isDispatching)])
         } catch {
             logger.error("health check failed", ["error": "\(error)"])
             return .json(["status": "unavailable", "error": "database unreachable"], status: 503)

@@ -6,19 +6,22 @@ public struct HTTPRequest: Sendable {
     /// The path without the query string, e.g. `/json/1.3/registerDevice`.
     public var path: String
     /// Header names are lower-cased; the server fills in those listed in `httpInterestingHeaders`
-    /// (Content-Type, Authorization, X-Retry-Count, Accept).
+    /// (Content-Type, Authorization, X-Retry-Count, Accept, Cookie, Origin, Host, X-Forwarded-For).
     public var headers: [String: String]
     /// Decoded query arguments.
     public var query: [String: String]
     public var body: [UInt8]
+    /// The peer's IP address (a proxy's, when Herald sits behind one).
+    public var clientAddress: String
 
     public init(method: String, path: String, headers: [String: String] = [:], query: [String: String] = [:],
-                body: [UInt8] = []) {
+                body: [UInt8] = [], clientAddress: String = "") {
         self.method = method
         self.path = path
         self.headers = headers
         self.query = query
         self.body = body
+        self.clientAddress = clientAddress
     }
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }

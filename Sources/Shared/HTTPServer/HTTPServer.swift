@@ -125,6 +125,10 @@ private func reply(_ connection: OpaquePointer?, _ response: HTTPResponse) -> MH
     for (name, value) in response.headers {
         MHD_add_response_header(handle, name, value)
     }
+    // Every 503 tells the client when to come back.
+    if response.status == 503, !response.headers.contains(where: { $0.0.lowercased() == "retry-after" }) {
+        MHD_add_response_header(handle, "Retry-After", "1")
+    }
     let result = MHD_queue_response(connection, UInt32(response.status), handle)
     MHD_destroy_response(handle)
     return result
@@ -138,7 +142,9 @@ private final class ValueCollector {
 
 /// The request headers handlers use (looked up one by one: cheaper than collecting all). Static
 /// strings, because a short Swift `String` passed to C is copied into a new buffer on every call.
-let httpInterestingHeaders: [StaticString] = ["content-type", "authorization", "x-retry-count", "accept"]
+let httpInterestingHeaders: [StaticString] = [
+    "content-type", "authorization", "x-retry-count", "accept", "cookie", "origin", "host", "x-forwarded-for",
+]
 
 private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String] {
     var headers: [String: String] = [:]
@@ -148,6 +154,12 @@ private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String
         }
     }
     return headers
+}
+
+private func clientAddress(_ connection: OpaquePointer?) -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    herald_mhd_client_address(connection, &buffer, buffer.count)
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 private func lookupHeader(_ connection: OpaquePointer?, _ name: StaticString) -> UnsafePointer<CChar>? {
@@ -171,14 +183,67 @@ private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowerc
     return collector.values
 }
 
+/// What the framing check sees of a request's headers (filled by `framingProblem`'s iterator).
+private final class FramingScan {
+    var contentLengths: [String] = []
+    var transferEncodings: [String] = []
+    var hasHost = false
+    var badValue = false
+}
+
+/// Why a request's framing is ambiguous, or nil when it is clean: more than one Content-Length,
+/// Content-Length with Transfer-Encoding, a Transfer-Encoding other than `chunked`, a header value
+/// with NUL, CR or LF, or HTTP/1.1 without Host. A proxy that frames such a request differently
+/// from Herald would let one request hide another (request smuggling), so they are refused.
+private func framingProblem(_ connection: OpaquePointer?, version: String) -> String? {
+    let scan = FramingScan()
+    let context = Unmanaged.passUnretained(scan).toOpaque()
+    withExtendedLifetime(scan) {
+        _ = MHD_get_connection_values_n(connection, HERALD_MHD_HEADER_KIND, { context, _, key, keySize, value, valueSize in
+            guard let context, let key else { return HERALD_MHD_YES }
+            let scan = Unmanaged<FramingScan>.fromOpaque(context).takeUnretainedValue()
+            let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self).lowercased()
+            let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: valueSize)) } ?? []
+            if bytes.contains(where: { $0 == 0 || $0 == 10 || $0 == 13 }) { scan.badValue = true }
+            let text = String(decoding: bytes, as: UTF8.self)
+            switch name {
+            case "content-length": scan.contentLengths.append(text)
+            case "transfer-encoding": scan.transferEncodings.append(text)
+            case "host": scan.hasHost = true
+            default: break
+            }
+            return HERALD_MHD_YES
+        }, context)
+    }
+    if scan.badValue { return "a header value contains NUL, CR or LF" }
+    if scan.contentLengths.count > 1 { return "more than one Content-Length" }
+    if !scan.transferEncodings.isEmpty {
+        if !scan.contentLengths.isEmpty { return "both Content-Length and Transfer-Encoding" }
+        if scan.transferEncodings.count > 1 || scan.transferEncodings[0].trimmingCharacters(in: .whitespaces).lowercased() != "chunked" {
+            return "a Transfer-Encoding other than chunked"
+        }
+    }
+    if let length = scan.contentLengths.first, length.isEmpty || !length.allSatisfy(\.isASCII) || !length.allSatisfy(\.isNumber) {
+        return "a Content-Length that is not a number"
+    }
+    if version == "HTTP/1.1" && !scan.hasHost { return "HTTP/1.1 without Host" }
+    return nil
+}
+
 /// libmicrohttpd's access handler: called once when headers arrive, then for each body chunk,
 /// then once more (with no data) when the body is complete.
-let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, uploadData, uploadSize, state in
+let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, version, uploadData, uploadSize, state in
     guard let context, let state, let uploadSize else { return HERALD_MHD_NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     guard let existing = state.pointee else {
         let pending = RequestState()
         state.pointee = Unmanaged.passRetained(pending).toOpaque()
+        if let problem = framingProblem(connection, version: version.map { String(cString: $0) } ?? "") {
+            pending.tooLarge = true
+            var refusal = server.refusal(400, "ambiguous request framing: \(problem)")
+            refusal.headers.append(("Connection", "close"))
+            return reply(connection, refusal)
+        }
         if let length = lookupHeader(connection, "Content-Length"),
             let declared = Int(String(cString: length)), declared > server.settings.maxBodyBytes {
             pending.tooLarge = true
@@ -213,7 +278,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         path: url.map { String(cString: $0) } ?? "/",
         headers: interestingHeaders(connection),
         query: method.map({ String(cString: $0) }) == "GET" ? collect(connection, HERALD_MHD_GET_ARGUMENT_KIND, lowercaseKeys: false) : [:],
-        body: pending.body)
+        body: pending.body, clientAddress: clientAddress(connection))
     pending.body = []
     if server.classify(request) == .offload {
         // Count first, then look at `stopping`: `stop` sets the flag before it reads the count, so a

@@ -30,7 +30,7 @@ public final class QueueContext: @unchecked Sendable {
 /// One ZeroMQ socket. Sockets are not thread-safe: create, use and close each on one thread.
 public final class QueueSocket {
     public enum Kind {
-        case push, pull, router, dealer
+        case push, pull, router, dealer, reply
 
         var raw: Int32 {
             switch self {
@@ -38,6 +38,7 @@ public final class QueueSocket {
             case .pull: return ZMQ_PULL
             case .router: return ZMQ_ROUTER
             case .dealer: return ZMQ_DEALER
+            case .reply: return ZMQ_REP
             }
         }
     }
@@ -61,11 +62,26 @@ public final class QueueSocket {
         }
     }
 
+    func setText(_ option: Int32, _ text: String, name: String) throws(QueueError) {
+        let bytes = Array(text.utf8)
+        guard zmq_setsockopt(handle, option, bytes, bytes.count) == 0 else {
+            throw QueueError(operation: "setsockopt(\(name))", errno: zmq_errno())
+        }
+    }
+
     /// Sets the socket's identity (DEALER), so that ingest can address this worker.
     public func setIdentity(_ identity: String) throws(QueueError) {
         let bytes = Array(identity.utf8)
         guard zmq_setsockopt(handle, ZMQ_ROUTING_ID, bytes, bytes.count) == 0 else {
             throw QueueError(operation: "setsockopt(ROUTING_ID)", errno: zmq_errno())
+        }
+    }
+
+    /// Drops (disconnects) a peer that sends a message larger than `bytes`.
+    public func setMaxMessageSize(_ bytes: Int) throws(QueueError) {
+        var value = Int64(bytes)
+        guard zmq_setsockopt(handle, ZMQ_MAXMSGSIZE, &value, MemoryLayout<Int64>.size) == 0 else {
+            throw QueueError(operation: "setsockopt(MAXMSGSIZE)", errno: zmq_errno())
         }
     }
 
@@ -118,6 +134,19 @@ public final class QueueSocket {
             guard zmq_msg_more(&message) != 0 else { break }
         }
         return frames
+    }
+
+    /// Waits up to `timeoutMilliseconds` until one of `sockets` has a message to receive; returns
+    /// the index of the first that has, or nil.
+    public static func firstReadable(_ sockets: [QueueSocket], timeoutMilliseconds: Int) throws(QueueError) -> Int? {
+        var items = sockets.map { zmq_pollitem_t(socket: $0.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0) }
+        let ready = zmq_poll(&items, Int32(items.count), timeoutMilliseconds)
+        if ready < 0 {
+            let code = zmq_errno()
+            if code == EINTR { return nil }
+            throw QueueError(operation: "poll", errno: code)
+        }
+        return items.firstIndex { $0.revents & Int16(ZMQ_POLLIN) != 0 }
     }
 
     public func close() {

@@ -56,6 +56,31 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
         }
     }
 
+    public func pruneReports(receivedBefore before: Int64, limit: Int) throws(StoreError) -> Int {
+        try database.write { writer in
+            let connection = writer.connection
+            // Ids follow arrival, so the reports received before `before` are the ids below a bound
+            // found by bisection (a few primary-key lookups instead of a scan).
+            guard let bounds = try connection.prepare("SELECT min(id), max(id) FROM reports").first([], { row in
+                row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } }
+            }), var (low, high) = bounds else { return 0 }
+            high += 1
+            let arrival = try connection.prepare("SELECT received_at FROM reports WHERE id >= ? ORDER BY id LIMIT 1")
+            while low < high {
+                let middle = low + (high - low) / 2
+                if let received = try arrival.first([.integer(middle)], { $0.int(0) }), received < before {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            try connection.prepare(
+                "DELETE FROM reports WHERE id IN (SELECT id FROM reports WHERE id < ? AND processed_at IS NOT NULL ORDER BY id LIMIT ?)"
+            ).run([.integer(low), .integer(Int64(limit))])
+            return connection.changes
+        }
+    }
+
     /// Unprocessed reports with ids in `(?1, ?2]`.
     static let batch = "id > ?1 AND id <= ?2 AND processed_at IS NULL"
 

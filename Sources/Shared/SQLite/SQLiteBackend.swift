@@ -17,7 +17,8 @@ public final class SQLiteBackend: StoreBackend {
             throw .backend(BackendFailure(backend: "sqlite", code: 0, message: error.localizedDescription,
                                           context: "creating the database folder", isRetryable: false))
         }
-        database = try SQLiteDatabase(path: settings.path, busyTimeoutMilliseconds: settings.busyTimeoutMilliseconds, apps: apps)
+        database = try SQLiteDatabase(path: settings.path, busyTimeoutMilliseconds: settings.busyTimeoutMilliseconds, apps: apps,
+                                      synchronousFull: settings.synchronousFull)
         devices = SQLiteDeviceStore(database: database)
         campaigns = SQLiteCampaignStore(database: database)
         analytics = SQLiteAnalyticsStore(database: database)
@@ -26,5 +27,15 @@ public final class SQLiteBackend: StoreBackend {
     public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
                                            completion: @escaping @Sendable (T) -> Void) {
         database.submitRequest(work, onFailure: onFailure, completion: completion)
+    }
+
+    public func backup(to path: String) throws(StoreError) -> Int64 {
+        try database.backup(to: path)
+    }
+
+    public var commitFailure: String? { database.commitFailure }
+
+    public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
+        database.watchHealth(handler)
     }
 }

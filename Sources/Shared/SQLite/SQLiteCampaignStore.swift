@@ -155,6 +155,30 @@ public final class SQLiteCampaignStore: CampaignStore {
 
     // MARK: - Dispatcher
 
+    public func holdDispatcher(ingest: String, now: Int64, until: Int64) throws(StoreError) -> Bool {
+        try database.write { writer in
+            try writer.connection.prepare(
+                """
+                INSERT INTO dispatcher_lease (id, holder, until) VALUES (1, ?1, ?3)
+                ON CONFLICT (id) DO UPDATE SET holder = ?1, until = ?3 WHERE dispatcher_lease.holder = ?1 OR dispatcher_lease.until < ?2
+                """
+            ).run([.text(ingest), .integer(now), .integer(until)])
+            return writer.connection.changes == 1
+        }
+    }
+
+    public func releaseDispatcher(ingest: String) throws(StoreError) {
+        try database.write { writer in
+            try writer.connection.prepare("UPDATE dispatcher_lease SET until = 0 WHERE holder = ?").run([.text(ingest)])
+        }
+    }
+
+    public func dispatcherHolder(now: Int64) throws(StoreError) -> String? {
+        try database.read { connection in
+            try connection.prepare("SELECT holder FROM dispatcher_lease WHERE until >= ?").first([.integer(now)]) { $0.text(0) }
+        }
+    }
+
     /// The smallest shard a campaign is cut into (device ids).
     static let minimumShard: Int64 = 1_000
 
@@ -264,6 +288,26 @@ public final class SQLiteCampaignStore: CampaignStore {
             try writer.connection.prepare(
                 "UPDATE message_shards SET status = 'pending', lease_owner = NULL WHERE id = ? AND lease_owner = ? AND status = 'leased'"
             ).run([.integer(shard), .text(worker)])
+        }
+    }
+
+    public func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int {
+        try database.write { writer in
+            let connection = writer.connection
+            var removed = 0
+            // One message at a time, oldest first; its rows are one range of the primary key.
+            while removed < limit, let message = try connection.prepare(
+                "SELECT id FROM messages WHERE pruned_at IS NULL AND status IN ('done', 'deleted') AND updated_at < ? ORDER BY id LIMIT 1"
+            ).first([.integer(before)], { $0.int(0) }) {
+                try connection.prepare(
+                    "DELETE FROM deliveries WHERE message_id = ?1 AND device_id IN (SELECT device_id FROM deliveries WHERE message_id = ?1 LIMIT ?2)"
+                ).run([.integer(message), .integer(Int64(limit - removed))])
+                removed += connection.changes
+                guard removed < limit else { break }
+                try connection.prepare("DELETE FROM delivery_retries WHERE message_id = ?").run([.integer(message)])
+                try connection.prepare("UPDATE messages SET pruned_at = ? WHERE id = ?").run([.integer(now), .integer(message)])
+            }
+            return removed
         }
     }
 

@@ -1,5 +1,8 @@
 internal import CSQLite
 import Core
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Owns one `sqlite3*` handle and its prepared statements.
 ///
@@ -32,7 +35,19 @@ public final class SQLiteConnection: @unchecked Sendable {
         busyState.initialize(to: herald_busy_state(timeout_ms: busyTimeoutMilliseconds, since: timespec()))
         herald_sqlite3_set_busy_wait(db, busyState)
         if !readOnly {
-            try execute("PRAGMA journal_mode=WAL")
+            // Switching a new database to WAL takes a lock the busy handler does not wait for: when
+            // several processes start together on a new file, retry until the busy timeout.
+            var wait = 0.005
+            let deadline = monotonicSeconds() + Double(busyTimeoutMilliseconds) / 1000
+            while true {
+                do {
+                    try execute("PRAGMA journal_mode=WAL")
+                    break
+                } catch where error.code & 0xFF == SQLITE_BUSY && monotonicSeconds() < deadline {
+                    usleep(useconds_t(wait * 1_000_000))
+                    wait = min(wait * 2, 0.1)
+                }
+            }
         }
         try execute("PRAGMA synchronous=NORMAL")
         try execute("PRAGMA foreign_keys=ON")

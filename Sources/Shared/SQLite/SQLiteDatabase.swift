@@ -27,12 +27,14 @@ public final class SQLiteDatabase: Sendable {
     /// Application code → row id, fixed at start.
     let appIDs: [String: Int64]
 
-    /// Opens the database, applies migrations, and registers `apps`.
-    public init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration]) throws(StoreError) {
+    /// Opens the database, applies migrations, and registers `apps`. `synchronousFull` makes every
+    /// group commit wait for the disk (`PRAGMA synchronous=FULL`: one fsync of the WAL per commit).
+    public init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration], synchronousFull: Bool = true) throws(StoreError) {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         do {
             let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 65536)
+            if synchronousFull { try connection.execute("PRAGMA synchronous=FULL") }
             try Schema.migrate(connection)
             var ids: [String: Int64] = [:]
             try connection.writeTransaction {
@@ -124,6 +126,23 @@ public final class SQLiteDatabase: Sendable {
             finish: { committed in completion(committed ? (result.value ?? onFailure()) : onFailure()) })))
     }
 
+    /// Why commits fail, while they do.
+    var commitFailure: String? { committer.commitFailure }
+
+    /// `VACUUM INTO path` from a read transaction: a consistent, compacted copy of the database as
+    /// of one moment, taken while writers go on (they never wait for it). Refuses an existing file.
+    func backup(to path: String) throws(StoreError) -> Int64 {
+        guard !FileManager.default.fileExists(atPath: path) else { throw .invalid("\(path) exists; a backup never overwrites a file") }
+        try read { connection in try connection.prepare("VACUUM INTO ?").run([.text(path)]) }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
+        return size ?? 0
+    }
+
+    /// Calls `handler` on each change between failing and succeeding commits.
+    func watchHealth(_ handler: @escaping @Sendable (String?) -> Void) {
+        committer.watchHealth(handler)
+    }
+
     /// Runs `body` on a pooled read connection.
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
         let pooled = readers.withLock { $0.popLast() }
@@ -195,6 +214,10 @@ final class GroupCommitter: @unchecked Sendable {
     private let thread = Atomic<UInt>(0)
     /// Set by the checkpointer (see `Checkpointer`): checkpoint after the next batch.
     private let checkpointRequested = Atomic<Bool>(false)
+    /// The error of the last batch while commits fail (nil while they succeed), and who hears of
+    /// each change between the two.
+    private let failure = Mutex<String?>(nil)
+    private let healthWatchers = Mutex<[@Sendable (String?) -> Void]>([])
 
     init(writer: SQLiteDatabase.Writer) {
         self.writer = writer
@@ -248,7 +271,9 @@ final class GroupCommitter: @unchecked Sendable {
             }
             for start in stride(from: 0, to: taken.count, by: Self.maximumBatch) {
                 let batch = taken[start..<min(start + Self.maximumBatch, taken.count)]
-                let committed = commit(batch)
+                let error = commit(batch)
+                let committed = error == nil
+                noteHealth(error.map { "\($0)" })
                 for item in batch {
                     switch item {
                     case .write(let write): write.done.signal()
@@ -265,8 +290,26 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
-    /// Runs the batch in one transaction, each item in its own savepoint; true when committed.
-    private func commit(_ batch: ArraySlice<Item>) -> Bool {
+    /// The error while commits fail, nil while they succeed.
+    var commitFailure: String? { failure.withLock { $0 } }
+
+    /// Calls `handler` on each change between failing and succeeding commits (with the error, or nil).
+    func watchHealth(_ handler: @escaping @Sendable (String?) -> Void) {
+        healthWatchers.withLock { $0.append(handler) }
+    }
+
+    private func noteHealth(_ error: String?) {
+        let changed = failure.withLock { current -> Bool in
+            defer { current = error }
+            return (current == nil) != (error == nil)
+        }
+        guard changed else { return }
+        for watcher in healthWatchers.withLock({ $0 }) { watcher(error) }
+    }
+
+    /// Runs the batch in one transaction, each item in its own savepoint; nil when committed, else
+    /// why not.
+    private func commit(_ batch: ArraySlice<Item>) -> (any Error)? {
         let connection = writer.connection
         do {
             try connection.statement("BEGIN IMMEDIATE")
@@ -275,7 +318,7 @@ final class GroupCommitter: @unchecked Sendable {
                 write.error = error
                 write.body = nil
             }
-            return false
+            return error
         }
         for item in batch {
             // SQLite rolls the whole transaction back by itself on some errors (SQLITE_FULL, IOERR,
@@ -302,19 +345,20 @@ final class GroupCommitter: @unchecked Sendable {
         }
         if connection.isAutocommit {
             writer.tagTypes.removeAll()
-            for case .write(let write) in batch where write.error == nil {
-                write.error = SQLiteError(code: 1, message: "the batch transaction was rolled back", context: "group commit")
-            }
-            return false
+            let rolledBack = SQLiteError(code: 1, message: "the batch transaction was rolled back", context: "group commit")
+            for case .write(let write) in batch where write.error == nil { write.error = rolledBack }
+            return batch.lazy.compactMap { item -> (any Error)? in
+                if case .write(let write) = item { return write.error } else { return nil }
+            }.first ?? rolledBack
         }
         do {
             try connection.statement("COMMIT")
-            return true
+            return nil
         } catch {
             try? connection.execute("ROLLBACK")
             writer.tagTypes.removeAll()
             for case .write(let write) in batch where write.error == nil { write.error = error }
-            return false
+            return error
         }
     }
 

@@ -228,6 +228,18 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX delivery_retries_due ON delivery_retries (shard_id, next_at);
         """,
+        // 6: which ingest dispatches (several may serve one database; one dispatches at a time).
+        """
+        CREATE TABLE dispatcher_lease (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            holder TEXT NOT NULL,
+            until INTEGER NOT NULL
+        );
+        """,
+        // 7: retention: when a finished message's delivery rows were deleted.
+        """
+        ALTER TABLE messages ADD COLUMN pruned_at INTEGER;
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -44,6 +44,9 @@ public struct MessageSpec: Sendable, Equatable, Codable {
         /// and each device receives the message when its own clock shows that time.
         public var sendAt: Int64
         public var perDeviceTimezone: Bool
+        /// `send_date` and `timezone` as the request gave them (nil for "now" and for no zone).
+        public var givenSendDate: String?
+        public var givenTimezone: String?
 
         public init(sendAt: Int64, perDeviceTimezone: Bool) {
             self.sendAt = sendAt
@@ -97,6 +100,8 @@ public struct MessageSpec: Sendable, Equatable, Codable {
         public var attachment: String?
         /// Merged into the APNs payload root (`aps` members are merged into `aps`).
         public var rootParams: [String: JSON]?
+        /// `aps.interruption-level`: passive, active, time-sensitive or critical.
+        public var interruptionLevel: String?
 
         public init() {}
     }

@@ -45,6 +45,7 @@ public enum PayloadBuilder {
                 if case .add = change { aps["pw_badge"] = .string(change.text) }
             }
             if let sound = nonEmpty(ios.sound) { aps["sound"] = .string(sound) }
+            if let level = nonEmpty(ios.interruptionLevel) { aps["interruption-level"] = .string(level) }
             aps["mutable-content"] = 1
         }
         if let category = nonEmpty(ios.categoryID) { aps["category"] = .string(category) }
@@ -105,7 +106,9 @@ public enum PayloadBuilder {
         let android = spec.android
         var data: [String: String] = ["pw_msg": "1", "p": hash]
         // The Android SDK reads `title` as the body text and `header` as the title.
-        data["title"] = localized(android.content ?? spec.content, language: language)
+        let body = localized(android.content ?? spec.content, language: language)
+        // A silent message shows nothing: no empty text for the SDK to draw.
+        data["title"] = android.silent && body.isEmpty ? nil : body
         data["header"] = text(android.header ?? spec.title, language)
         data["u"] = customData(spec.data)
         data["l"] = nonEmpty(spec.link)

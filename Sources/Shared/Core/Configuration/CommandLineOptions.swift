@@ -3,12 +3,18 @@ public enum CommandLineOptions: Equatable, Sendable {
     case run(configPath: String, logLevel: LogLevel?)
     case help
     case version
+    /// Write a new CURVE secret key to this file and print its public key.
+    case generateCurveKey(path: String)
+    /// Copy the database, consistently and while everything runs, to `destination`.
+    case backup(configPath: String, destination: String)
 
-    /// Parses `--config FILE`, `--log-level LEVEL`, `--help` and `--version`; `HERALD_CONFIG` names
-    /// the file when `--config` is absent. Throws a message suitable for standard error.
+    /// Parses `--config FILE`, `--log-level LEVEL`, `--backup FILE`, `--generate-curve-key FILE`,
+    /// `--help` and `--version`; `HERALD_CONFIG` names the file when `--config` is absent. Throws a
+    /// message suitable for standard error.
     public static func parse(_ arguments: [String], environment: [String: String]) throws(ConfigurationError) -> CommandLineOptions {
         var configPath: String?
         var logLevel: LogLevel?
+        var backup: String?
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -29,6 +35,13 @@ public enum CommandLineOptions: Equatable, Sendable {
                 return .help
             case "--version":
                 return .version
+            case "--backup":
+                backup = try value()
+                guard backup?.isEmpty == false else { throw ConfigurationError(key: name, problem: "needs a file name") }
+            case "--generate-curve-key":
+                let path = try value()
+                guard !path.isEmpty else { throw ConfigurationError(key: name, problem: "needs a file name") }
+                return .generateCurveKey(path: path)
             case "--config", "-c":
                 configPath = try value()
             case "--log-level":
@@ -45,6 +58,7 @@ public enum CommandLineOptions: Equatable, Sendable {
         guard let path = configPath ?? environment["HERALD_CONFIG"], !path.isEmpty else {
             throw ConfigurationError(key: "--config", problem: "no configuration file: pass --config FILE or set HERALD_CONFIG")
         }
+        if let backup { return .backup(configPath: path, destination: backup) }
         return .run(configPath: path, logLevel: logLevel)
     }
 
@@ -54,12 +68,19 @@ public enum CommandLineOptions: Equatable, Sendable {
         \(executable): \(summary)
 
         Usage: \(executable) --config FILE [--log-level LEVEL]
+               \(executable) --generate-curve-key FILE
+               herald-ingest --config FILE --backup COPY
 
         Options:
           -c, --config FILE     the Herald configuration file (JSON). Without it, HERALD_CONFIG names the file.
               --log-level LEVEL  overrides the file's log_level: NONE, ERROR, WARNING, INFO, DEBUG or VERBOSE.
           -h, --help            prints this text.
               --version         prints the version and the git commit this binary was built from.
+              --backup COPY     (herald-ingest) writes a consistent copy of the SQLite database to COPY while
+                                everything keeps running (an existing COPY is never overwritten), then exits.
+              --generate-curve-key FILE
+                                writes a new ZeroMQ CURVE secret key to FILE (mode 0600; an existing
+                                FILE is never overwritten) and prints its public key, for queue.curve.
 
         The configuration keys are documented in docs/configuration.md.
         """

@@ -43,6 +43,12 @@ extension Configuration {
                 config.http.port = port
             }
             config.http.maxBodyBytes = try http.int("max_body_bytes", default: config.http.maxBodyBytes, range: 64...1_073_741_824)
+            if let publicURL = try http.string("public_url") {
+                guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                    throw ConfigurationError(key: "http.public_url", problem: "expected an http:// or https:// URL such as https://push.example.com")
+                }
+                config.http.publicURL = publicURL
+            }
             config.http.threads = try http.int("threads", default: config.http.threads, range: 1...256)
             config.http.connectionLimit = try http.int("connection_limit", default: config.http.connectionLimit, range: 1...1_000_000)
             config.http.idleTimeoutSeconds = try http.int("idle_timeout_seconds", default: config.http.idleTimeoutSeconds, range: 1...86_400)
@@ -96,21 +102,65 @@ extension Configuration {
             config.database.poolSize = try database.int("pool_size", default: config.database.poolSize, range: 1...100)
             config.database.busyTimeoutMilliseconds = try database.int(
                 "busy_timeout_ms", default: config.database.busyTimeoutMilliseconds, range: 0...600_000)
+            if let synchronous = try database.string("synchronous") {
+                guard ["full", "normal"].contains(synchronous) else {
+                    throw ConfigurationError(key: "database.synchronous", problem: "must be full or normal")
+                }
+                guard config.database.url == nil else {
+                    throw ConfigurationError(key: "database.synchronous",
+                                             problem: "only applies to SQLite; with database.url, durability is the PostgreSQL server's synchronous_commit")
+                }
+                config.database.synchronousFull = synchronous == "full"
+            }
             try database.finish()
         }
         config.database.path = resolve(config.database.path)
 
         if var queue = try root.object("queue") {
             for (key, keyPath) in [("jobs", \QueueSettings.jobs), ("results", \QueueSettings.results)] {
-                if let endpoint = try queue.string(key) {
-                    guard ["tcp://", "ipc://", "inproc://"].contains(where: { endpoint.hasPrefix($0) }) else {
-                        throw ConfigurationError(key: queue.keyPath(key), problem: "expected a ZeroMQ endpoint such as tcp://127.0.0.1:5557")
-                    }
-                    config.queue[keyPath: keyPath] = endpoint
+                guard let value = queue.value(key) else { continue }
+                // One endpoint, or (for workers) the list of every ingest's.
+                let endpoints: [String]
+                switch value {
+                case .string(let endpoint): endpoints = [endpoint]
+                case .array(let items) where !items.isEmpty && items.allSatisfy({ $0.stringValue != nil }): endpoints = items.compactMap(\.stringValue)
+                default:
+                    throw ConfigurationError(key: queue.keyPath(key), problem: "expected an endpoint or a non-empty list of endpoints")
                 }
+                for endpoint in endpoints where !["tcp://", "ipc://", "inproc://"].contains(where: { endpoint.hasPrefix($0) }) {
+                    throw ConfigurationError(key: queue.keyPath(key), problem: "expected a ZeroMQ endpoint such as tcp://127.0.0.1:5557, found \(endpoint)")
+                }
+                config.queue[keyPath: keyPath] = endpoints
+            }
+            if let allow = queue.value("allow_insecure_remote") {
+                guard case .bool(let value) = allow else {
+                    throw ConfigurationError(key: "queue.allow_insecure_remote", problem: "expected true or false, found \(allow.typeName)")
+                }
+                config.queue.allowInsecureRemote = value
+            }
+            if var curve = try queue.object("curve") {
+                let file = resolve(try curve.requiredString("secret_key_file"))
+                var settings = CurveSettings(secretKeyFile: file,
+                                             secretKey: try CurveSettings.readSecretKey(path: file, key: "queue.curve.secret_key_file"))
+                if let server = try curve.string("server_public_key") {
+                    guard CurveSettings.isKey(server) else {
+                        throw ConfigurationError(key: "queue.curve.server_public_key", problem: "expected a Z85 CURVE public key (40 characters)")
+                    }
+                    settings.serverPublicKey = server
+                }
+                if let authorized = try curve.string("authorized_keys_file") {
+                    let path = resolve(authorized)
+                    settings.authorizedKeysFile = path
+                    settings.authorizedKeys = try CurveSettings.readAuthorizedKeys(path: path, key: "queue.curve.authorized_keys_file")
+                }
+                try curve.finish()
+                config.queue.curve = settings
             }
             try queue.finish()
-            if config.queue.jobs == config.queue.results {
+            if config.queue.jobs.count != config.queue.results.count {
+                throw ConfigurationError(key: "queue.results", problem: "must list as many endpoints as queue.jobs (one pair per ingest)")
+            }
+            if !Set(config.queue.jobs).isDisjoint(with: config.queue.results) {
                 throw ConfigurationError(key: "queue.results", problem: "must differ from queue.jobs")
             }
         }
@@ -123,6 +173,16 @@ extension Configuration {
                 try perDevice.finish()
             }
             try throttle.finish()
+        }
+
+        if var retention = try root.object("retention") {
+            config.retention.reportsDays = try retention.int("reports_days", default: config.retention.reportsDays, range: 1...36_500)
+            config.retention.deliveriesDays = try retention.int("deliveries_days", default: config.retention.deliveriesDays, range: 1...36_500)
+            try retention.finish()
+        }
+        // The frequency cap counts recorded deliveries: they must outlive its window.
+        if config.retention.deliveriesDays * 86_400 < config.throttle.perDeviceWindowSeconds {
+            throw ConfigurationError(key: "retention.deliveries_days", problem: "must cover throttle.per_device.window_seconds")
         }
 
         if var delivery = try root.object("delivery") {

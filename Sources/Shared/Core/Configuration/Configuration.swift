@@ -10,6 +10,7 @@ public struct Configuration: Sendable {
     public var queue = QueueSettings()
     public var throttle = ThrottleSettings()
     public var delivery = DeliverySettings()
+    public var retention = RetentionSettings()
     public var apps: [AppConfiguration] = []
 
     public init() {}
@@ -32,6 +33,9 @@ public struct HTTPSettings: Sendable {
     public var connectionLimit = 4096
     /// `http.idle_timeout_seconds`: idle keep-alive connections are closed after this.
     public var idleTimeoutSeconds = 60
+    /// `http.public_url`: the address clients use to reach Herald (usually a TLS proxy's), such as
+    /// `https://push.example.com`; the dashboard's origin check and cookie follow it.
+    public var publicURL: String?
     /// `http.onesignal.add_device_path` / `edit_device_path`: the OneSignal helper's routes.
     public var oneSignalAddDevicePath = "/onesignal/adddevice"
     public var oneSignalEditDevicePath = "/onesignal/editdevice"
@@ -57,16 +61,24 @@ public struct DatabaseSettings: Sendable {
     /// `database.busy_timeout_ms`: how long a writer waits for the SQLite lock, or a call for a free
     /// PostgreSQL connection, before failing (HTTP 503).
     public var busyTimeoutMilliseconds = 5000
+    /// `database.synchronous`: `full` (the default) syncs every group commit to disk, so an
+    /// acknowledged write survives power loss; `normal` survives process crashes only.
+    public var synchronousFull = true
 
     public init(path: String) { self.path = path }
 }
 
 /// `queue`: the ZeroMQ endpoints ingest binds and workers connect to.
 public struct QueueSettings: Sendable {
-    /// `queue.jobs`: ingest → workers (ROUTER ↔ DEALER).
-    public var jobs = "tcp://127.0.0.1:5557"
-    /// `queue.results`: workers → ingest (PUSH → PULL): acks, results, heartbeats.
-    public var results = "tcp://127.0.0.1:5558"
+    /// `queue.jobs`: ingest → workers (ROUTER ↔ DEALER). Ingest binds its one endpoint; a worker
+    /// connects to every ingest's, in the same order as `results`.
+    public var jobs = ["tcp://127.0.0.1:5557"]
+    /// `queue.results`: workers → ingest (PUSH → PULL): acks, results, heartbeats (sent to every ingest).
+    public var results = ["tcp://127.0.0.1:5558"]
+    /// `queue.curve`: CURVE keys; nil means plain TCP (loopback only, unless `allowInsecureRemote`).
+    public var curve: CurveSettings?
+    /// `queue.allow_insecure_remote`: let ingest listen beyond loopback without CURVE.
+    public var allowInsecureRemote = false
 
     public init() {}
 }
@@ -85,6 +97,17 @@ public struct DeliverySettings: Sendable {
     /// `delivery.default_ttl_seconds`: how long a push that failed for a transient reason is retried
     /// when its message sets no `ios_ttl` / `android_gcm_ttl`.
     public var defaultTTLSeconds: Int64 = 3600
+
+    public init() {}
+}
+
+/// `retention`: how long raw rows are kept. Counts outlive them: the per-day rollups keep what the
+/// reports added up to, and the message funnels keep their totals.
+public struct RetentionSettings: Sendable {
+    /// `retention.reports_days`: processed SDK reports older than this are deleted.
+    public var reportsDays = 90
+    /// `retention.deliveries_days`: delivery rows of messages finished longer ago than this are deleted.
+    public var deliveriesDays = 90
 
     public init() {}
 }

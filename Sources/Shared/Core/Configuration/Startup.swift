@@ -6,7 +6,14 @@ import Foundation
 /// error, before anything starts.
 public enum Startup {
     /// `version` is what `--version` prints after the executable's name.
-    public static func configure(executable: String, version: String, summary: String) -> (Configuration, Logger) {
+    /// `generateCurveKey` writes a new secret key to the file given and returns its public key
+    /// (`--generate-curve-key`; it lives with the queue, which Core does not link). `validate` adds
+    /// the executable's own checks of the configuration (exit 2 like any configuration error).
+    /// `backup` copies the database to the path given and returns a one-line summary (`--backup`;
+    /// nil where the executable does not offer it).
+    public static func configure(executable: String, version: String, summary: String, generateCurveKey: (String) throws -> String,
+                                 backup: ((Configuration, String) throws -> String)? = nil,
+                                 validate: (Configuration) throws(ConfigurationError) -> Void) -> (Configuration, Logger) {
         Signals.blockTerminationSignals()
         func fail(_ message: String) -> Never {
             FileHandle.standardError.write(Data("\(executable): \(message)\n".utf8))
@@ -19,20 +26,42 @@ public enum Startup {
             fail("\(error)")
         }
         let configPath: String, levelOverride: LogLevel?
+        var backupDestination: String?
         switch options {
         case .run(let path, let level): (configPath, levelOverride) = (path, level)
+        case .backup(let path, let destination):
+            guard backup != nil else { fail("--backup: only herald-ingest takes it") }
+            (configPath, levelOverride, backupDestination) = (path, nil, destination)
         case .help:
             print(CommandLineOptions.usage(executable: executable, summary: summary))
             exit(0)
         case .version:
             print("\(executable) \(version)")
             exit(0)
+        case .generateCurveKey(let path):
+            do {
+                print(try generateCurveKey(path))
+                exit(0)
+            } catch {
+                FileHandle.standardError.write(Data("\(executable): cannot write a CURVE key to \(path): \(error)\n".utf8))
+                exit(1)
+            }
         }
         let configuration: Configuration
         do {
             configuration = try Configuration.load(path: configPath)
+            try validate(configuration)
         } catch {
             fail("configuration error: \(error)")
+        }
+        if let backup, let backupDestination {
+            do {
+                print(try backup(configuration, backupDestination))
+                exit(0)
+            } catch {
+                FileHandle.standardError.write(Data("\(executable): backup failed: \(error)\n".utf8))
+                exit(1)
+            }
         }
         return (configuration, Logger(label: executable, level: levelOverride ?? configuration.logLevel))
     }

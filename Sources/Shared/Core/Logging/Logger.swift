@@ -44,7 +44,12 @@ public struct Logger: Sendable {
         line.withCString { _ = write(STDERR_FILENO, $0, strlen($0)) }
     }
 
+    /// The longest value a log line carries (longer ones are cut, marked with `…`), so that no peer
+    /// or request can make a line grow without bound.
+    static let maxValueLength = 1024
+
     static func quoted(_ value: String) -> String {
+        let value = value.count > maxValueLength ? String(value.prefix(maxValueLength)) + "…" : value
         if !value.isEmpty && !value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }) {
             return value
         }

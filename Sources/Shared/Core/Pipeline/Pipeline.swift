@@ -9,6 +9,9 @@ public enum Pipeline {
     /// A worker whose heartbeat (one a second) has not arrived for this long is gone: ingest hands
     /// its shards and report batches to others.
     public static let workerSilenceSeconds = 5.0
+    /// How long an ingest's hold on the dispatcher role lasts without renewal (it renews every
+    /// second): a standby ingest takes over this long after the dispatching one died.
+    public static let dispatcherLeaseSeconds: Int64 = 5
     /// Shards a worker holds at once (one running, one waiting), advertised in its heartbeats.
     public static let workerCapacity: Int64 = 2
     /// Pushes a worker sends, and records in one transaction, together. Two batches are unrecorded at

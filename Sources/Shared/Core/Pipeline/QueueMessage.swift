@@ -29,28 +29,80 @@ public enum QueueMessage: Sendable, Equatable {
         }
     }
 
-    /// Decodes one frame; nil for anything malformed (logged by the caller, never fatal).
+    /// The largest frame either side accepts (ingest also sets it as the sockets' ZMQ_MAXMSGSIZE, so
+    /// libzmq drops a peer that sends more).
+    public static let maxFrameBytes = 262_144
+
+    /// Decodes one frame strictly: nil for anything malformed or out of range (logged by the
+    /// caller, never fatal). Worker ids are 1–200 characters of letters, digits and `.-_:`; numbers
+    /// must lie in their ranges; a heartbeat's capacity is capped at `Pipeline.workerCapacity`; its
+    /// statistics must have the shape `DeliveryStats` sends, else they are dropped.
     public static func decode(_ frame: [UInt8]) -> QueueMessage? {
-        guard let json = try? JSON.parse(frame), let type = json["type"]?.stringValue else { return nil }
+        guard frame.count <= maxFrameBytes, let json = try? JSON.parse(frame), let type = json["type"]?.stringValue else { return nil }
+        func int(_ key: String, _ range: ClosedRange<Int64>) -> Int64? {
+            guard case .int(let value)? = json[key], range.contains(value) else { return nil }
+            return value
+        }
+        func worker() -> String? {
+            guard let id = json["worker"]?.stringValue, isWorkerID(id) else { return nil }
+            return id
+        }
         switch type {
         case "heartbeat":
-            guard let worker = json["worker"]?.stringValue, let pid = json["pid"]?.lenientInt else { return nil }
-            return .heartbeat(worker: worker, pid: pid, capacity: json["capacity"]?.lenientInt ?? 0,
-                              jobsInFlight: json["jobs_in_flight"]?.lenientInt ?? 0, stats: json["stats"] ?? [:])
+            guard let worker = worker(), let pid = int("pid", 1...Int64(Int32.max)), let capacity = int("capacity", 0...Int64(Int32.max)),
+                  let jobs = int("jobs_in_flight", 0...1_000_000) else { return nil }
+            return .heartbeat(worker: worker, pid: pid, capacity: min(capacity, Pipeline.workerCapacity), jobsInFlight: jobs,
+                              stats: json["stats"].flatMap(validStats) ?? [:])
         case "ack":
-            guard let worker = json["worker"]?.stringValue, let shard = json["shard"]?.lenientInt else { return nil }
+            guard let worker = worker(), let shard = int("shard", 1...Int64.max) else { return nil }
             return .ack(worker: worker, shard: shard)
         case "job":
-            guard let shard = json["shard"]?.lenientInt else { return nil }
+            guard let shard = int("shard", 1...Int64.max) else { return nil }
             return .job(shard: shard)
         case "reports":
-            guard let after = json["after"]?.lenientInt, let through = json["through"]?.lenientInt, after < through else { return nil }
+            guard let after = int("after", 0...Int64.max), let through = int("through", 0...Int64.max), after < through,
+                  through - after <= Pipeline.reportBatchSize else { return nil }
             return .reports(after: after, through: through)
         case "reports_done":
-            guard let worker = json["worker"]?.stringValue, let after = json["after"]?.lenientInt else { return nil }
-            return .reportsDone(worker: worker, after: after, processed: json["processed"]?.lenientInt ?? 0)
+            guard let worker = worker(), let after = int("after", 0...Int64.max),
+                  let processed = int("processed", 0...Pipeline.reportBatchSize) else { return nil }
+            return .reportsDone(worker: worker, after: after, processed: processed)
         default:
             return nil
         }
+    }
+
+    /// Whether `id` can name a worker (and so appear in logs and `/metrics` labels).
+    public static func isWorkerID(_ id: String) -> Bool {
+        (1...200).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
+            (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || byte == 46 || byte == 45
+                || byte == 95 || byte == 58
+        }
+    }
+
+    /// A heartbeat's statistics when they have `DeliveryStats.snapshot()`'s shape and bounded size:
+    /// known sections, at most 256 entries each, keys of at most 200 characters.
+    static func validStats(_ stats: JSON) -> JSON? {
+        guard case .object(let sections) = stats else { return nil }
+        for (name, section) in sections {
+            guard case .object(let entries) = section, entries.count <= 256, entries.keys.allSatisfy({ $0.count <= 200 }) else { return nil }
+            switch name {
+            case "pushes", "retries", "ambiguous", "connections":
+                guard entries.values.allSatisfy({ if case .int(let value) = $0 { return value >= 0 } else { return false } }) else { return nil }
+            case "latency":
+                for histogram in entries.values {
+                    guard let buckets = histogram["buckets"]?.arrayValue, buckets.count == Pipeline.latencyBuckets.count,
+                          buckets.allSatisfy({ ($0.lenientInt ?? -1) >= 0 }), histogram["sum"]?.lenientDouble != nil,
+                          (histogram["count"]?.lenientInt ?? -1) >= 0 else { return nil }
+                }
+            case "circuits":
+                for circuit in entries.values {
+                    guard case .bool? = circuit["open"], (circuit["reason"]?.stringValue?.count ?? 201) <= 200 else { return nil }
+                }
+            default:
+                return nil
+            }
+        }
+        return stats
     }
 }

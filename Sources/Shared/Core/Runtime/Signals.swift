@@ -2,8 +2,9 @@
 import Glibc
 #endif
 
-/// Waits for SIGTERM or SIGINT. Call `blockTerminationSignals()` first thing in `main`, before any
-/// thread starts, so that the signals are delivered only to the thread that waits for them.
+/// Waits for SIGTERM or SIGINT (and handles SIGHUP). Call `blockTerminationSignals()` first thing in
+/// `main`, before any thread starts, so that the signals are delivered only to the thread that waits
+/// for them.
 public enum Signals {
     public static func blockTerminationSignals() {
         var set = terminationSet()
@@ -11,12 +12,19 @@ public enum Signals {
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// Blocks the calling thread until SIGTERM or SIGINT arrives; returns its number.
-    public static func waitForTermination() -> Int32 {
+    /// Blocks the calling thread until SIGTERM or SIGINT arrives; returns its number. Each SIGHUP
+    /// meanwhile calls `onHangup`.
+    public static func waitForTermination(onHangup: () -> Void = {}) -> Int32 {
         var set = terminationSet()
         var received: Int32 = 0
-        while sigwait(&set, &received) != 0 {}
-        return received
+        while true {
+            guard sigwait(&set, &received) == 0 else { continue }
+            if received == SIGHUP {
+                onHangup()
+                continue
+            }
+            return received
+        }
     }
 
     static func terminationSet() -> sigset_t {
@@ -24,6 +32,7 @@ public enum Signals {
         sigemptyset(&set)
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGHUP)
         return set
     }
 }

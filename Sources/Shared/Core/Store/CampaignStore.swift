@@ -24,6 +24,17 @@ public protocol CampaignStore: Sendable {
 
     // MARK: Ingest: the dispatcher
 
+    /// Makes `ingest` the one dispatcher until `until` unless another ingest holds the role and its
+    /// hold has not run out at `now`; true when `ingest` holds it. Several ingests on one database
+    /// call this every second: one dispatches, the others stand by and take over when it stops renewing.
+    func holdDispatcher(ingest: String, now: Int64, until: Int64) throws(StoreError) -> Bool
+
+    /// Gives the role up at once (a graceful stop), so that a standby takes over without waiting.
+    func releaseDispatcher(ingest: String) throws(StoreError)
+
+    /// The ingest holding the dispatcher role at `now`, if any.
+    func dispatcherHolder(now: Int64) throws(StoreError) -> String?
+
     /// Splits every message that has come due into shards of at most `shardSize` device ids (at
     /// least 16 shards while they hold 1,000 ids or more); returns how many messages started.
     func activateDueMessages(now: Int64, shardSize: Int) throws(StoreError) -> Int
@@ -42,6 +53,10 @@ public protocol CampaignStore: Sendable {
 
     /// Marks messages whose shards are all finished as done; returns how many.
     func completeMessages(now: Int64) throws(StoreError) -> Int
+
+    /// Deletes up to `limit` delivery rows (and leftover retries) of messages that finished (done or
+    /// deleted) before `before`; returns how many rows went. Funnel totals are kept elsewhere.
+    func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int
 
     /// Messages and shards by status, and pushes of unfinished messages waiting for a retry (the
     /// queue depth on `/metrics`).

@@ -78,4 +78,7 @@ public protocol AnalyticsStore: Sendable {
     /// Folds the unprocessed reports with ids in `(first, last]` into the statistics, in one
     /// transaction; returns how many it processed (0 when another worker already did).
     func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int
+    /// Deletes up to `limit` processed reports received before `before` (their counts are in the
+    /// rollups); returns how many went.
+    func pruneReports(receivedBefore before: Int64, limit: Int) throws(StoreError) -> Int
 }

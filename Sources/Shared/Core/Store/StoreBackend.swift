@@ -10,4 +10,14 @@ public protocol StoreBackend: Sendable {
     /// result only once those writes are committed, or `onFailure()` when the commit fails.
     func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
                                     completion: @escaping @Sendable (T) -> Void)
+
+    /// Writes a consistent copy of the whole database to `path` (a new file) while other processes
+    /// keep reading and writing; returns its size in bytes.
+    func backup(to path: String) throws(StoreError) -> Int64
+
+    /// Why commits fail, while they do (for `/healthz`); nil while they succeed.
+    var commitFailure: String? { get }
+
+    /// Calls `handler` each time commits start failing (with the error) or succeed again (nil).
+    func watchCommits(_ handler: @escaping @Sendable (String?) -> Void)
 }

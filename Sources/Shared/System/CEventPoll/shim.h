@@ -1,7 +1,8 @@
 #ifndef HERALD_CEVENTPOLL_SHIM_H
 #define HERALD_CEVENTPOLL_SHIM_H
-/// Linux readiness notification (epoll) and the eventfd that wakes a waiting loop. Glibc's Swift
-/// module map does not include these headers, so the HTTP/2 transport imports them from here.
+/// Linux readiness notification (epoll, with epoll_pwait2's nanosecond timeout) and the eventfd that
+/// wakes a waiting loop. Glibc's Swift module map does not include these headers, so the HTTP/2
+/// transport and the SDK client's event loop import them from here.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #endif

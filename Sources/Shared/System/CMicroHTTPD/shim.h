@@ -15,6 +15,19 @@ static const enum MHD_ValueKind HERALD_MHD_HEADER_KIND = MHD_HEADER_KIND;
 static const enum MHD_ValueKind HERALD_MHD_GET_ARGUMENT_KIND = MHD_GET_ARGUMENT_KIND;
 static const enum MHD_ResponseMemoryMode HERALD_MHD_RESPMEM_MUST_COPY = MHD_RESPMEM_MUST_COPY;
 
+/// Writes the client's IP address as text into `buffer` (empty when unknown).
+static inline void herald_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
+    buffer[0] = 0;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buffer, size);
+    } else if (address->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, size);
+    }
+}
+
 /// Starts a daemon listening on `host:port` (IPv4 or IPv6 literal) with an internal epoll
 /// thread pool and suspend/resume enabled. `MHD_start_daemon` is variadic, so Swift calls this fixed-shape wrapper instead.
 /// Returns NULL when the address does not parse or the daemon cannot start (errno tells why).

@@ -1,0 +1,212 @@
+import SDKClient
+
+/// What `herald-load fleet` was asked to do, checked: every problem is one line for standard error
+/// (exit status 2).
+struct FleetOptions: Equatable {
+    var target: TargetURL
+    var app: String
+    var devices: Int
+    var durationSeconds: Double
+    /// Requests per second across all connections (open loop); nil runs flat out (closed loop).
+    var rate: Double?
+    var connections: Int = 64
+    var threads: Int = 2
+    var seed: UInt64 = 1
+    var jsonPath: String?
+    var reportPath: String?
+    /// The fraction of devices that talk through the OneSignal helper's routes instead of the SDK.
+    var oneSignalFraction: Double = 0
+    var caFile: String?
+    var insecure = false
+    var timeoutSeconds: Double = 10
+    var allowErrors = false
+    /// Whether to draw the live progress line (only on a terminal).
+    var progress = true
+
+    struct Problem: Error, Equatable, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Parses the arguments after `fleet`. Returns nil for `--help`.
+    static func parse(_ arguments: [String], cores: Int) throws(Problem) -> FleetOptions? {
+        var target: TargetURL?
+        var app: String?
+        var devices: Int?
+        var duration: Double?
+        var options = FleetOptions(target: TargetURL(isTLS: false, host: "", port: 0), app: "", devices: 0, durationSeconds: 0)
+        var threadsGiven = false
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            var name = argument
+            var inline: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inline = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws(Problem) -> String {
+                if let inline { return inline }
+                index += 1
+                guard index < arguments.count, !arguments[index].hasPrefix("--") || Double(arguments[index]) != nil else {
+                    throw Problem("\(name) needs a value")
+                }
+                return arguments[index]
+            }
+            func flag() throws(Problem) {
+                if inline != nil { throw Problem("\(name) takes no value") }
+            }
+            switch name {
+            case "--help", "-h":
+                return nil
+            case "--target":
+                let text = try value()
+                do { target = try TargetURL(parsing: text) } catch { throw Problem("--target \(error.description)") }
+            case "--app":
+                let text = try value()
+                guard !text.isEmpty, text.utf8.count <= 64, !text.contains(where: { $0 == "\"" || $0 == "\\" || $0.isWhitespace }) else {
+                    throw Problem("--app must be an application code such as ABCDE-12345, got '\(text)'")
+                }
+                app = text
+            case "--devices":
+                devices = try positiveInt(name, try value(), max: 100_000_000)
+            case "--duration":
+                duration = try seconds(name, try value())
+            case "--rate":
+                let text = try value()
+                guard let rate = Double(text), rate.isFinite, rate > 0, rate <= 10_000_000 else {
+                    throw Problem("--rate must be requests per second, a number above 0, got '\(text)'")
+                }
+                options.rate = rate
+            case "--connections", "-c":
+                options.connections = try positiveInt(name, try value(), max: 100_000)
+            case "--threads", "-t":
+                options.threads = try positiveInt(name, try value(), max: 256)
+                threadsGiven = true
+            case "--seed":
+                let text = try value()
+                guard let seed = UInt64(text) else { throw Problem("--seed must be a whole number ≥ 0, got '\(text)'") }
+                options.seed = seed
+            case "--json":
+                options.jsonPath = try path(name, try value())
+            case "--report":
+                options.reportPath = try path(name, try value())
+            case "--onesignal":
+                let text = try value()
+                guard let fraction = Double(text), fraction >= 0, fraction <= 1 else {
+                    throw Problem("--onesignal must be a fraction between 0 and 1, got '\(text)'")
+                }
+                options.oneSignalFraction = fraction
+            case "--ca":
+                options.caFile = try path(name, try value())
+            case "--insecure", "-k":
+                try flag()
+                options.insecure = true
+            case "--timeout":
+                options.timeoutSeconds = try seconds(name, try value())
+            case "--allow-errors":
+                try flag()
+                options.allowErrors = true
+            case "--no-progress", "--quiet", "-q":
+                try flag()
+                options.progress = false
+            default:
+                throw Problem("unknown option \(argument) (see herald-load fleet --help)")
+            }
+            index += 1
+        }
+        guard let target else { throw Problem("--target URL is required (for example --target http://127.0.0.1:8080)") }
+        guard let app else { throw Problem("--app CODE is required (the application code in Herald's configuration)") }
+        guard let devices else { throw Problem("--devices N is required") }
+        guard let duration else { throw Problem("--duration SECONDS is required") }
+        if options.caFile != nil && !target.isTLS { throw Problem("--ca needs an https:// target") }
+        if options.caFile != nil && options.insecure { throw Problem("--ca and --insecure contradict each other") }
+        options.target = target
+        options.app = app
+        options.devices = devices
+        options.durationSeconds = duration
+        // A connection serves its own devices, so there are never more connections than devices.
+        options.connections = min(options.connections, devices)
+        if !threadsGiven { options.threads = max(1, cores) }
+        options.threads = min(options.threads, options.connections)
+        if let rate = options.rate, rate < Double(options.connections) / options.durationSeconds {
+            // Every connection should get at least one request in the run.
+            options.connections = max(1, min(options.connections, Int(rate * options.durationSeconds)))
+            options.threads = min(options.threads, options.connections)
+        }
+        return options
+    }
+
+    static func positiveInt(_ name: String, _ text: String, max: Int) throws(Problem) -> Int {
+        guard let value = Int(text.replacingOccurrences(of: "_", with: "")), value > 0 else {
+            throw Problem("\(name) must be a whole number above 0, got '\(text)'")
+        }
+        guard value <= max else { throw Problem("\(name) must be at most \(max), got \(value)") }
+        return value
+    }
+
+    /// `30`, `30s`, `1.5`, `2m`, `1h`.
+    static func seconds(_ name: String, _ text: String) throws(Problem) -> Double {
+        var number = Substring(text)
+        var unit = 1.0
+        if let last = number.last, !last.isNumber && last != "." {
+            switch last {
+            case "s": unit = 1
+            case "m": unit = 60
+            case "h": unit = 3600
+            default: throw Problem("\(name) must be seconds (such as 30, 2.5, 30s, 2m, 1h), got '\(text)'")
+            }
+            number = number.dropLast()
+        }
+        guard let value = Double(number), value.isFinite, value > 0, value * unit <= 7 * 86_400 else {
+            throw Problem("\(name) must be seconds above 0 (such as 30, 2.5, 30s, 2m, 1h), got '\(text)'")
+        }
+        return value * unit
+    }
+
+    static func path(_ name: String, _ text: String) throws(Problem) -> String {
+        guard !text.isEmpty else { throw Problem("\(name) needs a file name") }
+        return text
+    }
+
+    /// The `--help` text.
+    static let usage = """
+        herald-load fleet: simulates app installs talking to Herald as the Pushwoosh iOS and Android SDKs do
+        (and, with --onesignal, the OneSignal helper), and measures every request.
+
+        Usage: herald-load fleet --target URL --app CODE --devices N --duration SECONDS [options]
+
+        Required:
+          --target URL         Herald's base URL: http://HOST:PORT or https://HOST[:PORT], optionally with a path
+                               prefix; the SDK form ending in /json/1.3/ is accepted too.
+          --app CODE           the application code the devices use (an app in Herald's configuration).
+          --devices N          simulated app installs. Each registers first, then runs sessions.
+          --duration SECONDS   how long to send: 30, 2.5, 30s, 2m or 1h.
+
+        Load:
+          --rate R             open loop: start R requests per second in total, on schedule whatever the
+                               replies do; latency counts from the scheduled start (no coordinated omission).
+                               Without --rate: closed loop, each connection sends its next request as soon
+                               as the last reply arrived (flat out).
+          -c, --connections C  keep-alive connections (default 64, at most --devices).
+          -t, --threads T      event-loop threads (default: the number of cores).
+          --seed K             the seed every device, token, tag and session is derived from (default 1).
+          --onesignal F        the fraction F (0..1) of devices that talk through the OneSignal helper's
+                               routes (/onesignal/adddevice, /onesignal/editdevice) instead of the SDK.
+          --timeout SECONDS    a request (or a connection attempt) without a reply by then counts as a
+                               timeout and its connection is opened anew (default 10).
+
+        TLS (https:// targets):
+          --ca FILE            trust the CA certificates in FILE (PEM) instead of the system store.
+          -k, --insecure       do not check the server's certificate.
+
+        Output:
+          --json FILE          write the results as JSON (see docs/herald-load.md).
+          --report FILE.html   write a self-contained HTML page with charts (no network needed to open it).
+          -q, --no-progress    no live progress line (it is only drawn on a terminal anyway).
+          --allow-errors       exit 0 even when requests failed.
+
+        Exit status: 0 when every request succeeded (HTTP 200 and status_code 200), 1 when any failed
+        (unless --allow-errors) or the results could not be written, 2 for a bad command line.
+        """
+}

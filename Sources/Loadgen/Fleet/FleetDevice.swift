@@ -1,0 +1,83 @@
+/// One simulated app install, derived entirely from the run's seed and the device's index: nothing
+/// of it is stored, so a million devices cost only their progress counters (`DeviceProgress`).
+struct FleetDevice {
+    let index: Int
+    /// The root hash every attribute of this device comes from.
+    let hash: UInt64
+    let isIOS: Bool
+    /// Talks through the OneSignal helper's routes (an iOS app with the helper) instead of the SDK.
+    let usesOneSignal: Bool
+    let language: Int
+    let timezone: Int64
+    let model: Int
+    let osVersion: Int
+    let appVersion: Int
+    /// iOS development build (APNs sandbox).
+    let sandbox: Bool
+    /// The app set its own user id (else iOS sends the hwid, Android none).
+    let hasUserID: Bool
+    /// iOS notification permission bitmask (1 badge, 2 sound, 4 alert).
+    let notificationTypes: Int
+
+    /// Share of SDK devices that run iOS (the rest Android).
+    static let iosShare = 0.45
+
+    init(seed: UInt64, index: Int, oneSignalFraction: Double) {
+        self.index = index
+        hash = Mix.hash(seed, UInt64(index))
+        usesOneSignal = oneSignalFraction > 0 && Mix.unit(Mix.hash(hash, 2)) < oneSignalFraction
+        isIOS = usesOneSignal || Mix.unit(Mix.hash(hash, 1)) < Self.iosShare
+        language = DeviceCatalog.languages.pick(Mix.hash(hash, 3))
+        timezone = DeviceCatalog.timezones[DeviceCatalog.timezones.pick(Mix.hash(hash, 4))]
+        model = (isIOS ? DeviceCatalog.iosModels : DeviceCatalog.androidModels).pick(Mix.hash(hash, 5))
+        osVersion = (isIOS ? DeviceCatalog.iosVersions : DeviceCatalog.androidVersions).pick(Mix.hash(hash, 6))
+        appVersion = DeviceCatalog.appVersions.pick(Mix.hash(hash, 7))
+        let flags = Mix.hash(hash, 8)
+        sandbox = isIOS && flags % 100 < 5
+        hasUserID = (flags >> 8) % 100 < 25
+        let permission = (flags >> 16) % 100
+        notificationTypes = permission < 85 ? 7 : (permission < 95 ? 0 : 6)
+    }
+
+    /// Pushwoosh `device_type`: 1 iOS, 3 Android.
+    var platform: Int { isIOS ? 1 : 3 }
+
+    var hwidHigh: UInt64 { Mix.hash(hash, 10) }
+    var hwidLow: UInt64 { Mix.hash(hash, 11) }
+
+    /// iOS: the IDFV, an upper-case UUID; Android: a random lower-case UUID.
+    func writeHWID(_ out: inout ByteWriter) {
+        out.uuid(hwidHigh, hwidLow, uppercase: isIOS)
+    }
+
+    /// iOS: 32 bytes of APNs token as 64 lower-case hex digits. Android: an FCM registration token
+    /// (`<22 chars>:APA91b<134 chars>`, URL-safe base64).
+    func writeToken(_ out: inout ByteWriter) {
+        if isIOS {
+            for part in 0..<4 { out.hex(Mix.hash(hash, 20 + UInt64(part)), digits: 16) }
+        } else {
+            out.base64URL(Mix.hash(hash, 20), count: 22)
+            out.append(":APA91b")
+            out.base64URL(Mix.hash(hash, 21), count: 134)
+        }
+    }
+
+    /// The user id the app set: `user-<n>`.
+    func writeUserID(_ out: inout ByteWriter) {
+        out.append("user-")
+        out.int(Int64(Mix.hash(hash, 30) % 10_000_000))
+    }
+
+    var languageCode: StaticString {
+        let entry = DeviceCatalog.languages[language]
+        return isIOS ? entry.ios : entry.android
+    }
+
+    var modelName: StaticString { isIOS ? DeviceCatalog.iosModels[model] : DeviceCatalog.androidModels[model] }
+    var osVersionName: StaticString { isIOS ? DeviceCatalog.iosVersions[osVersion] : DeviceCatalog.androidVersions[osVersion] }
+    var appVersionName: StaticString { DeviceCatalog.appVersions[appVersion] }
+    /// An Android tablet (the SDK's `device_name` says "Tablet").
+    var isTablet: Bool { !isIOS && model == DeviceCatalog.androidTabletModel }
+    var sdkVersion: StaticString { isIOS ? "7.1.3" : "6.10.0" }
+    var screens: [StaticString] { isIOS ? DeviceCatalog.iosScreens : DeviceCatalog.androidScreens }
+}

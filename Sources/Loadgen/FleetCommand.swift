@@ -1,0 +1,102 @@
+import Core
+import Foundation
+import SDKClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `herald-load fleet …`: parses the flags, runs the fleet, prints and writes the results, and
+/// says how the process should exit.
+enum FleetCommand {
+    /// Runs the command; returns the exit status (0 all succeeded, 1 failures or unwritable results, 2 bad flags).
+    static func main(_ arguments: [String]) -> Int32 {
+        let options: FleetOptions
+        do {
+            guard let parsed = try FleetOptions.parse(arguments, cores: ProcessInfo.processInfo.activeProcessorCount) else {
+                print(FleetOptions.usage)
+                return 0
+            }
+            options = parsed
+        } catch {
+            return usageError(error.description)
+        }
+        let addresses: [SocketAddress]
+        do {
+            addresses = try options.target.resolve()
+        } catch {
+            return usageError("--target \(error.description)")
+        }
+        var tls: TLSClientContext?
+        if options.target.isTLS {
+            do {
+                tls = try TLSClientContext(caFile: options.caFile, verify: !options.insecure)
+            } catch {
+                return usageError(options.caFile != nil ? "--ca \(error.description)" : error.description)
+            }
+        }
+        for path in [options.jsonPath, options.reportPath].compactMap({ $0 }) {
+            if let problem = unwritable(path) { return usageError(problem) }
+        }
+        raiseOpenFileLimit()
+        let schedule = options.rate.map { OpenLoopSchedule(rate: $0, connections: options.connections) }
+        let plan = FleetPlan(options: options, addresses: addresses, tls: tls, schedule: schedule)
+        let run = FleetRun(plan: plan, start: MonotonicClock.now() + 10_000_000)
+        InterruptHandler.start(run.control)
+
+        let terminal = isatty(STDOUT_FILENO) == 1 && options.progress
+        let result = run.run(progress: terminal ? { line in
+            FileHandle.standardOutput.write(Data((ProgressLine.clear + line).utf8))
+        } : nil)
+        if terminal { FileHandle.standardOutput.write(Data(ProgressLine.clear.utf8)) }
+
+        print(SummaryTable.render(result))
+        var status: Int32 = result.failed ? 1 : 0
+        if let path = options.jsonPath {
+            do {
+                try Data(result.json.encoded() + [10]).write(to: URL(fileURLWithPath: path))
+            } catch {
+                FileHandle.standardError.write(Data("herald-load fleet: cannot write \(path): \(error.localizedDescription)\n".utf8))
+                status = 1
+            }
+        }
+        if let path = options.reportPath {
+            do {
+                try Data(HTMLReport.render(result).utf8).write(to: URL(fileURLWithPath: path))
+            } catch {
+                FileHandle.standardError.write(Data("herald-load fleet: cannot write \(path): \(error.localizedDescription)\n".utf8))
+                status = 1
+            }
+        }
+        if result.failed {
+            FileHandle.standardError.write(Data(
+                "herald-load fleet: \(TextFormat.grouped(result.stats.failed)) requests failed (exit 1; --allow-errors to accept)\n".utf8))
+        }
+        return status
+    }
+
+    /// Lifts the soft limit on open descriptors to the hard one, so that thousands of connections
+    /// do not fail with EMFILE (which would still be counted, as connection_failed).
+    static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    static func usageError(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("herald-load fleet: \(message)\n".utf8))
+        return 2
+    }
+
+    /// Why `path` cannot be written (its folder is missing or read-only), or nil.
+    static func unwritable(_ path: String) -> String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        let directory = folder.isEmpty ? "." : folder
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return "cannot write \(path): no folder \(directory)"
+        }
+        guard access(directory, W_OK) == 0 else { return "cannot write \(path): \(directory) is not writable" }
+        return nil
+    }
+}

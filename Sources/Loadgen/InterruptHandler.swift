@@ -1,0 +1,19 @@
+import Core
+import Foundation
+
+/// Ctrl-C (or SIGTERM) once ends the run early (replies in flight still count, and the results are
+/// printed and written); a second time drops the replies still awaited.
+enum InterruptHandler {
+    /// Call after `Signals.blockTerminationSignals()` (first thing in main), so the signals reach
+    /// only this thread.
+    static func start(_ control: RunControl) {
+        let thread = Thread {
+            _ = Signals.waitForTermination()
+            control.stop()
+            _ = Signals.waitForTermination()
+            control.abort()
+        }
+        thread.name = "signals"
+        thread.start()
+    }
+}

@@ -1,0 +1,95 @@
+import Core
+
+/// The outcome of a fleet run: what was asked, what was counted, and the run's timeline.
+struct FleetResult {
+    let options: FleetOptions
+    let stats: FleetStats
+    /// One sample per second (the last may be shorter).
+    let timeline: [SecondSample]
+    /// The sending window in seconds: `--duration`, or less when interrupted.
+    let seconds: Double
+    /// Ctrl-C ended the run early.
+    let interrupted: Bool
+
+    /// Replies (and failures) per second over the sending window.
+    var achievedRate: Double { seconds > 0 ? Double(stats.requests) / seconds : 0 }
+
+    /// Whether the run should exit 1.
+    var failed: Bool { stats.failed > 0 && !options.allowErrors }
+
+    static func milliseconds(_ microseconds: Int64) -> Double { Double(microseconds) / 1000 }
+
+    /// The results as JSON: the documented keys (`devices`, `duration_s`, `requests` per method with
+    /// `ok`, `errors`, `p50_ms`, `p99_ms`, `max_ms`, and `rate`) and more detail beside them.
+    var json: JSON {
+        var requests: [String: JSON] = [:]
+        for method in FleetMethod.allCases {
+            let entry = stats.methods[method.rawValue]
+            guard entry.requests > 0 else { continue }
+            requests[method.name] = Self.methodJSON(entry)
+        }
+        var events: [String: JSON] = [:]
+        for (index, name) in FleetStats.eventNames.enumerated() where stats.events[index] > 0 {
+            events[name] = .int(Int64(stats.events[index]))
+        }
+        var errors: [String: JSON] = [:]
+        for (kind, count) in stats.errors { errors[kind.description] = .int(Int64(count)) }
+        var details: [String: JSON] = [:]
+        for (kind, text) in stats.details { details[kind.description] = .string(text) }
+        var object: [String: JSON] = [
+            "devices": .int(Int64(options.devices)),
+            "duration_s": .double(Self.round(seconds, 3)),
+            "requests": .object(requests),
+            "rate": .double(Self.round(achievedRate, 1)),
+            "target": .string(options.target.description),
+            "app": .string(options.app),
+            "mode": .string(options.rate == nil ? "closed" : "open"),
+            "connections": .int(Int64(options.connections)),
+            "threads": .int(Int64(options.threads)),
+            "seed": .int(Int64(bitPattern: options.seed)),
+            "onesignal_fraction": .double(options.oneSignalFraction),
+            "total": Self.methodJSON(stats.methods.reduce(into: MethodStats()) { $0.merge($1) }),
+            "errors": .object(errors),
+            "error_details": .object(details),
+            "events": .object(events),
+            "registered": .int(Int64(stats.registered)),
+            "bytes_sent": .int(Int64(stats.bytesSent)),
+            "bytes_received": .int(Int64(stats.bytesReceived)),
+            "dropped": .int(Int64(stats.dropped)),
+            "interrupted": .bool(interrupted),
+        ]
+        if let rate = options.rate { object["target_rate"] = .double(rate) }
+        return .object(object)
+    }
+
+    static func methodJSON(_ entry: MethodStats) -> JSON {
+        var errors: [String: JSON] = [:]
+        for (kind, count) in entry.errors { errors[kind.description] = .int(Int64(count)) }
+        let latency = entry.latency
+        var percentiles: [String: JSON] = [:]
+        for percentile in percentileSpectrum {
+            percentiles[TextFormat.percentileName(percentile)] = .double(milliseconds(latency.value(atPercentile: percentile)))
+        }
+        return [
+            "percentiles_ms": .object(percentiles),
+            "requests": .int(Int64(entry.requests)),
+            "ok": .int(Int64(entry.ok)),
+            "errors": .object(errors),
+            "p50_ms": .double(milliseconds(latency.value(atPercentile: 50))),
+            "p90_ms": .double(milliseconds(latency.value(atPercentile: 90))),
+            "p99_ms": .double(milliseconds(latency.value(atPercentile: 99))),
+            "p99_9_ms": .double(milliseconds(latency.value(atPercentile: 99.9))),
+            "max_ms": .double(milliseconds(latency.isEmpty ? 0 : latency.max)),
+            "mean_ms": .double(round(latency.mean / 1000, 3)),
+        ]
+    }
+
+    /// The percentiles listed in full (`percentiles_ms`, the report's distribution table).
+    static let percentileSpectrum: [Double] = [50, 75, 90, 95, 99, 99.9, 99.99, 100]
+
+    static func round(_ value: Double, _ places: Int) -> Double {
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        return (value * scale).rounded() / scale
+    }
+}

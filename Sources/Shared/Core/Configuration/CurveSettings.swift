@@ -1,0 +1,99 @@
+import Foundation
+
+/// `queue.curve`: ZeroMQ CURVE on the queue endpoints, so that workers on other hosts talk to
+/// ingest encrypted and only with a key ingest knows. Keys are Z85 text, 40 characters (32 bytes).
+public struct CurveSettings: Sendable, Equatable {
+    /// `queue.curve.secret_key_file`: this process's secret key (`--generate-curve-key` writes one).
+    public var secretKeyFile: String
+    /// The secret key read from that file.
+    public var secretKey: String
+    /// `queue.curve.server_public_key` (herald-worker): ingest's public key.
+    public var serverPublicKey: String?
+    /// `queue.curve.authorized_keys_file` (herald-ingest): the workers' public keys, one per line.
+    public var authorizedKeysFile: String?
+    /// The keys read from that file at start (ingest re-reads it on SIGHUP).
+    public var authorizedKeys: Set<String> = []
+
+    public init(secretKeyFile: String, secretKey: String, serverPublicKey: String? = nil, authorizedKeysFile: String? = nil,
+                authorizedKeys: Set<String> = []) {
+        self.secretKeyFile = secretKeyFile
+        self.secretKey = secretKey
+        self.serverPublicKey = serverPublicKey
+        self.authorizedKeysFile = authorizedKeysFile
+        self.authorizedKeys = authorizedKeys
+    }
+
+    static let alphabet = Set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#")
+
+    /// Whether `text` is a Z85-encoded 32-byte key.
+    public static func isKey(_ text: String) -> Bool {
+        text.count == 40 && text.allSatisfy { alphabet.contains($0) }
+    }
+
+    /// The secret key in the file at `path`: its only line, a Z85 key.
+    public static func readSecretKey(path: String, key: String) throws(ConfigurationError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(key: key, problem: "cannot read \(path) (create one with --generate-curve-key \(path))")
+        }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard isKey(text) else { throw ConfigurationError(key: key, problem: "\(path) does not hold a Z85 CURVE secret key (40 characters)") }
+        return text
+    }
+
+    /// The public keys of an authorized-keys file: one per line; blank lines and lines starting with
+    /// `#` are skipped; anything after the key on its line (a comment naming the worker) is ignored.
+    public static func readAuthorizedKeys(path: String, key: String) throws(ConfigurationError) -> Set<String> {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(key: key, problem: "cannot read \(path)")
+        }
+        var keys: Set<String> = []
+        for (number, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
+            let first = String(trimmed.split(separator: " ", maxSplits: 1)[0])
+            guard isKey(first) else {
+                throw ConfigurationError(key: key, problem: "\(path) line \(number + 1) is not a Z85 CURVE public key (40 characters)")
+            }
+            keys.insert(first)
+        }
+        return keys
+    }
+}
+
+extension QueueSettings {
+    /// Fails, naming the endpoint's key, when ingest would listen beyond loopback without CURVE
+    /// (unless `queue.allow_insecure_remote`), or when CURVE lacks ingest's authorized keys.
+    public func checkIngest() throws(ConfigurationError) {
+        guard jobs.count == 1 else {
+            throw ConfigurationError(key: "queue.jobs", problem: "herald-ingest binds one endpoint; list every ingest's only in the workers' configuration")
+        }
+        if let curve {
+            guard curve.authorizedKeysFile != nil else {
+                throw ConfigurationError(key: "queue.curve.authorized_keys_file", problem: "is required on herald-ingest when queue.curve is set")
+            }
+            return
+        }
+        guard !allowInsecureRemote else { return }
+        for (key, endpoint) in [("queue.jobs", jobs[0]), ("queue.results", results[0])] where !Self.isLocal(endpoint) {
+            throw ConfigurationError(key: key, problem: "\(endpoint) listens beyond loopback without CURVE: set queue.curve "
+                                     + "(see docs/deploy.md) or queue.allow_insecure_remote")
+        }
+    }
+
+    /// Fails when CURVE lacks the worker's server key.
+    public func checkWorker() throws(ConfigurationError) {
+        if let curve, curve.serverPublicKey == nil {
+            throw ConfigurationError(key: "queue.curve.server_public_key", problem: "is required on herald-worker when queue.curve is set")
+        }
+    }
+
+    /// Whether a listening endpoint is reachable from this host only: ipc, inproc, or tcp on a
+    /// loopback address.
+    static func isLocal(_ endpoint: String) -> Bool {
+        guard endpoint.hasPrefix("tcp://") else { return true }
+        var host = String(endpoint.dropFirst(6))
+        if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
+        host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return host.hasPrefix("127.") || host == "::1" || host == "localhost" || host == "lo"
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Core
+import SDKClient
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Workers reaching ingest over TCP with ZeroMQ CURVE, as on other hosts: keys made by the binaries'
+/// `--generate-curve-key`, a worker whose key is not listed getting nothing, SIGHUP re-reading the
+/// list, a worker in its own network namespace, and the start-up refusals.
+@Suite(.serialized) struct CurveQueueTests {
+    /// Runs a Herald binary to completion (bounded) and returns its exit status and output.
+    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let log = NSTemporaryDirectory() + "herald-run-" + UUID().uuidString + ".log"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let process = try HeraldProcesses.launch(executable, arguments: arguments, log: log)
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return (process.terminationStatus, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+    }
+
+    /// A key pair made by `herald-worker --generate-curve-key`: the secret key's file and the public key.
+    static func keyPair(_ herald: HeraldProcesses, _ name: String) throws -> (file: String, publicKey: String) {
+        let file = herald.folder + "/\(name).key"
+        let (status, output) = try run("herald-worker", ["--generate-curve-key", file])
+        let publicKey = output.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard status == 0, CurveSettings.isKey(publicKey) else {
+            throw HTTPClient.Failure(description: "--generate-curve-key exited \(status): \(output)")
+        }
+        return (file, publicKey)
+    }
+
+    /// Queue settings on TCP `host` with CURVE.
+    static func queue(host: String, jobs: UInt16, results: UInt16, curve: [String: JSON]) -> JSON {
+        ["jobs": .string("tcp://\(host):\(jobs)"), "results": .string("tcp://\(host):\(results)"), "curve": .object(curve)]
+    }
+
+    static func connectedWorkers(_ herald: HeraldProcesses) throws -> String {
+        try herald.client.request("GET", "/metrics").text.split(separator: "\n").first { $0.hasPrefix("herald_workers_connected ") }
+            .map(String.init) ?? ""
+    }
+
+    @Test func onlyWorkersWithAListedKeyGetWorkAndSIGHUPRereadsTheList() throws {
+        let herald = try HeraldProcesses()
+        let ingestKey = try Self.keyPair(herald, "ingest")
+        let listed = try Self.keyPair(herald, "worker-a")
+        let stranger = try Self.keyPair(herald, "worker-b")
+        let mode = try FileManager.default.attributesOfItem(atPath: listed.file)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let authorized = herald.folder + "/authorized_keys"
+        try Data("# herald workers\n\(listed.publicKey) host-a\n".utf8).write(to: URL(fileURLWithPath: authorized))
+        let (jobs, results) = (try HeraldProcesses.freePort(), try HeraldProcesses.freePort())
+        let ingestConfig = try herald.writeConfig("ingest.json") {
+            $0["queue"] = Self.queue(host: "127.0.0.1", jobs: jobs, results: results,
+                                     curve: ["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(authorized)])
+        }
+        func workerConfig(_ key: (file: String, publicKey: String), _ name: String) throws -> String {
+            try herald.writeConfig(name) {
+                $0["queue"] = Self.queue(host: "127.0.0.1", jobs: jobs, results: results,
+                                         curve: ["secret_key_file": .string(key.file), "server_public_key": .string(ingestKey.publicKey)])
+            }
+        }
+        try herald.startIngest(config: ingestConfig)
+        try herald.register(SDKDevice("c-1", platform: 1))
+        try herald.register(SDKDevice("c-2", platform: 3))
+
+        // The stranger connects, but its handshake is refused: no heartbeat, no shard.
+        try herald.startWorker(config: try workerConfig(stranger, "worker-b.json"))
+        let code = try herald.send(["send_date": "now", "content": "Hello"])
+        Thread.sleep(forTimeInterval: 2)
+        #expect(try Self.connectedWorkers(herald) == "herald_workers_connected 0")
+        #expect(try herald.funnel(code).body["sent"] == 0)
+        #expect(herald.log().contains("worker refused") && herald.log().contains(stranger.publicKey), "\(herald.log().suffix(1500))")
+
+        // The listed worker gets the campaign.
+        try herald.startWorker(config: try workerConfig(listed, "worker-a.json"))
+        let funnel = try herald.waitForMessage(code, timeout: 20)
+        #expect(funnel["sent"] == 2, "\(funnel.text)")
+
+        // Listing the stranger and sending SIGHUP lets it in without a restart.
+        try Data("# herald workers\n\(listed.publicKey) host-a\n\(stranger.publicKey) host-b\n".utf8)
+            .write(to: URL(fileURLWithPath: authorized))
+        kill(try #require(herald.ingest).processIdentifier, SIGHUP)
+        try herald.waitForWorkers(2)
+        #expect(herald.log().contains("authorized worker keys re-read"))
+    }
+
+    @Test func aWorkerInAnotherNetworkNamespaceReachesIngestOverCurve() throws {
+        #expect(getuid() == 0, "network namespaces need root; CI runs as root")
+        let herald = try HeraldProcesses()
+        let ingestKey = try Self.keyPair(herald, "ingest")
+        let worker = try Self.keyPair(herald, "worker")
+        let authorized = herald.folder + "/authorized_keys"
+        try Data("\(worker.publicKey)\n".utf8).write(to: URL(fileURLWithPath: authorized))
+
+        // Two "hosts": this namespace (10.251.x.1) and a new one (10.251.x.2), joined by a veth pair.
+        let suffix = UInt8.random(in: 1...250)
+        let namespace = "herald-test-\(getpid())-\(suffix)"
+        let (hostSide, nsSide) = ("hv\(getpid() % 100_000)a", "hv\(getpid() % 100_000)b")
+        let (hostAddress, nsAddress) = ("10.251.\(suffix).1", "10.251.\(suffix).2")
+        func ip(_ arguments: [String]) throws { try runTool("/usr/sbin/ip", arguments) }
+        try ip(["netns", "add", namespace])
+        defer {
+            try? ip(["netns", "delete", namespace])
+            try? ip(["link", "delete", hostSide])
+        }
+        try ip(["link", "add", hostSide, "type", "veth", "peer", "name", nsSide])
+        try ip(["link", "set", nsSide, "netns", namespace])
+        try ip(["addr", "add", "\(hostAddress)/30", "dev", hostSide])
+        try ip(["link", "set", hostSide, "up"])
+        try ip(["netns", "exec", namespace, "ip", "addr", "add", "\(nsAddress)/30", "dev", nsSide])
+        try ip(["netns", "exec", namespace, "ip", "link", "set", nsSide, "up"])
+        try ip(["netns", "exec", namespace, "ip", "link", "set", "lo", "up"])
+
+        let (jobs, results) = (try HeraldProcesses.freePort(), try HeraldProcesses.freePort())
+        // Beyond loopback without CURVE, ingest refuses to start and names the key.
+        let insecure = try herald.writeConfig("insecure.json") {
+            $0["queue"] = ["jobs": .string("tcp://\(hostAddress):\(jobs)"), "results": .string("tcp://\(hostAddress):\(results)")]
+        }
+        let refused = try Self.run("herald-ingest", ["--config", insecure])
+        #expect(refused.status == 2 && refused.output.contains("queue.jobs"), "\(refused)")
+
+        let ingestConfig = try herald.writeConfig("ingest.json") {
+            $0["queue"] = Self.queue(host: hostAddress, jobs: jobs, results: results,
+                                     curve: ["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(authorized)])
+        }
+        let workerConfig = try herald.writeConfig("worker.json") {
+            $0["queue"] = Self.queue(host: hostAddress, jobs: jobs, results: results,
+                                     curve: ["secret_key_file": .string(worker.file), "server_public_key": .string(ingestKey.publicKey)])
+        }
+        try herald.startIngest(config: ingestConfig)
+        try herald.startWorker(config: workerConfig, wrapper: ["/usr/sbin/ip", "netns", "exec", namespace])
+        try herald.waitForWorkers(1)
+        for index in 0..<20 { try herald.register(SDKDevice("ns-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
+        let funnel = try herald.waitForMessage(try herald.send(["send_date": "now", "content": "Across hosts"]), timeout: 20)
+        #expect(funnel["sent"] == 20, "\(funnel.text)")
+        #expect(herald.log().contains("worker joined"))
+    }
+
+    @Test func badKeysStopStartUpNamingTheKeyOrLine() throws {
+        let herald = try HeraldProcesses()
+        let ingestKey = try Self.keyPair(herald, "ingest")
+        let badList = herald.folder + "/bad_keys"
+        try Data("\(ingestKey.publicKey)\nnot a key\n".utf8).write(to: URL(fileURLWithPath: badList))
+        let garbled = herald.folder + "/garbled.key"
+        try Data("0123\n".utf8).write(to: URL(fileURLWithPath: garbled))
+        func start(_ curve: [String: JSON]) throws -> (status: Int32, output: String) {
+            let config = try herald.writeConfig("bad.json") { $0["queue"] = Self.queue(host: "127.0.0.1", jobs: 1, results: 2, curve: curve) }
+            return try Self.run("herald-ingest", ["--config", config])
+        }
+        let line = try start(["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(badList)])
+        #expect(line.status == 2 && line.output.contains("queue.curve.authorized_keys_file") && line.output.contains("line 2"), "\(line)")
+        let missing = try start(["secret_key_file": .string(herald.folder + "/none.key"), "authorized_keys_file": .string(badList)])
+        #expect(missing.status == 2 && missing.output.contains("queue.curve.secret_key_file"), "\(missing)")
+        let malformed = try start(["secret_key_file": .string(garbled)])
+        #expect(malformed.status == 2 && malformed.output.contains("queue.curve.secret_key_file"), "\(malformed)")
+        let noList = try start(["secret_key_file": .string(ingestKey.file)])
+        #expect(noList.status == 2 && noList.output.contains("queue.curve.authorized_keys_file"), "\(noList)")
+        // A worker needs ingest's public key.
+        let config = try herald.writeConfig("worker-bad.json") {
+            $0["queue"] = Self.queue(host: "127.0.0.1", jobs: 1, results: 2, curve: ["secret_key_file": .string(ingestKey.file)])
+        }
+        let worker = try Self.run("herald-worker", ["--config", config])
+        #expect(worker.status == 2 && worker.output.contains("queue.curve.server_public_key"), "\(worker)")
+        // An existing key file is never overwritten.
+        let again = try Self.run("herald-ingest", ["--generate-curve-key", ingestKey.file])
+        let kept = try CurveSettings.readSecretKey(path: ingestKey.file, key: "k")
+        #expect(again.status != 0 && kept.count == 40, "\(again)")
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Core
+import SDKClient
+import SQLite
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `herald-load fleet` against a real herald-ingest: what it says it did is what Herald stored.
+@Suite(.serialized) struct FleetTests {
+    let herald: HeraldProcesses
+    let app = HeraldProcesses.appCode
+
+    init() throws {
+        herald = try HeraldProcesses()
+        // AppBuild is the fleet's version tag: declared, as an app that uses version conditions would.
+        let config = try herald.writeConfig("fleet.json") { members in
+            guard case .array(var apps)? = members["apps"], case .object(var shop) = apps[0] else { return }
+            shop["tags"] = ["AppBuild": "version"]
+            apps[0] = .object(shop)
+            members["apps"] = .array(apps)
+        }
+        try herald.startIngest(config: config)
+    }
+
+    /// Runs herald-load to completion (at most `limit` seconds); returns its exit status and output.
+    static func fleet(_ arguments: [String], limit: Double = 60) throws -> (status: Int32, output: String) {
+        let log = NSTemporaryDirectory() + "herald-load-" + UUID().uuidString + ".log"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let process = try HeraldProcesses.launch("herald-load", arguments: ["fleet"] + arguments, log: log)
+        let deadline = Date().addingTimeInterval(limit)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        let overran = process.isRunning
+        if overran { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        if overran { throw HTTPClient.Failure(description: "herald-load ran past \(limit) s: \(output)") }
+        return (process.terminationStatus, output)
+    }
+
+    static func results(_ path: String) throws -> JSON { try JSON.parse(Data(contentsOf: URL(fileURLWithPath: path))) }
+
+    func count(_ sql: String) throws -> Int64 {
+        let connection = try SQLiteConnection(path: herald.databasePath, busyTimeoutMilliseconds: 5000, readOnly: true)
+        defer { connection.close() }
+        return try connection.prepare(sql).first { $0.int(0) } ?? -1
+    }
+
+    @Test func whatTheFleetCountsIsWhatHeraldStored() throws {
+        let json = herald.folder + "/fleet.json.out"
+        let report = herald.folder + "/fleet.html"
+        let started = Int64(Date().timeIntervalSince1970)
+        let (status, output) = try Self.fleet([
+            "--target", "http://127.0.0.1:\(herald.httpPort)", "--app", app, "--devices", "300", "--duration", "3",
+            "--connections", "16", "--onesignal", "0.1", "--seed", "11", "--json", json, "--report", report,
+        ])
+        #expect(status == 0, "\(output)")
+        let results = try Self.results(json)
+        let requests = try #require(results["requests"]?.objectValue)
+        func ok(_ method: String) -> Int64 { requests[method]?["ok"]?.lenientInt ?? 0 }
+        // Every request succeeded, and the documented keys are there.
+        #expect(results["devices"] == 300)
+        #expect(results["duration_s"]?.lenientDouble == 3)
+        #expect((results["rate"]?.lenientDouble ?? 0) > 50)
+        for (method, entry) in requests {
+            #expect(entry["errors"] == [:], "\(method)")
+            #expect(entry["ok"]?.lenientInt == entry["requests"]?.lenientInt, "\(method)")
+            for key in ["p50_ms", "p99_ms", "max_ms"] { #expect((entry[key]?.lenientDouble ?? -1) > 0, "\(method) \(key)") }
+        }
+        #expect(Set(requests.keys).isSuperset(of: ["registerDevice", "setTags", "applicationOpen", "getTags", "postEvent",
+                                                  "onesignal/adddevice", "onesignal/editdevice"]))
+
+        // Devices: each registered once, through the SDK or the helper, and Herald holds exactly those.
+        let registered = try #require(results["registered"]?.lenientInt)
+        #expect(registered == ok("registerDevice") + ok("onesignal/adddevice"))
+        #expect(registered == 300)  // each device's first turn registers it
+        #expect(try count("SELECT COUNT(*) FROM devices") == registered)
+        // Events: every acknowledged postEvent is a stored report, and the events API agrees by name.
+        #expect(try count("SELECT COUNT(*) FROM reports WHERE kind = 'event'") == ok("postEvent"))
+        let now = Int64(Date().timeIntervalSince1970)
+        let answer = try herald.client.request("GET", "/api/v1/apps/\(app)/events?from=\(started - 60)&to=\(now + 60)",
+                                               headers: [("Authorization", "Token shop-secret")])
+        let stats = try JSON.parse(answer.body)
+        var herald: [String: Int64] = [:]
+        for event in stats["events"]?.arrayValue ?? [] {
+            herald[event["name"]?.stringValue ?? ""] = event["count"]?.lenientInt
+        }
+        let sent = try #require(results["events"]?.objectValue).mapValues { $0.lenientInt ?? -1 }
+        #expect(herald == sent)
+        #expect(herald.values.reduce(0, +) == ok("postEvent"))
+        // Tags of all seven types were stored.
+        #expect(try count("SELECT COUNT(DISTINCT type) FROM tag_definitions") == 7)
+
+        // The report is one self-contained page with its charts.
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>") && html.contains("<svg") && html.contains("registerDevice"))
+        #expect(!html.contains("<script") && !html.contains("src=\"http") && !html.contains("href=\"http"))
+        // Not a terminal: no progress line, just the summary.
+        #expect(!output.contains("\r") && output.contains("total") && output.contains("errors: none"))
+    }
+
+    @Test func theOpenLoopKeepsItsRate() throws {
+        let json = herald.folder + "/open.json"
+        let (status, output) = try Self.fleet([
+            "--target", "http://127.0.0.1:\(herald.httpPort)/json/1.3/", "--app", app, "--devices", "500", "--duration", "3",
+            "--rate", "200", "--connections", "8", "--json", json,
+        ])
+        #expect(status == 0, "\(output)")
+        let results = try Self.results(json)
+        // 200/s for 3 s: 600 scheduled, each started (or, if a slow reply held its connection past
+        // the end, counted as dropped), and the achieved rate follows.
+        let total = results["total"]?["requests"]?.lenientInt ?? 0
+        let dropped = results["dropped"]?.lenientInt ?? -1
+        #expect(total + dropped == 600 && total >= 570, "\(output)")
+        #expect(results["mode"] == "open" && results["target_rate"]?.lenientDouble == 200)
+        #expect(abs((results["rate"]?.lenientDouble ?? 0) - Double(total) / 3) < 1)
+    }
+}
