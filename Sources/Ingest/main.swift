@@ -14,7 +14,7 @@ let (configuration, logger) = Startup.configure(
     generateCurveKey: { try CurveKeys.generate(writingSecretTo: $0) },
     backup: { configuration, destination in
         let bytes = try Storage.open(configuration).backup(to: destination)
-        return "backup of \(configuration.database.path) written to \(destination) (\(bytes) bytes)"
+        return "backup of \(configuration.database.location.value) written to \(destination) (\(bytes) bytes)"
     },
     validate: { configuration throws(ConfigurationError) in try configuration.queue.checkIngest() })
 
@@ -22,7 +22,8 @@ let backend: any StoreBackend
 do {
     backend = try Storage.open(configuration)
 } catch {
-    logger.error("cannot open the database", ["database.path": configuration.database.path, "error": "\(error)"])
+    let location = configuration.database.location
+    logger.error("cannot open the database", [location.key: location.value, "error": "\(error)"])
     exit(1)
 }
 
@@ -60,12 +61,13 @@ let router = Router(
     settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers,
     commitFailure: { backend.commitFailure }, logger: logger)
 // One line per failure burst, and one when commits succeed again.
+let databaseLocation = configuration.database.location
 backend.watchCommits { failure in
     if let failure {
         logger.error("database commits are failing; writes get 503 until they succeed",
-                     ["database.path": configuration.database.path, "error": failure])
+                     [databaseLocation.key: databaseLocation.value, "error": failure])
     } else {
-        logger.info("database commits succeed again", ["database.path": configuration.database.path])
+        logger.info("database commits succeed again", [databaseLocation.key: databaseLocation.value])
     }
 }
 // Writes run on the database writer thread, many requests per commit; each is answered after its commit.

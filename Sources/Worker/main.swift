@@ -20,7 +20,8 @@ let backend: any StoreBackend
 do {
     backend = try Storage.open(configuration)
 } catch {
-    logger.error("cannot open the database", ["database.path": configuration.database.path, "error": "\(error)"])
+    let location = configuration.database.location
+    logger.error("cannot open the database", [location.key: location.value, "error": "\(error)"])
     exit(1)
 }
 

@@ -27,10 +27,4 @@ import Core
         #expect(response.status == 404)
         #expect(try JSON.parse(response.body)["status_code"] == .int(404))
     }
-
-    @Test func unavailableAnswersSayWhenToRetry() {
-        #expect(Envelope.failure(503, "the database could not commit; please retry").headers.contains { $0 == ("Retry-After", "1") })
-        #expect(Envelope.refusal(503, "stopping").headers.contains { $0.0 == "Retry-After" })
-        #expect(!Envelope.failure(500, "internal error").headers.contains { $0.0 == "Retry-After" })
-    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Core
 import SDKClient
+import SQLite
 import TestSupport
 import Synchronization
 import Testing
@@ -148,8 +149,9 @@ import Glibc
         #expect(errors.isEmpty, "\(errors)")
     }
 
+    /// `--backup` copies a SQLite file (VACUUM INTO); on PostgreSQL it refuses and names pg_dump.
     @Test func aBackupTakenUnderWriteLoadHoldsEverythingAcknowledgedBeforeIt() throws {
-        let herald = try HeraldProcesses()
+        let herald = try HeraldProcesses(database: .sqlite)
         try herald.startIngest()
         let app = HeraldProcesses.appCode
         let acknowledged = Mutex<[String]>([])
@@ -191,5 +193,16 @@ import Glibc
                                                log: herald.folder + "/backup-again.log")
         again.waitUntilExit()
         #expect(again.terminationStatus == 1)
+    }
+
+    @Test func aBackupOfAPostgreSQLDatabaseIsRefusedNamingPgDump() throws {
+        let herald = try HeraldProcesses(database: .postgres)
+        let copy = herald.folder + "/backup.sqlite"
+        let process = try HeraldProcesses.launch("herald-ingest", arguments: ["--config", herald.configPath, "--backup", copy],
+                                                 log: herald.folder + "/backup.log")
+        process.waitUntilExit()
+        let output = (try? String(contentsOfFile: herald.folder + "/backup.log", encoding: .utf8)) ?? ""
+        #expect(process.terminationStatus == 1 && output.contains("pg_dump"), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: copy))
     }
 }

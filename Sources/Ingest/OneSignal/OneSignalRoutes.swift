@@ -63,7 +63,7 @@ struct OneSignalRoutes: Sendable {
             case .argument(let message): return .json(["status": 0, "message": .string(message)], status: 400)
             case .accessDenied: return .json(["status": 0, "message": "access denied"], status: 403)
             case .server(let status):
-                return HTTPResponse.json(["status": 0, "message": "internal error, please retry"], status: status).retryAfterWhenUnavailable()
+                return HTTPResponse.json(["status": 0, "message": "internal error, please retry"], status: status)
             }
         }
     }

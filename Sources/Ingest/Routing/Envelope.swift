@@ -21,7 +21,6 @@ public enum Envelope {
     /// Any other status, with the same code at the HTTP and envelope level.
     public static func failure(_ status: Int, _ message: String) -> HTTPResponse {
         HTTPResponse.json(["status_code": .int(Int64(status)), "status_message": .string(message), "response": nil], status: status)
-            .retryAfterWhenUnavailable()
     }
 
     /// What the HTTP server answers by itself, before a route is chosen (413, 503 while stopping): the
@@ -29,17 +28,6 @@ public enum Envelope {
     /// client reads it.
     static func refusal(_ status: Int, _ message: String) -> HTTPResponse {
         HTTPResponse.json(["status_code": .int(Int64(status)), "status_message": .string(message), "response": nil, "status": 0,
-                           "message": .string(message)], status: status).retryAfterWhenUnavailable()
-    }
-}
-
-extension HTTPResponse {
-    /// A 503 (the database is busy or being reconnected to, or Herald is stopping) tells the client
-    /// when to try again.
-    func retryAfterWhenUnavailable() -> HTTPResponse {
-        guard status == 503 else { return self }
-        var response = self
-        response.headers.append(("Retry-After", "1"))
-        return response
+                           "message": .string(message)], status: status)
     }
 }

@@ -54,6 +54,30 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
         }
     }
 
+    public func pruneReports(receivedBefore before: Int64, limit: Int) throws(StoreError) -> Int {
+        try database.write { transaction in
+            let connection = transaction.connection
+            // Ids follow arrival, so the reports received before `before` are the ids below a bound
+            // found by bisection (a few primary-key lookups instead of a scan).
+            guard let bounds = try connection.first("SELECT min(id), max(id) FROM reports", [], { row in
+                row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } }
+            }), var (low, high) = bounds else { return 0 }
+            high += 1
+            while low < high {
+                let middle = low + (high - low) / 2
+                if let received = try connection.first("SELECT received_at FROM reports WHERE id >= $1 ORDER BY id LIMIT 1",
+                                                        [.integer(middle)], { $0.int(0) }), received < before {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            return try connection.run(
+                "DELETE FROM reports WHERE id IN (SELECT id FROM reports WHERE id < $1 AND processed_at IS NOT NULL ORDER BY id LIMIT $2)",
+                [.integer(low), .integer(Int64(limit))])
+        }
+    }
+
     // MARK: Reading
 
     public func eventStatistics(app: String, from: Int64, to: Int64) throws(StoreError) -> EventStatistics {

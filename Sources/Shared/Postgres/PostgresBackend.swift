@@ -36,4 +36,17 @@ public final class PostgresBackend: StoreBackend {
                                            completion: @escaping @Sendable (T) -> Void) {
         database.submitRequest(work, completion: completion)
     }
+
+    /// `herald-ingest --backup` copies a SQLite file; a PostgreSQL database is copied with the
+    /// server's own tools, which take a consistent snapshot while Herald keeps running.
+    public func backup(to path: String) throws(StoreError) -> Int64 {
+        throw .invalid("--backup copies a SQLite database only; with database.url (PostgreSQL) use pg_dump, "
+            + "e.g. pg_dump --format=custom --file=herald.dump with the same connection settings")
+    }
+
+    public var commitFailure: String? { database.commitFailure }
+
+    public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
+        database.watchCommits(handler)
+    }
 }

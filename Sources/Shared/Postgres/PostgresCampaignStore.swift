@@ -157,6 +157,29 @@ public final class PostgresCampaignStore: CampaignStore {
 
     // MARK: - Dispatcher
 
+    public func holdDispatcher(ingest: String, now: Int64, until: Int64) throws(StoreError) -> Bool {
+        try database.write { transaction in
+            try transaction.connection.run(
+                """
+                INSERT INTO dispatcher_lease (id, holder, until) VALUES (1, $1, $3)
+                ON CONFLICT (id) DO UPDATE SET holder = $1, until = $3
+                WHERE dispatcher_lease.holder = $1 OR dispatcher_lease.until < $2
+                """, [.text(ingest), .integer(now), .integer(until)]) == 1
+        }
+    }
+
+    public func releaseDispatcher(ingest: String) throws(StoreError) {
+        try database.write { transaction in
+            try transaction.connection.run("UPDATE dispatcher_lease SET until = 0 WHERE holder = $1", [.text(ingest)])
+        }
+    }
+
+    public func dispatcherHolder(now: Int64) throws(StoreError) -> String? {
+        try database.read { connection in
+            try connection.first("SELECT holder FROM dispatcher_lease WHERE until >= $1", [.integer(now)]) { $0.text(0) }
+        }
+    }
+
     /// The smallest shard a campaign is cut into (device ids).
     static let minimumShard: Int64 = 1_000
 
@@ -282,6 +305,27 @@ public final class PostgresCampaignStore: CampaignStore {
             try transaction.connection.run(
                 "UPDATE message_shards SET status = 'pending', lease_owner = NULL WHERE id = $1 AND lease_owner = $2 AND status = 'leased'",
                 [.integer(shard), .text(worker)])
+        }
+    }
+
+    public func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int {
+        try database.write { transaction in
+            let connection = transaction.connection
+            var removed = 0
+            // One message at a time, oldest first; its rows are one range of the primary key.
+            while removed < limit, let message = try connection.first(
+                "SELECT id FROM messages WHERE pruned_at IS NULL AND status IN ('done', 'deleted') AND updated_at < $1 ORDER BY id LIMIT 1",
+                [.integer(before)], { $0.int(0) }) {
+                removed += try connection.run(
+                    """
+                    DELETE FROM deliveries WHERE message_id = $1
+                    AND device_id IN (SELECT device_id FROM deliveries WHERE message_id = $1 LIMIT $2)
+                    """, [.integer(message), .integer(Int64(limit - removed))])
+                guard removed < limit else { break }
+                try connection.run("DELETE FROM delivery_retries WHERE message_id = $1", [.integer(message)])
+                try connection.run("UPDATE messages SET pruned_at = $1 WHERE id = $2", [.integer(now), .integer(message)])
+            }
+            return removed
         }
     }
 

@@ -19,6 +19,10 @@ public final class PostgresDatabase: Sendable {
     private let tagTypes = Mutex<[Int64: [String: TagType]]>([:])
     private let runner: RequestRunner
     private let runnerThreads: Int
+    /// The error of the last failed commit while commits fail (nil while they succeed), and who
+    /// hears of each change between the two.
+    private let failure = Mutex<String?>(nil)
+    private let commitWatchers = Mutex<[@Sendable (String?) -> Void]>([])
 
     /// How often a write is run when the server rolled it back by itself.
     static let attempts = 3
@@ -86,7 +90,7 @@ public final class PostgresDatabase: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let (connection, generation) = try Self.mapping { () throws(PostgresError) in try pool.acquire() }
+            let (connection, generation) = try acquireForWrite()
             let transaction = PostgresTransaction(connection: connection)
             var committing = false
             do {
@@ -96,6 +100,7 @@ public final class PostgresDatabase: Sendable {
                 try connection.execute("COMMIT")
                 pool.release(connection, generation: generation)
                 if !transaction.definedTags.isEmpty { remember(transaction.definedTags) }
+                noteCommit(nil)
                 return value
             } catch {
                 if connection.isHealthy && connection.inTransaction { try? connection.execute("ROLLBACK") }
@@ -104,7 +109,7 @@ public final class PostgresDatabase: Sendable {
                     failure.isTransient || (failure.isConnectionLost && !committing) {
                     continue
                 }
-                throw Self.storeError(error)
+                throw failed(error)
             }
         }
     }
@@ -136,17 +141,58 @@ public final class PostgresDatabase: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let (connection, generation) = try Self.mapping { () throws(PostgresError) in try pool.acquire() }
+            let (connection, generation) = try acquireForWrite()
             do {
                 try body(connection)
                 pool.release(connection, generation: generation)
+                noteCommit(nil)
                 return
             } catch {
                 pool.release(connection, generation: generation)
                 if let failure = error as? PostgresError, attempt < Self.attempts, failure.isTransient || failure.isConnectionLost { continue }
-                throw Self.storeError(error)
+                throw failed(error)
             }
         }
+    }
+
+    // MARK: - Commit health
+
+    /// Why commits fail, while they do; nil while they succeed.
+    var commitFailure: String? { failure.withLock { $0 } }
+
+    /// Calls `handler` on each change between failing and succeeding commits (with the error, or nil).
+    func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
+        commitWatchers.withLock { $0.append(handler) }
+    }
+
+    /// A pooled connection for a write; failing to get one (the server is unreachable, or every
+    /// connection is busy past the timeout) is a failing commit too.
+    private func acquireForWrite() throws(StoreError) -> (PostgresConnection, generation: Int) {
+        do {
+            return try pool.acquire()
+        } catch {
+            throw failed(error)
+        }
+    }
+
+    /// The `StoreError` of a write that did not commit, noted as a commit failure unless it is the
+    /// request's own fault (an invalid value, a constraint the request broke, an unknown application).
+    private func failed(_ error: any Error) -> StoreError {
+        let mapped = Self.storeError(error)
+        if case .backend(let backendFailure) = mapped,
+            !((error as? PostgresError).map { ["22", "23"].contains(String($0.sqlStateClass)) } ?? false) {
+            noteCommit("\(backendFailure)")
+        }
+        return mapped
+    }
+
+    private func noteCommit(_ error: String?) {
+        let changed = failure.withLock { current -> Bool in
+            defer { current = error }
+            return (current == nil) != (error == nil)
+        }
+        guard changed else { return }
+        for watcher in commitWatchers.withLock({ $0 }) { watcher(error) }
     }
 
     /// `read` inside one read-only snapshot, for answers built from several queries.

@@ -192,6 +192,16 @@ enum PostgresSchema {
             PRIMARY KEY (message_id, kind, device_id)
         );
         """,
+        // 2: SQLite's sixth and seventh: which ingest dispatches (several may serve one database,
+        // one dispatches at a time), and when a finished message's delivery rows were deleted.
+        """
+        CREATE TABLE dispatcher_lease (
+            id integer PRIMARY KEY CHECK (id = 1),
+            holder text NOT NULL,
+            until bigint NOT NULL
+        );
+        ALTER TABLE messages ADD COLUMN pruned_at bigint;
+        """,
     ]
 
     /// Runs `body` holding the migration lock, which serializes Herald processes starting at once.
