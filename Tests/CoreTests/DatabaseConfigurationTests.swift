@@ -32,4 +32,25 @@ import Testing
             #expect(error?.key == key, "\(database)")
         }
     }
+
+    @Test func synchronousIsForSQLiteOnlyAndRefusedWithAURL() throws {
+        #expect(try decode(["synchronous": "normal"]).database.synchronousFull == false)
+        let error = #expect(throws: ConfigurationError.self) {
+            try decode(["url": "postgresql://herald@127.0.0.1/herald", "synchronous": "full"])
+        }
+        #expect(error?.key == "database.synchronous" && error?.problem.contains("SQLite") == true)
+    }
+
+    @Test func logsNameTheURLWithoutItsPassword() throws {
+        #expect(try decode(["path": "h.sqlite"]).database.location == ("database.path", "/etc/herald/h.sqlite"))
+        for (url, shown) in [("postgresql://herald:s3cret@db.example:5432/herald?sslmode=require",
+                              "postgresql://herald@db.example:5432/herald?sslmode=require"),
+                             ("postgres://herald@h1,h2/herald?password=s3cret&connect_timeout=3",
+                              "postgres://herald@h1,h2/herald?connect_timeout=3"),
+                             ("postgresql://u:p%40ss@h/db?password=x", "postgresql://u@h/db"),
+                             ("postgresql:///herald", "postgresql:///herald")] {
+            let location = try decode(["url": .string(url)]).database.location
+            #expect(location == ("database.url", shown), "\(url)")
+        }
+    }
 }

@@ -18,6 +18,10 @@ import TestSupport
         try CampaignStoreContract(backend).retentionDeletesFinishedMessagesDeliveryRowsAndKeepsTheFunnel()
     }
 
+    @Test(arguments: Backend.allCases) func oneIngestHoldsTheDispatcherRoleUntilItStopsRenewingOrReleasesIt(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).oneIngestHoldsTheDispatcherRoleUntilItStopsRenewingOrReleasesIt()
+    }
+
     @Test(arguments: Backend.allCases) func aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending(_ backend: Backend) throws {
         try CampaignStoreContract(backend).aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending()
     }
@@ -106,6 +110,25 @@ struct CampaignStoreContract {
         #expect(try campaigns.pruneDeliveries(finishedBefore: 1_011, limit: 2, now: 2_000) == 0)
         let status = try funnel()
         #expect((status.targeted, status.sent, status.status) == (3, 3, .done))
+    }
+
+    func oneIngestHoldsTheDispatcherRoleUntilItStopsRenewingOrReleasesIt() throws {
+        #expect(try campaigns.dispatcherHolder(now: 1_000) == nil)
+        #expect(try campaigns.holdDispatcher(ingest: "a", now: 1_000, until: 1_005))
+        #expect(try !campaigns.holdDispatcher(ingest: "b", now: 1_001, until: 1_006), "a's hold has not run out")
+        #expect(try campaigns.holdDispatcher(ingest: "a", now: 1_004, until: 1_009), "renewed by its holder")
+        #expect(try campaigns.dispatcherHolder(now: 1_009) == "a")
+        #expect(try !campaigns.holdDispatcher(ingest: "b", now: 1_009, until: 1_014))
+        // a stops renewing: once its hold has run out, b takes over.
+        #expect(try campaigns.dispatcherHolder(now: 1_010) == nil)
+        #expect(try campaigns.holdDispatcher(ingest: "b", now: 1_010, until: 1_015))
+        #expect(try campaigns.dispatcherHolder(now: 1_010) == "b")
+        // A graceful stop gives the role up at once; releasing a role one does not hold changes nothing.
+        try campaigns.releaseDispatcher(ingest: "a")
+        #expect(try campaigns.dispatcherHolder(now: 1_011) == "b")
+        try campaigns.releaseDispatcher(ingest: "b")
+        #expect(try campaigns.dispatcherHolder(now: 1_011) == nil)
+        #expect(try campaigns.holdDispatcher(ingest: "a", now: 1_011, until: 1_016))
     }
 
     func aRetryThatFailsAgainIsRescheduledAndEndsFailedWithItsReason() throws {
