@@ -26,7 +26,8 @@ import Testing
             #expect(response.status == 503 && response.headers["retry-after"] == "1", "\(response.status) \(response.text)")
             #expect(Date().timeIntervalSince(started) < 3, "a write while the database is down must not hang")
         }
-        #expect(try herald.client.request("GET", "/healthz", timeoutSeconds: 10).status == 503)
+        let health = try herald.client.request("GET", "/healthz", timeoutSeconds: 10)
+        #expect(health.status == 503 && health.text.contains("degraded"), "\(health.text)")
 
         try server.start()
         let deadline = Date().addingTimeInterval(20)
@@ -36,6 +37,12 @@ import Testing
             if !recovered { usleep(200_000) }
         }
         #expect(recovered, "ingest did not recover within 20 s: \(herald.log().suffix(2000))")
+        // One ERROR line for the burst of failing commits, naming the URL without a password, and one
+        // INFO line when they succeed again; /healthz is ok once more.
+        let log = herald.log()
+        #expect(log.components(separatedBy: "database commits are failing").count - 1 == 1, "\(log.suffix(3000))")
+        #expect(log.contains("database commits succeed again") && log.contains("database.url="), "\(log.suffix(3000))")
+        #expect(try herald.client.request("GET", "/healthz", timeoutSeconds: 10).status == 200)
         #expect(herald.ingest?.isRunning == true && herald.workers.allSatisfy(\.isRunning))
 
         // The worker carries on too: a campaign reaches every device, those acknowledged before the crash included.
