@@ -91,7 +91,8 @@ import Glibc
 
     @Test func aWorkerInAnotherNetworkNamespaceReachesIngestOverCurve() throws {
         #expect(getuid() == 0, "network namespaces need root; CI runs as root")
-        let herald = try HeraldProcesses()
+        // SQLite: the worker's namespace cannot reach the test's PostgreSQL server on the host's loopback.
+        let herald = try HeraldProcesses(database: .sqlite)
         let ingestKey = try Self.keyPair(herald, "ingest")
         let worker = try Self.keyPair(herald, "worker")
         let authorized = herald.folder + "/authorized_keys"
