@@ -13,7 +13,7 @@ import Testing
         var arguments = [Repository.root + "/ops/browser/sign-in", "http://127.0.0.1:\(port)", app, token, "--folder", folder + "/browser"]
         if let screenshot { arguments += ["--screenshot", screenshot] }
         let report = folder + "/browser-report.json"
-        try runTool("/bin/sh", ["-c", arguments.map { "'\($0)'" }.joined(separator: " ") + " > '\(report)'"], timeout: 60)
+        try runTool("/bin/sh", ["-c", arguments.map { "'\($0)'" }.joined(separator: " ") + " > '\(report)'"], timeout: 180)
         return try JSON.parse(Data(contentsOf: URL(fileURLWithPath: report)))
     }
 
