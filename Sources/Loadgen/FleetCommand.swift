@@ -44,6 +44,11 @@ enum FleetCommand {
         InterruptHandler.start(run.control)
 
         let terminal = isatty(STDOUT_FILENO) == 1 && options.progress
+        if terminal {
+            let mode = options.rate.map { "open loop at \(TextFormat.rate($0)) req/s" } ?? "closed loop"
+            print("herald-load fleet: \(options.target), \(TextFormat.grouped(options.devices)) devices, \(options.connections) connections, "
+                + "\(options.threads) threads, \(TextFormat.fixed(options.durationSeconds, 1)) s, \(mode) (Ctrl-C ends it early)")
+        }
         let result = run.run(progress: terminal ? { line in
             FileHandle.standardOutput.write(Data((ProgressLine.clear + line).utf8))
         } : nil)
