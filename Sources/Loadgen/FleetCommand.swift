@@ -1,9 +1,6 @@
 import Core
 import Foundation
 import SDKClient
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `herald-load fleet …`: parses the flags, runs the fleet, prints and writes the results, and
 /// says how the process should exit.
@@ -37,13 +34,18 @@ enum FleetCommand {
         for path in [options.jsonPath, options.reportPath].compactMap({ $0 }) {
             if let problem = unwritable(path) { return usageError(problem) }
         }
-        raiseOpenFileLimit()
+        ProcessSetup.raiseOpenFileLimit()
         let schedule = options.rate.map { OpenLoopSchedule(rate: $0, connections: options.connections) }
         let plan = FleetPlan(options: options, addresses: addresses, tls: tls, schedule: schedule)
         let run = FleetRun(plan: plan, start: MonotonicClock.now() + 10_000_000)
         InterruptHandler.start(run.control)
 
-        let terminal = isatty(STDOUT_FILENO) == 1 && options.progress
+        let terminal = ProcessSetup.standardOutputIsTerminal && options.progress
+        if terminal {
+            let mode = options.rate.map { "open loop at \(TextFormat.rate($0)) req/s" } ?? "closed loop"
+            print("herald-load fleet: \(options.target), \(TextFormat.grouped(options.devices)) devices, \(options.connections) connections, "
+                + "\(options.threads) threads, \(TextFormat.fixed(options.durationSeconds, 1)) s, \(mode) (Ctrl-C ends it early)")
+        }
         let result = run.run(progress: terminal ? { line in
             FileHandle.standardOutput.write(Data((ProgressLine.clear + line).utf8))
         } : nil)
@@ -74,15 +76,6 @@ enum FleetCommand {
         return status
     }
 
-    /// Lifts the soft limit on open descriptors to the hard one, so that thousands of connections
-    /// do not fail with EMFILE (which would still be counted, as connection_failed).
-    static func raiseOpenFileLimit() {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-        limit.rlim_cur = limit.rlim_max
-        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    }
-
     static func usageError(_ message: String) -> Int32 {
         FileHandle.standardError.write(Data("herald-load fleet: \(message)\n".utf8))
         return 2
@@ -96,7 +89,7 @@ enum FleetCommand {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             return "cannot write \(path): no folder \(directory)"
         }
-        guard access(directory, W_OK) == 0 else { return "cannot write \(path): \(directory) is not writable" }
+        guard FileManager.default.isWritableFile(atPath: directory) else { return "cannot write \(path): \(directory) is not writable" }
         return nil
     }
 }

@@ -82,6 +82,16 @@ import Glibc
         // --insecure accepts it.
         let insecure = try run(["--target", "https://127.0.0.1:\(port)", "--insecure"] + common)
         #expect(insecure.status == 0 && scheduled(insecure.results) == 40 && insecure.results["errors"] == [:], "\(insecure.output)")
+        // The blocking test client speaks HTTPS too, and refuses what it cannot verify.
+        let client = DeviceAPIClient(host: "localhost", port: port, tls: try TLSClientContext(caFile: pki + "/ca.pem"))
+        #expect(try client.call("getTags", ["application": "ABCDE-12345", "hwid": "x"]).body["status_code"] == 200)
+        #expect(try client.call("setTags", ["application": "ABCDE-12345", "hwid": "x", "tags": ["a": 1]]).status == 200)
+        do {
+            _ = try HTTPClient(port: port, tls: try TLSClientContext()).request("POST", "/json/1.3/getTags", body: Array("{}".utf8))
+            Issue.record("the system store should not trust the test CA")
+        } catch {
+            #expect("\(error)".contains("certificate rejected"), "\(error)")
+        }
         // Cleartext HTTP to the TLS port is not a crash either.
         let plain = try run(["--target", "http://127.0.0.1:\(port)", "--timeout", "1"] + common)
         #expect(plain.status == 1 && (plain.results["total"]?["ok"]?.lenientInt ?? -1) == 0, "\(plain.output)")

@@ -83,13 +83,27 @@ import Glibc
         let answer = try herald.client.request("GET", "/api/v1/apps/\(app)/events?from=\(started - 60)&to=\(now + 60)",
                                                headers: [("Authorization", "Token shop-secret")])
         let stats = try JSON.parse(answer.body)
-        var herald: [String: Int64] = [:]
+        var recorded: [String: Int64] = [:]
         for event in stats["events"]?.arrayValue ?? [] {
-            herald[event["name"]?.stringValue ?? ""] = event["count"]?.lenientInt
+            recorded[event["name"]?.stringValue ?? ""] = event["count"]?.lenientInt
         }
         let sent = try #require(results["events"]?.objectValue).mapValues { $0.lenientInt ?? -1 }
-        #expect(herald == sent)
-        #expect(herald.values.reduce(0, +) == ok("postEvent"))
+        #expect(recorded == sent)
+        #expect(recorded.values.reduce(0, +) == ok("postEvent"))
+        // Herald's own request counters (/metrics) saw exactly the requests the fleet counted, all
+        // answered HTTP 200 with status_code 200 (the helper's routes carry no status_code).
+        let metrics = try herald.client.request("GET", "/metrics").text
+        var served: [String: Int64] = [:]
+        for line in metrics.split(separator: "\n") where line.hasPrefix("herald_http_requests_total{") {
+            guard let routeStart = line.range(of: "route=\""), let value = line.split(separator: " ").last.flatMap({ Int64($0) }) else { continue }
+            let route = line[routeStart.upperBound...].prefix { $0 != "\"" }
+            #expect(line.contains("status=\"200\""), "\(line)")
+            served[String(route), default: 0] += value
+        }
+        for (method, entry) in requests {
+            let route = method.replacingOccurrences(of: "/", with: "_")
+            #expect(served[route] == entry["requests"]?.lenientInt, "\(method): Herald served \(served[route] ?? 0)")
+        }
         // Tags of all seven types were stored.
         #expect(try count("SELECT COUNT(DISTINCT type) FROM tag_definitions") == 7)
 

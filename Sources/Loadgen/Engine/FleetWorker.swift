@@ -51,7 +51,7 @@ final class FleetWorker: @unchecked Sendable {
     // MARK: - Loop
 
     func run() {
-        wallSeconds = Int64(time(nil))
+        wallSeconds = Int64(Date().timeIntervalSince1970)
         for local in connections.indices { scheduleNext(local, now: control.start) }
         var nextHousekeeping = control.start + Self.housekeepingNanos
         while true {
@@ -85,7 +85,7 @@ final class FleetWorker: @unchecked Sendable {
 
     /// Timeouts, and the wall clock the events carry.
     private func housekeeping(_ now: Int64) {
-        wallSeconds = Int64(time(nil))
+        wallSeconds = Int64(Date().timeIntervalSince1970)
         for local in connections.indices {
             let connection = connections[local]
             if connection.active && now > connection.deadline {

@@ -38,8 +38,9 @@ enum SVGChart {
                 tick *= 10
             }
         } else {
-            let step = niceStep(yMax / 5)
-            yMax = (yMax / step).rounded(.up) * step
+            // A little headroom, so that a flat line at the top is not drawn on the frame.
+            let step = niceStep(yMax * 1.1 / 5)
+            yMax = (yMax * 1.1 / step).rounded(.up) * step
             ticks = stride(from: 0.0, through: yMax + step / 2, by: step).map { $0 }
         }
         let xMaxValue = max(xMax, 1)

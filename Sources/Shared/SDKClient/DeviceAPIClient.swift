@@ -7,8 +7,9 @@ import Foundation
 public final class DeviceAPIClient {
     public let http: HTTPClient
 
-    public init(host: String = "127.0.0.1", port: UInt16) {
-        http = HTTPClient(host: host, port: port)
+    /// `tls` makes it speak HTTPS (see `HTTPClient`).
+    public init(host: String = "127.0.0.1", port: UInt16, tls: TLSClientContext? = nil) {
+        http = HTTPClient(host: host, port: port, tls: tls)
     }
 
     /// `POST /json/1.3/<method>` with `{"request": request}` and the headers the SDKs send; returns

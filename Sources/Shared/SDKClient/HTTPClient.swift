@@ -1,3 +1,4 @@
+internal import COpenSSL
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,8 @@ import Glibc
 ///
 /// One instance is one connection: use it from one thread at a time. A request that finds the
 /// kept-alive connection closed by the server (before any byte of an answer came back) is sent once
-/// more on a new connection.
+/// more on a new connection. With a `TLSClientContext` it speaks HTTPS (the certificate is checked
+/// against `host` when the context verifies).
 public final class HTTPClient {
     public struct Response: Sendable {
         public let status: Int
@@ -27,15 +29,19 @@ public final class HTTPClient {
 
     public let host: String
     public let port: UInt16
+    public let tls: TLSClientContext?
     private var socket: Int32 = -1
+    /// The TLS session on `socket`, when `tls` is set.
+    private var session: OpaquePointer?
     private var buffered: [UInt8] = []
     /// What each `recv` reads into, allocated once per client.
     private var chunk = [UInt8](repeating: 0, count: 65536)
 
-    /// `host` is an IPv4 literal (default 127.0.0.1).
-    public init(host: String = "127.0.0.1", port: UInt16) {
+    /// `host` is an IPv4 literal (default 127.0.0.1) or a name that resolves to an IPv4 address.
+    public init(host: String = "127.0.0.1", port: UInt16, tls: TLSClientContext? = nil) {
         self.host = host
         self.port = port
+        self.tls = tls
     }
 
     deinit { disconnect() }
@@ -60,6 +66,10 @@ public final class HTTPClient {
 
     /// Closes the connection; the next request opens a new one.
     public func disconnect() {
+        if let session {
+            SSL_free(session)
+            self.session = nil
+        }
         if socket >= 0 { close(socket) }
         socket = -1
         buffered.removeAll()
@@ -72,7 +82,10 @@ public final class HTTPClient {
         if socket < 0 { try connect(timeoutSeconds: timeoutSeconds) }
         var sent = 0
         while sent < bytes.count {
-            let written = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[sent...].withUnsafeBytes { chunk -> Int in
+                if let session { return Int(SSL_write(session, chunk.baseAddress, Int32(chunk.count))) }
+                return send(socket, chunk.baseAddress, chunk.count, Int32(MSG_NOSIGNAL))
+            }
             if written <= 0 { break }  // the server may answer (413) before reading everything
             sent += written
         }
@@ -96,9 +109,13 @@ public final class HTTPClient {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            close(fd)
-            throw Failure(description: "\(host) is not an IPv4 address")
+        if inet_pton(AF_INET, host, &address.sin_addr) != 1 {
+            let resolved = (try? TargetURL(isTLS: false, host: host, port: port).resolve())?.first { $0.family == AF_INET }
+            guard let resolved else {
+                close(fd)
+                throw Failure(description: "\(host) is not an IPv4 address and does not resolve to one")
+            }
+            address = resolved.bytes.withUnsafeBytes { $0.load(as: sockaddr_in.self) }
         }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -110,10 +127,50 @@ public final class HTTPClient {
         }
         socket = fd
         buffered.removeAll()
+        if let tls { try startTLS(tls) }
+    }
+
+    /// The TLS handshake on the connected socket (blocking, bounded by the receive timeout).
+    private func startTLS(_ tls: TLSClientContext) throws {
+        guard let ssl = SSL_new(tls.context) else {
+            disconnect()
+            throw Failure(description: "TLS: \(TLSClientContext.lastError())")
+        }
+        session = ssl
+        SSL_set_fd(ssl, socket)
+        var literal = in_addr()
+        let isIP = inet_pton(AF_INET, host, &literal) == 1
+        if !isIP { _ = herald_ssl_set_sni(ssl, host) }
+        if tls.verifies {
+            let checked = isIP ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) : SSL_set1_host(ssl, host)
+            guard checked == 1 else {
+                disconnect()
+                throw Failure(description: "TLS: cannot check the name \(host)")
+            }
+        }
+        guard SSL_connect(ssl) == 1 else {
+            let verify = SSL_get_verify_result(ssl)
+            let reason = verify != X509_V_OK
+                ? "certificate rejected: \(String(cString: X509_verify_cert_error_string(verify)))" : TLSClientContext.lastError()
+            ERR_clear_error()
+            disconnect()
+            throw Failure(description: "TLS handshake with \(host):\(port) failed: \(reason)")
+        }
     }
 
     /// Reads more bytes into `buffered`; false at end of stream.
     private func fill() throws -> Bool {
+        if let session {
+            let count = Int(SSL_read(session, &chunk, Int32(chunk.count)))
+            if count <= 0 {
+                let error = SSL_get_error(session, Int32(count))
+                ERR_clear_error()
+                if error == SSL_ERROR_ZERO_RETURN || (error == SSL_ERROR_SYSCALL && errno == 0) { return false }
+                throw Failure(description: "TLS receive failed: error \(error), errno \(errno)")
+            }
+            buffered.append(contentsOf: chunk[0..<count])
+            return true
+        }
         let count = recv(socket, &chunk, chunk.count, 0)
         if count < 0 { throw Failure(description: "receive failed: errno \(errno)") }
         if count == 0 { return false }
