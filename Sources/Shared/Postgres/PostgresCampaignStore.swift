@@ -12,26 +12,6 @@ public final class PostgresCampaignStore: CampaignStore {
         self.database = database
     }
 
-    static func encode(_ spec: MessageSpec) throws -> String {
-        String(decoding: try JSONEncoder().encode(spec), as: UTF8.self)
-    }
-
-    static func decode(_ text: String) throws -> MessageSpec {
-        try JSONDecoder().decode(MessageSpec.self, from: Data(text.utf8))
-    }
-
-    /// A message code in Pushwoosh's shape: 4, 8 and 8 hex digits.
-    static func newCode() -> String {
-        func hex(_ count: Int) -> String { String((0..<count).map { _ in "0123456789ABCDEF".randomElement()! }) }
-        return "\(hex(4))-\(hex(8))-\(hex(8))"
-    }
-
-    /// The payload hash `p`: opaque base-62, no `-`, so the iOS SDK treats it as opaque.
-    static func newHash() -> String {
-        let alphabet = Array("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-        return String((0..<16).map { _ in alphabet.randomElement()! })
-    }
-
     // MARK: - Remote API
 
     public func createMessages(app: String, _ messages: [NewMessage], now: Int64) throws(StoreError) -> [String] {
@@ -39,7 +19,7 @@ public final class PostgresCampaignStore: CampaignStore {
         var encoded: [String] = []
         for message in messages {
             do {
-                encoded.append(try Self.encode(message.spec))
+                encoded.append(try message.spec.storedText())
             } catch {
                 throw .invalid("cannot encode the message: \(error)")
             }
@@ -56,9 +36,9 @@ public final class PostgresCampaignStore: CampaignStore {
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
                     ON CONFLICT (app_id, transaction_id) WHERE transaction_id IS NOT NULL DO NOTHING RETURNING code
                     """,
-                    [.text(Self.newCode()), .integer(appID), .optional(message.transactionID),
+                    [.text(MessageIdentifiers.newCode()), .integer(appID), .optional(message.transactionID),
                      .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(request), .integer(sendAt), .integer(now),
-                     .text(Self.newHash()), .optional(message.spec.sendRate)], { $0.text(0) }) {
+                     .text(MessageIdentifiers.newHash()), .optional(message.spec.sendRate)], { $0.text(0) }) {
                     codes.append(code)
                 } else if let transactionID = message.transactionID,
                     let existing = try connection.first("SELECT code FROM messages WHERE app_id = $1 AND transaction_id = $2",
@@ -80,7 +60,7 @@ public final class PostgresCampaignStore: CampaignStore {
             let (id, appID, status, hash, sendAt, createdAt, request) = row
             if let appFilter, appFilter != appID { return nil }
             var result = MessageStatus(code: code, app: database.appCode(appID) ?? "", status: MessageState(rawValue: status) ?? .failed,
-                                       hash: hash, sendAt: sendAt, createdAt: createdAt, spec: try Self.decode(request))
+                                       hash: hash, sendAt: sendAt, createdAt: createdAt, spec: try MessageSpec(storedText: request))
             if let sums = try connection.first(
                 """
                 SELECT coalesce(sum(targeted), 0), coalesce(sum(sent), 0), coalesce(sum(failed), 0), coalesce(sum(throttled), 0),
@@ -193,7 +173,7 @@ public final class PostgresCampaignStore: CampaignStore {
                 ORDER BY send_at LIMIT 100 FOR UPDATE SKIP LOCKED
                 """, [.integer(now)]) { ($0.int(0), $0.int(1), $0.text(2)) }
             for (id, appID, request) in due {
-                let spec = try Self.decode(request)
+                let spec = try MessageSpec(storedText: request)
                 let bounds = try connection.first("SELECT min(id), max(id) FROM devices WHERE app_id = $1", [.integer(appID)]) { row in
                     row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } }
                 } ?? nil

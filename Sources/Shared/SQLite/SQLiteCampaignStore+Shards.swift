@@ -37,7 +37,7 @@ extension SQLiteCampaignStore {
             }
             return ShardWork(
                 shardID: shard, messageID: row.message, messageCode: row.code, hash: row.hash,
-                app: database.appCode(row.appID) ?? "", appID: row.appID, spec: try Self.decode(row.request),
+                app: database.appCode(row.appID) ?? "", appID: row.appID, spec: try MessageSpec(storedText: row.request),
                 firstDevice: row.first, lastDevice: row.last, timezoneFilter: row.byTimezone ? .some(row.offset) : .none,
                 attempts: row.attempts, attemptedThrough: row.attempts > 1 ? row.attemptedThrough : nil)
         }

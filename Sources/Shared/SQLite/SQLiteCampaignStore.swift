@@ -9,26 +9,6 @@ public final class SQLiteCampaignStore: CampaignStore {
         self.database = database
     }
 
-    static func encode(_ spec: MessageSpec) throws -> String {
-        String(decoding: try JSONEncoder().encode(spec), as: UTF8.self)
-    }
-
-    static func decode(_ text: String) throws -> MessageSpec {
-        try JSONDecoder().decode(MessageSpec.self, from: Data(text.utf8))
-    }
-
-    /// A message code in Pushwoosh's shape: 4, 8 and 8 hex digits.
-    static func newCode() -> String {
-        func hex(_ count: Int) -> String { String((0..<count).map { _ in "0123456789ABCDEF".randomElement()! }) }
-        return "\(hex(4))-\(hex(8))-\(hex(8))"
-    }
-
-    /// The payload hash `p`: opaque base-62, no `-`, so the iOS SDK treats it as opaque.
-    static func newHash() -> String {
-        let alphabet = Array("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-        return String((0..<16).map { _ in alphabet.randomElement()! })
-    }
-
     // MARK: - Remote API
 
     public func createMessages(app: String, _ messages: [NewMessage], now: Int64) throws(StoreError) -> [String] {
@@ -36,7 +16,7 @@ public final class SQLiteCampaignStore: CampaignStore {
         var encoded: [String] = []
         for message in messages {
             do {
-                encoded.append(try Self.encode(message.spec))
+                encoded.append(try message.spec.storedText())
             } catch {
                 throw .invalid("cannot encode the message: \(error)")
             }
@@ -52,7 +32,7 @@ public final class SQLiteCampaignStore: CampaignStore {
                     codes.append(existing)
                     continue
                 }
-                let code = Self.newCode()
+                let code = MessageIdentifiers.newCode()
                 let sendAt = message.spec.schedule.earliestDueAt
                 try connection.prepare(
                     """
@@ -62,7 +42,7 @@ public final class SQLiteCampaignStore: CampaignStore {
                 ).run([.text(code), .integer(appID), message.transactionID.map(SQLiteValue.text) ?? .null,
                        .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(request), .integer(sendAt),
                        .integer(now),
-                       .integer(now), .text(Self.newHash()), message.spec.sendRate.map { .integer(Int64($0)) } ?? .null])
+                       .integer(now), .text(MessageIdentifiers.newHash()), message.spec.sendRate.map { .integer(Int64($0)) } ?? .null])
                 codes.append(code)
             }
             return codes
@@ -81,7 +61,7 @@ public final class SQLiteCampaignStore: CampaignStore {
                 let (id, appID, status, hash, sendAt, createdAt, request) = row
                 if let appFilter, appFilter != appID { return nil }
                 var result = MessageStatus(code: code, app: database.appCode(appID) ?? "", status: MessageState(rawValue: status) ?? .failed,
-                                           hash: hash, sendAt: sendAt, createdAt: createdAt, spec: try Self.decode(request))
+                                           hash: hash, sendAt: sendAt, createdAt: createdAt, spec: try MessageSpec(storedText: request))
                 if let sums = try connection.prepare(
                     """
                     SELECT sum(targeted), sum(sent), sum(failed), sum(throttled), sum(retrying), sum(ambiguous)
@@ -194,7 +174,7 @@ public final class SQLiteCampaignStore: CampaignStore {
                 VALUES (?, ?, ?, ?, ?, ?, 'pending')
                 """)
             for (id, appID, request) in due {
-                let spec = try Self.decode(request)
+                let spec = try MessageSpec(storedText: request)
                 let bounds = try connection.prepare("SELECT min(id), max(id) FROM devices WHERE app_id = ?")
                     .first([.integer(appID)]) { row in row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } } } ?? nil
                 if let (low, high) = bounds {
