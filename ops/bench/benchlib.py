@@ -55,6 +55,14 @@ ops/bench/events:
   summary APP                      read an events API answer on stdin; print one line with the
                                    PW_ScreenOpen count and the sums of events/screens/days
   count APP NAME                   read an events API answer on stdin; print the count of event NAME
+
+ops/bench/soak:
+  soak-send URL APP TOKEN          createMessage to every device of APP ("Hello", send_date now, no
+                                   conditions); prints the message code
+  soak-funnels URL TOKEN TIMEOUT CODE...
+                                   poll the funnels of the messages every second until all are
+                                   "done" or TIMEOUT s have passed; one JSON line per message:
+                                   code, status, targeted, sent, failed, throttled
 """
 import http.client
 import json
@@ -549,6 +557,34 @@ def count(app, name):
     print(sum(e["count"] for e in a["events"] if e["name"] == name))
 
 
+# --- ops/bench/soak -----------------------------------------------------------------------
+
+
+def soak_send(url, app, token):
+    conn, code, _, _ = send(url, app, token, {"send_date": "now", "content": "Hello"})
+    conn.close()
+    print(code)
+
+
+def soak_funnels(url, token, timeout, *codes):
+    host, port = url.split("//", 1)[1].rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    deadline = time.monotonic() + float(timeout)
+    funnels = {}
+    while True:
+        for code in codes:
+            if funnels.get(code, {}).get("status") == "done":
+                continue
+            status, data = request(conn, "GET", f"/api/v1/messages/{code}", headers={"Authorization": f"Token {token}"})
+            funnels[code] = json.loads(data) if status == 200 else {"status": f"http_{status}"}
+        if all(f.get("status") == "done" for f in funnels.values()) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    for code in codes:
+        f = funnels[code]
+        print(json.dumps({"code": code, **{k: f.get(k) for k in ("status", "targeted", "sent", "failed", "throttled")}}))
+
+
 COMMANDS = {
     "ports": ports, "field": field, "wait-devices": wait_devices, "checkpoint": checkpoint, "cpu": cpu,
     "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "mem": mem, "stats": stats,
@@ -556,6 +592,7 @@ COMMANDS = {
     "apns-campaign": apns_campaign, "h2load": h2load,
     "outage-campaign": outage_campaign, "record-check": record_check,
     "seed-events": seed_events, "summary": summary, "count": count,
+    "soak-send": soak_send, "soak-funnels": soak_funnels,
 }
 
 
