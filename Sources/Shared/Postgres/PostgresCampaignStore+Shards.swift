@@ -294,27 +294,8 @@ extension PostgresCampaignStore {
     }
 }
 
-/// What one write adds to a shard's funnel counters and its message's error counts.
-struct ShardTally {
-    var targeted: Int64 = 0
-    var sent: Int64 = 0
-    var failed: Int64 = 0
-    var throttled: Int64 = 0
-    var retrying: Int64 = 0
-    var ambiguous: Int64 = 0
-    var errors: [String: Int64] = [:]
-
-    mutating func count(_ outcome: DeliveryRecord) {
-        switch outcome.outcome {
-        case .sent: sent += 1
-        case .throttled: throttled += 1
-        case .retrying: retrying += 1
-        case .failed:
-            failed += 1
-            errors[outcome.reason ?? "Unknown", default: 0] += 1
-        }
-    }
-
+/// Writes a tally into the PostgreSQL tables.
+extension ShardTally {
     func apply(to work: ShardWork, _ connection: PostgresConnection) throws {
         if !errors.isEmpty {
             let reasons = errors.keys.sorted()

@@ -305,3 +305,30 @@ public struct RetrySchedule: Sendable, Equatable {
         self.expiresAt = expiresAt
     }
 }
+
+/// What one write adds to a shard's funnel counters and its message's error counts; each store
+/// backend writes it in its own SQL.
+public struct ShardTally: Sendable {
+    public var targeted: Int64 = 0
+    public var sent: Int64 = 0
+    public var failed: Int64 = 0
+    public var throttled: Int64 = 0
+    public var retrying: Int64 = 0
+    public var ambiguous: Int64 = 0
+    /// Failure reason → count.
+    public var errors: [String: Int64] = [:]
+
+    public init() {}
+
+    /// Counts one outcome (a failure also under its reason).
+    public mutating func count(_ outcome: DeliveryRecord) {
+        switch outcome.outcome {
+        case .sent: sent += 1
+        case .throttled: throttled += 1
+        case .retrying: retrying += 1
+        case .failed:
+            failed += 1
+            errors[outcome.reason ?? "Unknown", default: 0] += 1
+        }
+    }
+}
