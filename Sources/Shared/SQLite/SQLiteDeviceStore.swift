@@ -248,11 +248,6 @@ public final class SQLiteDeviceStore: DeviceStore {
         }
     }
 
-    public func setBadge(app: String, hwid: String, attributes: DeviceAttributes, badge: Int64, now: Int64) throws(StoreError) {
-        try setTags(app: app, hwid: hwid, attributes: attributes,
-                    updates: [TagUpdate(name: "badge", operation: .set(.int(badge)))], now: now)
-    }
-
     public func registerUser(app: String, hwid: String, attributes: DeviceAttributes, userID: String, now: Int64) throws(StoreError) {
         let appID = try appID(app)
         var attributes = attributes

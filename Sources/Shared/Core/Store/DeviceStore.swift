@@ -50,3 +50,11 @@ public protocol DeviceStore: Sendable {
     /// Checks that the database answers (for `/healthz`).
     func ping() throws(StoreError)
 }
+
+extension DeviceStore {
+    /// The badge is the `badge` tag, written like any other tag.
+    public func setBadge(app: String, hwid: String, attributes: DeviceAttributes, badge: Int64, now: Int64) throws(StoreError) {
+        try setTags(app: app, hwid: hwid, attributes: attributes,
+                    updates: [TagUpdate(name: "badge", operation: .set(.int(badge)))], now: now)
+    }
+}
