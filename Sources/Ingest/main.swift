@@ -49,7 +49,7 @@ do {
     exit(1)
 }
 
-let metrics = Metrics()
+let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
 let router = Router(
     deviceAPI: DeviceAPI(store: store, clock: clock),
     remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, clock: clock, logger: logger,

@@ -112,6 +112,12 @@ extension Configuration {
                 }
                 config.database.synchronousFull = synchronous == "full"
             }
+            if database.value("cache_mb") != nil {
+                guard config.database.url == nil else {
+                    throw ConfigurationError(key: "database.cache_mb", problem: "only applies to SQLite; PostgreSQL caches in the server (shared_buffers)")
+                }
+                config.database.cacheMiB = try database.int("cache_mb", default: config.database.cacheMiB, range: 1...65_536)
+            }
             try database.finish()
         }
         config.database.path = resolve(config.database.path)

@@ -64,6 +64,9 @@ public struct DatabaseSettings: Sendable {
     /// `database.synchronous`: `full` (the default) syncs every group commit to disk, so an
     /// acknowledged write survives power loss; `normal` survives process crashes only.
     public var synchronousFull = true
+    /// `database.cache_mb`: the SQLite writer's page cache in MiB. It fills as the database grows
+    /// and then stays at this bound; each reading connection keeps up to 8 MiB more.
+    public var cacheMiB = 64
 
     public init(path: String) { self.path = path }
 }
