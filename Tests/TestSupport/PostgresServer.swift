@@ -82,6 +82,46 @@ package final class PostgresServer: Sendable {
                      timeout: 40)
     }
 
+    /// Kills the postmaster and every backend with SIGKILL, as the OOM killer or a power cut would:
+    /// nothing is flushed or shut down, and the next `start()` recovers from the WAL.
+    package func crash() throws {
+        let lockFile = folder + "/data/postmaster.pid"
+        guard let text = try? String(contentsOfFile: lockFile, encoding: .utf8),
+              let postmaster = text.split(separator: "\n").first.flatMap({ pid_t($0) }) else {
+            throw Failure(description: "no running server to crash (\(lockFile) unreadable)")
+        }
+        let processes = [postmaster] + Self.children(of: postmaster)
+        for process in processes { kill(process, SIGKILL) }
+        let deadline = Date().addingTimeInterval(10)
+        while processes.contains(where: Self.isAlive) {
+            guard Date() < deadline else { throw Failure(description: "PostgreSQL processes survived SIGKILL for 10 s") }
+            usleep(10_000)
+        }
+        // A killed postmaster leaves its lock file behind. Where init does not reap orphans (as in
+        // this sandbox) its pid stays a zombie that still answers kill(pid, 0), which PostgreSQL
+        // would take for a running server; a reaping init lets it see the file is stale by itself.
+        unlink(lockFile)
+    }
+
+    /// The processes whose parent is `parent`, from /proc.
+    private static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(pid_t.init).filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            // After "pid (comm)": the state, then the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == parent
+        }
+    }
+
+    /// Whether `pid` still runs (a zombie has ended: it only waits to be reaped).
+    private static func isAlive(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+    }
+
     /// A URL for the database `postgres` as the superuser `herald`, over TCP.
     package var url: String { "postgresql://herald@127.0.0.1:\(port)/postgres" }
 
