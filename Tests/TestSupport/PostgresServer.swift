@@ -17,6 +17,7 @@ package final class PostgresServer: Sendable {
     package let folder: String
     package let port: UInt16
     private let binaries: String
+    private let listenAddresses: String
     /// The watchdog process (see the type's documentation).
     private let watchdog: pid_t
     private let schemas = Atomic<Int>(0)
@@ -33,8 +34,11 @@ package final class PostgresServer: Sendable {
         return "\(root)/\(newest)/bin"
     }
 
-    /// Creates the cluster and starts the server (about two seconds).
-    package init() throws {
+    /// Creates the cluster and starts the server (about two seconds). It listens on 127.0.0.1 and
+    /// on `address` when given, and lets clients of `network` (CIDR) in without a password, as it
+    /// does those on loopback: a second "host" of a test.
+    package init(alsoListeningOn address: String? = nil, trusting network: String? = nil) throws {
+        listenAddresses = (["127.0.0.1"] + [address].compactMap { $0 }).joined(separator: ",")
         binaries = try Self.binaryDirectory()
         folder = NSTemporaryDirectory() + "herald-pg-" + UUID().uuidString.prefix(8)
         port = try HeraldProcesses.freePort()
@@ -58,6 +62,12 @@ package final class PostgresServer: Sendable {
         // From here on, a failure runs `deinit`, which cleans up.
         try run([binaries + "/initdb", "-D", folder + "/data", "-A", "trust", "-U", "herald", "-E", "UTF8", "--locale=C",
                  "--no-sync", "--no-instructions"], timeout: 60)
+        if let network {
+            let rules = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/data/pg_hba.conf"))
+            defer { try? rules.close() }
+            try rules.seekToEnd()
+            try rules.write(contentsOf: Data("host all all \(network) trust\n".utf8))
+        }
         try start()
     }
 
@@ -71,7 +81,7 @@ package final class PostgresServer: Sendable {
     /// Starts the server (again) and waits until it accepts connections (at most 30 s).
     package func start() throws {
         try run([binaries + "/pg_ctl", "start", "-D", folder + "/data", "-l", folder + "/server.log", "-w", "-t", "30", "-o",
-                 "-k \(folder) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=on -c max_connections=300"],
+                 "-k \(folder) -c listen_addresses=\(listenAddresses) -p \(port) -c fsync=on -c max_connections=300"],
                 timeout: 40)
     }
 
