@@ -182,12 +182,14 @@ extension Configuration {
         }
 
         if var retention = try root.object("retention") {
-            config.retention.reportsDays = try retention.int("reports_days", default: config.retention.reportsDays, range: 1...36_500)
-            config.retention.deliveriesDays = try retention.int("deliveries_days", default: config.retention.deliveriesDays, range: 1...36_500)
+            for (key, keyPath) in [("reports_days", \RetentionSettings.reportsSeconds), ("deliveries_days", \RetentionSettings.deliveriesSeconds)] {
+                let days = try retention.number(key, default: Double(config.retention[keyPath: keyPath]) / 86_400, range: 0.001...36_500)
+                config.retention[keyPath: keyPath] = Int64((days * 86_400).rounded())
+            }
             try retention.finish()
         }
         // The frequency cap counts recorded deliveries: they must outlive its window.
-        if config.retention.deliveriesDays * 86_400 < config.throttle.perDeviceWindowSeconds {
+        if config.retention.deliveriesSeconds < Int64(config.throttle.perDeviceWindowSeconds) {
             throw ConfigurationError(key: "retention.deliveries_days", problem: "must cover throttle.per_device.window_seconds")
         }
 

@@ -107,10 +107,12 @@ public struct DeliverySettings: Sendable {
 /// `retention`: how long raw rows are kept. Counts outlive them: the per-day rollups keep what the
 /// reports added up to, and the message funnels keep their totals.
 public struct RetentionSettings: Sendable {
-    /// `retention.reports_days`: processed SDK reports older than this are deleted.
-    public var reportsDays = 90
-    /// `retention.deliveries_days`: delivery rows of messages finished longer ago than this are deleted.
-    public var deliveriesDays = 90
+    /// `retention.reports_days` (a number of days, fractions allowed), in seconds: processed SDK
+    /// reports older than this are deleted.
+    public var reportsSeconds: Int64 = 90 * 86_400
+    /// `retention.deliveries_days`, in seconds: delivery rows of messages finished longer ago than
+    /// this are deleted.
+    public var deliveriesSeconds: Int64 = 90 * 86_400
 
     public init() {}
 }
