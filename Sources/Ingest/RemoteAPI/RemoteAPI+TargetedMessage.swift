@@ -7,7 +7,10 @@ extension RemoteAPI {
     static let untargetedFields = ["notifications", "conditions", "conditions_operator", "devices", "users", "platforms", "filter"]
 
     func createTargetedMessage(_ request: DeviceRequest, authorization: String?) throws -> JSON {
-        let text = try request.requiredString("devices_filter", maxLength: DeviceFilterParser.maximumLength)
+        let text = try request.requiredString("devices_filter", maxLength: DeviceFilterParser.maximumLength * 4)
+        if let value = request.fields["devices_filter"], value.stringValue == nil {
+            throw ArgumentError("devices_filter must be a string in Pushwoosh's filter language, found \(value.typeName)")
+        }
         let syntax: DeviceFilterSyntax
         do {
             syntax = try DeviceFilterParser.parse(text)
