@@ -48,12 +48,13 @@ struct RemoteAPI: Sendable {
         default: break
         }
         // The methods about one message: its application is the one named, or the message's own.
-        let code = try request.requiredString("message", maxLength: 64)
-        let app: AppConfiguration
+        let app: AppConfiguration, code: String
         if request.fields["application"] == nil || request.fields["application"] == .null {
+            code = try request.requiredString("message", maxLength: 64)
             app = try appOfMessage(code, request: request, authorization: authorization)
         } else {
             app = try authenticatedApp(request, authorization: authorization)
+            code = try request.requiredString("message", maxLength: 64)
         }
         switch method {
         case "deleteMessage":
