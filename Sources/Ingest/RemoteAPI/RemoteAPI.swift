@@ -99,16 +99,14 @@ struct RemoteAPI: Sendable {
             if transaction == nil, let requestTransaction { transaction = items.count == 1 ? requestTransaction : "\(requestTransaction)#\(index)" }
             messages.append(NewMessage(spec: spec, transactionID: transaction))
         }
+        // As Pushwoosh does: `devices` entries the application does not know, per message (read
+        // before the commit, so that the reply after it cannot fail).
+        let missing = try messages.map { message in try message.spec.devices.map { try campaigns.unknownDevices(app: app.code, $0) } ?? [] }
         let codes = try campaigns.createMessages(app: app.code, messages, now: now)
         logger.info("messages created", ["app": app.code, "message.codes": codes.joined(separator: ",")])
         onCreated()
-        // As Pushwoosh does: `devices` entries the application does not know, per message.
         var unknown: [String: JSON] = [:]
-        for (code, message) in zip(codes, messages) {
-            guard let devices = message.spec.devices else { continue }
-            let missing = try campaigns.unknownDevices(app: app.code, devices)
-            if !missing.isEmpty { unknown[code] = .array(missing.map(JSON.string)) }
-        }
+        for (code, entries) in zip(codes, missing) where !entries.isEmpty { unknown[code] = .array(entries.map(JSON.string)) }
         var reply: [String: JSON] = ["Messages": .array(codes.map(JSON.string))]
         if !unknown.isEmpty { reply["UnknownDevices"] = .object(unknown) }
         return .object(reply)
