@@ -38,12 +38,20 @@ package final class RawConnection {
 
     /// Everything the server sends until it closes the connection, waiting at most `seconds`
     /// between reads.
-    package func readUntilClosed(seconds: Int = 3) -> String {
+    package func readUntilClosed(seconds: Int = 3) -> String { read(seconds: seconds) { _ in false } }
+
+    /// What the server sends up to the blank line that ends a response head (such as
+    /// `HTTP/1.1 100 Continue`), waiting at most `seconds` between reads.
+    package func readHead(seconds: Int = 3) -> String {
+        read(seconds: seconds, byteByByte: true) { $0.suffix(4) == [13, 10, 13, 10] }
+    }
+
+    private func read(seconds: Int, byteByByte: Bool = false, until done: ([UInt8]) -> Bool) -> String {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
+        var buffer = [UInt8](repeating: 0, count: byteByByte ? 1 : 4096)
+        while !done(received) {
             let count = recv(fd, &buffer, buffer.count, 0)
             guard count > 0 else { break }
             received += buffer[0..<count]
