@@ -69,8 +69,9 @@ public final class HTTPServer: @unchecked Sendable {
     public func start() throws(HTTPServerError) {
         let context = Unmanaged.passUnretained(self).toOpaque()
         // libmicrohttpd's own limit sits above ours, so that a connection beyond ours is accepted and
-        // can push out a waiting one or be answered 503 instead of waiting in the kernel's queue.
-        let hardLimit = settings.connectionLimit + max(settings.connectionLimit / 4, 16)
+        // can push out a waiting one or be answered 503 instead of waiting in the kernel's queue. It
+        // splits its limit among the I/O threads: leave each some room.
+        let hardLimit = settings.connectionLimit + max(settings.connectionLimit / 4, 16 * settings.threads)
         guard let started = herald_mhd_start(
             settings.host, settings.port, UInt32(settings.threads), UInt32(hardLimit),
             UInt32(settings.idleTimeoutSeconds), httpAccessHandler, context, httpRequestCompleted, context,
