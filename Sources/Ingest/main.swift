@@ -49,10 +49,10 @@ do {
     exit(1)
 }
 
-let metrics = Metrics()
+let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
 let router = Router(
     deviceAPI: DeviceAPI(store: store, clock: clock),
-    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, clock: clock, logger: logger,
+    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, analytics: analytics, clock: clock, logger: logger,
                          onCreated: { workers.nudge() }),
     eventsAPI: EventsAPI(configuration: configuration, analytics: analytics, clock: clock, logger: logger),
     dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics,

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Core
 import HTTPServer
@@ -17,6 +18,12 @@ final class Metrics: Sendable {
     private let reports = Mutex<[String: Int]>([:])
     private let busy = Atomic<Int>(0)
     let connections = HTTPConnectionCounters()
+    private let storeMemory: @Sendable () -> Int64
+
+    /// `storeMemory` reports what the store's client library holds in this process.
+    init(storeMemory: @escaping @Sendable () -> Int64) {
+        self.storeMemory = storeMemory
+    }
 
     /// Methods whose success means a report was stored.
     static let reportMethods: Set<String> = [
@@ -149,6 +156,19 @@ final class Metrics: Sendable {
                 lines.append("herald_provider_request_seconds_count{\(labels)} \(total)")
             }
         }
+        family("process_resident_memory_bytes", "gauge", "Resident memory of this herald-ingest process.")
+        lines.append("process_resident_memory_bytes \(Self.residentBytes())")
+        family("herald_store_memory_bytes", "gauge",
+               "Part of it held by the store's client library: SQLite's page caches, which fill up to their bound as the database grows; 0 on PostgreSQL.")
+        lines.append("herald_store_memory_bytes \(storeMemory())")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// This process's resident set in bytes, from `/proc/self/statm` (0 where it cannot be read).
+    static func residentBytes() -> Int64 {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = statm.split(separator: " ")
+        guard fields.count > 1, let pages = Int64(fields[1]) else { return 0 }
+        return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
     }
 }

@@ -202,6 +202,19 @@ enum PostgresSchema {
         );
         ALTER TABLE messages ADD COLUMN pruned_at bigint;
         """,
+        // 3: SQLite's eighth: transaction ids deduplicate within `NewMessage.transactionWindow` only.
+        """
+        DROP INDEX messages_by_transaction;
+        CREATE TABLE message_transactions (
+            app_id bigint NOT NULL,
+            transaction_id text NOT NULL,
+            code text NOT NULL,
+            created_at bigint NOT NULL,
+            PRIMARY KEY (app_id, transaction_id)
+        );
+        INSERT INTO message_transactions (app_id, transaction_id, code, created_at)
+            SELECT app_id, transaction_id, code, created_at FROM messages WHERE transaction_id IS NOT NULL;
+        """,
     ]
 
     /// Runs `body` holding the migration lock, which serializes Herald processes starting at once.

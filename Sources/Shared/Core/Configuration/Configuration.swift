@@ -76,6 +76,9 @@ public struct DatabaseSettings: Sendable {
     /// `database.synchronous`: `full` (the default) syncs every group commit to disk, so an
     /// acknowledged write survives power loss; `normal` survives process crashes only.
     public var synchronousFull = true
+    /// `database.cache_mb`: the SQLite writer's page cache in MiB. It fills as the database grows
+    /// and then stays at this bound; each reading connection keeps up to 8 MiB more.
+    public var cacheMiB = 64
 
     public init(path: String) { self.path = path }
 }
@@ -116,10 +119,12 @@ public struct DeliverySettings: Sendable {
 /// `retention`: how long raw rows are kept. Counts outlive them: the per-day rollups keep what the
 /// reports added up to, and the message funnels keep their totals.
 public struct RetentionSettings: Sendable {
-    /// `retention.reports_days`: processed SDK reports older than this are deleted.
-    public var reportsDays = 90
-    /// `retention.deliveries_days`: delivery rows of messages finished longer ago than this are deleted.
-    public var deliveriesDays = 90
+    /// `retention.reports_days` (a number of days, fractions allowed), in seconds: processed SDK
+    /// reports older than this are deleted.
+    public var reportsSeconds: Int64 = 90 * 86_400
+    /// `retention.deliveries_days`, in seconds: delivery rows of messages finished longer ago than
+    /// this are deleted.
+    public var deliveriesSeconds: Int64 = 90 * 86_400
 
     public init() {}
 }
