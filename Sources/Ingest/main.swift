@@ -83,6 +83,7 @@ let server = HTTPServer(
                                })
     },
     refusal: Envelope.refusal,
+    counters: metrics.connections,
     handler: { router.handle($0) })
 do {
     try server.start()
