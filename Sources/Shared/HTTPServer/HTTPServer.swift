@@ -22,7 +22,8 @@ public enum HTTPDispatch: Sendable {
 }
 
 /// An HTTP/1.1 server (libmicrohttpd, keep-alive, an internal epoll thread pool). Bodies larger than
-/// `maxBodyBytes` are answered 413 without reaching a handler. `classify` decides per request whether
+/// `bodyLimit` allows for their method and path (by default `maxBodyBytes`) are answered 413
+/// without reaching a handler. `classify` decides per request whether
 /// `handler` runs inline on an I/O thread, or `offload` takes the request and answers later.
 ///
 /// `@unchecked Sendable` invariant: the daemon pointer is written only by `start`/`stop`, which the
@@ -38,6 +39,8 @@ public final class HTTPServer: @unchecked Sendable {
     let settings: HTTPSettings
     let refusal: Refusal
     let classify: @Sendable (HTTPRequest) -> HTTPDispatch
+    /// The largest body a request with this method and path may send.
+    let bodyLimit: @Sendable (_ method: String, _ path: String) -> Int
     let handler: Handler
     let offload: Offload
     /// Offloaded requests whose connection is suspended: libmicrohttpd must not be stopped while
@@ -48,10 +51,11 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
 
     public init(settings: HTTPSettings, classify: @escaping @Sendable (HTTPRequest) -> HTTPDispatch = { _ in .inline },
-                offload: Offload? = nil,
+                offload: Offload? = nil, bodyLimit: (@Sendable (_ method: String, _ path: String) -> Int)? = nil,
                 refusal: @escaping Refusal = { status, message in .json(["error": .string(message)], status: status) },
                 handler: @escaping Handler) {
         self.settings = settings
+        self.bodyLimit = bodyLimit ?? { [maxBodyBytes = settings.maxBodyBytes] _, _ in maxBodyBytes }
         self.refusal = refusal
         self.classify = classify
         self.handler = handler
@@ -97,6 +101,8 @@ public final class HTTPServer: @unchecked Sendable {
 /// connection is suspended, and the I/O thread reads it only after `MHD_resume_connection`.
 final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
+    /// The body limit of this request's method and path.
+    var limit = 0
     var tooLarge = false
     var response: HTTPResponse?
 }
@@ -143,7 +149,7 @@ private final class ValueCollector {
 /// The request headers handlers use (looked up one by one: cheaper than collecting all). Static
 /// strings, because a short Swift `String` passed to C is copied into a new buffer on every call.
 let httpInterestingHeaders: [StaticString] = [
-    "content-type", "authorization", "x-retry-count", "accept", "cookie", "origin", "host", "x-forwarded-for",
+    "content-type", "authorization", "x-retry-count", "accept", "cookie", "origin", "host", "x-forwarded-for", "if-none-match", "range",
 ]
 
 private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String] {
@@ -244,17 +250,18 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
             refusal.headers.append(("Connection", "close"))
             return reply(connection, refusal)
         }
+        pending.limit = server.bodyLimit(method.map { String(cString: $0) } ?? "GET", url.map { String(cString: $0) } ?? "/")
         if let length = lookupHeader(connection, "Content-Length"),
-            let declared = Int(String(cString: length)), declared > server.settings.maxBodyBytes {
+            let declared = Int(String(cString: length)), declared > pending.limit {
             pending.tooLarge = true
-            return reply(connection, server.refusal(413, "request body exceeds the limit of \(server.settings.maxBodyBytes) bytes"))
+            return reply(connection, server.refusal(413, "request body exceeds the limit of \(pending.limit) bytes"))
         }
         return HERALD_MHD_YES
     }
     let pending = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
     if uploadSize.pointee > 0 {
         if !pending.tooLarge, let uploadData {
-            if pending.body.count + uploadSize.pointee > server.settings.maxBodyBytes {
+            if pending.body.count + uploadSize.pointee > pending.limit {
                 pending.tooLarge = true
                 pending.body = []
             } else {
@@ -271,7 +278,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         return reply(connection, response)
     }
     if pending.tooLarge {
-        return reply(connection, server.refusal(413, "request body exceeds the limit of \(server.settings.maxBodyBytes) bytes"))
+        return reply(connection, server.refusal(413, "request body exceeds the limit of \(pending.limit) bytes"))
     }
     let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET",
