@@ -1,12 +1,11 @@
 import Core
-import HTTPServer
 
 /// In-app messages of an application, with `Authorization: Token <api_token>`:
 /// `PUT /api/v1/apps/<app>/in-apps/<code>` creates or replaces one (a JSON body naming its rich
 /// media page, presentation and triggers), `GET …/in-apps` lists them with their statistics (shown
 /// from triggerInAppAction, actions from richMediaAction), `GET …/in-apps/<code>` shows one, and
 /// `DELETE …/in-apps/<code>` removes it.
-struct InAppsAPI: Sendable {
+struct InAppsAPI: AppResourceAPI {
     let configuration: Configuration
     let store: any RichMediaStore
     let links: RichMediaLinks
@@ -14,56 +13,26 @@ struct InAppsAPI: Sendable {
     let logger: Logger
 
     static let collection = "in-apps"
+    static let listKey = "inApps"
+    static let noun = "in-app"
     static let maxTriggers = 100
 
-    func route(_ request: HTTPRequest) -> @Sendable () -> HTTPResponse {
-        let resource: AppResourceRequest
-        switch AppResourceRequest.authenticate(path: request.path, authorization: request.header("authorization"), configuration: configuration) {
-        case .success(let found): resource = found
-        case .failure(let refusal): return { refusal.response }
+    func list(app: String) throws -> [JSON] { try store.inApps(app: app).map(json) }
+
+    func show(app: String, code: String) throws -> JSON? { try store.inApps(app: app).first { $0.spec.code == code }.map(json) }
+
+    func prepareStore(app: String, code: String, body: [UInt8]) -> Result<@Sendable () throws -> JSON, AppResourceRequest.Refusal> {
+        guard links.publicURL != nil else { return .failure(AppResourceRequest.Refusal(409, RichMediaLinks.missingPublicURL)) }
+        let spec: InApp.Spec
+        do {
+            spec = try Self.spec(code: code, body: body)
+        } catch {
+            return .failure(AppResourceRequest.Refusal(400, "in-app \(code) refused: \(error.message)"))
         }
-        let app = resource.app.code
-        switch (request.method, resource.code) {
-        case ("GET", nil), ("HEAD", nil):
-            return { [self] in answer { .json(["inApps": .array(try store.inApps(app: app).map(json))]) } }
-        case ("GET", let code?), ("HEAD", let code?):
-            return { [self] in
-                answer {
-                    guard let inApp = try store.inApps(app: app).first(where: { $0.spec.code == code }) else {
-                        return AppResourceRequest.Refusal(404, "in-app \(code) not found").response
-                    }
-                    return .json(json(inApp))
-                }
-            }
-        case ("PUT", let code?):
-            guard links.publicURL != nil else { return { .json(["error": .string(RichMediaLinks.missingPublicURL)], status: 409) } }
-            let spec: InApp.Spec
-            do {
-                spec = try Self.spec(code: code, body: request.body)
-            } catch {
-                return { .json(["error": .string("in-app \(code) refused: \(error.message)")], status: 400) }
-            }
-            return { [self] in
-                answer {
-                    let inApp = try store.putInApp(app: app, spec, now: clock.now())
-                    logger.info("in-app stored", ["app": app, "in_app.code": code])
-                    return .json(json(inApp))
-                }
-            }
-        case ("DELETE", let code?):
-            return { [self] in
-                answer {
-                    guard try store.deleteInApp(app: app, code: code) else { return AppResourceRequest.Refusal(404, "in-app \(code) not found").response }
-                    logger.info("in-app deleted", ["app": app, "in_app.code": code])
-                    return .json(["deleted": .string(code)])
-                }
-            }
-        default:
-            return { .json(["error": "use GET on /in-apps, and GET, PUT or DELETE on /in-apps/<code>"], status: 405) }
-        }
+        return .success({ [self] in json(try store.putInApp(app: app, spec, now: clock.now())) })
     }
 
-    func answer(_ work: () throws -> HTTPResponse) -> HTTPResponse { AppResourceRequest.answer(logger: logger, work) }
+    func delete(app: String, code: String) throws -> Bool { try store.deleteInApp(app: app, code: code) }
 
     /// The in-app a PUT body describes:
     /// `{"rich_media", "layout", "close_button_type", "priority", "required", "triggers": [{"event", "conditions"}]}`.

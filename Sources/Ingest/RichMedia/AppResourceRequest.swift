@@ -31,19 +31,6 @@ struct AppResourceRequest {
         return .success(AppResourceRequest(app: app, code: code))
     }
 
-    /// Runs store work: `invalid` (such as a page still in use, or a missing page) is 409, other
-    /// failures 500 (logged).
-    static func answer(logger: Logger, _ work: () throws -> HTTPResponse) -> HTTPResponse {
-        do {
-            return try work()
-        } catch StoreError.invalid(let message) {
-            return .json(["error": .string(message)], status: 409)
-        } catch {
-            logger.error("rich media or in-app call failed", ["error": "\(error)"])
-            return .json(["error": "internal error"], status: 500)
-        }
-    }
-
     /// An error answer: `{"error": message}` with an HTTP status.
     struct Refusal: Error {
         let status: Int
