@@ -59,7 +59,7 @@ let router = Router(
     richMediaAPI: RichMediaAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
     inAppsAPI: InAppsAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
     richMediaFiles: RichMediaFiles(store: backend.richMedia, logger: logger),
-    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics,
+    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics, richMedia: backend.richMedia,
                          workers: workers, clock: clock, logger: logger),
     oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
     settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers,

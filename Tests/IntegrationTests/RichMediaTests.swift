@@ -257,6 +257,12 @@ import TestSupport
             == [["amount", "GTE", 50], ["currency", "IN", ["EUR", "USD"]]])
         #expect(try Self.get(herald, "/api/v1/apps/\(Self.app)/rich-media/welcome").body["statistics"] == ["actions": 2])
         #expect(try Self.get(herald, inApps, token: "news-secret").status == 403)
+        // The dashboard shows the same figures.
+        let dashboard = try herald.dashboardPage()
+        #expect(dashboard.contains("<h2>In-apps</h2>"))
+        #expect(dashboard.contains("<td>buy-more</td><td>welcome</td><td>centerbox</td><td>Purchase</td><td class=\"n\">10</td><td class=\"n\">2</td><td class=\"n\">1</td><td class=\"n\">50.0%</td>"),
+                "\(dashboard)")
+        #expect(dashboard.contains("<td>welcome</td><td class=\"n\">\(version)</td><td class=\"n\">\(zip.bytes.count)</td>"))
 
         // A page in use stays until its in-apps go.
         #expect(try Self.delete(herald, "/api/v1/apps/\(Self.app)/rich-media/welcome") == 409)
