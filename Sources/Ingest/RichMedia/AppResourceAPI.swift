@@ -43,7 +43,7 @@ extension AppResourceAPI {
                 return { [self] in
                     answer {
                         let stored = try work()
-                        logger.info("\(Self.noun) stored", ["app": app, "code": code])
+                        logger.info("\(Self.noun) stored", ["app": app, "\(Self.collection).code": code])
                         return .json(stored)
                     }
                 }
@@ -52,7 +52,7 @@ extension AppResourceAPI {
             return { [self] in
                 answer {
                     guard try delete(app: app, code: code) else { return Self.notFound(code) }
-                    logger.info("\(Self.noun) deleted", ["app": app, "code": code])
+                    logger.info("\(Self.noun) deleted", ["app": app, "\(Self.collection).code": code])
                     return .json(["deleted": .string(code)])
                 }
             }
