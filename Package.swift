@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Core", "Postgres", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Core", "Postgres", "SDKClient", "SQLite", "Storage", "TestSupport"]),
         .testTarget(name: "QueueTests", dependencies: ["Core", "Queue", "TestSupport"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["Core", "HTTPServer", "SDKClient"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["Core", "HTTPServer", "SDKClient", "TestSupport"]),
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "TestSupport"]),

@@ -49,12 +49,12 @@ do {
     exit(1)
 }
 
-let metrics = Metrics()
+let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
 let links = RichMediaLinks(publicURL: configuration.http.publicURL)
 let router = Router(
     deviceAPI: DeviceAPI(store: store, richMedia: backend.richMedia, links: links, clock: clock),
-    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, richMedia: backend.richMedia, links: links, clock: clock,
-                         logger: logger, onCreated: { workers.nudge() }),
+    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, analytics: analytics, richMedia: backend.richMedia, links: links,
+                         clock: clock, logger: logger, onCreated: { workers.nudge() }),
     eventsAPI: EventsAPI(configuration: configuration, analytics: analytics, clock: clock, logger: logger),
     richMediaAPI: RichMediaAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
     inAppsAPI: InAppsAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
@@ -90,6 +90,7 @@ let server = HTTPServer(
         RichMediaAPI.isUpload(method: method, path: path) ? maxZip : maxBody
     },
     refusal: Envelope.refusal,
+    counters: metrics.connections,
     handler: { router.handle($0) })
 do {
     try server.start()

@@ -305,6 +305,15 @@ import Glibc
         #expect(byHWID["u-a"]?["token"] == "aaaa01" && byHWID["u-a"]?["platform"] == "apns")
         #expect(byHWID["u-b"]?["token"] == "fcm-b" && byHWID["u-b"]?["platform"] == "fcm")
         #expect(byHWID[player]?["token"] == "0b0b0b0b" && byHWID[player]?["platform"] == "apns")
+
+        // `devices` entries the app does not know are listed per message, as Pushwoosh does; known
+        // ones (even unsubscribed or without a token) are not.
+        let (status, reply) = try herald.createMessage([["content": "some unknown", "devices": ["u-a", "ghost", "fcm-b", "u-f", "fcm-nope"]],
+                                                        ["content": "all known", "devices": ["u-c"]]])
+        let created = reply["response"]?["Messages"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(status == 200 && created.count == 2, "\(reply.text)")
+        #expect(reply["response"]?["UnknownDevices"] == .object([created[0]: ["ghost", "fcm-nope"]]), "\(reply.text)")
+        #expect(try herald.createMessage([["content": "known", "devices": ["u-a"]]]).body["response"]?["UnknownDevices"] == nil)
     }
 
     // MARK: - 3. Frequency caps

@@ -22,7 +22,8 @@ struct Router: Sendable {
 
     static let apiPrefix = "/json/1.3/"
     /// Methods that only read, answered inline on the I/O threads.
-    static let inlineMethods: Set<String> = ["getTags", "getInApps", "getInboxMessages", "getConfig", "getMessageDetails"]
+    static let inlineMethods: Set<String> = ["getTags", "getInApps", "getInboxMessages", "getConfig", "getMessageDetails", "getMsgStats",
+                                             "getAppStats", "getResults"]
 
     /// Reads run inline; anything that writes runs on the database writer (see `main.swift`).
     static func dispatch(_ request: HTTPRequest) -> HTTPDispatch {

@@ -48,6 +48,8 @@ public final class PostgresBackend: StoreBackend {
 
     public var commitFailure: String? { database.commitFailure }
 
+    public var clientMemoryBytes: Int64 { 0 }
+
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
         database.watchCommits(handler)
     }

@@ -1,3 +1,4 @@
+internal import CSQLite
 import Core
 import Foundation
 
@@ -19,7 +20,7 @@ public final class SQLiteBackend: StoreBackend {
                                           context: "creating the database folder", isRetryable: false))
         }
         database = try SQLiteDatabase(path: settings.path, busyTimeoutMilliseconds: settings.busyTimeoutMilliseconds, apps: apps,
-                                      synchronousFull: settings.synchronousFull)
+                                      synchronousFull: settings.synchronousFull, cacheMiB: settings.cacheMiB)
         devices = SQLiteDeviceStore(database: database)
         campaigns = SQLiteCampaignStore(database: database)
         analytics = SQLiteAnalyticsStore(database: database)
@@ -36,6 +37,8 @@ public final class SQLiteBackend: StoreBackend {
     }
 
     public var commitFailure: String? { database.commitFailure }
+
+    public var clientMemoryBytes: Int64 { sqlite3_memory_used() }
 
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
         database.watchHealth(handler)

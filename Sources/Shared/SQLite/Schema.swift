@@ -240,7 +240,22 @@ enum Schema {
         """
         ALTER TABLE messages ADD COLUMN pruned_at INTEGER;
         """,
-        // 8: rich media pages (the uploaded zip itself, so that a backup or another host has it
+        // 8: transaction ids deduplicate for `NewMessage.transactionWindow` only: one row per (app,
+        // id) holds the code of the message it last created and when; a reuse after the window
+        // takes the row over. Replaces the unique index that kept an id forever.
+        """
+        DROP INDEX messages_by_transaction;
+        CREATE TABLE message_transactions (
+            app_id INTEGER NOT NULL,
+            transaction_id TEXT NOT NULL,
+            code TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (app_id, transaction_id)
+        ) WITHOUT ROWID;
+        INSERT INTO message_transactions (app_id, transaction_id, code, created_at)
+            SELECT app_id, transaction_id, code, created_at FROM messages WHERE transaction_id IS NOT NULL;
+        """,
+        // 9: rich media pages (the uploaded zip itself, so that a backup or another host has it
         // too), in-apps that show them, and the events that trigger in-apps. `actions` and `shown`
         // count the SDKs' richMediaAction and triggerInAppAction reports.
         """

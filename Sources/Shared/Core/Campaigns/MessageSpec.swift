@@ -24,6 +24,8 @@ public struct MessageSpec: Sendable, Equatable, Codable {
     public var users: [String]?
     public var conditions: [TagCondition]
     public var conditionsOperator: ConditionsOperator
+    /// The audience of a `createTargetedMessage` (`devices_filter`), instead of the targeting above.
+    public var filter: DeviceFilter?
     /// Campaign-wide pushes per second, across all workers.
     public var sendRate: Int?
     /// At most `cappingCount` pushes per device in `cappingDays` days, counting this one.
