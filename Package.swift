@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["Core", "HTTPServer", "SDKClient", "TestSupport"]),
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer"]),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "TestSupport"]),
         .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "SDKClient", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Core", "Postgres", "Queue", "SDKClient", "SQLite", "Storage", "TestSupport"]),
     ],

@@ -50,12 +50,16 @@ do {
 }
 
 let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
+let links = RichMediaLinks(publicURL: configuration.http.publicURL)
 let router = Router(
-    deviceAPI: DeviceAPI(store: store, clock: clock),
-    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, analytics: analytics, clock: clock, logger: logger,
-                         onCreated: { workers.nudge() }),
+    deviceAPI: DeviceAPI(store: store, richMedia: backend.richMedia, links: links, clock: clock),
+    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, analytics: analytics, richMedia: backend.richMedia, links: links,
+                         clock: clock, logger: logger, onCreated: { workers.nudge() }),
     eventsAPI: EventsAPI(configuration: configuration, analytics: analytics, clock: clock, logger: logger),
-    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics,
+    richMediaAPI: RichMediaAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
+    inAppsAPI: InAppsAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
+    richMediaFiles: RichMediaFiles(store: backend.richMedia, logger: logger),
+    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics, richMedia: backend.richMedia,
                          workers: workers, clock: clock, logger: logger),
     oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
     settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers,
@@ -81,6 +85,9 @@ let server = HTTPServer(
                                    router.counted(request, route: route, response: response, code: code)
                                    respond(response)
                                })
+    },
+    bodyLimit: { [maxZip = configuration.richMedia.maxZipBytes, maxBody = configuration.http.maxBodyBytes] method, path in
+        RichMediaAPI.isUpload(method: method, path: path) ? maxZip : maxBody
     },
     refusal: Envelope.refusal,
     counters: metrics.connections,

@@ -57,6 +57,26 @@ import Testing
         #expect(try JSON.parse(next.body)["length"] == 2)
     }
 
+    @Test func aPathMayHaveALargerBodyLimitThanTheRest() throws {
+        var settings = HTTPSettings()
+        settings.port = 0
+        settings.threads = 1
+        settings.maxBodyBytes = 100
+        let server = HTTPServer(settings: settings, bodyLimit: { method, path in method == "PUT" && path.hasPrefix("/upload/") ? 10_000 : 100 }) {
+            .json(["length": .int(Int64($0.body.count))])
+        }
+        try server.start()
+        defer { server.stop() }
+        let client = HTTPClient(port: server.port)
+        #expect(try JSON.parse(try client.request("PUT", "/upload/a", body: Array(repeating: 1, count: 9_000)).body)["length"] == 9_000)
+        let overUpload = try client.request("PUT", "/upload/a", body: Array(repeating: 1, count: 10_001))
+        #expect(overUpload.status == 413)
+        #expect(try JSON.parse(overUpload.body)["error"] == "request body exceeds the limit of 10000 bytes")
+        #expect(try client.request("POST", "/upload/a", body: Array(repeating: 1, count: 101)).status == 413)
+        #expect(try client.request("PUT", "/elsewhere", body: Array(repeating: 1, count: 101)).status == 413)
+        #expect(try client.request("PUT", "/elsewhere", body: Array(repeating: 1, count: 100)).status == 200)
+    }
+
     /// Sends `raw` on a new connection and returns everything the server sends until it closes (at
     /// most 3 s).
     func exchange(_ raw: String, port: UInt16) throws -> String {

@@ -22,7 +22,8 @@ public enum HTTPDispatch: Sendable {
 }
 
 /// An HTTP/1.1 server (libmicrohttpd, keep-alive, an internal epoll thread pool). Bodies larger than
-/// `maxBodyBytes` are answered 413 without reaching a handler. `classify` decides per request whether
+/// `bodyLimit` allows for their method and path (by default `maxBodyBytes`) are answered 413
+/// without reaching a handler. `classify` decides per request whether
 /// `handler` runs inline on an I/O thread, or `offload` takes the request and answers later.
 /// Connections that miss the header or body deadline are cut off, and at `connectionLimit` new
 /// connections push out those still waiting for headers, or get 503 (`ConnectionTable`).
@@ -40,6 +41,8 @@ public final class HTTPServer: @unchecked Sendable {
     let settings: HTTPSettings
     let refusal: Refusal
     let classify: @Sendable (HTTPRequest) -> HTTPDispatch
+    /// The largest body a request with this method and path may send.
+    let bodyLimit: @Sendable (_ method: String, _ path: String) -> Int
     let handler: Handler
     let offload: Offload
     /// Offloaded requests whose connection is suspended: libmicrohttpd must not be stopped while
@@ -51,11 +54,12 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
 
     public init(settings: HTTPSettings, classify: @escaping @Sendable (HTTPRequest) -> HTTPDispatch = { _ in .inline },
-                offload: Offload? = nil,
+                offload: Offload? = nil, bodyLimit: (@Sendable (_ method: String, _ path: String) -> Int)? = nil,
                 refusal: @escaping Refusal = { status, message in .json(["error": .string(message)], status: status) },
                 counters: HTTPConnectionCounters = HTTPConnectionCounters(),
                 handler: @escaping Handler) {
         self.settings = settings
+        self.bodyLimit = bodyLimit ?? { [maxBodyBytes = settings.maxBodyBytes] _, _ in maxBodyBytes }
         self.connections = ConnectionGuard(limits: ConnectionTable.Limits(settings), counters: counters)
         self.refusal = refusal
         self.classify = classify
@@ -109,6 +113,8 @@ public final class HTTPServer: @unchecked Sendable {
 /// connection is suspended, and the I/O thread reads it only after `MHD_resume_connection`.
 final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
+    /// The body limit of this request's method and path.
+    var limit = 0
     var tooLarge = false
     var response: HTTPResponse?
 }
@@ -155,7 +161,7 @@ private final class ValueCollector {
 /// The request headers handlers use (looked up one by one: cheaper than collecting all). Static
 /// strings, because a short Swift `String` passed to C is copied into a new buffer on every call.
 let httpInterestingHeaders: [StaticString] = [
-    "content-type", "authorization", "x-retry-count", "accept", "cookie", "origin", "host", "x-forwarded-for",
+    "content-type", "authorization", "x-retry-count", "accept", "cookie", "origin", "host", "x-forwarded-for", "if-none-match", "range",
 ]
 
 private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String] {
@@ -265,11 +271,12 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
             refusal.headers.append(("Connection", "close"))
             return reply(connection, refusal)
         }
+        pending.limit = server.bodyLimit(method.map { String(cString: $0) } ?? "GET", url.map { String(cString: $0) } ?? "/")
         if let length = lookupHeader(connection, "Content-Length"),
-            let declared = Int(String(cString: length)), declared > server.settings.maxBodyBytes {
+            let declared = Int(String(cString: length)), declared > pending.limit {
             pending.tooLarge = true
             server.connections.busy(id)
-            return reply(connection, server.refusal(413, "request body exceeds the limit of \(server.settings.maxBodyBytes) bytes"))
+            return reply(connection, server.refusal(413, "request body exceeds the limit of \(pending.limit) bytes"))
         }
         return HERALD_MHD_YES
     }
@@ -277,7 +284,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
     if uploadSize.pointee > 0 {
         server.connections.received(id, bytes: uploadSize.pointee)
         if !pending.tooLarge, let uploadData {
-            if pending.body.count + uploadSize.pointee > server.settings.maxBodyBytes {
+            if pending.body.count + uploadSize.pointee > pending.limit {
                 pending.tooLarge = true
                 pending.body = []
             } else {
@@ -295,7 +302,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
     }
     server.connections.busy(id)
     if pending.tooLarge {
-        return reply(connection, server.refusal(413, "request body exceeds the limit of \(server.settings.maxBodyBytes) bytes"))
+        return reply(connection, server.refusal(413, "request body exceeds the limit of \(pending.limit) bytes"))
     }
     let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET",

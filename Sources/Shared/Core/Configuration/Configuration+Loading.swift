@@ -197,6 +197,11 @@ extension Configuration {
             throw ConfigurationError(key: "retention.deliveries_days", problem: "must cover throttle.per_device.window_seconds")
         }
 
+        if var richMedia = try root.object("rich_media") {
+            config.richMedia.maxZipBytes = try richMedia.int("max_zip_bytes", default: config.richMedia.maxZipBytes, range: 1024...1_073_741_824)
+            try richMedia.finish()
+        }
+
         if var delivery = try root.object("delivery") {
             config.delivery.defaultTTLSeconds = Int64(try delivery.int(
                 "default_ttl_seconds", default: Int(config.delivery.defaultTTLSeconds), range: 0...2_419_200))

@@ -11,6 +11,7 @@ public struct Configuration: Sendable {
     public var throttle = ThrottleSettings()
     public var delivery = DeliverySettings()
     public var retention = RetentionSettings()
+    public var richMedia = RichMediaSettings()
     public var apps: [AppConfiguration] = []
 
     public init() {}
@@ -125,6 +126,15 @@ public struct RetentionSettings: Sendable {
     /// `retention.deliveries_days`, in seconds: delivery rows of messages finished longer ago than
     /// this are deleted.
     public var deliveriesSeconds: Int64 = 90 * 86_400
+
+    public init() {}
+}
+
+/// `rich_media`: the pages Herald hosts for rich media pushes and in-apps.
+public struct RichMediaSettings: Sendable {
+    /// `rich_media.max_zip_bytes`: the largest zip an upload may send (larger ones get HTTP 413);
+    /// its entries may unpack to 10 times as much.
+    public var maxZipBytes = 5_242_880
 
     public init() {}
 }
