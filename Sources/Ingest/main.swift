@@ -52,7 +52,7 @@ do {
 let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
 let links = RichMediaLinks(publicURL: configuration.http.publicURL)
 let router = Router(
-    deviceAPI: DeviceAPI(store: store, richMedia: backend.richMedia, links: links, clock: clock),
+    deviceAPI: DeviceAPI(store: store, richMedia: backend.richMedia, inbox: backend.campaigns, links: links, clock: clock),
     remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, analytics: analytics, richMedia: backend.richMedia, links: links,
                          clock: clock, logger: logger, onCreated: { workers.nudge() }),
     eventsAPI: EventsAPI(configuration: configuration, analytics: analytics, clock: clock, logger: logger),

@@ -256,6 +256,18 @@ enum PostgresSchema {
         );
         CREATE INDEX in_app_triggers_by_event ON in_app_triggers (app_id, event);
         """,
+        // 5: SQLite's tenth: the message inbox.
+        """
+        CREATE TABLE inbox_entries (
+            device_id bigint NOT NULL,
+            message_id bigint NOT NULL,
+            status integer NOT NULL,
+            sent_at bigint NOT NULL,
+            expires_at bigint NOT NULL,
+            PRIMARY KEY (device_id, message_id)
+        );
+        CREATE INDEX inbox_entries_by_expiry ON inbox_entries (expires_at);
+        """,
     ]
 
     /// Runs `body` holding the migration lock, which serializes Herald processes starting at once.
