@@ -109,9 +109,9 @@ struct InboxStoreContract {
         let h3 = try #require(try owner("H3"))
         #expect(titles(try campaigns.inbox(h3, after: nil, limit: 0, now: 1_000 + day)) == ["C"])
         #expect(try !campaigns.setInboxStatus(h3, order: a.order, status: .read, now: 1_000 + day))
-        #expect(try campaigns.pruneInbox(expiredBefore: 1_000 + day, limit: 10) == 0, "expiring exactly then is not before")
-        #expect(try campaigns.pruneInbox(expiredBefore: 1_007 + day, limit: 2) == 2)
-        #expect(try campaigns.pruneInbox(expiredBefore: 1_007 + day, limit: 2) == 1)
+        #expect(try campaigns.pruneInbox(expiredAt: 999 + day, limit: 10) == 0, "not expired yet")
+        #expect(try campaigns.pruneInbox(expiredAt: 1_006 + day, limit: 2) == 2)
+        #expect(try campaigns.pruneInbox(expiredAt: 1_006 + day, limit: 2) == 1)
         #expect(try fixture.count("SELECT count(*) FROM inbox_entries") == 4)
         #expect(try owner("nobody") == nil)
     }

@@ -204,7 +204,7 @@ final class Dispatcher: Sendable {
         let reports = try analytics.pruneReports(receivedBefore: now - retention.reportsSeconds, limit: Self.pruneBatch)
         let deliveries = try store.pruneDeliveries(finishedBefore: now - retention.deliveriesSeconds, limit: Self.pruneBatch,
                                                    now: now)
-        let inbox = try store.pruneInbox(expiredBefore: now, limit: Self.pruneBatch)
+        let inbox = try store.pruneInbox(expiredAt: now, limit: Self.pruneBatch)
         if reports + deliveries + inbox > 0 {
             logger.debug("retention pass", ["reports.deleted": String(reports), "deliveries.deleted": String(deliveries),
                                             "inbox.deleted": String(inbox)])

@@ -45,13 +45,13 @@ extension PostgresCampaignStore {
         }
     }
 
-    public func pruneInbox(expiredBefore before: Int64, limit: Int) throws(StoreError) -> Int {
+    public func pruneInbox(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int {
         try database.write { transaction in
             try transaction.connection.run(
                 """
                 DELETE FROM inbox_entries WHERE (device_id, message_id) IN
-                  (SELECT device_id, message_id FROM inbox_entries WHERE expires_at < $1 LIMIT $2)
-                """, [.integer(before), .integer(Int64(limit))])
+                  (SELECT device_id, message_id FROM inbox_entries WHERE expires_at <= $1 LIMIT $2)
+                """, [.integer(now), .integer(Int64(limit))])
         }
     }
 

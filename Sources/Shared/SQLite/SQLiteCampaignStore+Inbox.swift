@@ -49,15 +49,15 @@ extension SQLiteCampaignStore {
         }
     }
 
-    public func pruneInbox(expiredBefore before: Int64, limit: Int) throws(StoreError) -> Int {
+    public func pruneInbox(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int {
         try database.write { writer in
             let connection = writer.connection
             try connection.prepare(
                 """
                 DELETE FROM inbox_entries WHERE (device_id, message_id) IN
-                  (SELECT device_id, message_id FROM inbox_entries INDEXED BY inbox_entries_by_expiry WHERE expires_at < ? LIMIT ?)
+                  (SELECT device_id, message_id FROM inbox_entries INDEXED BY inbox_entries_by_expiry WHERE expires_at <= ? LIMIT ?)
                 """
-            ).run([.integer(before), .integer(Int64(limit))])
+            ).run([.integer(now), .integer(Int64(limit))])
             return connection.changes
         }
     }

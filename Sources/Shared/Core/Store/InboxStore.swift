@@ -14,8 +14,9 @@ public protocol InboxStore: Sendable {
     /// stays opened); false when the owner has no unexpired copy of it, and nothing changed.
     func setInboxStatus(_ owner: InboxOwner, order: Int64, status: InboxStatus, now: Int64) throws(StoreError) -> Bool
 
-    /// Deletes up to `limit` copies that expired before `before`; returns how many went.
-    func pruneInbox(expiredBefore before: Int64, limit: Int) throws(StoreError) -> Int
+    /// Deletes up to `limit` copies that have expired at `now` (those `inbox` no longer lists);
+    /// returns how many went.
+    func pruneInbox(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int
 }
 
 /// Who reads an inbox: one device, and through its user id every device of that user.
