@@ -49,11 +49,15 @@ do {
     exit(1)
 }
 
+let bulkTags = BulkTagRunner(store: store, clock: clock, logger: logger, isDispatching: { workers.isDispatching })
+bulkTags.start()
+
 let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
 let router = Router(
     deviceAPI: DeviceAPI(store: store, clock: clock),
-    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, analytics: analytics, clock: clock, logger: logger,
+    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, devices: store, analytics: analytics, clock: clock, logger: logger,
                          onCreated: { workers.nudge() }),
+    audienceAPI: AudienceAPI(configuration: configuration, store: store, clock: clock, logger: logger, onCreated: { bulkTags.nudge() }),
     eventsAPI: EventsAPI(configuration: configuration, analytics: analytics, clock: clock, logger: logger),
     dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics,
                          workers: workers, clock: clock, logger: logger),
@@ -82,6 +86,7 @@ let server = HTTPServer(
                                    respond(response)
                                })
     },
+    largeBodyPaths: [AudienceAPI.path],
     refusal: Envelope.refusal,
     handler: { router.handle($0) })
 do {
@@ -108,6 +113,7 @@ let signal = Signals.waitForTermination(onHangup: {
 })
 logger.info("shutting down", ["signal": String(signal)])
 server.stop()
+bulkTags.stop()
 workers.stop()
 authenticator?.stop()
 queueContext.terminate()

@@ -8,12 +8,13 @@ import Testing
 /// The HTTP/1.1 server on a loopback port, driven by SDKClient's keep-alive client.
 @Suite struct HTTPServerTests {
     /// A server on a free loopback port that echoes the method, path, query (GET), `Authorization` and the body length.
-    func echoServer(maxBodyBytes: Int = 1024) throws -> HTTPServer {
+    func echoServer(maxBodyBytes: Int = 1024, bulkMaxBodyBytes: Int = 4096, largeBodyPaths: Set<String> = []) throws -> HTTPServer {
         var settings = HTTPSettings()
         settings.port = 0
         settings.threads = 1
         settings.maxBodyBytes = maxBodyBytes
-        let server = HTTPServer(settings: settings) { request in
+        settings.bulkMaxBodyBytes = bulkMaxBodyBytes
+        let server = HTTPServer(settings: settings, largeBodyPaths: largeBodyPaths) { request in
             .json(["method": .string(request.method), "path": .string(request.path), "query": .object(request.query.mapValues(JSON.string)),
                    "authorization": .string(request.header("Authorization") ?? ""), "length": .int(Int64(request.body.count))])
         }
@@ -51,6 +52,18 @@ import Testing
         let next = try client.request("POST", "/small", body: Array("ok".utf8))
         #expect(next.status == 200)
         #expect(try JSON.parse(next.body)["length"] == 2)
+    }
+
+    @Test func largeBodyPathsHaveTheBulkLimit() throws {
+        let server = try echoServer(maxBodyBytes: 100, bulkMaxBodyBytes: 6_000, largeBodyPaths: ["/bulk"])
+        defer { server.stop() }
+        let client = HTTPClient(port: server.port)
+        let body = Array(repeating: UInt8(0x41), count: 5_000)
+        #expect(try client.request("POST", "/small", body: body).status == 413)
+        let bulk = try client.request("POST", "/bulk", body: body)
+        #expect(try bulk.status == 200 && JSON.parse(bulk.body)["length"] == 5_000)
+        let refused = try client.request("POST", "/bulk", body: Array(repeating: 0x41, count: 7_000))
+        #expect(try refused.status == 413 && JSON.parse(refused.body)["error"] == "request body exceeds the limit of 6000 bytes")
     }
 
     /// Sends `raw` on a new connection and returns everything the server sends until it closes (at

@@ -22,7 +22,7 @@ public enum HTTPDispatch: Sendable {
 }
 
 /// An HTTP/1.1 server (libmicrohttpd, keep-alive, an internal epoll thread pool). Bodies larger than
-/// `maxBodyBytes` are answered 413 without reaching a handler. `classify` decides per request whether
+/// `maxBodyBytes` (`bulkMaxBodyBytes` on `largeBodyPaths`) are answered 413 without reaching a handler. `classify` decides per request whether
 /// `handler` runs inline on an I/O thread, or `offload` takes the request and answers later.
 ///
 /// `@unchecked Sendable` invariant: the daemon pointer is written only by `start`/`stop`, which the
@@ -40,6 +40,8 @@ public final class HTTPServer: @unchecked Sendable {
     let classify: @Sendable (HTTPRequest) -> HTTPDispatch
     let handler: Handler
     let offload: Offload
+    /// Paths whose bodies may reach `settings.bulkMaxBodyBytes` instead of `maxBodyBytes`.
+    let largeBodyPaths: Set<String>
     /// Offloaded requests whose connection is suspended: libmicrohttpd must not be stopped while
     /// any remain (it aborts), so `stop` waits for them.
     let suspended = Atomic<Int>(0)
@@ -48,10 +50,11 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
 
     public init(settings: HTTPSettings, classify: @escaping @Sendable (HTTPRequest) -> HTTPDispatch = { _ in .inline },
-                offload: Offload? = nil,
+                offload: Offload? = nil, largeBodyPaths: Set<String> = [],
                 refusal: @escaping Refusal = { status, message in .json(["error": .string(message)], status: status) },
                 handler: @escaping Handler) {
         self.settings = settings
+        self.largeBodyPaths = largeBodyPaths
         self.refusal = refusal
         self.classify = classify
         self.handler = handler
@@ -97,6 +100,8 @@ public final class HTTPServer: @unchecked Sendable {
 /// connection is suspended, and the I/O thread reads it only after `MHD_resume_connection`.
 final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
+    /// The body limit of the request's path.
+    var limit = 0
     var tooLarge = false
     var response: HTTPResponse?
 }
@@ -237,6 +242,8 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     guard let existing = state.pointee else {
         let pending = RequestState()
+        pending.limit = server.largeBodyPaths.contains(url.map { String(cString: $0) } ?? "") ? server.settings.bulkMaxBodyBytes
+            : server.settings.maxBodyBytes
         state.pointee = Unmanaged.passRetained(pending).toOpaque()
         if let problem = framingProblem(connection, version: version.map { String(cString: $0) } ?? "") {
             pending.tooLarge = true
@@ -245,16 +252,16 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
             return reply(connection, refusal)
         }
         if let length = lookupHeader(connection, "Content-Length"),
-            let declared = Int(String(cString: length)), declared > server.settings.maxBodyBytes {
+            let declared = Int(String(cString: length)), declared > pending.limit {
             pending.tooLarge = true
-            return reply(connection, server.refusal(413, "request body exceeds the limit of \(server.settings.maxBodyBytes) bytes"))
+            return reply(connection, server.refusal(413, "request body exceeds the limit of \(pending.limit) bytes"))
         }
         return HERALD_MHD_YES
     }
     let pending = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
     if uploadSize.pointee > 0 {
         if !pending.tooLarge, let uploadData {
-            if pending.body.count + uploadSize.pointee > server.settings.maxBodyBytes {
+            if pending.body.count + uploadSize.pointee > pending.limit {
                 pending.tooLarge = true
                 pending.body = []
             } else {
@@ -271,7 +278,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         return reply(connection, response)
     }
     if pending.tooLarge {
-        return reply(connection, server.refusal(413, "request body exceeds the limit of \(server.settings.maxBodyBytes) bytes"))
+        return reply(connection, server.refusal(413, "request body exceeds the limit of \(pending.limit) bytes"))
     }
     let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET",
