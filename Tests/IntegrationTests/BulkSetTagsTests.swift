@@ -167,8 +167,9 @@ import Testing
         #expect(try herald.count("SELECT count(*) FROM devices WHERE hwid LIKE 'live-%'") == seen.count)
         // Reported, not asserted: registerDevice latency while the job ran (debug build, shared machine).
         let median = seen[seen.count / 2], p99 = seen[min(seen.count - 1, seen.count * 99 / 100)]
+        func milliseconds(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
         print("bulkSetTags of \(count) devices: \(seen.count) registrations answered meanwhile, "
-              + "latency median \(Int(median * 1000)) ms, p99 \(Int(p99 * 1000)) ms, max \(Int((seen.last ?? 0) * 1000)) ms")
+              + "latency median \(milliseconds(median)), p99 \(milliseconds(p99)), max \(milliseconds(seen.last ?? 0))")
     }
 
     @Test func aJobAcknowledgedBeforeAKillIsFinishedAfterTheRestartExactlyOnce() throws {
