@@ -75,16 +75,22 @@ backend.watchCommits { failure in
     }
 }
 // Writes run on the database writer thread, many requests per commit; each is answered after its commit.
+// Bulk bodies (up to `http.bulk_max_body_bytes` of JSON, seconds to parse) are parsed one at a time on
+// a queue of their own, so that the I/O thread goes on serving its other connections meanwhile.
+let bulkParsing = DispatchQueue(label: "herald-bulk-parse")
 let server = HTTPServer(
     settings: configuration.http, classify: Router.dispatch,
     offload: { request, respond in
-        let (route, work) = router.route(request)
-        backend.submitRequest(work,
-                               onFailure: { (Envelope.failure(503, "the database could not commit; please retry"), 503) },
-                               completion: { response, code in
-                                   router.counted(request, route: route, response: response, code: code)
-                                   respond(response)
-                               })
+        let submit: @Sendable () -> Void = {
+            let (route, work) = router.route(request)
+            backend.submitRequest(work,
+                                   onFailure: { (Envelope.failure(503, "the database could not commit; please retry"), 503) },
+                                   completion: { response, code in
+                                       router.counted(request, route: route, response: response, code: code)
+                                       respond(response)
+                                   })
+        }
+        if request.path == AudienceAPI.path { bulkParsing.async(execute: submit) } else { submit() }
     },
     largeBodyPaths: [AudienceAPI.path],
     refusal: Envelope.refusal,

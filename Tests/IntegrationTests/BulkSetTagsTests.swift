@@ -152,9 +152,12 @@ import Testing
             }
             finished.signal()
         }.start()
+        let posted = Date()
         let (status, reply) = try post(herald, ["application": Self.app, "auth": Self.auth, "create_missing_tags": true, "devices": .array(devices)])
+        let acknowledged = Date().timeIntervalSince(posted)
         let id = try #require(reply["request_id"]?.stringValue, "HTTP \(status) \(reply.text)")
         let done = try waitForJob(herald, id, timeout: 900)
+        let applied = Date().timeIntervalSince(posted)
         stop.store(true, ordering: .relaxed)
         finished.wait()
         #expect(done["status"] == "Completed" && done["processed"] == .int(Int64(count)) && done["failed"] == 0, "\(done.text)")
@@ -168,7 +171,8 @@ import Testing
         // Reported, not asserted: registerDevice latency while the job ran (debug build, shared machine).
         let median = seen[seen.count / 2], p99 = seen[min(seen.count - 1, seen.count * 99 / 100)]
         func milliseconds(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
-        print("bulkSetTags of \(count) devices: \(seen.count) registrations answered meanwhile, "
+        print("bulkSetTags of \(count) devices: acknowledged after \(milliseconds(acknowledged)), completed after \(milliseconds(applied)); "
+              + "\(seen.count) registrations answered meanwhile, "
               + "latency median \(milliseconds(median)), p99 \(milliseconds(p99)), max \(milliseconds(seen.last ?? 0))")
     }
 

@@ -18,7 +18,8 @@ struct AudienceAPI: Sendable {
     let logger: Logger
     let onCreated: @Sendable () -> Void
 
-    /// Parses and validates on the calling (I/O) thread; the returned work only stores the job.
+    /// Parses and validates on the calling thread (the bulk parsing queue, see `main.swift`); the
+    /// returned work only stores the job.
     func submit(body: [UInt8], authorization: String?) -> @Sendable () -> (HTTPResponse, Int) {
         let request: BulkSetTagsRequest, app: AppConfiguration
         do {

@@ -10,7 +10,7 @@ import Synchronization
 /// large job shares the database writer with device traffic instead of holding it.
 final class BulkTagRunner: Sendable {
     /// Entries per transaction: small enough that a request queued behind a chunk waits little.
-    static let chunkSize = 500
+    static let chunkSize = 200
 
     private let store: any DeviceStore
     private let clock: any Clock
@@ -52,8 +52,7 @@ final class BulkTagRunner: Sendable {
             if isDispatching() {
                 do {
                     for (job, devices) in try store.unfinishedBulkTagJobs() where !stopping.load(ordering: .relaxed) {
-                        try apply(job, devices: devices)
-                        worked = true
+                        if try apply(job, devices: devices) { worked = true }
                     }
                 } catch {
                     logger.error("bulkSetTags job step failed; trying again", ["error": "\(error)"])
@@ -63,7 +62,9 @@ final class BulkTagRunner: Sendable {
         }
     }
 
-    private func apply(_ job: BulkTagJob, devices: String) throws {
+    /// Applies the job's remaining entries; false when another process had moved its progress on
+    /// first (then this runner waits before it looks again).
+    private func apply(_ job: BulkTagJob, devices: String) throws -> Bool {
         let entries: [BulkTagEntry]
         do {
             guard case .array(let items) = try JSON.parse(devices) else { throw ArgumentError("devices is not an array") }
@@ -72,15 +73,16 @@ final class BulkTagRunner: Sendable {
             // Validated before it was stored, so only a damaged row gets here.
             logger.error("bulkSetTags job unreadable", ["job.id": job.id, "error": "\(error)"])
             try store.failBulkTagJob(id: job.id, reason: "the stored request could not be read: \(error)", now: clock.now())
-            return
+            return true
         }
         logger.info("bulkSetTags job running", ["job.id": job.id, "job.from": String(job.processed), "job.devices": String(entries.count)])
         var from = job.processed
         while from < entries.count, !stopping.load(ordering: .relaxed) {
             let chunk = Array(entries[from..<min(from + Self.chunkSize, entries.count)])
-            guard try store.applyBulkTags(job: job, from: from, entries: chunk, now: clock.now()) else { return }
+            guard try store.applyBulkTags(job: job, from: from, entries: chunk, now: clock.now()) else { return from > job.processed }
             from += chunk.count
         }
         if from >= entries.count { logger.info("bulkSetTags job completed", ["job.id": job.id]) }
+        return true
     }
 }
