@@ -73,8 +73,7 @@ enum EdgeCommand {
             stats: stats, reporter: reporter)
         server.start(handler: handler)
         reporter?.start(threads: 2)
-        print("READY")
-        fflush(stdout)
+        FileHandle.standardOutput.write(Data("READY\n".utf8))
         FileHandle.standardError.write(Data(
             "herald-load edge: APNs \(apnsURL), FCM \(fcmURL), admin http://\(options.host):\(admin.port)/stats; settings in \(credentials.path("edge.json"))\n".utf8))
 

@@ -108,7 +108,7 @@ struct CampaignFollower {
         guard response.status == 200, let body = try? JSON.parse(response.body) else {
             throw Kind(kind: "create_failed", description: "HTTP \(response.status): \(response.text.prefix(200))")
         }
-        guard body["status_code"] == .int(200), let code = body["response"]?["Messages"]?[0]?.stringValue else {
+        guard body["status_code"] == .int(200), let code = body["response"]?["Messages"]?.arrayValue?.first?.stringValue else {
             throw Kind(kind: "create_failed", description: "status_code \(body["status_code"]?.text ?? "?"): \(body["status_message"]?.stringValue ?? "")")
         }
         return code

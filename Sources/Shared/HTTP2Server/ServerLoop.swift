@@ -76,8 +76,10 @@ final class ServerLoop: @unchecked Sendable {
 
     private func accept(listener: Int) {
         while true {
-            let fd = accept4(listeners[listener], nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+            let fd = Glibc.accept(listeners[listener], nil, nil)
             guard fd >= 0 else { return }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             guard let ssl = SSL_new(tls.context) else {
