@@ -156,7 +156,7 @@ import Glibc
         openssl.arguments = ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", other]
         try openssl.run()
         openssl.waitUntilExit()
-        guard case .object(var members) = settings else { return }
+        var members = try #require(settings.objectValue)
         members["key_path"] = .string(other)
         try test.startHerald(edge: .object(members))
         let code = try herald.send(["send_date": "now", "content": "Hello", "platforms": [1]])
