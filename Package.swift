@@ -62,6 +62,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Core", "Postgres", "SDKClient", "SQLite", "Storage", "TestSupport"]),
         .testTarget(name: "QueueTests", dependencies: ["Core", "Queue", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["Core", "HTTPServer", "SDKClient"]),
+        .testTarget(name: "HTTP2ServerTests", dependencies: ["Core", "HTTP2Server", "TestSupport"]),
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer"]),

@@ -38,11 +38,7 @@ struct CampaignOptions: Equatable {
                 let text = try cursor.value()
                 do { target = try TargetURL(parsing: text) } catch { throw Problem("--target \(error.description)") }
             case "--app":
-                let text = try cursor.value()
-                guard !text.isEmpty, text.utf8.count <= 64, !text.contains(where: { $0 == "\"" || $0 == "\\" || $0.isWhitespace }) else {
-                    throw Problem("--app must be an application code such as ABCDE-12345, got '\(text)'")
-                }
-                app = text
+                app = try FleetOptions.appCode(name, try cursor.value())
             case "--token":
                 let text = try cursor.value()
                 guard !text.isEmpty, !text.contains(where: \.isNewline) else { throw Problem("--token must be the app's API token") }

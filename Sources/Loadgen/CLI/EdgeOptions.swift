@@ -69,11 +69,7 @@ struct EdgeOptions: Equatable {
                 let text = try cursor.value()
                 do { options.reportTo = try TargetURL(parsing: text) } catch { throw Problem("--report-to \(error.description)") }
             case "--app":
-                let text = try cursor.value()
-                guard !text.isEmpty, text.utf8.count <= 64, !text.contains(where: { $0 == "\"" || $0 == "\\" || $0.isWhitespace }) else {
-                    throw Problem("--app must be an application code such as ABCDE-12345, got '\(text)'")
-                }
-                options.app = text
+                options.app = try FleetOptions.appCode(name, try cursor.value())
             case "--open-rate":
                 options.openRate = try fraction(name, try cursor.value())
             case "--report-delay":

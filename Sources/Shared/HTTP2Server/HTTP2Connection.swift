@@ -21,6 +21,9 @@ final class HTTP2Connection {
     private var requests: [Int32: PartialRequest] = [:]
     /// Response bodies being sent, by stream, and how much of each went out.
     private var bodies: [Int32: (bytes: [UInt8], sent: Int)] = [:]
+    /// Received bytes on their way into the session, without the RST_STREAM frames of finished streams.
+    private var frames = FrameFilter()
+    private var forward: [UInt8] = []
     private var outgoing: [UInt8] = []
     private var outgoingSent = 0
     private var waitingToWrite = false
@@ -52,7 +55,12 @@ final class HTTP2Connection {
         while !closed {
             let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
             if count > 0 {
-                let consumed = nghttp2_session_mem_recv(session, buffer.baseAddress, Int(count))
+                forward.removeAll(keepingCapacity: true)
+                frames.pass(UnsafeBufferPointer(start: buffer.baseAddress, count: Int(count)), into: &forward) { stream in
+                    // A reset of a stream that is already over changes nothing but nghttp2's reset-rate count.
+                    nghttp2_session_get_stream_remote_close(session, stream) < 0
+                }
+                let consumed = forward.withUnsafeBufferPointer { nghttp2_session_mem_recv(session, $0.baseAddress, $0.count) }
                 if consumed < 0 { return close() }
                 continue
             }
