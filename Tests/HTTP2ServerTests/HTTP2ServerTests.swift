@@ -22,6 +22,7 @@ import TestSupport
 
     init() throws {
         directory = try TemporaryDirectory()
+        let folder = directory.path
         let authority = try CertificateAuthority(name: "test CA")
         let issued = try authority.serverCertificate(commonName: "test", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"])
         try authority.certificatePEM.write(toFile: folder + "/ca.pem", atomically: true, encoding: .utf8)
