@@ -24,19 +24,17 @@ struct CampaignOptions: Equatable {
     /// Parses the arguments after `campaign`. Returns nil for `--help`.
     static func parse(_ arguments: [String]) throws(FleetOptions.Problem) -> CampaignOptions? {
         typealias Problem = FleetOptions.Problem
-        var target: TargetURL?
         var app: String?
         var token: String?
         var options = CampaignOptions(target: TargetURL(isTLS: false, host: "", port: 0), app: "", token: "")
         var cursor = ArgumentCursor(arguments)
+        var shared = TargetFlags()
         while cursor.next() {
             let name = cursor.name
+            if try shared.read(&cursor) { continue }
             switch name {
             case "--help", "-h":
                 return nil
-            case "--target":
-                let text = try cursor.value()
-                do { target = try TargetURL(parsing: text) } catch { throw Problem("--target \(error.description)") }
             case "--app":
                 app = try FleetOptions.appCode(name, try cursor.value())
             case "--token":
@@ -59,26 +57,17 @@ struct CampaignOptions: Equatable {
                 options.content = text
             case "--timeout":
                 options.timeoutSeconds = try FleetOptions.seconds(name, try cursor.value())
-            case "--ca":
-                options.caFile = try FleetOptions.path(name, try cursor.value())
-            case "--insecure", "-k":
-                try cursor.flag()
-                options.insecure = true
-            case "--allow-errors":
-                try cursor.flag()
-                options.allowErrors = true
-            case "--no-progress", "--quiet", "-q":
-                try cursor.flag()
-                options.progress = false
             default:
                 throw Problem("unknown option \(cursor.argument) (see herald-load campaign --help)")
             }
         }
-        guard let target else { throw Problem("--target URL is required (for example --target http://127.0.0.1:8080)") }
+        let target = try shared.checked()
         guard let app else { throw Problem("--app CODE is required (the application code in Herald's configuration)") }
         guard let token else { throw Problem("--token API_TOKEN is required (the app's api_token, for the Remote API)") }
-        if options.caFile != nil && !target.isTLS { throw Problem("--ca needs an https:// target") }
-        if options.caFile != nil && options.insecure { throw Problem("--ca and --insecure contradict each other") }
+        options.caFile = shared.caFile
+        options.insecure = shared.insecure
+        options.allowErrors = shared.allowErrors
+        options.progress = shared.progress
         options.target = target
         options.app = app
         options.token = token

@@ -30,21 +30,19 @@ struct FleetOptions: Equatable {
 
     /// Parses the arguments after `fleet`. Returns nil for `--help`.
     static func parse(_ arguments: [String], cores: Int) throws(Problem) -> FleetOptions? {
-        var target: TargetURL?
         var app: String?
         var devices: Int?
         var duration: Double?
         var options = FleetOptions(target: TargetURL(isTLS: false, host: "", port: 0), app: "", devices: 0, durationSeconds: 0)
         var threadsGiven = false
         var cursor = ArgumentCursor(arguments)
+        var shared = TargetFlags()
         while cursor.next() {
             let name = cursor.name
+            if try shared.read(&cursor) { continue }
             switch name {
             case "--help", "-h":
                 return nil
-            case "--target":
-                let text = try cursor.value()
-                do { target = try TargetURL(parsing: text) } catch { throw Problem("--target \(error.description)") }
             case "--app":
                 app = try appCode(name, try cursor.value())
             case "--devices":
@@ -76,29 +74,20 @@ struct FleetOptions: Equatable {
                     throw Problem("--onesignal must be a fraction between 0 and 1, got '\(text)'")
                 }
                 options.oneSignalFraction = fraction
-            case "--ca":
-                options.caFile = try path(name, try cursor.value())
-            case "--insecure", "-k":
-                try cursor.flag()
-                options.insecure = true
             case "--timeout":
                 options.timeoutSeconds = try seconds(name, try cursor.value())
-            case "--allow-errors":
-                try cursor.flag()
-                options.allowErrors = true
-            case "--no-progress", "--quiet", "-q":
-                try cursor.flag()
-                options.progress = false
             default:
                 throw Problem("unknown option \(cursor.argument) (see herald-load fleet --help)")
             }
         }
-        guard let target else { throw Problem("--target URL is required (for example --target http://127.0.0.1:8080)") }
+        let target = try shared.checked()
         guard let app else { throw Problem("--app CODE is required (the application code in Herald's configuration)") }
         guard let devices else { throw Problem("--devices N is required") }
         guard let duration else { throw Problem("--duration SECONDS is required") }
-        if options.caFile != nil && !target.isTLS { throw Problem("--ca needs an https:// target") }
-        if options.caFile != nil && options.insecure { throw Problem("--ca and --insecure contradict each other") }
+        options.caFile = shared.caFile
+        options.insecure = shared.insecure
+        options.allowErrors = shared.allowErrors
+        options.progress = shared.progress
         options.target = target
         options.app = app
         options.devices = devices
