@@ -108,7 +108,3 @@ struct APNsEndpoint: Sendable {
         }
     }
 }
-
-extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
-}

@@ -22,7 +22,8 @@ struct EdgeCredentials {
     let apnsKey: KeyPair
     let serviceAccountKey: KeyPair
 
-    var path: (String) -> String { { directory + "/" + $0 } }
+    /// The file `name` in the edge's folder.
+    func path(_ name: String) -> String { directory + "/" + name }
     var keyPath: String { path("AuthKey_\(keyID).p8") }
 
     /// Reads the credentials in `directory`, making whatever is missing.
