@@ -49,13 +49,17 @@ do {
     exit(1)
 }
 
-let metrics = Metrics()
+let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
+let links = RichMediaLinks(publicURL: configuration.http.publicURL)
 let router = Router(
-    deviceAPI: DeviceAPI(store: store, clock: clock),
-    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, clock: clock, logger: logger,
-                         onCreated: { workers.nudge() }),
+    deviceAPI: DeviceAPI(store: store, richMedia: backend.richMedia, links: links, clock: clock),
+    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, analytics: analytics, richMedia: backend.richMedia, links: links,
+                         clock: clock, logger: logger, onCreated: { workers.nudge() }),
     eventsAPI: EventsAPI(configuration: configuration, analytics: analytics, clock: clock, logger: logger),
-    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics,
+    richMediaAPI: RichMediaAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
+    inAppsAPI: InAppsAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
+    richMediaFiles: RichMediaFiles(store: backend.richMedia, logger: logger),
+    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics, richMedia: backend.richMedia,
                          workers: workers, clock: clock, logger: logger),
     oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
     settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers,
@@ -82,7 +86,11 @@ let server = HTTPServer(
                                    respond(response)
                                })
     },
+    bodyLimit: { [maxZip = configuration.richMedia.maxZipBytes, maxBody = configuration.http.maxBodyBytes] method, path in
+        RichMediaAPI.isUpload(method: method, path: path) ? maxZip : maxBody
+    },
     refusal: Envelope.refusal,
+    counters: metrics.connections,
     handler: { router.handle($0) })
 do {
     try server.start()

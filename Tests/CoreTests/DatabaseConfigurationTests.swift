@@ -41,6 +41,15 @@ import Testing
         #expect(error?.key == "database.synchronous" && error?.problem.contains("SQLite") == true)
     }
 
+    @Test func cacheSizeIsForSQLiteOnlyAndBounded() throws {
+        #expect(try decode(["path": "h.sqlite"]).database.cacheMiB == 64)
+        #expect(try decode(["cache_mb": 16]).database.cacheMiB == 16)
+        for database in [["cache_mb": 0], ["cache_mb": "16"], ["url": "postgresql://herald@127.0.0.1/herald", "cache_mb": 16]] as [JSON] {
+            let error = #expect(throws: ConfigurationError.self) { try decode(database) }
+            #expect(error?.key == "database.cache_mb", "\(database)")
+        }
+    }
+
     @Test func logsNameTheURLWithoutItsPassword() throws {
         #expect(try decode(["path": "h.sqlite"]).database.location == ("database.path", "/etc/herald/h.sqlite"))
         for (url, shown) in [("postgresql://herald:s3cret@db.example:5432/herald?sslmode=require",

@@ -98,24 +98,8 @@ import Glibc
         let authorized = herald.folder + "/authorized_keys"
         try Data("\(worker.publicKey)\n".utf8).write(to: URL(fileURLWithPath: authorized))
 
-        // Two "hosts": this namespace (10.251.x.1) and a new one (10.251.x.2), joined by a veth pair.
-        let suffix = UInt8.random(in: 1...250)
-        let namespace = "herald-test-\(getpid())-\(suffix)"
-        let (hostSide, nsSide) = ("hv\(getpid() % 100_000)a", "hv\(getpid() % 100_000)b")
-        let (hostAddress, nsAddress) = ("10.251.\(suffix).1", "10.251.\(suffix).2")
-        func ip(_ arguments: [String]) throws { try runTool("/usr/sbin/ip", arguments) }
-        try ip(["netns", "add", namespace])
-        defer {
-            try? ip(["netns", "delete", namespace])
-            try? ip(["link", "delete", hostSide])
-        }
-        try ip(["link", "add", hostSide, "type", "veth", "peer", "name", nsSide])
-        try ip(["link", "set", nsSide, "netns", namespace])
-        try ip(["addr", "add", "\(hostAddress)/30", "dev", hostSide])
-        try ip(["link", "set", hostSide, "up"])
-        try ip(["netns", "exec", namespace, "ip", "addr", "add", "\(nsAddress)/30", "dev", nsSide])
-        try ip(["netns", "exec", namespace, "ip", "link", "set", nsSide, "up"])
-        try ip(["netns", "exec", namespace, "ip", "link", "set", "lo", "up"])
+        let hosts = try TwoHosts()
+        let hostAddress = hosts.hostAddress
 
         let (jobs, results) = (try HeraldProcesses.freePort(), try HeraldProcesses.freePort())
         // Beyond loopback without CURVE, ingest refuses to start and names the key.
@@ -134,12 +118,48 @@ import Glibc
                                      curve: ["secret_key_file": .string(worker.file), "server_public_key": .string(ingestKey.publicKey)])
         }
         try herald.startIngest(config: ingestConfig)
-        try herald.startWorker(config: workerConfig, wrapper: ["/usr/sbin/ip", "netns", "exec", namespace])
+        try herald.startWorker(config: workerConfig, wrapper: hosts.wrapper)
         try herald.waitForWorkers(1)
         for index in 0..<20 { try herald.register(SDKDevice("ns-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
         let funnel = try herald.waitForMessage(try herald.send(["send_date": "now", "content": "Across hosts"]), timeout: 20)
         #expect(funnel["sent"] == 20, "\(funnel.text)")
         #expect(herald.log().contains("worker joined"))
+    }
+
+    /// Several hosts as deployed: ingest here, a worker in another network namespace, both on one
+    /// PostgreSQL server that the worker reaches over the veth link (not loopback) and ingest over
+    /// loopback, the queue over CURVE.
+    @Test func aWorkerInAnotherNetworkNamespaceSharesThePostgreSQLDatabase() throws {
+        #expect(getuid() == 0, "network namespaces need root; CI runs as root")
+        let hosts = try TwoHosts()
+        let server = try PostgresServer(alsoListeningOn: hosts.hostAddress, trusting: hosts.network)
+        let herald = try HeraldProcesses(postgresURL: server.url)
+        // The namespace is another host: PostgreSQL on this host's loopback is out of its reach.
+        let probe = "import socket,sys\ntry:\n socket.create_connection(('127.0.0.1', \(server.port)), 2)\nexcept OSError:\n sys.exit(0)\nsys.exit(1)"
+        #expect(throws: Never.self) { try hosts.inside(["python3", "-c", probe]) }
+
+        let ingestKey = try Self.keyPair(herald, "ingest")
+        let worker = try Self.keyPair(herald, "worker")
+        let authorized = herald.folder + "/authorized_keys"
+        try Data("\(worker.publicKey)\n".utf8).write(to: URL(fileURLWithPath: authorized))
+        let (jobs, results) = (try HeraldProcesses.freePort(), try HeraldProcesses.freePort())
+        let ingestConfig = try herald.writeConfig("ingest.json") {
+            $0["queue"] = Self.queue(host: hosts.hostAddress, jobs: jobs, results: results,
+                                     curve: ["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(authorized)])
+        }
+        let workerConfig = try herald.writeConfig("worker.json") {
+            $0["queue"] = Self.queue(host: hosts.hostAddress, jobs: jobs, results: results,
+                                     curve: ["secret_key_file": .string(worker.file), "server_public_key": .string(ingestKey.publicKey)])
+            $0["database"] = ["url": .string("postgresql://herald@\(hosts.hostAddress):\(server.port)/postgres"), "pool_size": 4]
+        }
+        try herald.startIngest(config: ingestConfig)
+        try herald.startWorker(config: workerConfig, wrapper: hosts.wrapper)
+        try herald.waitForWorkers(1)
+        for index in 0..<40 { try herald.register(SDKDevice("pg-ns-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
+        let code = try herald.send(["send_date": "now", "content": "Across hosts on PostgreSQL"])
+        let funnel = try herald.waitForMessage(code, timeout: 30)
+        #expect(funnel["targeted"] == 40 && funnel["sent"] == 40 && funnel["failed"] == 0, "\(funnel.text)")
+        #expect(Set(try herald.sinkHWIDs(code)).count == 40)
     }
 
     @Test func badKeysStopStartUpNamingTheKeyOrLine() throws {

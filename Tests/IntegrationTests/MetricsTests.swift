@@ -38,5 +38,15 @@ import Testing
         #expect(metric(text, #"herald_shards{status="pending"}"#) == 0)
         #expect(metric(text, "herald_workers_connected") == 1)
         #expect(metric(text, "herald_sqlite_busy_total") == 0)
+
+        // Memory: the process's resident set as /proc shows it, and SQLite's part of it.
+        let pid = try #require(herald.ingest?.processIdentifier)
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let vmRSS = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) }) * 1024
+        let resident = try #require(metric(text, "process_resident_memory_bytes"))
+        let sqlite = try #require(metric(text, "herald_store_memory_bytes"))
+        #expect(resident > vmRSS / 2 && resident < vmRSS * 2, "\(resident) bytes reported, VmRSS \(vmRSS)")
+        #expect(sqlite > 0 && sqlite < resident, "\(sqlite) of \(resident)")
     }
 }

@@ -41,6 +41,28 @@ import TestSupport
         #expect(second["APP-1"] == first["APP-1"] && second["APP-2"] != nil && second["APP-2"] != first["APP-1"])
     }
 
+    @Test func anUpgradeKeepsTheTransactionIdsOfEarlierMessagesForTheirDay() throws {
+        let url = try PostgresServer.shared().makeSchema()
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        // A database at version 2, whose unique index kept transaction ids forever.
+        try connection.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        for version in 1...2 {
+            try connection.execute(PostgresSchema.migrations[version - 1])
+            try connection.run("INSERT INTO schema_migrations (version) VALUES ($1)", [.integer(Int64(version))])
+        }
+        try connection.run("INSERT INTO applications (code, name) VALUES ('APP-1', 'One')")
+        try connection.run("""
+            INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash)
+            SELECT 'AAAA-00000000-00000001', id, 'daily', 'done', '{}', 1000, 1000, 1000, 'h1' FROM applications
+            """)
+        let campaigns = PostgresCampaignStore(database: try Self.open(url))
+        var spec = MessageSpec(content: ["default": "Digest"])
+        spec.schedule = MessageSpec.Schedule(sendAt: 0, perDeviceTimezone: false)
+        let message = NewMessage(spec: spec, transactionID: "daily")
+        #expect(try campaigns.createMessages(app: "APP-1", [message], now: 1_000 + NewMessage.transactionWindow - 1) == ["AAAA-00000000-00000001"])
+        #expect(try campaigns.createMessages(app: "APP-1", [message], now: 1_000 + NewMessage.transactionWindow) != ["AAAA-00000000-00000001"])
+    }
+
     @Test func aSchemaNewerThanTheCodeIsRefused() throws {
         let url = try PostgresServer.shared().makeSchema()
         _ = try Self.open(url)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Core
 import TestSupport
@@ -24,6 +25,18 @@ import TestSupport
 
     @Test(arguments: Backend.allCases) func aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending(_ backend: Backend) throws {
         try CampaignStoreContract(backend).aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending()
+    }
+
+    @Test(arguments: Backend.allCases) func aTransactionIdReturnsItsMessageForADayThenCreatesANewOne(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).aTransactionIdReturnsItsMessageForADayThenCreatesANewOne()
+    }
+
+    @Test(arguments: Backend.allCases) func concurrentRequestsWithOneTransactionIdCreateOneMessage(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).concurrentRequestsWithOneTransactionIdCreateOneMessage()
+    }
+
+    @Test(arguments: Backend.allCases) func unknownDevicesAreTheEntriesMatchingNoHWIDAndNoToken(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).unknownDevicesAreTheEntriesMatchingNoHWIDAndNoToken()
     }
 }
 
@@ -172,5 +185,55 @@ struct CampaignStoreContract {
         #expect(try campaigns.record([DeliveryRecord(deviceID: ids[1], outcome: .sent)], work: work, worker: "w1", leaseUntil: 1_060,
                                      now: 1_032) == false)
         #expect(try campaigns.markAttempted(work, through: ids[3], worker: "w1") == false)
+    }
+
+    func message(_ transactionID: String, at now: Int64) throws -> String {
+        var spec = MessageSpec(content: ["default": "Digest"])
+        spec.schedule = MessageSpec.Schedule(sendAt: now, perDeviceTimezone: false)
+        return try #require(try campaigns.createMessages(app: "APP-1", [NewMessage(spec: spec, transactionID: transactionID)], now: now).first)
+    }
+
+    func aTransactionIdReturnsItsMessageForADayThenCreatesANewOne() throws {
+        let day = NewMessage.transactionWindow
+        let first = try message("daily-digest", at: 1_000)
+        #expect(try message("daily-digest", at: 1_000 + day - 1) == first)
+        #expect(try fixture.count("SELECT count(*) FROM messages") == 1)
+        // The next day the id sends again, and names the new message for a day from then.
+        let second = try message("daily-digest", at: 1_000 + day)
+        #expect(second != first)
+        #expect(try message("daily-digest", at: 1_000 + 2 * day - 1) == second)
+        #expect(try message("other", at: 1_000 + day) != second)
+        #expect(try fixture.count("SELECT count(*) FROM messages") == 3)
+        #expect(try campaigns.messageStatus(app: "APP-1", code: first) != nil)
+    }
+
+    func concurrentRequestsWithOneTransactionIdCreateOneMessage() throws {
+        let codes = Mutex<[String]>([])
+        let failures = Mutex<[String]>([])
+        var spec = MessageSpec(content: ["default": "Order"])
+        spec.schedule = MessageSpec.Schedule(sendAt: 5_000, perDeviceTimezone: false)
+        let campaigns = self.campaigns, message = NewMessage(spec: spec, transactionID: "order-1001")
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            do {
+                let code = try campaigns.createMessages(app: "APP-1", [message], now: 5_000)[0]
+                codes.withLock { $0.append(code) }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        let all = codes.withLock { $0 }
+        #expect(all.count == 8 && Set(all).count == 1, "\(all)")
+        #expect(try fixture.count("SELECT count(*) FROM messages") == 1)
+    }
+
+    func unknownDevicesAreTheEntriesMatchingNoHWIDAndNoToken() throws {
+        for index in 0..<3 {
+            try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: "H\(index)", pushToken: "token-\(index)-abcdefghijklmnop",
+                                                          gateway: nil, attributes: DeviceAttributes(platform: 1), tags: []), now: 1)
+        }
+        let asked = ["H0", "token-1-abcdefghijklmnop", "ghost", "token-2-abcdefghijklmnoX", "H2", "token-9"]
+        #expect(try campaigns.unknownDevices(app: "APP-1", asked) == ["ghost", "token-2-abcdefghijklmnoX", "token-9"])
+        #expect(try campaigns.unknownDevices(app: "APP-1", []) == [])
     }
 }

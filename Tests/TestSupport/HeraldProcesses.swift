@@ -54,7 +54,9 @@ package final class HeraldProcesses {
         databaseURL = try postgresURL ?? (database == .postgres ? PostgresServer.shared().makeSchema() : nil)
         var config: JSON = [
             "log_level": "DEBUG",
-            "http": ["listen": .string("127.0.0.1:\(httpPort)"), "max_body_bytes": .int(Int64(maxBodyBytes)), "threads": 2],
+            // `public_url` is where rich media pages are downloaded from: ingest itself.
+            "http": ["listen": .string("127.0.0.1:\(httpPort)"), "max_body_bytes": .int(Int64(maxBodyBytes)), "threads": 2,
+                     "public_url": .string("http://127.0.0.1:\(httpPort)")],
             "database": databaseURL.map { ["url": .string($0), "pool_size": 4] } ?? ["path": "var/herald.sqlite"],
             // Unix-domain queue endpoints in the test's own folder: no port can collide with another test.
             "queue": ["jobs": .string("ipc://\(folder)/jobs"), "results": .string("ipc://\(folder)/results")],

@@ -17,6 +17,7 @@ package final class PostgresServer: Sendable {
     package let folder: String
     package let port: UInt16
     private let binaries: String
+    private let listenAddresses: String
     /// The watchdog process (see the type's documentation).
     private let watchdog: pid_t
     private let schemas = Atomic<Int>(0)
@@ -33,8 +34,11 @@ package final class PostgresServer: Sendable {
         return "\(root)/\(newest)/bin"
     }
 
-    /// Creates the cluster and starts the server (about two seconds).
-    package init() throws {
+    /// Creates the cluster and starts the server (about two seconds). It listens on 127.0.0.1 and
+    /// on `address` when given, and lets clients of `network` (CIDR) in without a password, as it
+    /// does those on loopback: a second "host" of a test.
+    package init(alsoListeningOn address: String? = nil, trusting network: String? = nil) throws {
+        listenAddresses = (["127.0.0.1"] + [address].compactMap { $0 }).joined(separator: ",")
         binaries = try Self.binaryDirectory()
         folder = NSTemporaryDirectory() + "herald-pg-" + UUID().uuidString.prefix(8)
         port = try HeraldProcesses.freePort()
@@ -58,6 +62,12 @@ package final class PostgresServer: Sendable {
         // From here on, a failure runs `deinit`, which cleans up.
         try run([binaries + "/initdb", "-D", folder + "/data", "-A", "trust", "-U", "herald", "-E", "UTF8", "--locale=C",
                  "--no-sync", "--no-instructions"], timeout: 60)
+        if let network {
+            let rules = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/data/pg_hba.conf"))
+            defer { try? rules.close() }
+            try rules.seekToEnd()
+            try rules.write(contentsOf: Data("host all all \(network) trust\n".utf8))
+        }
         try start()
     }
 
@@ -71,7 +81,7 @@ package final class PostgresServer: Sendable {
     /// Starts the server (again) and waits until it accepts connections (at most 30 s).
     package func start() throws {
         try run([binaries + "/pg_ctl", "start", "-D", folder + "/data", "-l", folder + "/server.log", "-w", "-t", "30", "-o",
-                 "-k \(folder) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=on -c max_connections=300"],
+                 "-k \(folder) -c listen_addresses=\(listenAddresses) -p \(port) -c fsync=on -c max_connections=300"],
                 timeout: 40)
     }
 
@@ -80,6 +90,46 @@ package final class PostgresServer: Sendable {
     package func stop(immediately: Bool = false) {
         _ = try? run([binaries + "/pg_ctl", "stop", "-D", folder + "/data", "-m", immediately ? "immediate" : "fast", "-w", "-t", "30"],
                      timeout: 40)
+    }
+
+    /// Kills the postmaster and every backend with SIGKILL, as the OOM killer or a power cut would:
+    /// nothing is flushed or shut down, and the next `start()` recovers from the WAL.
+    package func crash() throws {
+        let lockFile = folder + "/data/postmaster.pid"
+        guard let text = try? String(contentsOfFile: lockFile, encoding: .utf8),
+              let postmaster = text.split(separator: "\n").first.flatMap({ pid_t($0) }) else {
+            throw Failure(description: "no running server to crash (\(lockFile) unreadable)")
+        }
+        let processes = [postmaster] + Self.children(of: postmaster)
+        for process in processes { kill(process, SIGKILL) }
+        let deadline = Date().addingTimeInterval(10)
+        while processes.contains(where: Self.isAlive) {
+            guard Date() < deadline else { throw Failure(description: "PostgreSQL processes survived SIGKILL for 10 s") }
+            usleep(10_000)
+        }
+        // A killed postmaster leaves its lock file behind. Where init does not reap orphans (as in
+        // this sandbox) its pid stays a zombie that still answers kill(pid, 0), which PostgreSQL
+        // would take for a running server; a reaping init lets it see the file is stale by itself.
+        unlink(lockFile)
+    }
+
+    /// The processes whose parent is `parent`, from /proc.
+    private static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(pid_t.init).filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            // After "pid (comm)": the state, then the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == parent
+        }
+    }
+
+    /// Whether `pid` still runs (a zombie has ended: it only waits to be reaped).
+    private static func isAlive(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
     }
 
     /// A URL for the database `postgres` as the superuser `herald`, over TCP.

@@ -20,6 +20,7 @@
 #   SYNCHRONOUS                database.synchronous of the SQLite file (full by default); not
 #                              written with DB_URL (SQLite only)
 #   PG_DIR, PG_PORT            the private PostgreSQL server (start_postgres)
+#   BENCH_RESULTS              when set, the file `record` appends each measured ratio to (ops/bench/all)
 #   scripts set APP and DURATION (run_wrk), NGINX (start_nginx) and TIMEOUT (check_funnel)
 
 BENCH_NAME=$(basename "$0")
@@ -295,7 +296,7 @@ sink_apps() {
 # write_config dir apps [http_extra] [extra]: dir/config.json on fresh ports, database in dir/data
 # (or DB_URL when set); sets HTTP_URL
 write_config() {
-    local dir=$1 apps=$2 http_extra=${3:-} extra=${4:-} http jobs results database="{\"path\": \"data/herald.sqlite\", \"synchronous\": \"${SYNCHRONOUS:-full}\"}"
+    local dir=$1 apps=$2 http_extra=${3:-} extra=${4:-} http jobs results database="{\"path\": \"data/herald.sqlite\", \"synchronous\": \"${SYNCHRONOUS:-full}\"${CACHE_MB:+, \"cache_mb\": $CACHE_MB}}"
     read -r http jobs results < <(free_ports 3)
     mkdir -p "$dir/data"
     [[ -z "${DB_URL:-}" ]] || database="{\"url\": \"$DB_URL\"}"
@@ -457,6 +458,14 @@ json_field() {
 # ms microseconds: as milliseconds with two decimals and "ms"
 ms() {
     awk -v us="$1" 'BEGIN { printf "%.2fms", us / 1000 }'
+}
+
+# record measure value floor: after a verdict, adds a row "bench, measure, value, floor, VERDICT"
+# (tab-separated) to the file BENCH_RESULTS names, which ops/bench/all collects into its table;
+# nothing when BENCH_RESULTS is unset
+record() {
+    [[ -n "${BENCH_RESULTS:-}" ]] || return 0
+    printf '%s\t%s\t%s\t%s\t%s\n' "$BENCH_NAME" "$1" "$2" "$3" "$VERDICT" >>"$BENCH_RESULTS"
 }
 
 # verdict condition name=value...: VERDICT=PASS when the awk condition holds, else BELOW (FAILED=1 under STRICT=1)

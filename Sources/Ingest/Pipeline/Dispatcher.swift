@@ -200,8 +200,8 @@ final class Dispatcher: Sendable {
     /// retention, a batch of each. True when a full batch went (more may be waiting).
     private func prune() throws -> Bool {
         let now = clock.now()
-        let reports = try analytics.pruneReports(receivedBefore: now - Int64(retention.reportsDays) * 86_400, limit: Self.pruneBatch)
-        let deliveries = try store.pruneDeliveries(finishedBefore: now - Int64(retention.deliveriesDays) * 86_400, limit: Self.pruneBatch,
+        let reports = try analytics.pruneReports(receivedBefore: now - retention.reportsSeconds, limit: Self.pruneBatch)
+        let deliveries = try store.pruneDeliveries(finishedBefore: now - retention.deliveriesSeconds, limit: Self.pruneBatch,
                                                    now: now)
         if reports + deliveries > 0 {
             logger.debug("retention pass", ["reports.deleted": String(reports), "deliveries.deleted": String(deliveries)])

@@ -6,11 +6,12 @@ import Core
 /// Pushwoosh API has many that Herald does not act on.
 struct NotificationParser {
     let fields: [String: JSON]
-    let path: String
+    /// Where the fields are (`notifications[2]`); nil for the request's own fields (createTargetedMessage).
+    let path: String?
     let tagTypes: [String: TagType]
     let now: Int64
 
-    func fail(_ field: String, _ problem: String) -> ArgumentError { ArgumentError("\(path).\(field): \(problem)") }
+    func fail(_ field: String, _ problem: String) -> ArgumentError { ArgumentError("\(path.map { $0 + "." } ?? "")\(field): \(problem)") }
 
     func parse() throws -> MessageSpec {
         let iosSilent = try bool("ios_silent") ?? false
@@ -257,7 +258,7 @@ struct NotificationParser {
             do {
                 result.append(try TagCondition.parse(item, index: index, tagType: { tagTypes[$0] }, now: now))
             } catch {
-                throw ArgumentError("\(path).\(error.message)")
+                throw ArgumentError("\(path.map { $0 + "." } ?? "")\(error.message)")
             }
         }
         return (result, op)

@@ -1,17 +1,22 @@
 import Core
 import HTTPServer
 
-/// The Pushwoosh Remote API (server to server): createMessage, deleteMessage, getMessageDetails,
-/// and the message funnel at `GET /api/v1/messages/<code>`. Calls authenticate with `request.auth`
-/// or `Authorization: Token <api_token>` of the application they name.
+/// The Pushwoosh Remote API (server to server): createMessage, createTargetedMessage, deleteMessage,
+/// getMessageDetails, the statistics requests getMsgStats, getAppStats and getResults, and the
+/// message funnel at `GET /api/v1/messages/<code>`. Calls authenticate with `request.auth` or
+/// `Authorization: Token <api_token>` of the application they name.
 struct RemoteAPI: Sendable {
     let configuration: Configuration
     let campaigns: any CampaignStore
+    let analytics: any AnalyticsStore
+    let richMedia: any RichMediaStore
+    let links: RichMediaLinks
     let clock: any Clock
     let logger: Logger
     let onCreated: @Sendable () -> Void
 
-    static let methods: Set<String> = ["createMessage", "deleteMessage", "getMessageDetails"]
+    static let methods: Set<String> = ["createMessage", "createTargetedMessage", "deleteMessage", "getMessageDetails", "getMsgStats",
+                                       "getAppStats", "getResults"]
     static let maximumNotifications = 1000
 
     /// An authentication failure: HTTP 403 with the envelope.
@@ -37,27 +42,37 @@ struct RemoteAPI: Sendable {
     }
 
     func handle(method: String, request: DeviceRequest, authorization: String?) throws -> JSON {
-        let app: AppConfiguration
-        if method != "createMessage", request.fields["application"] == nil || request.fields["application"] == .null {
-            app = try appOfMessage(try request.requiredString("message", maxLength: 64), request: request, authorization: authorization)
+        switch method {
+        case "createMessage": return try createMessage(app: try authenticatedApp(request, authorization: authorization), request: request)
+        case "createTargetedMessage": return try createTargetedMessage(request, authorization: authorization)
+        case "getAppStats": return try applicationStatisticsRequest(app: try authenticatedApp(request, authorization: authorization), request: request)
+        case "getResults": return try results(request: request, authorization: authorization)
+        default: break
+        }
+        // The methods about one message: its application is the one named, or the message's own.
+        let app: AppConfiguration, code: String
+        if request.fields["application"] == nil || request.fields["application"] == .null {
+            code = try request.requiredString("message", maxLength: 64)
+            app = try appOfMessage(code, request: request, authorization: authorization)
         } else {
             app = try authenticatedApp(request, authorization: authorization)
+            code = try request.requiredString("message", maxLength: 64)
         }
         switch method {
-        case "createMessage": return try createMessage(app: app, request: request)
         case "deleteMessage":
-            let code = try request.requiredString("message", maxLength: 64)
             guard try campaigns.deleteMessage(app: app.code, code: code, now: clock.now()) else {
                 throw ArgumentError("message \(code) not found, or already finished")
             }
             logger.info("message deleted", ["message.code": code])
             return .null
         case "getMessageDetails":
-            let code = try request.requiredString("message", maxLength: 64)
             guard let status = try campaigns.messageStatus(app: app.code, code: code) else {
                 throw ArgumentError("message \(code) not found")
             }
             return ["message": Self.details(status)]
+        case "getMsgStats":
+            guard try campaigns.messageStatus(app: app.code, code: code) != nil else { throw ArgumentError("message \(code) not found") }
+            return ["request_id": .string(StatisticsRequest(.message(code)).id)]
         default:
             throw ArgumentError("unknown method \(method)")
         }
@@ -76,7 +91,8 @@ struct RemoteAPI: Sendable {
         for (index, item) in items.enumerated() {
             let path = "notifications[\(index)]"
             guard let fields = item.objectValue else { throw ArgumentError("\(path) must be an object") }
-            let spec = try NotificationParser(fields: fields, path: path, tagTypes: tagTypes, now: now).parse()
+            var spec = try NotificationParser(fields: fields, path: path, tagTypes: tagTypes, now: now).parse()
+            if let code = spec.richMedia { spec.richMediaLink = try richMediaLink(app: app.code, code: code, field: "\(path).rich_media") }
             var transaction = try fields["transactionId"].flatMap { value throws(ArgumentError) -> String? in
                 guard let text = value.lenientString, text.utf8.count <= 128 else {
                     throw ArgumentError("\(path).transactionId must be a string of at most 128 bytes")
@@ -86,10 +102,29 @@ struct RemoteAPI: Sendable {
             if transaction == nil, let requestTransaction { transaction = items.count == 1 ? requestTransaction : "\(requestTransaction)#\(index)" }
             messages.append(NewMessage(spec: spec, transactionID: transaction))
         }
+        // As Pushwoosh does: `devices` entries the application does not know, per message (read
+        // before the commit, so that the reply after it cannot fail).
+        let missing = try messages.map { message in try message.spec.devices.map { try campaigns.unknownDevices(app: app.code, $0) } ?? [] }
         let codes = try campaigns.createMessages(app: app.code, messages, now: now)
         logger.info("messages created", ["app": app.code, "message.codes": codes.joined(separator: ",")])
         onCreated()
-        return ["Messages": .array(codes.map(JSON.string))]
+        var unknown: [String: JSON] = [:]
+        for (code, entries) in zip(codes, missing) where !entries.isEmpty { unknown[code] = .array(entries.map(JSON.string)) }
+        var reply: [String: JSON] = ["Messages": .array(codes.map(JSON.string))]
+        if !unknown.isEmpty { reply["UnknownDevices"] = .object(unknown) }
+        return .object(reply)
+    }
+
+    /// The `rm` of a message's `rich_media`: the hosted page with that code (which needs
+    /// `http.public_url`), or a zip's own http(s) URL given instead of a code (version "0").
+    func richMediaLink(app: String, code: String, field: String) throws -> RichMediaLink {
+        let lowered = code.lowercased()
+        if lowered.hasPrefix("https://") || lowered.hasPrefix("http://") { return RichMediaLink(url: code, ts: "0") }
+        guard links.publicURL != nil else { throw ArgumentError("\(field): \(RichMediaLinks.missingPublicURL)") }
+        guard RichMediaLinks.isValidCode(code), let page = try richMedia.page(app: app, code: code), let link = links.link(page) else {
+            throw ArgumentError("\(field): rich media \(code.prefix(64)) not found; upload it with PUT /api/v1/apps/\(app)/rich-media/<code>")
+        }
+        return link
     }
 
     /// `GET /api/v1/messages/<code>` with `Authorization: Token <api_token>`.

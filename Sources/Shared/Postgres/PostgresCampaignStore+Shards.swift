@@ -85,6 +85,8 @@ extension PostgresCampaignStore {
         } else if let devices = work.spec.devices {
             let list = parameters.add(.texts(devices))
             sql += " AND (d.hwid = ANY(\(list)::text[]) OR d.push_token = ANY(\(list)::text[]))"
+        } else if let filter = work.spec.filter {
+            sql += " AND (\(PostgresTargetFilter.sql(for: filter, appCode: work.app, app: "$1", &parameters)))"
         } else if !work.spec.conditions.isEmpty {
             sql += " AND (\(PostgresTargetFilter.sql(for: work.spec.conditions, combinedWith: work.spec.conditionsOperator, app: "$1", &parameters)))"
         }

@@ -29,24 +29,69 @@ public final class PostgresCampaignStore: CampaignStore {
             var codes: [String] = []
             for (message, request) in zip(messages, encoded) {
                 let sendAt = message.spec.schedule.earliestDueAt
-                // A transaction id seen before (perhaps in a request running right now) gives the earlier message.
-                if let code = try connection.first(
+                var code = MessageIdentifiers.newCode()
+                if let transactionID = message.transactionID {
+                    // A request committing the same id right now holds the row's lock: this statement
+                    // waits for it, then sees its row, so one message is created per id and window.
+                    let claimed = try connection.first(
+                        """
+                        INSERT INTO message_transactions (app_id, transaction_id, code, created_at) VALUES ($1, $2, $3, $4)
+                        ON CONFLICT (app_id, transaction_id) DO UPDATE SET code = excluded.code, created_at = excluded.created_at
+                        WHERE message_transactions.created_at <= $4 - $5
+                        RETURNING code
+                        """, [.integer(appID), .text(transactionID), .text(code), .integer(now), .integer(NewMessage.transactionWindow)]) { $0.text(0) }
+                    if claimed == nil {
+                        code = try connection.first("SELECT code FROM message_transactions WHERE app_id = $1 AND transaction_id = $2",
+                                                    [.integer(appID), .text(transactionID)]) { $0.text(0) } ?? code
+                        codes.append(code)
+                        continue
+                    }
+                }
+                try connection.run(
                     """
                     INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
-                    ON CONFLICT (app_id, transaction_id) WHERE transaction_id IS NOT NULL DO NOTHING RETURNING code
                     """,
-                    [.text(MessageIdentifiers.newCode()), .integer(appID), .optional(message.transactionID),
+                    [.text(code), .integer(appID), .optional(message.transactionID),
                      .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(request), .integer(sendAt), .integer(now),
-                     .text(MessageIdentifiers.newHash()), .optional(message.spec.sendRate)], { $0.text(0) }) {
-                    codes.append(code)
-                } else if let transactionID = message.transactionID,
-                    let existing = try connection.first("SELECT code FROM messages WHERE app_id = $1 AND transaction_id = $2",
-                                                        [.integer(appID), .text(transactionID)], { $0.text(0) }) {
-                    codes.append(existing)
-                }
+                     .text(MessageIdentifiers.newHash()), .optional(message.spec.sendRate)])
+                codes.append(code)
             }
             return codes
+        }
+    }
+
+    public func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String] {
+        guard !devices.isEmpty else { return [] }
+        let appID = try database.appID(app)
+        return try database.snapshot { connection in
+            try connection.rows(
+                """
+                SELECT entry FROM unnest($2::text[]) WITH ORDINALITY AS e(entry, position)
+                WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = $1 AND d.hwid = e.entry)
+                  AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = $1 AND d.push_token IS NOT NULL
+                                  AND left(d.push_token, 16) = left(e.entry, 16) AND d.push_token = e.entry)
+                ORDER BY position
+                """, [.integer(appID), .texts(devices)]) { $0.text(0) }
+        }
+    }
+
+    public func messageActivity(code: String) throws(StoreError) -> [ActivityCount] {
+        try database.snapshot { connection in
+            guard let (id, appID, hash) = try connection.first("SELECT id, app_id, hash FROM messages WHERE code = $1", [.text(code)], {
+                ($0.int(0), $0.int(1), $0.text(2))
+            }) else { return [] }
+            return try connection.rows(
+                """
+                SELECT created_at / 60 * 60 AS minute, 'send' AS action, count(*) FROM deliveries WHERE message_id = $1 AND status = 'sent'
+                GROUP BY minute
+                UNION ALL
+                SELECT first / 60 * 60 AS minute, CASE kind WHEN 'delivery' THEN 'delivery' ELSE 'open' END, count(*) FROM (
+                  SELECT kind, min(occurred_at) AS first FROM reports WHERE hash = $2 AND app_id = $3 AND kind IN ('delivery', 'push_stat')
+                  GROUP BY kind, hwid) AS firsts
+                GROUP BY minute, kind
+                ORDER BY 1, 2
+                """, [.integer(id), .text(hash), .integer(appID)]) { ActivityCount(minute: $0.int(0), action: $0.text(1), count: Int($0.int(2))) }
         }
     }
 

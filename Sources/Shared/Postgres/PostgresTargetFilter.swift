@@ -29,6 +29,26 @@ public enum PostgresTargetFilter {
         return conditions.map { "(" + expression(for: $0, app: app, &parameters) + ")" }.joined(separator: op == .and ? " AND " : " OR ")
     }
 
+    /// The expression for a `devices_filter` of a message of application `appCode` (see the SQLite
+    /// backend's `TargetFilter`); `app` is the placeholder of its id.
+    static func sql(for filter: DeviceFilter, appCode: String, app: String, _ parameters: inout PostgresParameters) -> String {
+        func sql(_ node: DeviceFilter) -> String {
+            switch node {
+            case .app(let code, let platforms):
+                guard code == appCode else { return "false" }
+                guard let platforms else { return "true" }
+                return platforms.isEmpty ? "false" : "d.platform IN (\(platforms.map(String.init).joined(separator: ", ")))"
+            case .tag(let code, let condition):
+                if let code, code != appCode { return "false" }
+                return "(" + expression(for: condition, app: app, &parameters) + ")"
+            case .union(let left, let right): return "(" + sql(left) + " OR " + sql(right) + ")"
+            case .intersection(let left, let right): return "(" + sql(left) + " AND " + sql(right) + ")"
+            case .difference(let left, let right): return "(" + sql(left) + " AND NOT " + sql(right) + ")"
+            }
+        }
+        return sql(filter)
+    }
+
     static func expression(for condition: TagCondition, app: String, _ parameters: inout PostgresParameters) -> String {
         guard condition.op == .notSet || condition.op == .any || TagCondition.supports(condition.type, condition.op) else {
             return "false"

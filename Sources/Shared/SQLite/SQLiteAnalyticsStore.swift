@@ -20,6 +20,28 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
 
     // MARK: Processing (workers)
 
+    public func applicationActivity(app: String, from: Int64, to: Int64) throws(StoreError) -> [ActivityCount] {
+        let appID = try database.appID(app)
+        return try database.read { connection in
+            try connection.prepare(
+                """
+                SELECT created_at / 60 * 60 AS minute, 'install' AS action, count(*) FROM devices
+                WHERE app_id = ?1 AND created_at >= ?2 AND created_at < ?3 GROUP BY minute
+                UNION ALL
+                SELECT created_at / 60 * 60 AS minute, 'register', count(*) FROM devices
+                WHERE app_id = ?1 AND created_at >= ?2 AND created_at < ?3 AND push_token IS NOT NULL GROUP BY minute
+                UNION ALL
+                SELECT last_open_at / 60 * 60 AS minute, 'open', count(*) FROM devices
+                WHERE app_id = ?1 AND last_open_at >= ?2 AND last_open_at < ?3 GROUP BY minute
+                UNION ALL
+                SELECT updated_at / 60 * 60 AS minute, 'unregister', count(*) FROM devices
+                WHERE app_id = ?1 AND updated_at >= ?2 AND updated_at < ?3 AND (push_token IS NULL OR subscribed = 0) GROUP BY minute
+                ORDER BY 1, 2
+                """
+            ).rows([.integer(appID), .integer(from), .integer(to)]) { ActivityCount(minute: $0.int(0), action: $0.text(1), count: Int($0.int(2))) }
+        }
+    }
+
     public func reportBacklog() throws(StoreError) -> ReportBacklog {
         try database.read { connection in
             try connection.prepare(

@@ -1,12 +1,14 @@
+internal import CSQLite
 import Core
 import Foundation
 
-/// The SQLite file and the three stores over it (the embedded default backend).
+/// The SQLite file and the stores over it (the embedded default backend).
 public final class SQLiteBackend: StoreBackend {
     private let database: SQLiteDatabase
     public let devices: any DeviceStore
     public let campaigns: any CampaignStore
     public let analytics: any AnalyticsStore
+    public let richMedia: any RichMediaStore
 
     /// Opens the file at `database.path`, creating it and its folder if needed.
     public init(database settings: DatabaseSettings, apps: [AppConfiguration]) throws(StoreError) {
@@ -18,10 +20,11 @@ public final class SQLiteBackend: StoreBackend {
                                           context: "creating the database folder", isRetryable: false))
         }
         database = try SQLiteDatabase(path: settings.path, busyTimeoutMilliseconds: settings.busyTimeoutMilliseconds, apps: apps,
-                                      synchronousFull: settings.synchronousFull)
+                                      synchronousFull: settings.synchronousFull, cacheMiB: settings.cacheMiB)
         devices = SQLiteDeviceStore(database: database)
         campaigns = SQLiteCampaignStore(database: database)
         analytics = SQLiteAnalyticsStore(database: database)
+        richMedia = SQLiteRichMediaStore(database: database)
     }
 
     public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
@@ -34,6 +37,8 @@ public final class SQLiteBackend: StoreBackend {
     }
 
     public var commitFailure: String? { database.commitFailure }
+
+    public var clientMemoryBytes: Int64 { sqlite3_memory_used() }
 
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
         database.watchHealth(handler)

@@ -94,6 +94,10 @@ extension SQLiteCampaignStore {
             let list = JSON.array(devices.map(JSON.string)).text
             sql += " AND (d.hwid IN (SELECT value FROM json_each(?)) OR d.push_token IN (SELECT value FROM json_each(?)))"
             bindings.append(contentsOf: [.text(list), .text(list)])
+        } else if let devicesFilter = work.spec.filter {
+            let filter = TargetFilter.sql(for: devicesFilter, app: work.app)
+            sql += " AND (\(filter.sql))"
+            bindings.append(contentsOf: filter.bindings)
         } else if !work.spec.conditions.isEmpty {
             let filter = TargetFilter.sql(for: work.spec.conditions, combinedWith: work.spec.conditionsOperator)
             sql += " AND (\(filter.sql))"

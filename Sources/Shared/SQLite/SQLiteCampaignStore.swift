@@ -25,14 +25,24 @@ public final class SQLiteCampaignStore: CampaignStore {
             let connection = writer.connection
             var codes: [String] = []
             for (message, request) in zip(messages, encoded) {
-                if let transactionID = message.transactionID,
-                    let existing = try connection.prepare("SELECT code FROM messages WHERE app_id = ? AND transaction_id = ?")
-                        .first([.integer(appID), .text(transactionID)], { $0.text(0) })
-                {
-                    codes.append(existing)
-                    continue
+                var code = MessageIdentifiers.newCode()
+                if let transactionID = message.transactionID {
+                    // The id's row is taken over once its window has passed; within it, it names the message.
+                    let claimed = try connection.prepare(
+                        """
+                        INSERT INTO message_transactions (app_id, transaction_id, code, created_at) VALUES (?1, ?2, ?3, ?4)
+                        ON CONFLICT (app_id, transaction_id) DO UPDATE SET code = excluded.code, created_at = excluded.created_at
+                        WHERE message_transactions.created_at <= ?4 - ?5
+                        RETURNING code
+                        """
+                    ).first([.integer(appID), .text(transactionID), .text(code), .integer(now), .integer(NewMessage.transactionWindow)]) { $0.text(0) }
+                    if claimed == nil {
+                        code = try connection.prepare("SELECT code FROM message_transactions WHERE app_id = ? AND transaction_id = ?")
+                            .first([.integer(appID), .text(transactionID)]) { $0.text(0) } ?? code
+                        codes.append(code)
+                        continue
+                    }
                 }
-                let code = MessageIdentifiers.newCode()
                 let sendAt = message.spec.schedule.earliestDueAt
                 try connection.prepare(
                     """
@@ -46,6 +56,22 @@ public final class SQLiteCampaignStore: CampaignStore {
                 codes.append(code)
             }
             return codes
+        }
+    }
+
+    public func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String] {
+        guard !devices.isEmpty else { return [] }
+        let appID = try database.appID(app)
+        return try database.read { connection in
+            try connection.prepare(
+                """
+                SELECT entry.value FROM json_each(?2) AS entry
+                WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = ?1 AND d.hwid = entry.value)
+                  AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = ?1 AND d.push_token IS NOT NULL
+                                  AND substr(d.push_token, 1, 16) = substr(entry.value, 1, 16) AND d.push_token = entry.value)
+                ORDER BY entry.key
+                """
+            ).rows([.integer(appID), .text(JSON.array(devices.map(JSON.string)).text)]) { $0.text(0) }
         }
     }
 
@@ -91,6 +117,26 @@ public final class SQLiteCampaignStore: CampaignStore {
                 result.delivered = Int(try reports.first([.integer(id), .text(hash), .text("delivery"), .integer(appID)]) { $0.int(0) } ?? 0)
                 result.opened = Int(try reports.first([.integer(id), .text(hash), .text("push_stat"), .integer(appID)]) { $0.int(0) } ?? 0)
                 return result
+            }
+        }
+    }
+
+    public func messageActivity(code: String) throws(StoreError) -> [ActivityCount] {
+        try database.read { connection in
+            try connection.readTransaction {
+                guard let (id, appID, hash) = try connection.prepare("SELECT id, app_id, hash FROM messages WHERE code = ?")
+                    .first([.text(code)], { ($0.int(0), $0.int(1), $0.text(2)) }) else { return [] }
+                return try connection.prepare(
+                    """
+                    SELECT created_at / 60 * 60 AS minute, 'send', count(*) FROM deliveries WHERE message_id = ?1 AND status = 'sent' GROUP BY minute
+                    UNION ALL
+                    SELECT first / 60 * 60 AS minute, CASE kind WHEN 'delivery' THEN 'delivery' ELSE 'open' END, count(*) FROM (
+                      SELECT kind, min(occurred_at) AS first FROM reports WHERE hash = ?2 AND app_id = ?3 AND kind IN ('delivery', 'push_stat')
+                      GROUP BY kind, hwid)
+                    GROUP BY minute, kind
+                    ORDER BY 1, 2
+                    """
+                ).rows([.integer(id), .text(hash), .integer(appID)]) { ActivityCount(minute: $0.int(0), action: $0.text(1), count: Int($0.int(2))) }
             }
         }
     }

@@ -28,12 +28,14 @@ public final class SQLiteDatabase: Sendable {
     let appIDs: [String: Int64]
 
     /// Opens the database, applies migrations, and registers `apps`. `synchronousFull` makes every
-    /// group commit wait for the disk (`PRAGMA synchronous=FULL`: one fsync of the WAL per commit).
-    public init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration], synchronousFull: Bool = true) throws(StoreError) {
+    /// group commit wait for the disk (`PRAGMA synchronous=FULL`: one fsync of the WAL per commit);
+    /// `cacheMiB` bounds the writer's page cache.
+    public init(path: String, busyTimeoutMilliseconds: Int, apps: [AppConfiguration], synchronousFull: Bool = true,
+                cacheMiB: Int = 64) throws(StoreError) {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         do {
-            let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 65536)
+            let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: cacheMiB * 1024)
             if synchronousFull { try connection.execute("PRAGMA synchronous=FULL") }
             try Schema.migrate(connection)
             var ids: [String: Int64] = [:]

@@ -25,6 +25,34 @@ public enum TargetFilter {
         return (parts.joined(separator: op == .and ? " AND " : " OR "), bindings)
     }
 
+    /// The expression for a `devices_filter` of a message of application `app`: union is OR,
+    /// intersection AND, difference AND NOT, over the same per-device subqueries as conditions; a
+    /// set of another application matches nothing.
+    public static func sql(for filter: DeviceFilter, app: String) -> (sql: String, bindings: [SQLiteValue]) {
+        var bindings: [SQLiteValue] = []
+        let sql = expression(for: filter, app: app, bindings: &bindings)
+        return (sql, bindings)
+    }
+
+    static func expression(for filter: DeviceFilter, app: String, bindings: inout [SQLiteValue]) -> String {
+        switch filter {
+        case .app(let code, let platforms):
+            guard code == app else { return "0" }
+            guard let platforms else { return "1" }
+            return platforms.isEmpty ? "0" : "d.platform IN (\(platforms.map(String.init).joined(separator: ", ")))"
+        case .tag(let code, let condition):
+            if let code, code != app { return "0" }
+            return "(" + expression(for: condition, bindings: &bindings) + ")"
+        case .union(let left, let right):
+            return "(" + expression(for: left, app: app, bindings: &bindings) + " OR " + expression(for: right, app: app, bindings: &bindings) + ")"
+        case .intersection(let left, let right):
+            return "(" + expression(for: left, app: app, bindings: &bindings) + " AND " + expression(for: right, app: app, bindings: &bindings) + ")"
+        case .difference(let left, let right):
+            return "(" + expression(for: left, app: app, bindings: &bindings) + " AND NOT "
+                + expression(for: right, app: app, bindings: &bindings) + ")"
+        }
+    }
+
     static func expression(for condition: TagCondition, bindings: inout [SQLiteValue]) -> String {
         guard condition.op == .notSet || condition.op == .any || TagCondition.supports(condition.type, condition.op) else {
             return "0"

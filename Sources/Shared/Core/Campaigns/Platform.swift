@@ -15,6 +15,21 @@ public enum Platform {
     /// Whether a device of this code is delivered through APNs (else FCM).
     public static func usesAPNs(_ code: Int) -> Bool { code == iOS }
 
+    /// Platform names as `devices_filter` writes them (`A("CODE", ["iOS", "Android"])`), matched
+    /// without regard to case, and their codes.
+    static let byName: [(name: String, code: Int)] = [
+        ("iOS", iOS), ("BlackBerry", 2), ("Android", android), ("WindowsPhone", 5), ("OsX", 7), ("Windows", 8), ("Amazon", amazon),
+        ("Safari", 10), ("Chrome", 11), ("Firefox", 12), ("IE", 13), ("Huawei", 17),
+    ]
+
+    /// The names `code(named:)` knows.
+    public static var names: [String] { byName.map(\.name) }
+
+    /// The code of a platform name, in any case (`"IOS"`, `"android"`).
+    public static func code(named name: String) -> Int? {
+        byName.first { $0.name.lowercased() == name.lowercased() }?.code
+    }
+
     /// The OneSignal helper's `device_type` (0 iOS, 1 Android, 2 Amazon) as a Pushwoosh code.
     public static func fromOneSignal(_ code: String) -> Int? {
         switch code {

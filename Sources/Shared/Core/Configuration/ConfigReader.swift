@@ -48,6 +48,21 @@ struct ConfigReader {
         return Int(number)
     }
 
+    /// A number, integer or decimal, within `range`.
+    mutating func number(_ key: String, default fallback: Double, range: ClosedRange<Double>) throws(ConfigurationError) -> Double {
+        guard let value = value(key) else { return fallback }
+        let number: Double
+        switch value {
+        case .int(let integer): number = Double(integer)
+        case .double(let decimal): number = decimal
+        default: throw ConfigurationError(key: keyPath(key), problem: "expected a number, found \(value.typeName)")
+        }
+        guard range.contains(number) else {
+            throw ConfigurationError(key: keyPath(key), problem: "must be between \(range.lowerBound) and \(range.upperBound), found \(number)")
+        }
+        return number
+    }
+
     mutating func object(_ key: String) throws(ConfigurationError) -> ConfigReader? {
         guard let value = value(key) else { return nil }
         return try ConfigReader(value, path: keyPath(key))

@@ -52,6 +52,10 @@ extension Configuration {
             config.http.threads = try http.int("threads", default: config.http.threads, range: 1...256)
             config.http.connectionLimit = try http.int("connection_limit", default: config.http.connectionLimit, range: 1...1_000_000)
             config.http.idleTimeoutSeconds = try http.int("idle_timeout_seconds", default: config.http.idleTimeoutSeconds, range: 1...86_400)
+            config.http.headerTimeoutSeconds = try http.int("header_timeout_seconds", default: config.http.headerTimeoutSeconds, range: 1...3600)
+            config.http.bodyTimeoutSeconds = try http.int("body_timeout_seconds", default: config.http.bodyTimeoutSeconds, range: 1...3600)
+            config.http.bodyMinBytesPerSecond = try http.int(
+                "body_min_bytes_per_second", default: config.http.bodyMinBytesPerSecond, range: 0...1_000_000_000)
             if var oneSignal = try http.object("onesignal") {
                 for (key, keyPath) in [("add_device_path", \HTTPSettings.oneSignalAddDevicePath),
                                        ("edit_device_path", \HTTPSettings.oneSignalEditDevicePath)] {
@@ -111,6 +115,12 @@ extension Configuration {
                                              problem: "only applies to SQLite; with database.url, durability is the PostgreSQL server's synchronous_commit")
                 }
                 config.database.synchronousFull = synchronous == "full"
+            }
+            if database.value("cache_mb") != nil {
+                guard config.database.url == nil else {
+                    throw ConfigurationError(key: "database.cache_mb", problem: "only applies to SQLite; PostgreSQL caches in the server (shared_buffers)")
+                }
+                config.database.cacheMiB = try database.int("cache_mb", default: config.database.cacheMiB, range: 1...65_536)
             }
             try database.finish()
         }
@@ -176,13 +186,20 @@ extension Configuration {
         }
 
         if var retention = try root.object("retention") {
-            config.retention.reportsDays = try retention.int("reports_days", default: config.retention.reportsDays, range: 1...36_500)
-            config.retention.deliveriesDays = try retention.int("deliveries_days", default: config.retention.deliveriesDays, range: 1...36_500)
+            for (key, keyPath) in [("reports_days", \RetentionSettings.reportsSeconds), ("deliveries_days", \RetentionSettings.deliveriesSeconds)] {
+                let days = try retention.number(key, default: Double(config.retention[keyPath: keyPath]) / 86_400, range: 0.001...36_500)
+                config.retention[keyPath: keyPath] = Int64((days * 86_400).rounded())
+            }
             try retention.finish()
         }
         // The frequency cap counts recorded deliveries: they must outlive its window.
-        if config.retention.deliveriesDays * 86_400 < config.throttle.perDeviceWindowSeconds {
+        if config.retention.deliveriesSeconds < Int64(config.throttle.perDeviceWindowSeconds) {
             throw ConfigurationError(key: "retention.deliveries_days", problem: "must cover throttle.per_device.window_seconds")
+        }
+
+        if var richMedia = try root.object("rich_media") {
+            config.richMedia.maxZipBytes = try richMedia.int("max_zip_bytes", default: config.richMedia.maxZipBytes, range: 1024...1_073_741_824)
+            try richMedia.finish()
         }
 
         if var delivery = try root.object("delivery") {

@@ -7,11 +7,20 @@ public protocol CampaignStore: Sendable {
     // MARK: Ingest: the Remote API
 
     /// Commits the messages (one per notification) and returns their codes. A notification whose
-    /// transaction id was seen before for the app returns the earlier message's code instead.
+    /// transaction id the app used less than `NewMessage.transactionWindow` seconds before `now`
+    /// returns that message's code instead, and creates nothing, even while the first request is
+    /// still being committed; after the window the id creates a new message.
     func createMessages(app: String, _ messages: [NewMessage], now: Int64) throws(StoreError) -> [String]
+
+    /// The entries of `devices` (hwids or push tokens) that match no device of the app.
+    func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String]
 
     /// A message's status and funnel, or nil when the app has no message with that code.
     func messageStatus(app: String?, code: String) throws(StoreError) -> MessageStatus?
+
+    /// A message's pushes sent (`send`, from its delivery rows) and its devices' first delivery and
+    /// open reports (`delivery`, `open`), per minute.
+    func messageActivity(code: String) throws(StoreError) -> [ActivityCount]
 
     /// The application's most recent messages, newest first, with their funnels.
     func recentMessages(app: String, limit: Int) throws(StoreError) -> [MessageStatus]
@@ -149,6 +158,9 @@ public struct QueueDepth: Sendable {
 
 /// A notification ready to be stored.
 public struct NewMessage: Sendable {
+    /// How long a transaction id returns the message it created (seconds): a day, as Pushwoosh does.
+    public static let transactionWindow: Int64 = 86_400
+
     public var spec: MessageSpec
     public var transactionID: String?
 

@@ -75,6 +75,11 @@ public protocol AnalyticsStore: Sendable {
     /// every acknowledged report whether or not it has been processed yet.
     func eventStatistics(app: String, from: Int64, to: Int64) throws(StoreError) -> EventStatistics
     func reportBacklog() throws(StoreError) -> ReportBacklog
+    /// What the device rows tell of `[from, to)`, per minute: `install` and `register` (devices
+    /// first registered, `register` those with a push token), `open` (devices whose latest
+    /// applicationOpen fell then) and `unregister` (devices whose token was removed or that
+    /// unsubscribed, by their last change).
+    func applicationActivity(app: String, from: Int64, to: Int64) throws(StoreError) -> [ActivityCount]
     /// Folds the unprocessed reports with ids in `(first, last]` into the statistics, in one
     /// transaction; returns how many it processed (0 when another worker already did).
     func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int

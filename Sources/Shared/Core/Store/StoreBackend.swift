@@ -4,6 +4,7 @@ public protocol StoreBackend: Sendable {
     var devices: any DeviceStore { get }
     var campaigns: any CampaignStore { get }
     var analytics: any AnalyticsStore { get }
+    var richMedia: any RichMediaStore { get }
 
     /// Runs a whole request whose store writes must be durable before it is answered: `work` runs
     /// (its writes may share a transaction with other requests'), and `completion` receives its
@@ -17,6 +18,10 @@ public protocol StoreBackend: Sendable {
 
     /// Why commits fail, while they do (for `/healthz`); nil while they succeed.
     var commitFailure: String? { get }
+
+    /// Bytes the store's client library holds in this process: SQLite's page caches, statements and
+    /// buffers; 0 for PostgreSQL, whose caches live in the server.
+    var clientMemoryBytes: Int64 { get }
 
     /// Calls `handler` each time commits start failing (with the error) or succeed again (nil).
     func watchCommits(_ handler: @escaping @Sendable (String?) -> Void)
