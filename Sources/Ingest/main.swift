@@ -53,13 +53,17 @@ let bulkTags = BulkTagRunner(store: store, clock: clock, logger: logger, isDispa
 bulkTags.start()
 
 let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
+let links = RichMediaLinks(publicURL: configuration.http.publicURL)
 let router = Router(
-    deviceAPI: DeviceAPI(store: store, clock: clock),
-    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, devices: store, analytics: analytics, clock: clock, logger: logger,
-                         onCreated: { workers.nudge() }),
+    deviceAPI: DeviceAPI(store: store, richMedia: backend.richMedia, links: links, clock: clock),
+    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, devices: store, analytics: analytics, richMedia: backend.richMedia,
+                         links: links, clock: clock, logger: logger, onCreated: { workers.nudge() }),
     audienceAPI: AudienceAPI(configuration: configuration, store: store, clock: clock, logger: logger, onCreated: { bulkTags.nudge() }),
     eventsAPI: EventsAPI(configuration: configuration, analytics: analytics, clock: clock, logger: logger),
-    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics,
+    richMediaAPI: RichMediaAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
+    inAppsAPI: InAppsAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
+    richMediaFiles: RichMediaFiles(store: backend.richMedia, logger: logger),
+    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics, richMedia: backend.richMedia,
                          workers: workers, clock: clock, logger: logger),
     oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
     settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers,
@@ -92,8 +96,13 @@ let server = HTTPServer(
         }
         if request.path == AudienceAPI.path { bulkParsing.async(execute: submit) } else { submit() }
     },
-    largeBodyPaths: [AudienceAPI.path],
+    bodyLimit: { [maxZip = configuration.richMedia.maxZipBytes, maxBulk = configuration.http.bulkMaxBodyBytes,
+                  maxBody = configuration.http.maxBodyBytes] method, path in
+        if RichMediaAPI.isUpload(method: method, path: path) { return maxZip }
+        return method == "POST" && path == AudienceAPI.path ? maxBulk : maxBody
+    },
     refusal: Envelope.refusal,
+    counters: metrics.connections,
     handler: { router.handle($0) })
 do {
     try server.start()

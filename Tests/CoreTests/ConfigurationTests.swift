@@ -24,6 +24,8 @@ import TestSupport
         #expect(config.logLevel == .info)
         #expect(config.http.host == "127.0.0.1" && config.http.port == 8080)
         #expect(config.http.maxBodyBytes == 1_048_576)
+        #expect(config.http.connectionLimit == 4096 && config.http.headerTimeoutSeconds == 20)
+        #expect(config.http.bodyTimeoutSeconds == 20 && config.http.bodyMinBytesPerSecond == 500)
         #expect(config.database.path == "/etc/herald/var/herald.sqlite")
         #expect(config.queue.jobs == ["tcp://127.0.0.1:5557"])
         #expect(config.queue.results == ["tcp://127.0.0.1:5558"])
@@ -102,6 +104,18 @@ import TestSupport
             == "http.onesignal.add_device_path")
         #expect(problem(["apps": [["code": "A", "api_token": "t", "sink": ""]]])?.key == "apps[0].sink")
         #expect(problem(["apps": [Self.minimalApp], "http": ["max_body_bytes": 10.5]])?.problem.contains("decimal") == true)
+    }
+
+    @Test func connectionDeadlinesDecodeAndAreBounded() throws {
+        let config = try decode(["apps": [Self.minimalApp], "http": [
+            "connection_limit": 64, "header_timeout_seconds": 5, "body_timeout_seconds": 7, "body_min_bytes_per_second": 0,
+        ]])
+        #expect(config.http.connectionLimit == 64 && config.http.headerTimeoutSeconds == 5)
+        #expect(config.http.bodyTimeoutSeconds == 7 && config.http.bodyMinBytesPerSecond == 0)
+        for (key, value) in [("header_timeout_seconds", JSON.int(0)), ("body_timeout_seconds", .int(3601)),
+                             ("body_min_bytes_per_second", .int(-1)), ("header_timeout_seconds", .string("20s"))] {
+            #expect(problem(["apps": [Self.minimalApp], "http": .object([key: value])])?.key == "http.\(key)")
+        }
     }
 
     @Test func listenAddressesParse() {

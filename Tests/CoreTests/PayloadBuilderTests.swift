@@ -142,12 +142,11 @@ import Testing
         #expect(payload["p"] == "h1")
     }
 
-    @Test func richMediaObject() {
+    @Test func richMediaIsTheLinkTheSDKDownloads() {
         var message = spec()
-        message.richMedia = "ABCDE-12345"
-        #expect(apns(message)["rm"] == ["code": "ABCDE-12345"])
-        message.richMedia = "https://cdn.example.com/rm.zip"
-        #expect(apns(message)["rm"] == ["code": "https://cdn.example.com/rm.zip", "url": "https://cdn.example.com/rm.zip", "ts": "0"])
+        message.richMedia = "sale"
+        message.richMediaLink = RichMediaLink(url: "https://push.example.com/rich-media/ABCDE-12345/sale.zip", ts: "1780000001")
+        #expect(apns(message)["rm"] == ["url": "https://push.example.com/rich-media/ABCDE-12345/sale.zip", "ts": "1780000001", "tags": [:]])
     }
 
     // MARK: FCM
@@ -158,6 +157,7 @@ import Testing
         message.data = ["n": 1]
         message.link = "app://x"
         message.richMedia = "RM"
+        message.richMediaLink = RichMediaLink(url: "https://h/rich-media/A/RM.zip", ts: "7")
         message.android.sound = "beep"
         message.android.priority = 2
         message.android.icon = "ic"
@@ -180,7 +180,7 @@ import Testing
         #expect(data["header"] == "Title")
         #expect(try JSON.parse(try #require(data["u"]?.stringValue)) == ["n": 1])
         #expect(data["l"] == "app://x")
-        #expect(try JSON.parse(try #require(data["rm"]?.stringValue)) == ["code": "RM"])
+        #expect(try JSON.parse(try #require(data["rm"]?.stringValue)) == ["url": "https://h/rich-media/A/RM.zip", "ts": "7", "tags": [:]])
         #expect(data["s"] == "beep")
         #expect(data["pri"] == "2")
         #expect(data["i"] == "ic")

@@ -3,18 +3,21 @@ import Foundation
 import HTTPServer
 import SDKClient
 import Synchronization
+import TestSupport
 import Testing
 
 /// The HTTP/1.1 server on a loopback port, driven by SDKClient's keep-alive client.
 @Suite struct HTTPServerTests {
     /// A server on a free loopback port that echoes the method, path, query (GET), `Authorization` and the body length.
-    func echoServer(maxBodyBytes: Int = 1024, bulkMaxBodyBytes: Int = 4096, largeBodyPaths: Set<String> = []) throws -> HTTPServer {
+    /// `edit` changes the settings further; `counters` receive the server's connection counts.
+    func echoServer(maxBodyBytes: Int = 1024, counters: HTTPConnectionCounters = HTTPConnectionCounters(),
+                    edit: (inout HTTPSettings) -> Void = { _ in }) throws -> HTTPServer {
         var settings = HTTPSettings()
         settings.port = 0
         settings.threads = 1
         settings.maxBodyBytes = maxBodyBytes
-        settings.bulkMaxBodyBytes = bulkMaxBodyBytes
-        let server = HTTPServer(settings: settings, largeBodyPaths: largeBodyPaths) { request in
+        edit(&settings)
+        let server = HTTPServer(settings: settings, counters: counters) { request in
             .json(["method": .string(request.method), "path": .string(request.path), "query": .object(request.query.mapValues(JSON.string)),
                    "authorization": .string(request.header("Authorization") ?? ""), "length": .int(Int64(request.body.count))])
         }
@@ -54,43 +57,32 @@ import Testing
         #expect(try JSON.parse(next.body)["length"] == 2)
     }
 
-    @Test func largeBodyPathsHaveTheBulkLimit() throws {
-        let server = try echoServer(maxBodyBytes: 100, bulkMaxBodyBytes: 6_000, largeBodyPaths: ["/bulk"])
+    @Test func aPathMayHaveALargerBodyLimitThanTheRest() throws {
+        var settings = HTTPSettings()
+        settings.port = 0
+        settings.threads = 1
+        settings.maxBodyBytes = 100
+        let server = HTTPServer(settings: settings, bodyLimit: { method, path in method == "PUT" && path.hasPrefix("/upload/") ? 10_000 : 100 }) {
+            .json(["length": .int(Int64($0.body.count))])
+        }
+        try server.start()
         defer { server.stop() }
         let client = HTTPClient(port: server.port)
-        let body = Array(repeating: UInt8(0x41), count: 5_000)
-        #expect(try client.request("POST", "/small", body: body).status == 413)
-        let bulk = try client.request("POST", "/bulk", body: body)
-        #expect(try bulk.status == 200 && JSON.parse(bulk.body)["length"] == 5_000)
-        let refused = try client.request("POST", "/bulk", body: Array(repeating: 0x41, count: 7_000))
-        #expect(try refused.status == 413 && JSON.parse(refused.body)["error"] == "request body exceeds the limit of 6000 bytes")
+        #expect(try JSON.parse(try client.request("PUT", "/upload/a", body: Array(repeating: 1, count: 9_000)).body)["length"] == 9_000)
+        let overUpload = try client.request("PUT", "/upload/a", body: Array(repeating: 1, count: 10_001))
+        #expect(overUpload.status == 413)
+        #expect(try JSON.parse(overUpload.body)["error"] == "request body exceeds the limit of 10000 bytes")
+        #expect(try client.request("POST", "/upload/a", body: Array(repeating: 1, count: 101)).status == 413)
+        #expect(try client.request("PUT", "/elsewhere", body: Array(repeating: 1, count: 101)).status == 413)
+        #expect(try client.request("PUT", "/elsewhere", body: Array(repeating: 1, count: 100)).status == 200)
     }
 
     /// Sends `raw` on a new connection and returns everything the server sends until it closes (at
     /// most 3 s).
     func exchange(_ raw: String, port: UInt16) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw HTTPClient.Failure(description: "connect failed") }
-        var timeout = timeval(tv_sec: 3, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let bytes = Array(raw.utf8)
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            guard count > 0 else { break }
-            received += buffer[0..<count]
-        }
-        return String(decoding: received, as: UTF8.self)
+        let connection = try RawConnection(port: port)
+        connection.send(raw)
+        return connection.readUntilClosed()
     }
 
     @Test func ambiguousFramingIsRefusedAndTheConnectionClosed() throws {

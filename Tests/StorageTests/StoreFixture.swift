@@ -32,6 +32,7 @@ final class StoreFixture {
         var devices: any DeviceStore { backend.devices }
         var campaigns: any CampaignStore { backend.campaigns }
         var analytics: any AnalyticsStore { backend.analytics }
+        var richMedia: any RichMediaStore { backend.richMedia }
     }
 
     /// Opens the database (again) as Herald does (`Storage.open`), registering `apps`.

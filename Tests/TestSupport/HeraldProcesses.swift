@@ -54,7 +54,9 @@ package final class HeraldProcesses {
         databaseURL = try postgresURL ?? (database == .postgres ? PostgresServer.shared().makeSchema() : nil)
         var config: JSON = [
             "log_level": "DEBUG",
-            "http": ["listen": .string("127.0.0.1:\(httpPort)"), "max_body_bytes": .int(Int64(maxBodyBytes)), "threads": 2],
+            // `public_url` is where rich media pages are downloaded from: ingest itself.
+            "http": ["listen": .string("127.0.0.1:\(httpPort)"), "max_body_bytes": .int(Int64(maxBodyBytes)), "threads": 2,
+                     "public_url": .string("http://127.0.0.1:\(httpPort)")],
             "database": databaseURL.map { ["url": .string($0), "pool_size": 4] } ?? ["path": "var/herald.sqlite"],
             // Unix-domain queue endpoints in the test's own folder: no port can collide with another test.
             "queue": ["jobs": .string("ipc://\(folder)/jobs"), "results": .string("ipc://\(folder)/results")],
@@ -122,6 +124,22 @@ package final class HeraldProcesses {
         process.standardOutput = handle
         try process.run()
         return process
+    }
+
+    /// Runs `executable` from the build folder to completion (at most `limit` seconds, then SIGKILL and
+    /// a thrown failure); returns its exit status and its standard output and error together.
+    package static func runToCompletion(_ executable: String, arguments: [String], limit: Double) throws -> (status: Int32, output: String) {
+        let log = NSTemporaryDirectory() + "\(executable)-" + UUID().uuidString + ".log"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let process = try launch(executable, arguments: arguments, log: log)
+        let deadline = Date().addingTimeInterval(limit)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        let overran = process.isRunning
+        if overran { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        if overran { throw HTTPClient.Failure(description: "\(executable) ran past \(limit) s: \(output)") }
+        return (process.terminationStatus, output)
     }
 
     /// Starts ingest (with the test's configuration, or `config`) and waits (at most 10 s) until `/healthz` answers 200.

@@ -8,7 +8,8 @@ import HTTPServer
 /// SameSite=Strict, Secure when `http.public_url` is https; 30 minutes idle), and the page is served.
 /// `POST /dashboard/logout` ends the session. The page — campaign totals over a chosen period
 /// (`?days=7|30|90`), every campaign newest first, 20 per page (`?page=N`), with their funnels and
-/// rates, events per day, top screens, worker health — is server-rendered with inline SVG
+/// rates, events per day, top screens, in-apps and rich media pages with their statistics, worker
+/// health — is server-rendered with inline SVG
 /// charts, no script and no external resources, and never contains the token. Every answer forbids
 /// framing, caching and script (CSP); a sign-in posted from another origin is refused; failed
 /// sign-ins are logged and, after 5 within a minute from one address, refused for the rest of it.
@@ -16,6 +17,7 @@ struct Dashboard: Sendable {
     let configuration: Configuration
     let campaigns: any CampaignStore
     let analytics: any AnalyticsStore
+    let richMedia: any RichMediaStore
     let workers: Dispatcher
     let clock: any Clock
     let logger: Logger
@@ -241,6 +243,19 @@ struct Dashboard: Sendable {
                              rows: stats.screens.prefix(10).map { [$0.name, String($0.count)] }, empty: "No PW_ScreenOpen events yet.")
         html += HTML.section("Top events (last 14 days)", columns: ["Event", "Count", "Devices"], numeric: ["Count", "Devices"],
                              rows: stats.events.prefix(10).map { [$0.name, String($0.count), String($0.devices)] }, empty: "No events yet.")
+        let inApps = try richMedia.inApps(app: app.code)
+        html += HTML.section("In-apps", columns: ["In-app", "Page", "Layout", "Triggered by", "Priority", "Shown", "Actions", "Action rate"],
+                             numeric: ["Priority", "Shown", "Actions", "Action rate"],
+                             rows: inApps.map { inApp in
+                                 [inApp.spec.code, inApp.spec.richMedia, inApp.spec.layout.rawValue,
+                                  Set(inApp.spec.triggers.map(\.event)).sorted().joined(separator: ", "), String(inApp.spec.priority),
+                                  String(inApp.shown), String(inApp.actions), HTML.percent(inApp.actions, of: inApp.shown)]
+                             }, empty: "No in-apps yet.")
+        html += HTML.section("Rich media pages", columns: ["Page", "Version", "Size (bytes)", "Updated (UTC)", "Actions"],
+                             numeric: ["Version", "Size (bytes)", "Actions"],
+                             rows: try richMedia.pages(app: app.code).map { page in
+                                 [page.code, String(page.version), String(page.size), TagDate.format(page.updatedAt), String(page.actions)]
+                             }, empty: "No rich media pages yet.")
         html += HTML.section("Workers", columns: ["Worker", "PID", "Shards held", "Capacity"], numeric: ["PID", "Shards held", "Capacity"],
                              rows: live.map { [$0.id, String($0.pid), String($0.jobsInFlight), String($0.capacity)] },
                              empty: "No worker is connected: campaigns wait until one starts.", emptyClass: "error")

@@ -5,6 +5,8 @@ import Core
 /// durably before the reply.
 struct DeviceAPI: Sendable {
     let store: any DeviceStore
+    let richMedia: any RichMediaStore
+    let links: RichMediaLinks
     let clock: any Clock
 
     /// Methods this API answers (others may belong to the Remote API).
@@ -75,7 +77,8 @@ struct DeviceAPI: Sendable {
         case "postEvent":
             let name = try request.requiredString("event", maxLength: 256)
             let attributes = try request.optionalObject("attributes") ?? [:]
-            return try record(.event, app: app, request: request, name: name, hash: attributes["msgHash"]?.lenientString, reply: [:])
+            return try record(.event, app: app, request: request, name: name, hash: attributes["msgHash"]?.lenientString,
+                              reply: try triggeredInApp(app: app, event: name, attributes: attributes))
         case "pushStat":
             return try record(.pushStat, app: app, request: request, name: nil, hash: try request.optionalString("hash", maxLength: 256))
         case "messageDeliveryEvent":
@@ -83,11 +86,34 @@ struct DeviceAPI: Sendable {
         case "setPurchase":
             _ = try request.requiredString("productIdentifier", maxLength: 256)
             return try record(.purchase, app: app, request: request, name: "setPurchase", hash: nil)
-        case "triggerInAppAction", "richMediaAction", "inboxStatus", "setActivityToken", "setActivityPushToStartToken":
+        case "triggerInAppAction":
+            let code = try request.optionalString("code", maxLength: 256)
+            let shown = try request.optionalString("action", maxLength: 64).map { $0 == "show" } ?? true
+            return try counted(record(.action, app: app, request: request, name: method, hash: nil),
+                               shown ? code.flatMap(nonEmpty).map { .shown(inApp: $0) } : nil, app: app)
+        case "richMediaAction":
+            let inApp = try request.optionalString("inapp_code", maxLength: 256).flatMap(nonEmpty)
+            let page = try request.optionalString("rich_media_code", maxLength: 256).flatMap(nonEmpty)
+            return try counted(record(.action, app: app, request: request, name: method, hash: nil),
+                               inApp == nil && page == nil ? nil : .action(inApp: inApp, richMedia: page), app: app)
+        case "inboxStatus", "setActivityToken", "setActivityPushToStartToken":
             return try record(.action, app: app, request: request, name: method, hash: nil)
         case "getInApps":
             _ = try request.hwid()
-            return { ["inApps": []] }
+            return { [richMedia, links] in
+                // Without http.public_url there is no address to give the SDK.
+                guard links.publicURL != nil else { return ["inApps": []] }
+                return ["inApps": .array(try richMedia.inApps(app: app).compactMap { inApp in
+                    links.link(inApp.page).map { link in
+                        [
+                            "code": .string(inApp.spec.code), "url": .string(link.url), "updated": .int(inApp.page.version),
+                            "closeButtonType": .int(Int64(inApp.spec.closeButtonType)),
+                            "presentationStyleKey": .string(inApp.spec.layout.rawValue), "tags": [:],
+                            "priority": .int(Int64(inApp.spec.priority)), "required": .bool(inApp.spec.required),
+                        ]
+                    }
+                })]
+            }
         case "getInboxMessages":
             _ = try request.hwid()
             return { ["messages": [], "next": "", "deleted": [], "new_inbox": 0] }
@@ -104,6 +130,30 @@ struct DeviceAPI: Sendable {
             throw ArgumentError("unknown method \(method)")
         }
     }
+
+    /// postEvent's reply: the in-app the event triggers (`{"code", "richmedia": {url, ts, tags},
+    /// "required"}`, the highest priority among those whose trigger matches), or `{}`. Read here,
+    /// before the report is queued, so the writer never waits for it.
+    func triggeredInApp(app: String, event: String, attributes: [String: JSON]) throws -> JSON {
+        guard links.publicURL != nil else { return [:] }
+        let triggered = try richMedia.inApps(app: app, triggeredBy: event).first { inApp in
+            inApp.spec.triggers.contains { $0.event == event && $0.matches(attributes) }
+        }
+        guard let triggered, let link = links.link(triggered.page) else { return [:] }
+        return ["code": .string(triggered.spec.code), "richmedia": link.json, "required": .bool(triggered.spec.required)]
+    }
+
+    /// `work`, then the in-app statistics `report` counts toward (in the same commit on SQLite).
+    func counted(_ work: @escaping Work, _ report: InAppReport?, app: String) -> Work {
+        guard let report else { return work }
+        return { [richMedia] in
+            let reply = try work()
+            try richMedia.count(report, app: app)
+            return reply
+        }
+    }
+
+    func nonEmpty(_ text: String) -> String? { text.isEmpty ? nil : text }
 
     func gateway(_ request: DeviceRequest) throws(ArgumentError) -> String? {
         guard let gateway = try request.optionalString("gateway", maxLength: 16) else { return nil }

@@ -1,10 +1,12 @@
 import Foundation
 import Synchronization
 import Core
+import HTTPServer
 
 /// What `/metrics` serves, in the Prometheus text format. Ingest counts requests, reports and SQLite
 /// busy errors itself, and report processing from the dispatcher; worker figures (pushes by provider and outcome, provider latency) arrive in
-/// the workers' heartbeats and are served here, labelled by worker.
+/// the workers' heartbeats and are served here, labelled by worker; the HTTP server counts its
+/// connections in `connections`.
 final class Metrics: Sendable {
     struct RequestKey: Hashable {
         let route: String
@@ -15,6 +17,7 @@ final class Metrics: Sendable {
     private let requests = Mutex<[RequestKey: Int]>([:])
     private let reports = Mutex<[String: Int]>([:])
     private let busy = Atomic<Int>(0)
+    let connections = HTTPConnectionCounters()
     private let storeMemory: @Sendable () -> Int64
 
     /// `storeMemory` reports what the store's client library holds in this process.
@@ -62,6 +65,19 @@ final class Metrics: Sendable {
         for (key, value) in snapshot.sorted(by: { ($0.key.route, $0.key.status, $0.key.code) < ($1.key.route, $1.key.status, $1.key.code) }) {
             lines.append("herald_http_requests_total{route=\"\(Self.label(key.route))\",status=\"\(key.status)\",code=\"\(key.code)\"} \(value)")
         }
+        let edge = connections.snapshot
+        family("herald_http_connections_open", "gauge", "HTTP connections open.")
+        lines.append("herald_http_connections_open \(edge.open)")
+        family("herald_http_connections_cut_total", "counter",
+               "HTTP connections shut down for missing a deadline: the request line and headers, or the body at its minimum rate.")
+        lines.append("herald_http_connections_cut_total{deadline=\"headers\"} \(edge.cutHeaders)")
+        lines.append("herald_http_connections_cut_total{deadline=\"body\"} \(edge.cutBody)")
+        family("herald_http_connections_evicted_total", "counter",
+               "HTTP connections still waiting for headers, shut down at http.connection_limit to make room for a new one.")
+        lines.append("herald_http_connections_evicted_total \(edge.evicted)")
+        family("herald_http_connections_refused_total", "counter",
+               "Requests answered 503 at http.connection_limit because every connection held a request in progress.")
+        lines.append("herald_http_connections_refused_total \(edge.refused)")
         family("herald_reports_recorded_total", "counter", "SDK reports (events, opens, deliveries, purchases, actions) stored, by method.")
         for (method, value) in reports.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
             lines.append("herald_reports_recorded_total{method=\"\(Self.label(method))\"} \(value)")

@@ -25,6 +25,7 @@ extension RemoteAPI {
         let now = clock.now()
         let tagTypes = try campaigns.tagTypes(app: app.code)
         var spec = try NotificationParser(fields: request.fields, path: nil, tagTypes: tagTypes, now: now).parse()
+        if let code = spec.richMedia { spec.richMediaLink = try richMediaLink(app: app.code, code: code, field: "rich_media") }
         do {
             spec.filter = try syntax.resolve(tagType: { tagTypes[$0] }, now: now)
         } catch {

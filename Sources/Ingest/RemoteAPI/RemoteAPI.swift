@@ -10,6 +10,8 @@ struct RemoteAPI: Sendable {
     let campaigns: any CampaignStore
     let devices: any DeviceStore
     let analytics: any AnalyticsStore
+    let richMedia: any RichMediaStore
+    let links: RichMediaLinks
     let clock: any Clock
     let logger: Logger
     let onCreated: @Sendable () -> Void
@@ -93,7 +95,8 @@ struct RemoteAPI: Sendable {
         for (index, item) in items.enumerated() {
             let path = "notifications[\(index)]"
             guard let fields = item.objectValue else { throw ArgumentError("\(path) must be an object") }
-            let spec = try NotificationParser(fields: fields, path: path, tagTypes: tagTypes, now: now).parse()
+            var spec = try NotificationParser(fields: fields, path: path, tagTypes: tagTypes, now: now).parse()
+            if let code = spec.richMedia { spec.richMediaLink = try richMediaLink(app: app.code, code: code, field: "\(path).rich_media") }
             var transaction = try fields["transactionId"].flatMap { value throws(ArgumentError) -> String? in
                 guard let text = value.lenientString, text.utf8.count <= 128 else {
                     throw ArgumentError("\(path).transactionId must be a string of at most 128 bytes")
@@ -114,6 +117,18 @@ struct RemoteAPI: Sendable {
         var reply: [String: JSON] = ["Messages": .array(codes.map(JSON.string))]
         if !unknown.isEmpty { reply["UnknownDevices"] = .object(unknown) }
         return .object(reply)
+    }
+
+    /// The `rm` of a message's `rich_media`: the hosted page with that code (which needs
+    /// `http.public_url`), or a zip's own http(s) URL given instead of a code (version "0").
+    func richMediaLink(app: String, code: String, field: String) throws -> RichMediaLink {
+        let lowered = code.lowercased()
+        if lowered.hasPrefix("https://") || lowered.hasPrefix("http://") { return RichMediaLink(url: code, ts: "0") }
+        guard links.publicURL != nil else { throw ArgumentError("\(field): \(RichMediaLinks.missingPublicURL)") }
+        guard RichMediaLinks.isValidCode(code), let page = try richMedia.page(app: app, code: code), let link = links.link(page) else {
+            throw ArgumentError("\(field): rich media \(code.prefix(64)) not found; upload it with PUT /api/v1/apps/\(app)/rich-media/<code>")
+        }
+        return link
     }
 
     /// `GET /api/v1/messages/<code>` with `Authorization: Token <api_token>`.

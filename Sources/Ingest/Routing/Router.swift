@@ -7,6 +7,9 @@ struct Router: Sendable {
     let remoteAPI: RemoteAPI
     let audienceAPI: AudienceAPI
     let eventsAPI: EventsAPI
+    let richMediaAPI: RichMediaAPI
+    let inAppsAPI: InAppsAPI
+    let richMediaFiles: RichMediaFiles
     let dashboard: Dashboard
     let oneSignal: OneSignalRoutes
     let settings: HTTPSettings
@@ -67,6 +70,23 @@ struct Router: Sendable {
         }
         if path == Dashboard.path && (request.method == "GET" || request.method == "POST") || path == Dashboard.logoutPath && request.method == "POST" {
             return ("dashboard", { [dashboard] in (dashboard.handle(request), 0) })
+        }
+        if path.hasPrefix(RichMediaLinks.pathPrefix) {
+            guard request.method == "GET" || request.method == "HEAD" else {
+                return ("rich_media_file", { (.json(["error": "use GET"], status: 405), 405) })
+            }
+            return ("rich_media_file", { [richMediaFiles] in
+                (richMediaFiles.handle(path: path, ifNoneMatch: request.header("if-none-match"), range: request.header("range")), 0)
+            })
+        }
+        switch AppResourceRequest.collection(of: path) {
+        case RichMediaAPI.collection?:
+            let work = richMediaAPI.route(request)
+            return ("api_rich_media", { (work(), 0) })
+        case InAppsAPI.collection?:
+            let work = inAppsAPI.route(request)
+            return ("api_in_apps", { (work(), 0) })
+        default: break
         }
         if path.hasPrefix(EventsAPI.prefix), request.method == "GET" {
             return ("api_events", { [eventsAPI] in

@@ -6,7 +6,8 @@ public struct HTTPRequest: Sendable {
     /// The path without the query string, e.g. `/json/1.3/registerDevice`.
     public var path: String
     /// Header names are lower-cased; the server fills in those listed in `httpInterestingHeaders`
-    /// (Content-Type, Authorization, X-Retry-Count, Accept, Cookie, Origin, Host, X-Forwarded-For).
+    /// (Content-Type, Authorization, X-Retry-Count, Accept, Cookie, Origin, Host, X-Forwarded-For,
+    /// If-None-Match, Range).
     public var headers: [String: String]
     /// Decoded query arguments.
     public var query: [String: String]

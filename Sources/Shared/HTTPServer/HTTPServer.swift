@@ -22,8 +22,11 @@ public enum HTTPDispatch: Sendable {
 }
 
 /// An HTTP/1.1 server (libmicrohttpd, keep-alive, an internal epoll thread pool). Bodies larger than
-/// `maxBodyBytes` (`bulkMaxBodyBytes` on `largeBodyPaths`) are answered 413 without reaching a handler. `classify` decides per request whether
+/// `bodyLimit` allows for their method and path (by default `maxBodyBytes`) are answered 413
+/// without reaching a handler. `classify` decides per request whether
 /// `handler` runs inline on an I/O thread, or `offload` takes the request and answers later.
+/// Connections that miss the header or body deadline are cut off, and at `connectionLimit` new
+/// connections push out those still waiting for headers, or get 503 (`ConnectionTable`).
 ///
 /// `@unchecked Sendable` invariant: the daemon pointer is written only by `start`/`stop`, which the
 /// owner calls from one thread; the closures are immutable and `@Sendable`.
@@ -38,23 +41,26 @@ public final class HTTPServer: @unchecked Sendable {
     let settings: HTTPSettings
     let refusal: Refusal
     let classify: @Sendable (HTTPRequest) -> HTTPDispatch
+    /// The largest body a request with this method and path may send.
+    let bodyLimit: @Sendable (_ method: String, _ path: String) -> Int
     let handler: Handler
     let offload: Offload
-    /// Paths whose bodies may reach `settings.bulkMaxBodyBytes` instead of `maxBodyBytes`.
-    let largeBodyPaths: Set<String>
     /// Offloaded requests whose connection is suspended: libmicrohttpd must not be stopped while
     /// any remain (it aborts), so `stop` waits for them.
     let suspended = Atomic<Int>(0)
     /// Set by `stop`: requests that would be offloaded are answered 503 instead of suspended.
     let stopping = Atomic<Bool>(false)
+    let connections: ConnectionGuard
     private var daemon: OpaquePointer?
 
     public init(settings: HTTPSettings, classify: @escaping @Sendable (HTTPRequest) -> HTTPDispatch = { _ in .inline },
-                offload: Offload? = nil, largeBodyPaths: Set<String> = [],
+                offload: Offload? = nil, bodyLimit: (@Sendable (_ method: String, _ path: String) -> Int)? = nil,
                 refusal: @escaping Refusal = { status, message in .json(["error": .string(message)], status: status) },
+                counters: HTTPConnectionCounters = HTTPConnectionCounters(),
                 handler: @escaping Handler) {
         self.settings = settings
-        self.largeBodyPaths = largeBodyPaths
+        self.bodyLimit = bodyLimit ?? { [maxBodyBytes = settings.maxBodyBytes] _, _ in maxBodyBytes }
+        self.connections = ConnectionGuard(limits: ConnectionTable.Limits(settings), counters: counters)
         self.refusal = refusal
         self.classify = classify
         self.handler = handler
@@ -66,14 +72,20 @@ public final class HTTPServer: @unchecked Sendable {
 
     public func start() throws(HTTPServerError) {
         let context = Unmanaged.passUnretained(self).toOpaque()
+        // libmicrohttpd's own limit sits above ours, so that a connection beyond ours is accepted and
+        // can push out a waiting one or be answered 503 instead of waiting in the kernel's queue. It
+        // splits its limit among the I/O threads: leave each some room.
+        let hardLimit = settings.connectionLimit + max(settings.connectionLimit / 4, 16 * settings.threads)
         guard let started = herald_mhd_start(
-            settings.host, settings.port, UInt32(settings.threads), UInt32(settings.connectionLimit),
-            UInt32(settings.idleTimeoutSeconds), httpAccessHandler, context, httpRequestCompleted, nil)
+            settings.host, settings.port, UInt32(settings.threads), UInt32(hardLimit),
+            UInt32(settings.idleTimeoutSeconds), httpAccessHandler, context, httpRequestCompleted, context,
+            httpConnectionNotified, context)
         else {
             throw HTTPServerError(message: "cannot listen on \(settings.listen)", errno: Glibc.errno)
         }
         daemon = started
         port = herald_mhd_bound_port(started)
+        connections.startSweeping()
     }
 
     /// Stops accepting connections and waits for the server's threads. Stop whatever serves
@@ -89,6 +101,7 @@ public final class HTTPServer: @unchecked Sendable {
         while suspended.load(ordering: .sequentiallyConsistent) > 0, monotonicSeconds() < deadline { usleep(5_000) }
         usleep(50_000)
         MHD_stop_daemon(daemon)
+        connections.stopSweeping()
         self.daemon = nil
     }
 
@@ -100,7 +113,7 @@ public final class HTTPServer: @unchecked Sendable {
 /// connection is suspended, and the I/O thread reads it only after `MHD_resume_connection`.
 final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
-    /// The body limit of the request's path.
+    /// The body limit of this request's method and path.
     var limit = 0
     var tooLarge = false
     var response: HTTPResponse?
@@ -148,7 +161,7 @@ private final class ValueCollector {
 /// The request headers handlers use (looked up one by one: cheaper than collecting all). Static
 /// strings, because a short Swift `String` passed to C is copied into a new buffer on every call.
 let httpInterestingHeaders: [StaticString] = [
-    "content-type", "authorization", "x-retry-count", "accept", "cookie", "origin", "host", "x-forwarded-for",
+    "content-type", "authorization", "x-retry-count", "accept", "cookie", "origin", "host", "x-forwarded-for", "if-none-match", "range",
 ]
 
 private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String] {
@@ -240,26 +253,36 @@ private func framingProblem(_ connection: OpaquePointer?, version: String) -> St
 let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, version, uploadData, uploadSize, state in
     guard let context, let state, let uploadSize else { return HERALD_MHD_NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    let id = connectionID(connection)
     guard let existing = state.pointee else {
         let pending = RequestState()
-        pending.limit = server.largeBodyPaths.contains(url.map { String(cString: $0) } ?? "") ? server.settings.bulkMaxBodyBytes
-            : server.settings.maxBodyBytes
         state.pointee = Unmanaged.passRetained(pending).toOpaque()
+        guard server.connections.headersComplete(id) else {
+            pending.tooLarge = true
+            server.connections.busy(id)
+            var refusal = server.refusal(503, "too many connections; please retry")
+            refusal.headers.append(("Connection", "close"))
+            return reply(connection, refusal)
+        }
         if let problem = framingProblem(connection, version: version.map { String(cString: $0) } ?? "") {
             pending.tooLarge = true
+            server.connections.busy(id)
             var refusal = server.refusal(400, "ambiguous request framing: \(problem)")
             refusal.headers.append(("Connection", "close"))
             return reply(connection, refusal)
         }
+        pending.limit = server.bodyLimit(method.map { String(cString: $0) } ?? "GET", url.map { String(cString: $0) } ?? "/")
         if let length = lookupHeader(connection, "Content-Length"),
             let declared = Int(String(cString: length)), declared > pending.limit {
             pending.tooLarge = true
+            server.connections.busy(id)
             return reply(connection, server.refusal(413, "request body exceeds the limit of \(pending.limit) bytes"))
         }
         return HERALD_MHD_YES
     }
     let pending = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
     if uploadSize.pointee > 0 {
+        server.connections.received(id, bytes: uploadSize.pointee)
         if !pending.tooLarge, let uploadData {
             if pending.body.count + uploadSize.pointee > pending.limit {
                 pending.tooLarge = true
@@ -277,6 +300,7 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         pending.response = nil
         return reply(connection, response)
     }
+    server.connections.busy(id)
     if pending.tooLarge {
         return reply(connection, server.refusal(413, "request body exceeds the limit of \(pending.limit) bytes"))
     }
@@ -303,9 +327,31 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
     return reply(connection, server.handler(request))
 }
 
-/// Releases the per-request state once libmicrohttpd is done with the request.
-let httpRequestCompleted: MHD_RequestCompletedCallback = { _, _, state, _ in
+/// Releases the per-request state once libmicrohttpd is done with the request; a kept-alive
+/// connection now waits for its next request.
+let httpRequestCompleted: MHD_RequestCompletedCallback = { context, connection, state, _ in
+    if let context {
+        Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().connections.answered(connectionID(connection))
+    }
     guard let state, let existing = state.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(existing).release()
     state.pointee = nil
+}
+
+/// Enters each connection in the server's `ConnectionGuard` when it starts, under an id kept as
+/// its socket context, and removes it when it closes (before libmicrohttpd closes the socket).
+let httpConnectionNotified: MHD_NotifyConnectionCallback = { context, connection, socketContext, code in
+    guard let context, let socketContext else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    if code == HERALD_MHD_CONNECTION_STARTED {
+        socketContext.pointee = UnsafeMutableRawPointer(bitPattern: server.connections.opened(fd: herald_mhd_connection_fd(connection)))
+    } else if let id = socketContext.pointee {
+        server.connections.closed(UInt(bitPattern: id))
+        socketContext.pointee = nil
+    }
+}
+
+/// The id `httpConnectionNotified` gave the connection (0, which no entry has, if none).
+private func connectionID(_ connection: OpaquePointer?) -> UInt {
+    UInt(bitPattern: herald_mhd_socket_context(connection))
 }

@@ -1,12 +1,13 @@
 import Foundation
 import Core
 
-/// A PostgreSQL database and the three stores over it (`database.url`).
+/// A PostgreSQL database and the stores over it (`database.url`).
 public final class PostgresBackend: StoreBackend {
     private let database: PostgresDatabase
     public let devices: any DeviceStore
     public let campaigns: any CampaignStore
     public let analytics: any AnalyticsStore
+    public let richMedia: any RichMediaStore
 
     /// Connects to `database.url` (with the password of `database.password_file`, if set), applies
     /// the migrations and registers `apps`. `applicationName` shows in `pg_stat_activity`.
@@ -28,6 +29,7 @@ public final class PostgresBackend: StoreBackend {
         devices = PostgresDeviceStore(database: database)
         campaigns = PostgresCampaignStore(database: database)
         analytics = PostgresAnalyticsStore(database: database)
+        richMedia = PostgresRichMediaStore(database: database)
     }
 
     /// Each store write commits on its own before it returns, so `work`'s result is always the one

@@ -2,12 +2,13 @@ internal import CSQLite
 import Core
 import Foundation
 
-/// The SQLite file and the three stores over it (the embedded default backend).
+/// The SQLite file and the stores over it (the embedded default backend).
 public final class SQLiteBackend: StoreBackend {
     private let database: SQLiteDatabase
     public let devices: any DeviceStore
     public let campaigns: any CampaignStore
     public let analytics: any AnalyticsStore
+    public let richMedia: any RichMediaStore
 
     /// Opens the file at `database.path`, creating it and its folder if needed.
     public init(database settings: DatabaseSettings, apps: [AppConfiguration]) throws(StoreError) {
@@ -23,6 +24,7 @@ public final class SQLiteBackend: StoreBackend {
         devices = SQLiteDeviceStore(database: database)
         campaigns = SQLiteCampaignStore(database: database)
         analytics = SQLiteAnalyticsStore(database: database)
+        richMedia = SQLiteRichMediaStore(database: database)
     }
 
     public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,

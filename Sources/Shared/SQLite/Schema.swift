@@ -255,7 +255,51 @@ enum Schema {
         INSERT INTO message_transactions (app_id, transaction_id, code, created_at)
             SELECT app_id, transaction_id, code, created_at FROM messages WHERE transaction_id IS NOT NULL;
         """,
-        // 9: bulkSetTags jobs. `devices` holds the request's entries (JSON) until the job completes;
+        // 9: rich media pages (the uploaded zip itself, so that a backup or another host has it
+        // too), in-apps that show them, and the events that trigger in-apps. `actions` and `shown`
+        // count the SDKs' richMediaAction and triggerInAppAction reports.
+        """
+        CREATE TABLE rich_media_pages (
+            id INTEGER PRIMARY KEY,
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            code TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            zip BLOB NOT NULL,
+            actions INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            UNIQUE (app_id, code)
+        );
+        CREATE TABLE in_apps (
+            id INTEGER PRIMARY KEY,
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            code TEXT NOT NULL,
+            page_id INTEGER NOT NULL REFERENCES rich_media_pages(id),
+            layout TEXT NOT NULL,
+            close_button_type INTEGER NOT NULL,
+            priority INTEGER NOT NULL,
+            required INTEGER NOT NULL,
+            shown INTEGER NOT NULL DEFAULT 0,
+            actions INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            UNIQUE (app_id, code)
+        );
+        CREATE INDEX in_apps_by_page ON in_apps (page_id);
+        -- `conditions`: a JSON array of [attribute, operator, operand].
+        CREATE TABLE in_app_triggers (
+            in_app_id INTEGER NOT NULL REFERENCES in_apps(id),
+            position INTEGER NOT NULL,
+            app_id INTEGER NOT NULL,
+            event TEXT NOT NULL,
+            conditions TEXT NOT NULL,
+            PRIMARY KEY (in_app_id, position)
+        ) WITHOUT ROWID;
+        CREATE INDEX in_app_triggers_by_event ON in_app_triggers (app_id, event);
+        """,
+        // 10: bulkSetTags jobs. `devices` holds the request's entries (JSON) until the job completes;
         // `processed` entries are applied, in order, each chunk in the transaction that advances it;
         // one error row per entry that could not be applied.
         """

@@ -12,7 +12,11 @@ public struct MessageSpec: Sendable, Equatable, Codable {
     /// Custom data (`data`), delivered as the JSON string `u`.
     public var data: JSON?
     public var link: String?
+    /// `rich_media` as the request gave it: a page code (or a zip's URL).
     public var richMedia: String?
+    /// Where that page is downloaded and its version, resolved when the message is created: the
+    /// payload's `rm`.
+    public var richMediaLink: RichMediaLink?
     /// Pushwoosh `device_type` codes to include; nil means every platform Herald delivers to.
     public var platforms: [Int]?
     /// Explicit targets: hwids or push tokens (`devices`), or user ids (`users`, which win).

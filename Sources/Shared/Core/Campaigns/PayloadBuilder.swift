@@ -3,9 +3,8 @@
 /// per-device inputs (message hash, device language, stored badge) and sends or sinks the result.
 ///
 /// Choices worth knowing:
-/// - `rm` (rich media) is `{"code": <rich_media>}`; when the value is an http(s) URL it also carries
-///   `url` (the zip the SDK downloads) and `ts: "0"`, the keys the iOS SDK reads. Herald hosts no
-///   rich-media pages, so a bare code is passed through for apps that resolve it themselves.
+/// - `rm` (rich media) is `{"url", "ts", "tags": {}}` from `richMediaLink` (the zip the SDK
+///   downloads and its version): an object on iOS, its JSON text on Android.
 /// - `u` is the compact JSON text of `data` (ingest turns a `data` string into its object first).
 /// - Root params may override anything except the stats keys `pw_msg` and `p`; an `aps` root param
 ///   that is not an object is ignored.
@@ -54,7 +53,7 @@ public enum PayloadBuilder {
         var root: [String: JSON] = ["pw_msg": "1", "p": .string(hash)]
         if let data = customData(spec.data) { root["u"] = .string(data) }
         if let link = nonEmpty(spec.link) { root["l"] = .string(link) }
-        if let richMedia = richMedia(spec.richMedia) { root["rm"] = richMedia }
+        if let richMedia = spec.richMediaLink { root["rm"] = richMedia.json }
         if let attachment = nonEmpty(ios.attachment) { root["attachment"] = .string(attachment) }
 
         for (key, value) in ios.rootParams ?? [:] where !protectedKeys.contains(key) {
@@ -112,7 +111,7 @@ public enum PayloadBuilder {
         data["header"] = text(android.header ?? spec.title, language)
         data["u"] = customData(spec.data)
         data["l"] = nonEmpty(spec.link)
-        data["rm"] = richMedia(spec.richMedia)?.text
+        data["rm"] = spec.richMediaLink?.json.text
         data["s"] = nonEmpty(android.sound)
         data["pri"] = android.priority.map { String(min(2, max(-2, $0))) }
         data["i"] = nonEmpty(android.icon)
@@ -192,16 +191,5 @@ public enum PayloadBuilder {
         case .string(let text)?: return text
         case let value?: return value.text
         }
-    }
-
-    static func richMedia(_ code: String?) -> JSON? {
-        guard let code = nonEmpty(code) else { return nil }
-        var object: [String: JSON] = ["code": .string(code)]
-        let lowered = code.lowercased()
-        if lowered.hasPrefix("https://") || lowered.hasPrefix("http://") {
-            object["url"] = .string(code)
-            object["ts"] = "0"
-        }
-        return .object(object)
     }
 }

@@ -53,6 +53,10 @@ extension Configuration {
             config.http.threads = try http.int("threads", default: config.http.threads, range: 1...256)
             config.http.connectionLimit = try http.int("connection_limit", default: config.http.connectionLimit, range: 1...1_000_000)
             config.http.idleTimeoutSeconds = try http.int("idle_timeout_seconds", default: config.http.idleTimeoutSeconds, range: 1...86_400)
+            config.http.headerTimeoutSeconds = try http.int("header_timeout_seconds", default: config.http.headerTimeoutSeconds, range: 1...3600)
+            config.http.bodyTimeoutSeconds = try http.int("body_timeout_seconds", default: config.http.bodyTimeoutSeconds, range: 1...3600)
+            config.http.bodyMinBytesPerSecond = try http.int(
+                "body_min_bytes_per_second", default: config.http.bodyMinBytesPerSecond, range: 0...1_000_000_000)
             if var oneSignal = try http.object("onesignal") {
                 for (key, keyPath) in [("add_device_path", \HTTPSettings.oneSignalAddDevicePath),
                                        ("edit_device_path", \HTTPSettings.oneSignalEditDevicePath)] {
@@ -192,6 +196,11 @@ extension Configuration {
         // The frequency cap counts recorded deliveries: they must outlive its window.
         if config.retention.deliveriesSeconds < Int64(config.throttle.perDeviceWindowSeconds) {
             throw ConfigurationError(key: "retention.deliveries_days", problem: "must cover throttle.per_device.window_seconds")
+        }
+
+        if var richMedia = try root.object("rich_media") {
+            config.richMedia.maxZipBytes = try richMedia.int("max_zip_bytes", default: config.richMedia.maxZipBytes, range: 1024...1_073_741_824)
+            try richMedia.finish()
         }
 
         if var delivery = try root.object("delivery") {

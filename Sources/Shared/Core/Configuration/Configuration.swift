@@ -11,6 +11,7 @@ public struct Configuration: Sendable {
     public var throttle = ThrottleSettings()
     public var delivery = DeliverySettings()
     public var retention = RetentionSettings()
+    public var richMedia = RichMediaSettings()
     public var apps: [AppConfiguration] = []
 
     public init() {}
@@ -31,10 +32,22 @@ public struct HTTPSettings: Sendable {
     /// `http.threads`: I/O threads (each runs its own epoll loop and answers reads inline; writes
     /// are handed to the database writer with the connection suspended).
     public var threads = 4
-    /// `http.connection_limit`: concurrent connections; more are refused.
+    /// `http.connection_limit`: concurrent connections. A new one beyond it takes the place of the
+    /// oldest connection still waiting for its headers, or, when every slot holds a request in
+    /// progress, gets 503 with `Retry-After`.
     public var connectionLimit = 4096
-    /// `http.idle_timeout_seconds`: idle keep-alive connections are closed after this.
+    /// `http.idle_timeout_seconds`: connections that send nothing are closed after this; a
+    /// kept-alive connection must complete its next request's headers within the longer of this
+    /// and `headerTimeoutSeconds`.
     public var idleTimeoutSeconds = 60
+    /// `http.header_timeout_seconds`: a new connection must complete its request line and headers
+    /// within this, however it trickles them.
+    public var headerTimeoutSeconds = 20
+    /// `http.body_timeout_seconds`: the body must arrive within this of the headers, plus one second
+    /// per `bodyMinBytesPerSecond` bytes received.
+    public var bodyTimeoutSeconds = 20
+    /// `http.body_min_bytes_per_second`: the rate that keeps extending the body deadline.
+    public var bodyMinBytesPerSecond = 500
     /// `http.public_url`: the address clients use to reach Herald (usually a TLS proxy's), such as
     /// `https://push.example.com`; the dashboard's origin check and cookie follow it.
     public var publicURL: String?
@@ -115,6 +128,15 @@ public struct RetentionSettings: Sendable {
     /// `retention.deliveries_days`, in seconds: delivery rows of messages finished longer ago than
     /// this are deleted.
     public var deliveriesSeconds: Int64 = 90 * 86_400
+
+    public init() {}
+}
+
+/// `rich_media`: the pages Herald hosts for rich media pushes and in-apps.
+public struct RichMediaSettings: Sendable {
+    /// `rich_media.max_zip_bytes`: the largest zip an upload may send (larger ones get HTTP 413);
+    /// its entries may unpack to 10 times as much.
+    public var maxZipBytes = 5_242_880
 
     public init() {}
 }

@@ -4,6 +4,7 @@ public protocol StoreBackend: Sendable {
     var devices: any DeviceStore { get }
     var campaigns: any CampaignStore { get }
     var analytics: any AnalyticsStore { get }
+    var richMedia: any RichMediaStore { get }
 
     /// Runs a whole request whose store writes must be durable before it is answered: `work` runs
     /// (its writes may share a transaction with other requests'), and `completion` receives its

@@ -14,6 +14,19 @@ static const enum MHD_Result HERALD_MHD_NO = MHD_NO;
 static const enum MHD_ValueKind HERALD_MHD_HEADER_KIND = MHD_HEADER_KIND;
 static const enum MHD_ValueKind HERALD_MHD_GET_ARGUMENT_KIND = MHD_GET_ARGUMENT_KIND;
 static const enum MHD_ResponseMemoryMode HERALD_MHD_RESPMEM_MUST_COPY = MHD_RESPMEM_MUST_COPY;
+static const enum MHD_ConnectionNotificationCode HERALD_MHD_CONNECTION_STARTED = MHD_CONNECTION_NOTIFY_STARTED;
+
+/// The socket of a connection (-1 when unknown). libmicrohttpd owns it: shut it down, never close it.
+static inline int herald_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/// What the connection-notify callback stored for this connection when it started.
+static inline void *herald_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
 
 /// Writes the client's IP address as text into `buffer` (empty when unknown).
 static inline void herald_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
@@ -30,11 +43,13 @@ static inline void herald_mhd_client_address(struct MHD_Connection *connection, 
 
 /// Starts a daemon listening on `host:port` (IPv4 or IPv6 literal) with an internal epoll
 /// thread pool and suspend/resume enabled. `MHD_start_daemon` is variadic, so Swift calls this fixed-shape wrapper instead.
-/// Returns NULL when the address does not parse or the daemon cannot start (errno tells why).
+/// `notify` hears of every connection that starts and closes (on the I/O thread that owns it, before its
+/// socket is closed). Returns NULL when the address does not parse or the daemon cannot start (errno tells why).
 static inline struct MHD_Daemon *herald_mhd_start(const char *host, uint16_t port, unsigned int threads,
                                                   unsigned int connection_limit, unsigned int timeout_seconds,
                                                   MHD_AccessHandlerCallback handler, void *handler_cls,
-                                                  MHD_RequestCompletedCallback completed, void *completed_cls) {
+                                                  MHD_RequestCompletedCallback completed, void *completed_cls,
+                                                  MHD_NotifyConnectionCallback notify, void *notify_cls) {
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME;
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
@@ -59,6 +74,7 @@ static inline struct MHD_Daemon *herald_mhd_start(const char *host, uint16_t por
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
                             MHD_OPTION_END);
 }
 

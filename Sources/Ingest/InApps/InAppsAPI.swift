@@ -1,0 +1,97 @@
+import Core
+
+/// In-app messages of an application, with `Authorization: Token <api_token>`:
+/// `PUT /api/v1/apps/<app>/in-apps/<code>` creates or replaces one (a JSON body naming its rich
+/// media page, presentation and triggers), `GET …/in-apps` lists them with their statistics (shown
+/// from triggerInAppAction, actions from richMediaAction), `GET …/in-apps/<code>` shows one, and
+/// `DELETE …/in-apps/<code>` removes it.
+struct InAppsAPI: AppResourceAPI {
+    let configuration: Configuration
+    let store: any RichMediaStore
+    let links: RichMediaLinks
+    let clock: any Clock
+    let logger: Logger
+
+    static let collection = "in-apps"
+    static let listKey = "inApps"
+    static let noun = "in-app"
+    static let maxTriggers = 100
+
+    func list(app: String) throws -> [JSON] { try store.inApps(app: app).map(json) }
+
+    func show(app: String, code: String) throws -> JSON? { try store.inApps(app: app).first { $0.spec.code == code }.map(json) }
+
+    func prepareStore(app: String, code: String, body: [UInt8]) -> Result<@Sendable () throws -> JSON, AppResourceRequest.Refusal> {
+        guard links.publicURL != nil else { return .failure(AppResourceRequest.Refusal(409, RichMediaLinks.missingPublicURL)) }
+        let spec: InApp.Spec
+        do {
+            spec = try Self.spec(code: code, body: body)
+        } catch {
+            return .failure(AppResourceRequest.Refusal(400, "in-app \(code) refused: \(error.message)"))
+        }
+        return .success({ [self] in json(try store.putInApp(app: app, spec, now: clock.now())) })
+    }
+
+    func delete(app: String, code: String) throws -> Bool { try store.deleteInApp(app: app, code: code) }
+
+    /// The in-app a PUT body describes:
+    /// `{"rich_media", "layout", "close_button_type", "priority", "required", "triggers": [{"event", "conditions"}]}`.
+    static func spec(code: String, body: [UInt8]) throws(ArgumentError) -> InApp.Spec {
+        guard case .object(let fields)? = try? JSON.parse(body) else { throw ArgumentError("the body must be a JSON object") }
+        guard let page = fields["rich_media"]?.stringValue, RichMediaLinks.isValidCode(page) else {
+            throw ArgumentError("rich_media is required: the code of an uploaded page (\(RichMediaLinks.codeRule))")
+        }
+        var spec = InApp.Spec(code: code, richMedia: page)
+        if let layout = fields["layout"], layout != .null {
+            guard let name = layout.stringValue, let value = InApp.Layout(rawValue: name) else {
+                throw ArgumentError("layout must be one of \(InApp.Layout.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            spec.layout = value
+        }
+        for (key, keyPath, range) in [("close_button_type", \InApp.Spec.closeButtonType, 0...16), ("priority", \InApp.Spec.priority, -1000...1000)] {
+            guard let value = fields[key], value != .null else { continue }
+            guard let number = value.lenientInt, range.contains(Int(number)) else {
+                throw ArgumentError("\(key) must be an integer from \(range.lowerBound) to \(range.upperBound)")
+            }
+            spec[keyPath: keyPath] = Int(number)
+        }
+        if let required = fields["required"], required != .null {
+            guard let flag = required.lenientBool else { throw ArgumentError("required must be a boolean") }
+            spec.required = flag
+        }
+        if let triggers = fields["triggers"], triggers != .null {
+            guard let items = triggers.arrayValue, items.count <= maxTriggers else {
+                throw ArgumentError("triggers must be an array of at most \(maxTriggers) {\"event\", \"conditions\"} objects")
+            }
+            for (index, item) in items.enumerated() {
+                guard let event = item["event"]?.stringValue, (1...256).contains(event.utf8.count) else {
+                    throw ArgumentError("triggers[\(index)].event must be an event name of 1 to 256 bytes")
+                }
+                var conditions: [AttributeCondition] = []
+                for (position, condition) in (item["conditions"]?.arrayValue ?? []).enumerated() {
+                    do {
+                        conditions.append(try AttributeCondition(json: condition))
+                    } catch {
+                        throw ArgumentError("triggers[\(index)].conditions[\(position)] \(error.message)")
+                    }
+                }
+                if let given = item["conditions"], given != .null, given.arrayValue == nil {
+                    throw ArgumentError("triggers[\(index)].conditions must be an array of [attribute, operator, operand]")
+                }
+                spec.triggers.append(InAppTrigger(event: event, conditions: conditions))
+            }
+        }
+        return spec
+    }
+
+    func json(_ inApp: InApp) -> JSON {
+        [
+            "code": .string(inApp.spec.code), "rich_media": .string(inApp.spec.richMedia), "layout": .string(inApp.spec.layout.rawValue),
+            "close_button_type": .int(Int64(inApp.spec.closeButtonType)), "priority": .int(Int64(inApp.spec.priority)),
+            "required": .bool(inApp.spec.required), "triggers": .array(inApp.spec.triggers.map(\.json)),
+            "url": links.url(app: inApp.app, code: inApp.page.code).map(JSON.string) ?? .null, "version": .int(inApp.page.version),
+            "statistics": ["shown": .int(Int64(inApp.shown)), "actions": .int(Int64(inApp.actions))],
+            "created": .int(inApp.createdAt), "updated": .int(inApp.updatedAt),
+        ]
+    }
+}

@@ -1,0 +1,161 @@
+import Core
+
+/// The connections the server holds: the deadline each one works against and who gets a slot under
+/// `http.connection_limit`. A value type that answers with what to do; `HTTPServer` keeps it under a
+/// lock and does it (shuts a socket down, answers 503).
+///
+/// Deadlines, as Apache's mod_reqtimeout sets them: the request line and headers within
+/// `headerTimeout` of the connection opening (a kept-alive connection: within the longer of that
+/// and the idle timeout after its previous answer); the body within `bodyTimeout` of the headers,
+/// extended by one second per `bodyMinRate` bytes received, so a body that keeps arriving at that
+/// rate is never cut while one trickling a byte every few seconds is.
+///
+/// At the limit, a new connection takes the slot of the oldest one still waiting for its headers
+/// (first those that never completed a request, then idle kept-alive ones); when every slot holds a
+/// request in progress, the new connection's request is refused with 503.
+struct ConnectionTable {
+    struct Limits: Sendable {
+        var maxConnections: Int
+        var headerTimeout: Double
+        var keepAliveTimeout: Double
+        var bodyTimeout: Double
+        /// Bytes per second that extend the body deadline by one second; 0 extends nothing.
+        var bodyMinRate: Double
+
+        init(_ settings: HTTPSettings) {
+            maxConnections = settings.connectionLimit
+            headerTimeout = Double(settings.headerTimeoutSeconds)
+            keepAliveTimeout = Double(max(settings.headerTimeoutSeconds, settings.idleTimeoutSeconds))
+            bodyTimeout = Double(settings.bodyTimeoutSeconds)
+            bodyMinRate = Double(settings.bodyMinBytesPerSecond)
+        }
+    }
+
+    enum Phase: Equatable {
+        /// Waiting for a request line and headers since `since`; `served` once the connection has
+        /// answered a request (kept alive).
+        case headers(since: Double, served: Bool)
+        /// Headers complete at `since`; `bytes` of the body received so far.
+        case body(since: Double, bytes: Int)
+        /// The request is complete and being handled or answered: no deadline.
+        case busy
+    }
+
+    /// Which deadline a connection missed.
+    enum Cut: String, Sendable, CaseIterable { case headers, body }
+
+    struct Entry {
+        let fd: Int32
+        var phase: Phase
+        /// Cut or evicted: its socket is shut down and it no longer holds a slot.
+        var leaving = false
+        /// Opened while every slot held a request in progress: its request gets 503 unless a slot
+        /// frees up before its headers complete.
+        var overLimit = false
+        var holdsSlot: Bool { !leaving && !overLimit }
+    }
+
+    enum Admission: Equatable {
+        case admitted
+        /// Admitted in the place of this connection, whose socket is to be shut down.
+        case evicting(fd: Int32)
+        /// No slot: the request on it is to be refused.
+        case overLimit
+    }
+
+    let limits: Limits
+    private(set) var entries: [UInt: Entry] = [:]
+    private var nextID: UInt = 1
+    /// Entries that hold a slot.
+    private(set) var occupied = 0
+
+    init(limits: Limits) { self.limits = limits }
+
+    /// A connection opened on socket `fd`; returns the id to hand back for it.
+    mutating func open(fd: Int32, now: Double) -> (id: UInt, admission: Admission) {
+        let id = nextID
+        nextID += 1
+        var entry = Entry(fd: fd, phase: .headers(since: now, served: false))
+        var admission = Admission.admitted
+        if occupied >= limits.maxConnections {
+            if let victim = evictionCandidate() {
+                entries[victim.id]?.leaving = true
+                occupied -= 1
+                admission = .evicting(fd: victim.fd)
+            } else {
+                entry.overLimit = true
+                admission = .overLimit
+            }
+        }
+        if entry.holdsSlot { occupied += 1 }
+        entries[id] = entry
+        return (id, admission)
+    }
+
+    /// The oldest connection waiting for headers, those never served first.
+    private func evictionCandidate() -> (id: UInt, fd: Int32)? {
+        var best: (id: UInt, fd: Int32, served: Bool, since: Double)?
+        for (id, entry) in entries where entry.holdsSlot {
+            guard case .headers(let since, let served) = entry.phase else { continue }
+            if let current = best, (served ? 1 : 0, since) >= (current.served ? 1 : 0, current.since) { continue }
+            best = (id, entry.fd, served, since)
+        }
+        return best.map { ($0.id, $0.fd) }
+    }
+
+    /// The request's headers are complete. Returns false when the request is to be refused (the
+    /// connection has no slot and none has freed up).
+    mutating func headersComplete(_ id: UInt, now: Double) -> Bool {
+        guard var entry = entries[id] else { return true }
+        if entry.overLimit, occupied < limits.maxConnections {
+            entry.overLimit = false
+            occupied += 1
+        }
+        entry.phase = .body(since: now, bytes: 0)
+        entries[id] = entry
+        return !entry.overLimit
+    }
+
+    mutating func received(_ id: UInt, bytes: Int) {
+        guard case .body(let since, let count)? = entries[id]?.phase else { return }
+        entries[id]?.phase = .body(since: since, bytes: count + bytes)
+    }
+
+    /// The request is complete (or answered before its body was read).
+    mutating func busy(_ id: UInt) {
+        entries[id]?.phase = .busy
+    }
+
+    /// The answer was sent; a kept-alive connection waits for its next request.
+    mutating func answered(_ id: UInt, now: Double) {
+        entries[id]?.phase = .headers(since: now, served: true)
+    }
+
+    mutating func close(_ id: UInt) {
+        guard let entry = entries.removeValue(forKey: id) else { return }
+        if entry.holdsSlot { occupied -= 1 }
+    }
+
+    /// The connections past their deadline at `now`, marked as leaving: shut each socket down.
+    mutating func overdue(now: Double) -> [(fd: Int32, cut: Cut)] {
+        var cuts: [(fd: Int32, cut: Cut)] = []
+        for (id, entry) in entries where !entry.leaving {
+            let cut: Cut
+            switch entry.phase {
+            case .headers(let since, let served):
+                guard now >= since + (served ? limits.keepAliveTimeout : limits.headerTimeout) else { continue }
+                cut = .headers
+            case .body(let since, let bytes):
+                let earned = limits.bodyMinRate > 0 ? Double(bytes) / limits.bodyMinRate : 0
+                guard now >= since + limits.bodyTimeout + earned else { continue }
+                cut = .body
+            case .busy:
+                continue
+            }
+            if entry.holdsSlot { occupied -= 1 }
+            entries[id]?.leaving = true
+            cuts.append((entry.fd, cut))
+        }
+        return cuts
+    }
+}

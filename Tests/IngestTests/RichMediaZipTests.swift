@@ -1,0 +1,91 @@
+import Testing
+import Core
+import TestSupport
+@testable import Ingest
+
+/// What a rich media upload must be, checked from the zip's central directory alone.
+@Suite struct RichMediaZipTests {
+    typealias Entry = ZipBuilder.Entry
+    static let limit = 64 * 1024
+
+    func problem(_ bytes: [UInt8], limit: Int = limit) -> String? {
+        do {
+            _ = try RichMediaZip.check(bytes, maxBytes: limit)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test func aPageWithACommentIsReadEntryByEntry() throws {
+        var zip = ZipBuilder.page
+        zip.comment = Array("made by a test".utf8)
+        let directory = try RichMediaZip.check(zip.bytes, maxBytes: Self.limit)
+        #expect(directory.entries.map(\.name) == ["index.html", "img/", "img/a.png"])
+        #expect(directory.entries.map(\.uncompressedSize) == [31, 0, 300])
+        #expect(directory.entries[1].isDirectory)
+    }
+
+    @Test(arguments: [
+        ([Entry("page.html", [1])], "index.html is required at the root"),
+        ([Entry("site/index.html", [1])], "index.html is required at the root"),
+        ([Entry("index.html", [1]), Entry("../evil.sh", [1])], "contains a .. component"),
+        ([Entry("index.html", [1]), Entry("img/../../evil", [1])], "contains a .. component"),
+        ([Entry("index.html", [1]), Entry("/etc/passwd", [1])], "is an absolute path"),
+        ([Entry("index.html", [1]), Entry("C:/x", [1])], "starts with a drive letter"),
+        ([Entry("index.html", [1]), Entry("a\\..\\b", [1])], "contains a backslash"),
+        ([Entry("index.html", [1]), Entry("Index.HTML", [1])], "appears more than once"),
+        ([Entry("index.html", [1]), Entry("a.js", [1], method: 14)], "compression method 14"),
+        ([Entry("index.html", [1], flags: 1)], "is encrypted"),
+        ([Entry("index.html", [1], declaredSize: 700_000)], "unpacks to 700000 bytes"),
+    ])
+    func badPagesAreRefusedWithTheReason(_ entries: [Entry], _ reason: String) {
+        let found = problem(ZipBuilder(entries).bytes)
+        #expect(found?.contains(reason) == true, "\(found ?? "accepted")")
+    }
+
+    @Test func damagedArchivesAreRefused() {
+        let good = ZipBuilder.page.bytes
+        #expect(problem([]) == "the body is empty; send the zip as the request body")
+        #expect(problem(Array("not a zip at all, just text that is long enough".utf8))?.contains("no end of central directory") == true)
+        #expect(problem(Array(good.prefix(10)))?.contains("too short") == true)
+        // Cut before the end record, and a directory pointing past the file.
+        #expect(problem(Array(good.dropLast(5)))?.contains("no end of central directory") == true)
+        var moved = good
+        moved[moved.count - 6] = 0xFF
+        #expect(problem(moved)?.contains("outside the file") == true)
+        // A damaged directory entry signature.
+        var damaged = good
+        let directoryStart = Int(ZipDirectory.u32(good, good.count - 6))
+        damaged[directoryStart] = 0
+        #expect(problem(damaged)?.contains("is damaged") == true)
+    }
+
+    @Test func theSizeLimitCounts() {
+        let bytes = ZipBuilder.page.bytes
+        #expect(problem(bytes, limit: bytes.count) == nil)
+        #expect(problem(bytes, limit: bytes.count - 1)?.contains("at most \(bytes.count - 1) are accepted") == true)
+    }
+
+    @Test func sha256MatchesTheStandardVectors() {
+        #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+            == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+            == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    @Test func byteRanges() {
+        #expect(ByteRange.parse("bytes=0-9", size: 100) == .satisfiable(0...9))
+        #expect(ByteRange.parse("bytes=90-", size: 100) == .satisfiable(90...99))
+        #expect(ByteRange.parse("bytes=90-500", size: 100) == .satisfiable(90...99))
+        #expect(ByteRange.parse("bytes=-10", size: 100) == .satisfiable(90...99))
+        #expect(ByteRange.parse("bytes=-500", size: 100) == .satisfiable(0...99))
+        #expect(ByteRange.parse("bytes=100-", size: 100) == .unsatisfiable)
+        #expect(ByteRange.parse("bytes=-0", size: 100) == .unsatisfiable)
+        #expect(ByteRange.parse("bytes=5-2", size: 100) == .ignored)
+        #expect(ByteRange.parse("bytes=0-1,5-6", size: 100) == .ignored)
+        #expect(ByteRange.parse("items=0-1", size: 100) == .ignored)
+    }
+}
