@@ -231,6 +231,11 @@ public final class PostgresDatabase: Sendable {
         tagTypes.withLock { $0[appID]?[name] }
     }
 
+    /// Drops a deleted tag's type from this process's cache (deleteTag).
+    func forgetTagType(appID: Int64, name: String) {
+        tagTypes.withLock { $0[appID]?[name] = nil }
+    }
+
     private func remember(_ defined: [Int64: [String: TagType]]) {
         tagTypes.withLock { cache in
             for (appID, types) in defined { cache[appID, default: [:]].merge(types) { old, _ in old } }

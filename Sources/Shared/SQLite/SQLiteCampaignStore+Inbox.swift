@@ -1,6 +1,6 @@
 import Core
 
-/// The message inbox on SQLite (`inbox_entries`, migration 10).
+/// The message inbox on SQLite (`inbox_entries`, migration 11).
 extension SQLiteCampaignStore {
     public func inboxOwner(app: String, hwid: String) throws(StoreError) -> InboxOwner? {
         try database.read { connection in
