@@ -136,11 +136,15 @@ struct DeviceAPI: Sendable {
             let owner = try inboxOwner(app: app, request: request)
             let last = try request.optionalString("last_code", maxLength: 64).flatMap(nonEmpty)
             let after = try last.map { code throws(ArgumentError) in
-                guard let order = Int64(code) else { throw ArgumentError("last_code must be the \"next\" of an earlier reply, found \"\(code.prefix(64))\"") }
+                guard let order = Int64(code) else {
+                    throw ArgumentError("last_code must be the \"next\" of an earlier reply, found \"\(code.prefix(64))\"")
+                }
                 return order
             }
             let count = try request.optionalInt("count") ?? 0
-            guard (0...Self.maxInboxPage).contains(count) else { throw ArgumentError("count must be between 0 (all) and \(Self.maxInboxPage)") }
+            guard (0...Self.maxInboxPage).contains(count) else {
+                throw ArgumentError("count must be between 0 (all) and \(Self.maxInboxPage)")
+            }
             return { [inbox] in
                 let page = try inbox.inbox(owner, after: after, limit: Int(count), now: clock.now())
                 return [
