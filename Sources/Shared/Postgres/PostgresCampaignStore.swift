@@ -53,6 +53,10 @@ public final class PostgresCampaignStore: CampaignStore {
     public func messageStatus(app: String?, code: String) throws(StoreError) -> MessageStatus? {
         let appFilter = try app.map { (code: String) throws(StoreError) in try database.appID(code) }
         return try database.snapshot { connection -> MessageStatus? in
+            // The deliveries grow from nothing during a campaign, faster than statistics follow: a
+            // plan that scans them for the delivered and opened counts (28 ms a call at 100,000
+            // deliveries, while a campaign's funnel is polled) is ruled out, as in `recentSends`.
+            try connection.execute("SET LOCAL enable_seqscan = off")
             guard let row = try connection.first(
                 "SELECT id, app_id, status, hash, send_at, created_at, request FROM messages WHERE code = $1", [.text(code)], { row in
                     (row.int(0), row.int(1), row.text(2), row.text(3), row.int(4), row.int(5), row.text(6))
