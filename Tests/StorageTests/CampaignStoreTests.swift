@@ -25,6 +25,10 @@ import TestSupport
     @Test(arguments: Backend.allCases) func aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending(_ backend: Backend) throws {
         try CampaignStoreContract(backend).aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending()
     }
+
+    @Test(arguments: Backend.allCases) func theNextRecordOfADeletedMessagesShardCountsAndCancelsIt(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).theNextRecordOfADeletedMessagesShardCountsAndCancelsIt()
+    }
 }
 
 /// The bodies of `CampaignStoreTests`, on a fresh database of one backend.
@@ -172,5 +176,19 @@ struct CampaignStoreContract {
         #expect(try campaigns.record([DeliveryRecord(deviceID: ids[1], outcome: .sent)], work: work, worker: "w1", leaseUntil: 1_060,
                                      now: 1_032) == false)
         #expect(try campaigns.markAttempted(work, through: ids[3], worker: "w1") == false)
+    }
+
+    func theNextRecordOfADeletedMessagesShardCountsAndCancelsIt() throws {
+        let work = try leasedShard(devices: 2)
+        let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
+        #expect(try campaigns.deleteMessage(app: "APP-1", code: work.messageCode, now: 1_001))
+        // The push went out before the worker heard: it counts, and the worker is told to stop.
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent)], work: work, worker: "w1", leaseUntil: 1_060,
+                                     now: 1_002) == false)
+        let status = try funnel()
+        #expect(status.status == .deleted && status.sent == 1)
+        // Cancelled, no longer leased: never taken back from its worker and handed out again.
+        #expect(try campaigns.releaseLeases(now: 1_100, liveWorkers: []) == 0)
+        #expect(try campaigns.leaseShards(worker: "w2", count: 1, now: 1_100, leaseUntil: 1_130).isEmpty)
     }
 }
