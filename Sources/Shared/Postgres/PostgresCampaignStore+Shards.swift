@@ -91,8 +91,11 @@ extension PostgresCampaignStore {
         } else if !work.spec.conditions.isEmpty {
             sql += " AND (\(PostgresTargetFilter.sql(for: work.spec.conditions, combinedWith: work.spec.conditionsOperator, app: "$1", &parameters)))"
         }
+        // Looked up per device on the deliveries' key, like the tag conditions (`OFFSET 0`, see
+        // `PostgresTargetFilter`): planned as a join while the deliveries' statistics still said the
+        // campaign had few, every page read all of the message's deliveries so far.
         let message = parameters.add(.integer(work.messageID))
-        sql += " AND NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = \(message) AND x.device_id = d.id)"
+        sql += " AND NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = \(message) AND x.device_id = d.id OFFSET 0)"
         sql += " ORDER BY d.id LIMIT \(parameters.add(.integer(Int64(limit))))"
         return (sql, parameters.values)
     }
