@@ -281,6 +281,12 @@ enum PostgresSchema {
             PRIMARY KEY (job_id, position)
         );
         """,
+        // 6: targeting answers every tag condition per device on the primary key (see
+        // `PostgresTargetFilter`), as SQLite's does, so the number index only cost each
+        // registration one more index entry.
+        """
+        DROP INDEX device_tags_by_number;
+        """,
     ]
 
     /// Runs `body` holding the migration lock, which serializes Herald processes starting at once.
