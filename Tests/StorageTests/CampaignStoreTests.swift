@@ -42,6 +42,10 @@ import TestSupport
     @Test(arguments: Backend.allCases) func unknownDevicesAreTheEntriesMatchingNoHWIDAndNoToken(_ backend: Backend) throws {
         try CampaignStoreContract(backend).unknownDevicesAreTheEntriesMatchingNoHWIDAndNoToken()
     }
+
+    @Test(arguments: Backend.allCases) func theNextRecordOfADeletedMessagesShardCountsAndCancelsIt(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).theNextRecordOfADeletedMessagesShardCountsAndCancelsIt()
+    }
 }
 
 /// The bodies of `CampaignStoreTests`, on a fresh database of one backend.
@@ -263,5 +267,19 @@ struct CampaignStoreContract {
         #expect(try campaigns.campaignTotals(app: "APP-1", since: 0) == CampaignTotals(messages: 4, sent: 2, delivered: 0, opened: 0))
         #expect(try campaigns.campaignTotals(app: "APP-1", since: 2_000) == CampaignTotals(messages: 3, sent: 0, delivered: 0, opened: 0))
         #expect(try campaigns.campaignTotals(app: "APP-2", since: 0) == CampaignTotals())
+    }
+
+    func theNextRecordOfADeletedMessagesShardCountsAndCancelsIt() throws {
+        let work = try leasedShard(devices: 2)
+        let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
+        #expect(try campaigns.deleteMessage(app: "APP-1", code: work.messageCode, now: 1_001))
+        // The push went out before the worker heard: it counts, and the worker is told to stop.
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent)], work: work, worker: "w1", leaseUntil: 1_060,
+                                     now: 1_002) == false)
+        let status = try funnel()
+        #expect(status.status == .deleted && status.sent == 1)
+        // Cancelled, no longer leased: never taken back from its worker and handed out again.
+        #expect(try campaigns.releaseLeases(now: 1_100, liveWorkers: []) == 0)
+        #expect(try campaigns.leaseShards(worker: "w2", count: 1, now: 1_100, leaseUntil: 1_130).isEmpty)
     }
 }

@@ -1,6 +1,6 @@
 import Core
 
-/// The message inbox on PostgreSQL (`inbox_entries`, migration 6).
+/// The message inbox on PostgreSQL (`inbox_entries`, migration 7).
 extension PostgresCampaignStore {
     public func inboxOwner(app: String, hwid: String) throws(StoreError) -> InboxOwner? {
         try database.read { connection in

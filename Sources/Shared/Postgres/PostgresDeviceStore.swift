@@ -16,6 +16,11 @@ public final class PostgresDeviceStore: DeviceStore {
 
     deinit { batcher.stop() }
 
+    /// Runs a whole request on the registration batcher's thread (see `RegistrationBatcher`).
+    func submit(_ request: RegistrationBatcher.Request) {
+        batcher.submit(request)
+    }
+
     /// The store as the batcher's way back to the one-registration path, without a reference cycle.
     /// `@unchecked Sendable` invariant: set once in `init`, before the batcher can use it.
     private final class Single: @unchecked Sendable {

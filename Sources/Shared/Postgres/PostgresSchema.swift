@@ -281,7 +281,13 @@ enum PostgresSchema {
             PRIMARY KEY (job_id, position)
         );
         """,
-        // 6: SQLite's eleventh: the message inbox.
+        // 6: targeting answers every tag condition per device on the primary key (see
+        // `PostgresTargetFilter`), as SQLite's does, so the number index only cost each
+        // registration one more index entry.
+        """
+        DROP INDEX device_tags_by_number;
+        """,
+        // 7: SQLite's eleventh: the message inbox.
         """
         CREATE TABLE inbox_entries (
             device_id bigint NOT NULL,
