@@ -35,10 +35,8 @@ public struct InboxOwner: Sendable, Equatable {
 }
 
 /// The SDK's inbox status codes (`inboxStatus.status`, `messages[].status`).
-public enum InboxStatus: Int, Sendable, Comparable {
+public enum InboxStatus: Int, Sendable {
     case delivered = 1, read = 2, opened = 3, deleted = 4
-
-    public static func < (lhs: InboxStatus, rhs: InboxStatus) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// One message in an inbox.
