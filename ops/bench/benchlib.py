@@ -21,8 +21,11 @@ Any benchmark:
 ops/bench/campaign:
   expected DB APP                  devices the campaign filter should reach (plain SQL over
                                    devices/device_tags, not Herald's TargetFilter)
-  campaign URL APP TOKEN TIMEOUT   createMessage with the filter, then poll the funnel every 100 ms
-                                   until status "done"; prints one JSON line with the timings
+  campaign URL APP TOKEN TIMEOUT [INBOX_DAYS]
+                                   createMessage with the filter (and inbox_days when given), then
+                                   poll the funnel every 100 ms until status "done"; prints one JSON
+                                   line with the timings
+  inbox-rows DB CODE               inbox copies of message CODE (SQL over inbox_entries)
   sink SINK CODE DB APP            check the sink lines of message CODE against the expected
                                    hwid set; prints one JSON line
   pg-copy DB PSQL...               copy the seeded devices, their tags and the tag definitions of
@@ -314,12 +317,22 @@ def expected(db, app):
     print(count, total)
 
 
-def campaign(url, app, token, timeout):
-    conn, code, t0, t_created = send(url, app, token, {"send_date": "now", "content": "Hello", "conditions": CONDITIONS})
+def campaign(url, app, token, timeout, inbox_days=""):
+    notification = {"send_date": "now", "content": "Hello", "conditions": CONDITIONS}
+    if inbox_days:
+        notification["inbox_days"] = int(inbox_days)
+    conn, code, t0, t_created = send(url, app, token, notification)
     funnel, t_first, polls = wait_done(conn, code, token, t0, timeout, lambda f: f.get("targeted", 0) > 0)
     wall = time.monotonic() - t0
     print(json.dumps({"code": code, "wall": wall, "create_s": t_created, "first_result_s": t_first,
                       "polls": polls, "funnel": funnel}))
+
+
+def inbox_rows(db, code):
+    con = connect_ro(db)
+    print(con.execute("SELECT count(*) FROM inbox_entries WHERE message_id = (SELECT id FROM messages WHERE code = ?)",
+                      (code,)).fetchone()[0])
+    con.close()
 
 
 def sink(path, code, db, app):
@@ -630,7 +643,7 @@ def soak_funnels(url, token, timeout, *codes):
 COMMANDS = {
     "ports": ports, "field": field, "wait-devices": wait_devices, "checkpoint": checkpoint, "cpu": cpu,
     "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "mem": mem, "stats": stats,
-    "expected": expected, "campaign": campaign, "sink": sink,
+    "expected": expected, "campaign": campaign, "inbox-rows": inbox_rows, "sink": sink,
     "apns-campaign": apns_campaign, "h2load": h2load,
     "outage-campaign": outage_campaign, "record-check": record_check,
     "seed-events": seed_events, "summary": summary, "count": count,

@@ -6,6 +6,7 @@ import Core
 struct DeviceAPI: Sendable {
     let store: any DeviceStore
     let richMedia: any RichMediaStore
+    let inbox: any InboxStore
     let links: RichMediaLinks
     let clock: any Clock
 
@@ -96,7 +97,24 @@ struct DeviceAPI: Sendable {
             let page = try request.optionalString("rich_media_code", maxLength: 256).flatMap(nonEmpty)
             return try counted(record(.action, app: app, request: request, name: method, hash: nil),
                                inApp == nil && page == nil ? nil : .action(inApp: inApp, richMedia: page), app: app)
-        case "inboxStatus", "setActivityToken", "setActivityPushToStartToken":
+        case "inboxStatus":
+            let owner = try inboxOwner(app: app, request: request)
+            let code = try request.requiredString("inbox_code", maxLength: 64)
+            guard let order = Int64(code), order > 0 else {
+                throw ArgumentError("inbox_code must be the \"order\" of a message from getInboxMessages, found \"\(code.prefix(64))\"")
+            }
+            let number = try request.requiredInt("status")
+            guard let status = InboxStatus(rawValue: Int(number)), status != .delivered else {
+                throw ArgumentError("status must be 2 (read), 3 (opened) or 4 (deleted), found \(number)")
+            }
+            let report = try record(.action, app: app, request: request, name: method, hash: nil)
+            return { [inbox] in
+                guard try inbox.setInboxStatus(owner, order: order, status: status, now: clock.now()) else {
+                    throw ArgumentError("inbox_code \(order) is no message of this device's inbox (unknown, or expired)")
+                }
+                return try report()
+            }
+        case "setActivityToken", "setActivityPushToStartToken":
             return try record(.action, app: app, request: request, name: method, hash: nil)
         case "getInApps":
             _ = try request.hwid()
@@ -115,8 +133,26 @@ struct DeviceAPI: Sendable {
                 })]
             }
         case "getInboxMessages":
-            _ = try request.hwid()
-            return { ["messages": [], "next": "", "deleted": [], "new_inbox": 0] }
+            let owner = try inboxOwner(app: app, request: request)
+            let last = try request.optionalString("last_code", maxLength: 64).flatMap(nonEmpty)
+            let after = try last.map { code throws(ArgumentError) in
+                guard let order = Int64(code) else {
+                    throw ArgumentError("last_code must be the \"next\" of an earlier reply, found \"\(code.prefix(64))\"")
+                }
+                return order
+            }
+            let count = try request.optionalInt("count") ?? 0
+            guard (0...Self.maxInboxPage).contains(count) else {
+                throw ArgumentError("count must be between 0 (all) and \(Self.maxInboxPage)")
+            }
+            return { [inbox] in
+                let page = try inbox.inbox(owner, after: after, limit: Int(count), now: clock.now())
+                return [
+                    "messages": .array(page.entries.map { InboxReply.message($0, language: owner.language) }),
+                    "next": .string(page.hasMore ? page.entries.last.map { String($0.order) } ?? "" : ""),
+                    "deleted": [], "new_inbox": .int(Int64(page.unread)),
+                ]
+            }
         case "getConfig":
             return { ["features": ["channels": [], "events": []]] }
         case "registerEmail", "registerEmailUser", "setEmailTags":
@@ -154,6 +190,18 @@ struct DeviceAPI: Sendable {
     }
 
     func nonEmpty(_ text: String) -> String? { text.isEmpty ? nil : text }
+
+    /// The most messages one getInboxMessages page holds (`count` 0 asks for all of them).
+    static let maxInboxPage: Int64 = 1000
+
+    /// The device an inbox call is about; an unknown device is a 210.
+    func inboxOwner(app: String, request: DeviceRequest) throws -> InboxOwner {
+        let hwid = try request.hwid()
+        guard let owner = try inbox.inboxOwner(app: app, hwid: hwid) else {
+            throw ArgumentError("hwid \"\(hwid.prefix(64))\" is no device of application \(app); register it first")
+        }
+        return owner
+    }
 
     func gateway(_ request: DeviceRequest) throws(ArgumentError) -> String? {
         guard let gateway = try request.optionalString("gateway", maxLength: 16) else { return nil }

@@ -197,16 +197,19 @@ final class Dispatcher: Sendable {
     }
 
     /// One retention pass: processed reports and finished messages' delivery rows past their
-    /// retention, a batch of each. True when a full batch went (more may be waiting).
+    /// retention, and inbox copies that expired, a batch of each. True when a full batch went (more
+    /// may be waiting).
     private func prune() throws -> Bool {
         let now = clock.now()
         let reports = try analytics.pruneReports(receivedBefore: now - retention.reportsSeconds, limit: Self.pruneBatch)
         let deliveries = try store.pruneDeliveries(finishedBefore: now - retention.deliveriesSeconds, limit: Self.pruneBatch,
                                                    now: now)
-        if reports + deliveries > 0 {
-            logger.debug("retention pass", ["reports.deleted": String(reports), "deliveries.deleted": String(deliveries)])
+        let inbox = try store.pruneInbox(expiredAt: now, limit: Self.pruneBatch)
+        if reports + deliveries + inbox > 0 {
+            logger.debug("retention pass", ["reports.deleted": String(reports), "deliveries.deleted": String(deliveries),
+                                            "inbox.deleted": String(inbox)])
         }
-        return reports == Self.pruneBatch || deliveries == Self.pruneBatch
+        return reports == Self.pruneBatch || deliveries == Self.pruneBatch || inbox == Self.pruneBatch
     }
 
     /// Gives live workers the shards they have room for, one at a time to the worker with the most

@@ -33,6 +33,7 @@ struct NotificationParser {
         spec.link = try string("link")
         spec.richMedia = try string("rich_media")
         spec.schedule = try schedule()
+        spec.inbox = try inbox(sendAt: spec.schedule.earliestDueAt)
 
         spec.platforms = platforms
         if let platforms {
@@ -237,6 +238,37 @@ struct NotificationParser {
         var schedule = MessageSpec.Schedule(sendAt: wallClock - offset, perDeviceTimezone: false)
         (schedule.givenSendDate, schedule.givenTimezone) = (date, zoneName)
         return schedule
+    }
+
+    /// The inbox options: `inbox_date` (`YYYY-MM-DD`, kept through that day, or `YYYY-MM-DD HH:mm`
+    /// with optional `:ss`, UTC; after the send date), or instead `inbox_days` (1–30 days after each push), and
+    /// `inbox_image` (an http(s) URL). Any of them makes the message an inbox message.
+    func inbox(sendAt: Int64) throws -> MessageSpec.InboxOptions? {
+        let date = try string("inbox_date"), days = try int("inbox_days"), image = try string("inbox_image")
+        guard date != nil || days != nil || image != nil else { return nil }
+        var options = MessageSpec.InboxOptions(image: image)
+        if let date {
+            guard days == nil else { throw fail("inbox_days", "inbox_date and inbox_days cannot be combined; use one of them") }
+            guard let start = TagDate.parse(date) else {
+                throw fail("inbox_date", "must be \"YYYY-MM-DD\", \"YYYY-MM-DD HH:mm\" or \"YYYY-MM-DD HH:mm:ss\" (UTC), found \"\(date.prefix(40))\"")
+            }
+            let expiry = date.count == 10 ? start + 86_400 : start
+            guard expiry > max(now, sendAt) else { throw fail("inbox_date", "\(date) is not after the message's send date") }
+            options.expiresAt = expiry
+        }
+        if let days {
+            guard (1...Int64(MessageSpec.InboxOptions.defaultDays)).contains(days) else {
+                throw fail("inbox_days", "must be between 1 and \(MessageSpec.InboxOptions.defaultDays)")
+            }
+            options.days = Int(days)
+        }
+        if let image {
+            let lowered = image.lowercased()
+            guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://"), image.utf8.count <= 2048 else {
+                throw fail("inbox_image", "must be an http(s) URL of at most 2048 bytes")
+            }
+        }
+        return options
     }
 
     /// `conditions` and `conditions_operator`.

@@ -287,6 +287,18 @@ enum PostgresSchema {
         """
         DROP INDEX device_tags_by_number;
         """,
+        // 7: SQLite's eleventh: the message inbox.
+        """
+        CREATE TABLE inbox_entries (
+            device_id bigint NOT NULL,
+            message_id bigint NOT NULL,
+            status integer NOT NULL,
+            sent_at bigint NOT NULL,
+            expires_at bigint NOT NULL,
+            PRIMARY KEY (device_id, message_id)
+        );
+        CREATE INDEX inbox_entries_by_expiry ON inbox_entries (expires_at);
+        """,
     ]
 
     /// Runs `body` holding the migration lock, which serializes Herald processes starting at once.

@@ -142,6 +142,7 @@ extension SQLiteCampaignStore {
             let insert = try connection.prepare(
                 "INSERT OR IGNORE INTO deliveries (message_id, device_id, status, reason, created_at) VALUES (?, ?, ?, ?, ?)")
             var tally = ShardTally()
+            var reached: [Int64] = []
             for outcome in outcomes {
                 try Self.markDead(outcome, connection)
                 try insert.run([.integer(work.messageID), .integer(outcome.deviceID), .text(outcome.outcome.rawValue),
@@ -149,6 +150,7 @@ extension SQLiteCampaignStore {
                 guard connection.changes == 1 else { continue }
                 tally.targeted += 1
                 tally.count(outcome)
+                if outcome.reachesInbox { reached.append(outcome.deviceID) }
                 if outcome.outcome == .retrying {
                     let schedule = outcome.schedule ?? RetrySchedule(nextAt: now, expiresAt: now)
                     try connection.prepare(
@@ -161,6 +163,7 @@ extension SQLiteCampaignStore {
                     if outcome.ambiguous { tally.ambiguous += 1 }
                 }
             }
+            try Self.keepInInbox(reached, work: work, now: now, connection)
             try tally.apply(to: work, connection)
             return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
         }
@@ -209,6 +212,7 @@ extension SQLiteCampaignStore {
         try database.write { writer in
             let connection = writer.connection
             var tally = ShardTally()
+            var reached: [Int64] = []
             for outcome in outcomes {
                 let key: [SQLiteValue] = [.integer(work.messageID), .integer(outcome.deviceID)]
                 try Self.markDead(outcome, connection)
@@ -232,7 +236,9 @@ extension SQLiteCampaignStore {
                 try connection.prepare("DELETE FROM delivery_retries WHERE message_id = ? AND device_id = ?").run(key)
                 tally.retrying -= 1
                 tally.count(outcome)
+                if outcome.reachesInbox { reached.append(outcome.deviceID) }
             }
+            try Self.keepInInbox(reached, work: work, now: now, connection)
             try tally.apply(to: work, connection)
             return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
         }

@@ -326,6 +326,19 @@ enum Schema {
             PRIMARY KEY (job_id, position)
         ) WITHOUT ROWID;
         """,
+        // 11: the message inbox: one copy of an inbox message per device its push was sent to,
+        // with the SDK's status (1 delivered, 2 read, 3 opened, 4 deleted) and its expiry.
+        """
+        CREATE TABLE inbox_entries (
+            device_id INTEGER NOT NULL,
+            message_id INTEGER NOT NULL,
+            status INTEGER NOT NULL,
+            sent_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            PRIMARY KEY (device_id, message_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX inbox_entries_by_expiry ON inbox_entries (expires_at);
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.

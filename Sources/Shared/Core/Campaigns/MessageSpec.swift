@@ -17,6 +17,9 @@ public struct MessageSpec: Sendable, Equatable, Codable {
     /// Where that page is downloaded and its version, resolved when the message is created: the
     /// payload's `rm`.
     public var richMediaLink: RichMediaLink?
+    /// The message inbox options (`inbox_date`, `inbox_days`, `inbox_image`): when set, every device
+    /// the push is sent to keeps the message in its inbox until it expires.
+    public var inbox: InboxOptions?
     /// Pushwoosh `device_type` codes to include; nil means every platform Herald delivers to.
     public var platforms: [Int]?
     /// Explicit targets: hwids or push tokens (`devices`), or user ids (`users`, which win).
@@ -87,6 +90,31 @@ public struct MessageSpec: Sendable, Equatable, Codable {
             case .set(let value): return String(value)
             case .add(let delta): return delta >= 0 ? "+\(delta)" : String(delta)
             }
+        }
+    }
+
+    /// How a message is kept in its recipients' inboxes.
+    public struct InboxOptions: Sendable, Equatable, Codable {
+        /// How long a message stays when neither `inbox_date` nor `inbox_days` is given: 30 days,
+        /// the longest `inbox_days` allows.
+        public static let defaultDays = 30
+
+        /// `inbox_image`: the picture the SDK shows next to the message.
+        public var image: String?
+        /// `inbox_date`: when the message leaves every inbox (unix seconds).
+        public var expiresAt: Int64?
+        /// `inbox_days`: how many days after its push each recipient keeps the message.
+        public var days: Int?
+
+        public init(image: String? = nil, expiresAt: Int64? = nil, days: Int? = nil) {
+            self.image = image
+            self.expiresAt = expiresAt
+            self.days = days
+        }
+
+        /// When a copy whose push was sent at `sentAt` expires.
+        public func expiry(sentAt: Int64) -> Int64 {
+            expiresAt ?? sentAt + Int64(days ?? Self.defaultDays) * 86_400
         }
     }
 

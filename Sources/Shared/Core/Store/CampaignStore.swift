@@ -3,7 +3,7 @@
 /// batch of outcomes. The store is the source of truth: a shard whose worker vanished is leased
 /// again, and a push that failed for a transient reason waits in it for its next attempt (the
 /// shard goes back to `pending`, due when the earliest retry is).
-public protocol CampaignStore: Sendable {
+public protocol CampaignStore: InboxStore {
     // MARK: Ingest: the Remote API
 
     /// Commits the messages (one per notification) and returns their codes. A notification whose
@@ -300,6 +300,12 @@ public struct DeliveryRecord: Sendable, Equatable {
     /// `retrying`: when the next attempt is due and when the push expires (unix seconds); set by the
     /// worker's retry policy before the outcome is recorded.
     public var schedule: RetrySchedule?
+
+    /// Whether the device keeps a copy of an inbox message: when its push was sent, or held back
+    /// by frequency capping (the inbox is not capped: the vendor keeps those copies too). A
+    /// push that failed (rejected, dead token) leaves none, as the device most likely is gone; a
+    /// retried push gets its copy when a retry is sent.
+    public var reachesInbox: Bool { outcome == .sent || outcome == .throttled }
 
     public init(deviceID: Int64, outcome: Outcome, reason: String? = nil, deadToken: String? = nil, retryAfter: Double? = nil,
                 ambiguous: Bool = false, schedule: RetrySchedule? = nil) {

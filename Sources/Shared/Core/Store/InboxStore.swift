@@ -1,0 +1,80 @@
+/// The message inbox: copies of inbox messages kept per device from the moment their push is
+/// recorded (`CampaignStore.record` writes them in the same transaction as the delivery rows), read
+/// and marked by the SDK's `getInboxMessages` and `inboxStatus`. A device with a user id sees the
+/// messages of every device of that user, each message once.
+public protocol InboxStore: Sendable {
+    /// The device `hwid` of the application as an inbox reader, or nil when the app has no such device.
+    func inboxOwner(app: String, hwid: String) throws(StoreError) -> InboxOwner?
+
+    /// The owner's messages that have not expired at `now` and were not deleted, newest first,
+    /// starting after `after` (an `order` of an earlier page), at most `limit` (0: all).
+    func inbox(_ owner: InboxOwner, after: Int64?, limit: Int, now: Int64) throws(StoreError) -> InboxPage
+
+    /// Raises the status of the owner's copies of a message (statuses only grow: read after opened
+    /// stays opened); false when the owner has no unexpired copy of it, and nothing changed.
+    func setInboxStatus(_ owner: InboxOwner, order: Int64, status: InboxStatus, now: Int64) throws(StoreError) -> Bool
+
+    /// Deletes up to `limit` copies that have expired at `now` (those `inbox` no longer lists);
+    /// returns how many went.
+    func pruneInbox(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int
+}
+
+/// Who reads an inbox: one device, and through its user id every device of that user.
+public struct InboxOwner: Sendable, Equatable {
+    public var appID: Int64
+    public var deviceID: Int64
+    public var userID: String?
+    public var language: String?
+
+    package init(appID: Int64, deviceID: Int64, userID: String?, language: String?) {
+        self.appID = appID
+        self.deviceID = deviceID
+        self.userID = userID
+        self.language = language
+    }
+}
+
+/// The SDK's inbox status codes (`inboxStatus.status`, `messages[].status`).
+public enum InboxStatus: Int, Sendable {
+    case delivered = 1, read = 2, opened = 3, deleted = 4
+}
+
+/// One message in an inbox.
+public struct InboxEntry: Sendable, Equatable {
+    /// The message's row id: its place in the inbox (newer messages have larger ones) and the
+    /// `inbox_code` the SDK sends back.
+    public var order: Int64
+    public var code: String
+    /// The payload hash `p` of the message's pushes.
+    public var hash: String
+    public var spec: MessageSpec
+    public var status: InboxStatus
+    /// When the owner's first copy was sent, and when the last copy expires (unix seconds).
+    public var sentAt: Int64
+    public var expiresAt: Int64
+
+    package init(order: Int64, code: String, hash: String, spec: MessageSpec, status: InboxStatus, sentAt: Int64, expiresAt: Int64) {
+        self.order = order
+        self.code = code
+        self.hash = hash
+        self.spec = spec
+        self.status = status
+        self.sentAt = sentAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A page of an inbox.
+public struct InboxPage: Sendable, Equatable {
+    public var entries: [InboxEntry]
+    /// Whether older messages follow the last entry.
+    public var hasMore: Bool
+    /// The owner's unexpired messages still `delivered` (neither read, opened nor deleted).
+    public var unread: Int
+
+    package init(entries: [InboxEntry], hasMore: Bool, unread: Int) {
+        self.entries = entries
+        self.hasMore = hasMore
+        self.unread = unread
+    }
+}
