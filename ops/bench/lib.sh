@@ -194,11 +194,11 @@ free_ports() {
     benchlib ports "$1"
 }
 
-# start_nginx port [envelope]: a private $NGINX answering 200 "ok" to all on 127.0.0.1:port, files in
-# WORK/nginx; sets NGINX_PID. With "envelope", the fixed 200 carries the Pushwoosh envelope
+# start_nginx port [envelope [folder]]: a private $NGINX answering 200 "ok" to all on 127.0.0.1:port,
+# files in WORK/folder (default WORK/nginx); sets NGINX_PID. With "envelope", the fixed 200 carries the Pushwoosh envelope
 # {"status_code":200,...} (and /onesignal/ the helper's {"status":1,"player_id":...}) as JSON.
 start_nginx() {
-    local port=$1 mode=${2:-} dir="$WORK/nginx" answer
+    local port=$1 mode=${2:-} dir="$WORK/${3:-nginx}" answer
     answer='default_type text/plain;
             return 200 "ok";'
     if [[ "$mode" == envelope ]]; then
