@@ -27,6 +27,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/Shared/System/COpenSSL",
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CEventPoll", path: "Sources/Shared/System/CEventPoll"),
+        .systemLibrary(name: "CNGHTTP2", path: "Sources/Shared/System/CNGHTTP2", pkgConfig: "libnghttp2",
+                       providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/Shared/System/CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
 
@@ -41,13 +43,16 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),
         .target(name: "HTTP2", dependencies: ["Core", "CCurl", "CEventPoll"], path: "Sources/Shared/HTTP2"),
         .target(name: "Delivery", dependencies: ["Core", "HTTP2", "COpenSSL"], path: "Sources/Shared/Delivery"),
+        // The server side of HTTP/2 (libnghttp2, OpenSSL server TLS, key and certificate making): the load
+        // generator's APNs/FCM edge.
+        .target(name: "HTTP2Server", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "SDKClient"], path: "Sources/Shared/HTTP2Server"),
         // The SDK client also drives load: its event loop (epoll) and TLS (OpenSSL) sockets.
         .target(name: "SDKClient", dependencies: ["Core", "COpenSSL", "CEventPoll"], path: "Sources/Shared/SDKClient"),
 
         // The processes: the two servers and the load generator.
         .executableTarget(name: "Ingest", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "HTTPServer"]),
         .executableTarget(name: "Worker", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "Delivery"]),
-        .executableTarget(name: "Loadgen", dependencies: ["BuildInfo", "Core", "SDKClient"]),
+        .executableTarget(name: "Loadgen", dependencies: ["BuildInfo", "Core", "HTTP2Server", "HTTPServer", "SDKClient"]),
 
         // Tests: one target per library (and per executable), plus what they share.
         .target(name: "TestSupport", dependencies: ["Core", "SDKClient"], path: "Tests/TestSupport"),
@@ -57,10 +62,11 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Core", "Postgres", "SDKClient", "SQLite", "Storage", "TestSupport"]),
         .testTarget(name: "QueueTests", dependencies: ["Core", "Queue", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["Core", "HTTPServer", "SDKClient", "TestSupport"]),
+        .testTarget(name: "HTTP2ServerTests", dependencies: ["Core", "HTTP2Server", "TestSupport"]),
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "TestSupport"]),
-        .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "SDKClient", "TestSupport"]),
+        .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "Delivery", "HTTP2Server", "SDKClient", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Core", "Postgres", "Queue", "SDKClient", "SQLite", "Storage", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -27,17 +27,7 @@ import Glibc
 
     /// Runs herald-load to completion (at most `limit` seconds); returns its exit status and output.
     static func fleet(_ arguments: [String], limit: Double = 60) throws -> (status: Int32, output: String) {
-        let log = NSTemporaryDirectory() + "herald-load-" + UUID().uuidString + ".log"
-        defer { try? FileManager.default.removeItem(atPath: log) }
-        let process = try HeraldProcesses.launch("herald-load", arguments: ["fleet"] + arguments, log: log)
-        let deadline = Date().addingTimeInterval(limit)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        let overran = process.isRunning
-        if overran { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        if overran { throw HTTPClient.Failure(description: "herald-load ran past \(limit) s: \(output)") }
-        return (process.terminationStatus, output)
+        try HeraldProcesses.runToCompletion("herald-load", arguments: ["fleet"] + arguments, limit: limit)
     }
 
     static func results(_ path: String) throws -> JSON { try JSON.parse(Data(contentsOf: URL(fileURLWithPath: path))) }

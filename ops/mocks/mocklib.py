@@ -666,8 +666,10 @@ class MockServer:
             return 200, {"outage": None}
 
         def drop(q):
+            # Requests the dropped connections carried without an answer yet.
+            unanswered = sum(proto.active for proto in list(self.connections) if not proto.closed)
             n = sum(1 for proto in list(self.connections) if proto.drop())
-            return 200, {"closed": n}
+            return 200, {"closed": n, "unanswered": unanswered}
 
         return {
             ("POST", "/outage"): outage,
@@ -950,6 +952,7 @@ def run(args, make_app, name):
                 reply = {"workers": [o for _s, o in parts]}
                 if all(isinstance(o, dict) and "closed" in o for _s, o in parts):
                     reply["closed"] = sum(o["closed"] for _s, o in parts)  # POST /drop
+                    reply["unanswered"] = sum(o.get("unanswered", 0) for _s, o in parts)
                 if isinstance(parts[0][1], dict) and "outage" in parts[0][1]:
                     reply["outage"] = parts[0][1]["outage"]  # POST /outage
                 return max(s for s, _o in parts), reply

@@ -30,97 +30,64 @@ struct FleetOptions: Equatable {
 
     /// Parses the arguments after `fleet`. Returns nil for `--help`.
     static func parse(_ arguments: [String], cores: Int) throws(Problem) -> FleetOptions? {
-        var target: TargetURL?
         var app: String?
         var devices: Int?
         var duration: Double?
         var options = FleetOptions(target: TargetURL(isTLS: false, host: "", port: 0), app: "", devices: 0, durationSeconds: 0)
         var threadsGiven = false
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            var name = argument
-            var inline: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inline = String(argument[argument.index(after: equals)...])
-            }
-            func value() throws(Problem) -> String {
-                if let inline { return inline }
-                index += 1
-                guard index < arguments.count, !arguments[index].hasPrefix("--") || Double(arguments[index]) != nil else {
-                    throw Problem("\(name) needs a value")
-                }
-                return arguments[index]
-            }
-            func flag() throws(Problem) {
-                if inline != nil { throw Problem("\(name) takes no value") }
-            }
+        var cursor = ArgumentCursor(arguments)
+        var shared = TargetFlags()
+        while cursor.next() {
+            let name = cursor.name
+            if try shared.read(&cursor) { continue }
             switch name {
             case "--help", "-h":
                 return nil
-            case "--target":
-                let text = try value()
-                do { target = try TargetURL(parsing: text) } catch { throw Problem("--target \(error.description)") }
             case "--app":
-                let text = try value()
-                guard !text.isEmpty, text.utf8.count <= 64, !text.contains(where: { $0 == "\"" || $0 == "\\" || $0.isWhitespace }) else {
-                    throw Problem("--app must be an application code such as ABCDE-12345, got '\(text)'")
-                }
-                app = text
+                app = try appCode(name, try cursor.value())
             case "--devices":
-                devices = try positiveInt(name, try value(), max: 100_000_000)
+                devices = try positiveInt(name, try cursor.value(), max: 100_000_000)
             case "--duration":
-                duration = try seconds(name, try value())
+                duration = try seconds(name, try cursor.value())
             case "--rate":
-                let text = try value()
+                let text = try cursor.value()
                 guard let rate = Double(text), rate.isFinite, rate > 0, rate <= 10_000_000 else {
                     throw Problem("--rate must be requests per second, a number above 0, got '\(text)'")
                 }
                 options.rate = rate
             case "--connections", "-c":
-                options.connections = try positiveInt(name, try value(), max: 100_000)
+                options.connections = try positiveInt(name, try cursor.value(), max: 100_000)
             case "--threads", "-t":
-                options.threads = try positiveInt(name, try value(), max: 256)
+                options.threads = try positiveInt(name, try cursor.value(), max: 256)
                 threadsGiven = true
             case "--seed":
-                let text = try value()
+                let text = try cursor.value()
                 guard let seed = UInt64(text) else { throw Problem("--seed must be a whole number ≥ 0, got '\(text)'") }
                 options.seed = seed
             case "--json":
-                options.jsonPath = try path(name, try value())
+                options.jsonPath = try path(name, try cursor.value())
             case "--report":
-                options.reportPath = try path(name, try value())
+                options.reportPath = try path(name, try cursor.value())
             case "--onesignal":
-                let text = try value()
+                let text = try cursor.value()
                 guard let fraction = Double(text), fraction >= 0, fraction <= 1 else {
                     throw Problem("--onesignal must be a fraction between 0 and 1, got '\(text)'")
                 }
                 options.oneSignalFraction = fraction
-            case "--ca":
-                options.caFile = try path(name, try value())
-            case "--insecure", "-k":
-                try flag()
-                options.insecure = true
             case "--timeout":
-                options.timeoutSeconds = try seconds(name, try value())
-            case "--allow-errors":
-                try flag()
-                options.allowErrors = true
-            case "--no-progress", "--quiet", "-q":
-                try flag()
-                options.progress = false
+                options.timeoutSeconds = try seconds(name, try cursor.value())
             default:
-                throw Problem("unknown option \(argument) (see herald-load fleet --help)")
+                throw Problem("unknown option \(cursor.argument) (see herald-load fleet --help)")
             }
-            index += 1
         }
-        guard let target else { throw Problem("--target URL is required (for example --target http://127.0.0.1:8080)") }
+        let target = try shared.checked()
         guard let app else { throw Problem("--app CODE is required (the application code in Herald's configuration)") }
         guard let devices else { throw Problem("--devices N is required") }
         guard let duration else { throw Problem("--duration SECONDS is required") }
-        if options.caFile != nil && !target.isTLS { throw Problem("--ca needs an https:// target") }
-        if options.caFile != nil && options.insecure { throw Problem("--ca and --insecure contradict each other") }
+        options.caFile = shared.caFile
+        options.insecure = shared.insecure
+        options.allowErrors = shared.allowErrors
+        options.progress = shared.progress
         options.target = target
         options.app = app
         options.devices = devices
@@ -135,6 +102,14 @@ struct FleetOptions: Equatable {
             options.threads = min(options.threads, options.connections)
         }
         return options
+    }
+
+    /// An application code as the SDKs send it: no spaces or JSON specials, at most 64 bytes.
+    static func appCode(_ name: String, _ text: String) throws(Problem) -> String {
+        guard !text.isEmpty, text.utf8.count <= 64, !text.contains(where: { $0 == "\"" || $0 == "\\" || $0.isWhitespace }) else {
+            throw Problem("\(name) must be an application code such as ABCDE-12345, got '\(text)'")
+        }
+        return text
     }
 
     static func positiveInt(_ name: String, _ text: String, max: Int) throws(Problem) -> Int {

@@ -20,4 +20,21 @@ static inline long herald_ssl_ctx_set_mode(SSL_CTX *context, long mode) {
 static inline long herald_ssl_ctx_set_min_tls12(SSL_CTX *context) {
     return SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
 }
+
+/// EVP_EC_gen and EVP_RSA_gen are macros over the variadic EVP_PKEY_Q_keygen (the edge's keys).
+static inline EVP_PKEY *herald_generate_p256_key(void) {
+    return EVP_EC_gen("P-256");
+}
+static inline EVP_PKEY *herald_generate_rsa_key(unsigned int bits) {
+    return EVP_RSA_gen(bits);
+}
+/// Adds one ASCII entry (such as CN) to a certificate name; MBSTRING_ASC is a macro expression.
+static inline int herald_x509_name_add(X509_NAME *name, const char *field, const char *value) {
+    return X509_NAME_add_entry_by_txt(name, field, MBSTRING_ASC, (const unsigned char *)value, -1, -1, 0);
+}
+/// SSL_CTX_set_options is a macro-free function in OpenSSL 3, but its flags are macros of macros.
+static inline void herald_ssl_ctx_server_options(SSL_CTX *context) {
+    SSL_CTX_set_options(context, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION
+                                 | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+}
 #endif

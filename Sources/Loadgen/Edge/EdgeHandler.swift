@@ -1,0 +1,46 @@
+import Core
+import Foundation
+import HTTP2Server
+
+/// Routes the edge's HTTP/2 requests: the APNs listener to `APNsEndpoint`, the FCM listener to the
+/// token endpoint or `messages:send`; counts every outcome and hands accepted pushes to the reporter.
+struct EdgeHandler: HTTP2Handler {
+    /// The listeners' order in the server.
+    static let apnsListener = 0
+    static let fcmListener = 1
+
+    let apns: APNsEndpoint
+    let fcm: FCMEndpoint
+    let stats: EdgeStats
+    let reporter: DeviceReporter?
+
+    func respond(to request: HTTP2Request, context: HTTP2ConnectionContext) -> HTTP2Response {
+        let clock = Date().timeIntervalSince1970
+        let now = Int64(clock)
+        let milliseconds = Int64(clock * 1000)
+        if context.listener == Self.apnsListener {
+            let outcome = apns.handle(request, context: context, now: now)
+            stats.push(.apns, accepted: outcome.reason == nil, reason: outcome.reason, now: milliseconds)
+            if outcome.reason == nil, let reporter, let token = outcome.deviceToken {
+                reporter.accepted(token: token, hash: (try? JSON.parse(request.body))?["p"]?.stringValue)
+            }
+            return outcome.response
+        }
+        if fcm.isTokenRequest(request) {
+            let (response, refusal) = fcm.token(request, now: now)
+            stats.tokenRequest(refusal: refusal)
+            return response
+        }
+        do {
+            let (token, data) = try fcm.send(request, now: now)
+            stats.push(.fcm, accepted: true, reason: nil, now: milliseconds)
+            reporter?.accepted(token: token, hash: data["p"]?.stringValue)
+            let name = "projects/\(fcm.project)/messages/0:\(milliseconds)\(UInt32.random(in: 0...UInt32.max))"
+            return HTTP2Response(status: 200, headers: [("content-type", "application/json; charset=UTF-8")],
+                                 body: JSON.object(["name": .string(name)]).encoded())
+        } catch {
+            stats.push(.fcm, accepted: false, reason: error.tally, now: milliseconds)
+            return error.response
+        }
+    }
+}

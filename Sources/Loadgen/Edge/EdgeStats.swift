@@ -1,0 +1,74 @@
+import Core
+import Synchronization
+
+/// What the edge counted, as `GET /stats` shows it. Thread-safe: the loop threads and the reporter
+/// count here at once.
+final class EdgeStats: Sendable {
+    struct Counts {
+        var apnsAccepted = 0
+        var apnsRejected: [String: Int] = [:]
+        var fcmAccepted = 0
+        var fcmRejected: [String: Int] = [:]
+        var tokensIssued = 0
+        var tokenRejected: [String: Int] = [:]
+        var delivered = 0
+        var opened = 0
+        var reportErrors: [String: Int] = [:]
+        var unknownDevices = 0
+        /// Unix milliseconds of the first and last push (accepted or not).
+        var firstPush: Int64?
+        var lastPush: Int64?
+    }
+
+    private let counts = Mutex(Counts())
+
+    func push(_ platform: EdgePlatform, accepted: Bool, reason: String?, now: Int64) {
+        counts.withLock { counts in
+            if counts.firstPush == nil { counts.firstPush = now }
+            counts.lastPush = now
+            switch (platform, accepted) {
+            case (.apns, true): counts.apnsAccepted += 1
+            case (.apns, false): counts.apnsRejected[reason ?? "unknown", default: 0] += 1
+            case (.fcm, true): counts.fcmAccepted += 1
+            case (.fcm, false): counts.fcmRejected[reason ?? "unknown", default: 0] += 1
+            }
+        }
+    }
+
+    func tokenRequest(refusal: String?) {
+        counts.withLock { counts in
+            if let refusal { counts.tokenRejected[refusal, default: 0] += 1 } else { counts.tokensIssued += 1 }
+        }
+    }
+
+    func reported(opened: Bool) {
+        counts.withLock { counts in
+            if opened { counts.opened += 1 } else { counts.delivered += 1 }
+        }
+    }
+
+    func reportFailed(_ kind: String) { counts.withLock { $0.reportErrors[kind, default: 0] += 1 } }
+    func unknownDevice() { counts.withLock { $0.unknownDevices += 1 } }
+
+    /// The `/stats` body.
+    func json(connections: Int, connectionsAccepted: Int) -> JSON {
+        let counts = counts.withLock { $0 }
+        func tally(_ values: [String: Int]) -> JSON { .object(values.mapValues { .int(Int64($0)) }) }
+        return [
+            "apns": ["accepted": .int(Int64(counts.apnsAccepted)), "rejected": tally(counts.apnsRejected)],
+            "fcm": ["accepted": .int(Int64(counts.fcmAccepted)), "rejected": tally(counts.fcmRejected),
+                    "tokens_issued": .int(Int64(counts.tokensIssued)), "token_rejected": tally(counts.tokenRejected)],
+            "connections": .int(Int64(connections)),
+            "connections_accepted": .int(Int64(connectionsAccepted)),
+            "reported": ["delivered": .int(Int64(counts.delivered)), "opened": .int(Int64(counts.opened)),
+                         "errors": tally(counts.reportErrors), "unknown_devices": .int(Int64(counts.unknownDevices))],
+            "first_push_ms": counts.firstPush.map { .int($0) } ?? .null,
+            "last_push_ms": counts.lastPush.map { .int($0) } ?? .null,
+        ]
+    }
+}
+
+/// Which service a push went to.
+enum EdgePlatform: Sendable {
+    case apns, fcm
+}

@@ -1,0 +1,99 @@
+import Core
+import Foundation
+import HTTP2Server
+import HTTPServer
+import SDKClient
+
+/// `herald-load edge …`: makes or reads the credentials, starts the APNs and FCM servers and the
+/// admin API, writes `edge.json`, prints READY, and serves until SIGINT or SIGTERM.
+enum EdgeCommand {
+    /// Runs the command; returns the exit status (0 stopped by a signal, 1 cannot start, 2 bad flags).
+    static func main(_ arguments: [String]) -> Int32 {
+        let options: EdgeOptions
+        var deadTokens: Set<String> = []
+        var directory = DeviceDirectory()
+        var tls: TLSClientContext?
+        do throws(FleetOptions.Problem) {
+            guard let parsed = try EdgeOptions.parse(arguments, cores: ProcessInfo.processInfo.activeProcessorCount) else {
+                print(EdgeOptions.usage)
+                return 0
+            }
+            options = parsed
+            if let path = options.deadTokensPath { deadTokens = try DeviceDirectory.tokens(path: path) }
+            if let path = options.hwidsPath { try directory.load(path: path) }
+            if let devices = options.fleetDevices {
+                directory.addFleet(devices: devices, seed: options.fleetSeed, oneSignalFraction: options.fleetOneSignal)
+            }
+            if options.reportTo?.isTLS == true {
+                do { tls = try TLSClientContext(caFile: options.caFile) } catch { throw FleetOptions.Problem("--ca \(error.description)") }
+            }
+        } catch {
+            return fail(error.description, status: 2)
+        }
+
+        let credentials: EdgeCredentials
+        let tlsServer: TLSServerContext
+        let server: HTTP2Server
+        do {
+            credentials = try EdgeCredentials.prepare(directory: options.directory)
+            tlsServer = try TLSServerContext(certificateChain: credentials.path(EdgeCredentials.certificateFile),
+                                             privateKey: credentials.path(EdgeCredentials.serverKeyFile))
+            server = try HTTP2Server(listeners: [.init(host: options.host, port: options.apnsPort), .init(host: options.host, port: options.fcmPort)],
+                                     tls: tlsServer, threads: options.threads,
+                                     responseDelayNanoseconds: Int64(options.latencyMilliseconds * 1_000_000))
+        } catch {
+            return fail("\(error)", status: 1)
+        }
+        let stats = EdgeStats()
+        let apnsURL = "https://\(options.host):\(server.ports[EdgeHandler.apnsListener])"
+        let fcmURL = "https://\(options.host):\(server.ports[EdgeHandler.fcmListener])"
+        let admin = HTTPServer(settings: adminSettings(options)) { request in
+            guard request.method == "GET", request.path == "/stats" else {
+                return .json(["error": "not found: GET /stats is the edge's admin API"], status: 404)
+            }
+            return .json(stats.json(connections: server.openConnections, connectionsAccepted: server.acceptedConnections))
+        }
+        do {
+            try admin.start()
+            try credentials.publish(apnsURL: apnsURL, fcmURL: fcmURL, adminURL: "http://\(options.host):\(admin.port)")
+        } catch {
+            server.stop()
+            return fail("\(error)", status: 1)
+        }
+
+        let reporter = options.reportTo.map { target in
+            DeviceReporter(target: target, app: options.app ?? "", directory: directory, openRate: options.openRate,
+                           delaySeconds: options.reportDelaySeconds, tls: tls, stats: stats)
+        }
+        let assertions = AssertionCheck(key: credentials.serviceAccountKey, clientEmail: EdgeCredentials.clientEmail, tokenURI: fcmURL + "/token")
+        let handler = EdgeHandler(
+            apns: APNsEndpoint(tokens: ProviderTokenCheck(key: credentials.apnsKey, teamID: credentials.teamID, keyID: credentials.keyID),
+                               topic: EdgeCredentials.topic, deadTokens: deadTokens),
+            fcm: FCMEndpoint(assertions: assertions, project: EdgeCredentials.project, tokenPath: "/token", deadTokens: deadTokens),
+            stats: stats, reporter: reporter)
+        server.start(handler: handler)
+        reporter?.start(threads: 2)
+        FileHandle.standardOutput.write(Data("READY\n".utf8))
+        FileHandle.standardError.write(Data(
+            "herald-load edge: APNs \(apnsURL), FCM \(fcmURL), admin http://\(options.host):\(admin.port)/stats; settings in \(credentials.path("edge.json"))\n".utf8))
+
+        _ = Signals.waitForTermination()
+        reporter?.stop()
+        admin.stop()
+        server.stop()
+        return 0
+    }
+
+    static func adminSettings(_ options: EdgeOptions) -> HTTPSettings {
+        var settings = HTTPSettings()
+        settings.host = options.host
+        settings.port = options.adminPort
+        settings.threads = 1
+        return settings
+    }
+
+    static func fail(_ message: String, status: Int32) -> Int32 {
+        FileHandle.standardError.write(Data("herald-load edge: \(message)\n".utf8))
+        return status
+    }
+}

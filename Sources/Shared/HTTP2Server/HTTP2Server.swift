@@ -1,0 +1,128 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/2 server over TLS (ALPN `h2` only): libnghttp2 sessions on epoll loops, one per thread,
+/// each with its own SO_REUSEPORT listening sockets. It answers every request through one
+/// `HTTP2Handler`, optionally after a fixed delay (a distant server's round trip), without holding
+/// up the loop meanwhile.
+public final class HTTP2Server: Sendable {
+    /// Where to listen: a numeric IPv4 address and a port (0 picks a free one).
+    public struct Listener: Sendable {
+        public var host: String
+        public var port: UInt16
+        public init(host: String = "127.0.0.1", port: UInt16) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// The ports listened on, in the order of the listeners given.
+    public let ports: [UInt16]
+    let stopping = Atomic<Bool>(false)
+    private let open = Atomic<Int>(0)
+    private let accepted = Atomic<Int>(0)
+    private let sockets: Mutex<[[Int32]]>
+    private let settings: (tls: TLSServerContext, delay: Int64, maxConcurrentStreams: UInt32)
+    private let loops: Mutex<[ServerLoop]> = Mutex([])
+    private let finished = DispatchGroup()
+
+    /// Binds every listener for every loop thread (so a taken port fails here); `start(handler:)` serves.
+    /// - Parameters:
+    ///   - threads: event-loop threads (at least 1).
+    ///   - responseDelayNanoseconds: how long each answer is held back.
+    ///   - maxConcurrentStreams: the SETTINGS_MAX_CONCURRENT_STREAMS each connection announces.
+    public init(listeners: [Listener], tls: TLSServerContext, threads: Int, responseDelayNanoseconds: Int64 = 0,
+                maxConcurrentStreams: UInt32 = 1000) throws(HTTP2ServerError) {
+        var sockets: [[Int32]] = Array(repeating: [], count: max(1, threads))
+        var ports: [UInt16] = []
+        do {
+            for listener in listeners {
+                var port = listener.port
+                for thread in sockets.indices {
+                    let (fd, bound) = try Self.listen(host: listener.host, port: port)
+                    sockets[thread].append(fd)
+                    port = bound
+                }
+                ports.append(port)
+            }
+        } catch {
+            for fd in sockets.joined() { close(fd) }
+            throw error
+        }
+        self.ports = ports
+        self.sockets = Mutex(sockets)
+        settings = (tls, responseDelayNanoseconds, maxConcurrentStreams)
+    }
+
+    /// Starts the loop threads, answering every request through `handler`. Call once.
+    public func start(handler: any HTTP2Handler) {
+        let made = sockets.withLock { sockets in
+            defer { sockets.removeAll() }
+            return sockets.enumerated().map { index, fds in
+                ServerLoop(server: self, listeners: fds, tls: settings.tls, handler: handler, delayNanoseconds: settings.delay,
+                           maxConcurrentStreams: settings.maxConcurrentStreams, index: index)
+            }
+        }
+        loops.withLock { $0 = made }
+        for (index, loop) in made.enumerated() {
+            finished.enter()
+            let thread = Thread { [finished] in
+                loop.run()
+                finished.leave()
+            }
+            thread.name = "http2-\(index)"
+            thread.start()
+        }
+    }
+
+    /// Stops the loops (within about 100 ms) and closes every connection and listening socket.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        finished.wait()
+        loops.withLock { $0.removeAll() }
+    }
+
+    /// Connections open now.
+    public var openConnections: Int { open.load(ordering: .relaxed) }
+    /// Connections accepted since the start.
+    public var acceptedConnections: Int { accepted.load(ordering: .relaxed) }
+
+    func connectionOpened() {
+        open.add(1, ordering: .relaxed)
+        accepted.add(1, ordering: .relaxed)
+    }
+
+    func connectionClosed() { open.subtract(1, ordering: .relaxed) }
+
+    static func listen(host: String, port: UInt16) throws(HTTP2ServerError) -> (Int32, UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw HTTP2ServerError("cannot open a socket: \(String(cString: strerror(errno)))") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            close(fd)
+            throw HTTP2ServerError("cannot listen on \(host): not an IPv4 address")
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, Glibc.listen(fd, 1024) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw HTTP2ServerError("cannot listen on \(host):\(port): \(reason)")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return (fd, UInt16(bigEndian: actual.sin_port))
+    }
+}

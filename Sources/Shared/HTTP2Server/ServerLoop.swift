@@ -1,0 +1,186 @@
+internal import CNGHTTP2
+internal import COpenSSL
+import Foundation
+import SDKClient
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One event-loop thread of an `HTTP2Server`: its own listening sockets (SO_REUSEPORT spreads new
+/// connections over the loops), its connections, and the answers it holds back for the server's
+/// response delay.
+///
+/// `@unchecked Sendable`: created on the starting thread, then used only by its own loop thread;
+/// `server` reads only thread-safe members of it.
+final class ServerLoop: @unchecked Sendable {
+    let poll = EventPoll(capacity: 512)
+    let handler: any HTTP2Handler
+    let maxConcurrentStreams: UInt32
+    let callbacks: OpaquePointer
+    /// Decrypted bytes land here before the session reads them.
+    let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 16)
+    private let tls: TLSServerContext
+    private let listeners: [Int32]
+    private let delayNanoseconds: Int64
+    private unowned let server: HTTP2Server
+    private var connections: [UInt64: HTTP2Connection] = [:]
+    private var nextTag: UInt64
+    /// Answers held back for the response delay, in the order they fall due (the delay is the same for all).
+    private var held: [(due: Int64, tag: UInt64, stream: Int32, response: HTTP2Response)] = []
+    private var heldStart = 0
+
+    init(server: HTTP2Server, listeners: [Int32], tls: TLSServerContext, handler: any HTTP2Handler, delayNanoseconds: Int64,
+         maxConcurrentStreams: UInt32, index: Int) {
+        self.server = server
+        self.listeners = listeners
+        self.tls = tls
+        self.handler = handler
+        self.delayNanoseconds = delayNanoseconds
+        self.maxConcurrentStreams = maxConcurrentStreams
+        nextTag = UInt64(index) << 48 | 1 << 32
+        var made: OpaquePointer?
+        precondition(nghttp2_session_callbacks_new(&made) == 0, "nghttp2_session_callbacks_new failed")
+        callbacks = made!
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, onBeginHeaders)
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrame)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+        for (index, listener) in listeners.enumerated() { poll.add(listener, tag: UInt64(index), interest: .readable) }
+    }
+
+    deinit {
+        nghttp2_session_callbacks_del(callbacks)
+        readBuffer.deallocate()
+    }
+
+    /// Serves until the server stops, then closes every connection and listening socket.
+    func run() {
+        while !server.stopping.load(ordering: .relaxed) {
+            var timeout: Int64 = 100_000_000
+            if heldStart < held.count { timeout = min(timeout, held[heldStart].due - Self.now()) }
+            poll.wait(timeoutNanoseconds: max(0, timeout)) { event in
+                if event.tag < UInt64(listeners.count) {
+                    accept(listener: Int(event.tag))
+                } else if let connection = connections[event.tag] {
+                    if event.readable { connection.readable() }
+                    if event.writable && !connection.closed { connection.writable() }
+                }
+            }
+            releaseDue()
+        }
+        for connection in Array(connections.values) { connection.close() }
+        for listener in listeners { close(listener) }
+    }
+
+    private func accept(listener: Int) {
+        while true {
+            let fd = Glibc.accept(listeners[listener], nil, nil)
+            guard fd >= 0 else { return }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            guard let ssl = SSL_new(tls.context) else {
+                close(fd)
+                continue
+            }
+            SSL_set_fd(ssl, fd)
+            SSL_set_accept_state(ssl)
+            let tag = nextTag
+            nextTag += 1
+            let context = HTTP2ConnectionContext(id: tag, listener: listener)
+            let connection = HTTP2Connection(fd: fd, tag: tag, ssl: ssl, context: context, loop: self)
+            connections[tag] = connection
+            server.connectionOpened()
+            poll.add(fd, tag: tag, interest: .readable)
+        }
+    }
+
+    /// Sends `response` on `stream` now, or holds it for the response delay.
+    func answer(_ connection: HTTP2Connection, stream: Int32, response: HTTP2Response) {
+        if delayNanoseconds <= 0 {
+            connection.submit(stream: stream, response: response)
+        } else {
+            held.append((Self.now() + delayNanoseconds, connection.tag, stream, response))
+        }
+    }
+
+    /// Sends the held answers that fell due (to connections still open).
+    private func releaseDue() {
+        guard heldStart < held.count else { return }
+        let now = Self.now()
+        var touched: [UInt64: HTTP2Connection] = [:]
+        while heldStart < held.count, held[heldStart].due <= now {
+            let entry = held[heldStart]
+            heldStart += 1
+            if let connection = connections[entry.tag] {
+                connection.submit(stream: entry.stream, response: entry.response)
+                touched[entry.tag] = connection
+            }
+        }
+        if heldStart == held.count {
+            held.removeAll(keepingCapacity: true)
+            heldStart = 0
+        } else if heldStart > 4096 {
+            held.removeFirst(heldStart)
+            heldStart = 0
+        }
+        for connection in touched.values { connection.flush() }
+    }
+
+    func remove(_ connection: HTTP2Connection) {
+        poll.remove(connection.fd)
+        if connections.removeValue(forKey: connection.tag) != nil { server.connectionClosed() }
+    }
+
+    static func now() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    }
+}
+
+// MARK: nghttp2 callbacks (free functions: C calls them on the loop thread)
+
+private func connection(_ user: UnsafeMutableRawPointer?) -> HTTP2Connection {
+    Unmanaged<HTTP2Connection>.fromOpaque(user!).takeUnretainedValue()
+}
+
+private func onBeginHeaders(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
+        frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
+    else { return 0 }
+    connection(user).beginRequest(stream: frame.pointee.hd.stream_id)
+    return 0
+}
+
+private func onHeader(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?, _ name: UnsafePointer<UInt8>?, _ nameLength: Int,
+                      _ value: UnsafePointer<UInt8>?, _ valueLength: Int, _ flags: UInt8, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    guard let frame, let name, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+    connection(user).header(stream: frame.pointee.hd.stream_id, name: UnsafeBufferPointer(start: name, count: nameLength),
+                            value: UnsafeBufferPointer(start: value, count: valueLength))
+    return 0
+}
+
+private func onDataChunk(_ session: OpaquePointer?, _ flags: UInt8, _ stream: Int32, _ data: UnsafePointer<UInt8>?, _ length: Int,
+                         _ user: UnsafeMutableRawPointer?) -> Int32 {
+    connection(user).data(stream: stream, UnsafeBufferPointer(start: data, count: length))
+    return 0
+}
+
+private func onFrame(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    guard let frame else { return 0 }
+    let type = frame.pointee.hd.type
+    guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
+        frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+    else { return 0 }
+    connection(user).requestEnded(stream: frame.pointee.hd.stream_id)
+    return 0
+}
+
+private func onStreamClose(_ session: OpaquePointer?, _ stream: Int32, _ errorCode: UInt32, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    connection(user).streamClosed(stream: stream)
+    return 0
+}

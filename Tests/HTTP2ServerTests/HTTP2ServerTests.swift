@@ -1,0 +1,87 @@
+import Foundation
+import HTTP2Server
+import Testing
+import TestSupport
+
+/// The HTTP/2 server with real TLS on loopback, driven by curl: certificates from its own CA, whole
+/// request bodies larger than the flow-control windows, answers held back, and ALPN h2 only.
+@Suite(.serialized) struct HTTP2ServerTests {
+    /// Echoes the request: method, path and a header in response headers, the body as the body.
+    struct Echo: HTTP2Handler {
+        func respond(to request: HTTP2Request, context: HTTP2ConnectionContext) -> HTTP2Response {
+            HTTP2Response(status: request.method == "POST" ? 201 : 200,
+                          headers: [("x-method", request.method), ("x-path", request.path), ("x-listener", String(context.listener)),
+                                    ("x-topic", request.header("apns-topic") ?? "-")],
+                          body: request.body)
+        }
+    }
+
+    let directory: TemporaryDirectory
+    var folder: String { directory.path }
+    let server: HTTP2Server
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        let folder = directory.path
+        let authority = try CertificateAuthority(name: "test CA")
+        let issued = try authority.serverCertificate(commonName: "test", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"])
+        try authority.certificatePEM.write(toFile: folder + "/ca.pem", atomically: true, encoding: .utf8)
+        try (issued.certificatePEM + authority.certificatePEM).write(toFile: folder + "/server.pem", atomically: true, encoding: .utf8)
+        try issued.key.privatePEM().write(toFile: folder + "/server-key.pem", atomically: true, encoding: .utf8)
+        let tls = try TLSServerContext(certificateChain: folder + "/server.pem", privateKey: folder + "/server-key.pem")
+        server = try HTTP2Server(listeners: [.init(port: 0), .init(port: 0)], tls: tls, threads: 2, responseDelayNanoseconds: 50_000_000)
+        server.start(handler: Echo())
+    }
+
+    func stop() { server.stop() }
+
+    /// Runs curl (at most 20 s); returns its exit status and standard output.
+    func curl(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "--max-time", "20", "--cacert", folder + "/ca.pem"] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    @Test func answersOverHTTP2AndTLSWithTheWholeBody() throws {
+        defer { stop() }
+        // 300 KB: more than the 64 KB default windows, so flow control has to work both ways.
+        let body = String(repeating: "0123456789abcdef", count: 19_200)
+        try body.write(toFile: folder + "/body.txt", atomically: true, encoding: .utf8)
+        let (status, output) = try curl(["--http2", "-D", "-", "-X", "POST", "-H", "apns-topic: com.example.shop",
+                                         "--data-binary", "@" + folder + "/body.txt", "https://127.0.0.1:\(server.ports[1])/3/device/abc?x=1"])
+        #expect(status == 0, "\(output.prefix(500))")
+        let parts = output.components(separatedBy: "\r\n\r\n")
+        let head = parts[0].lowercased()
+        #expect(head.hasPrefix("http/2 201"), "\(head)")
+        #expect(head.contains("x-method: post") && head.contains("x-path: /3/device/abc?x=1") && head.contains("x-listener: 1"))
+        #expect(head.contains("x-topic: com.example.shop") && head.contains("content-length: \(body.utf8.count)"))
+        #expect(parts.dropFirst().joined(separator: "\r\n\r\n") == body)
+        #expect(server.acceptedConnections == 1)
+    }
+
+    @Test func manyStreamsOnOneConnectionAreEachAnswered() throws {
+        defer { stop() }
+        let url = "https://localhost:\(server.ports[0])/stream"
+        // curl multiplexes parallel transfers to one host over one HTTP/2 connection.
+        let (status, output) = try curl(["--http2", "--parallel", "--parallel-max", "50", "-w", "%{http_code}\n", "-o", "/dev/null"]
+            + Array(repeating: url, count: 50))
+        #expect(status == 0)
+        #expect(output.split(separator: "\n") == Array(repeating: "200", count: 50))
+        #expect(server.acceptedConnections == 1)
+    }
+
+    @Test func aClientWithoutH2IsRefusedAtTheHandshake() throws {
+        defer { stop() }
+        let (status, _) = try curl(["--http1.1", "https://127.0.0.1:\(server.ports[0])/"])
+        #expect(status != 0)
+        // The same server over h2 answers.
+        let ok = try curl(["--http2", "-o", "/dev/null", "-w", "%{http_code}", "https://127.0.0.1:\(server.ports[0])/"])
+        #expect(ok.status == 0 && ok.output == "200")
+    }
+}
