@@ -77,7 +77,9 @@ import Testing
         let herald = try HeraldProcesses()
         try herald.startIngest()
         try Self.registerFleet(herald)
-        let report = try DashboardTests.signIn(port: herald.httpPort, app: Self.app, token: HeraldProcesses.apiToken, folder: herald.folder)
+        let shot = ProcessInfo.processInfo.environment["HERALD_DASHBOARD_SCREENSHOT"]
+        let report = try DashboardTests.signIn(port: herald.httpPort, app: Self.app, token: HeraldProcesses.apiToken, folder: herald.folder,
+                                               screenshot: shot)
         #expect(report["signed_in"]?["status"] == 200)
         let dom = report["signed_in"]?["dom"]?.stringValue ?? ""
         #expect(dom.contains("Opt-ins per day (UTC, last 14 days)") && dom.contains("Opt-outs per day (UTC, last 14 days)"))
