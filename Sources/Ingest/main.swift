@@ -49,12 +49,16 @@ do {
     exit(1)
 }
 
+let bulkTags = BulkTagRunner(store: store, clock: clock, logger: logger, isDispatching: { workers.isDispatching })
+bulkTags.start()
+
 let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
 let links = RichMediaLinks(publicURL: configuration.http.publicURL)
 let router = Router(
     deviceAPI: DeviceAPI(store: store, richMedia: backend.richMedia, links: links, clock: clock),
-    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, analytics: analytics, richMedia: backend.richMedia, links: links,
-                         clock: clock, logger: logger, onCreated: { workers.nudge() }),
+    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, devices: store, analytics: analytics, richMedia: backend.richMedia,
+                         links: links, clock: clock, logger: logger, onCreated: { workers.nudge() }),
+    audienceAPI: AudienceAPI(configuration: configuration, store: store, clock: clock, logger: logger, onCreated: { bulkTags.nudge() }),
     eventsAPI: EventsAPI(configuration: configuration, analytics: analytics, clock: clock, logger: logger),
     richMediaAPI: RichMediaAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
     inAppsAPI: InAppsAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
@@ -75,19 +79,27 @@ backend.watchCommits { failure in
     }
 }
 // Writes run on the database writer thread, many requests per commit; each is answered after its commit.
+// Bulk bodies (up to `http.bulk_max_body_bytes` of JSON, seconds to parse) are parsed one at a time on
+// a queue of their own, so that the I/O thread goes on serving its other connections meanwhile.
+let bulkParsing = DispatchQueue(label: "herald-bulk-parse")
 let server = HTTPServer(
     settings: configuration.http, classify: Router.dispatch,
     offload: { request, respond in
-        let (route, work) = router.route(request)
-        backend.submitRequest(work,
-                               onFailure: { (Envelope.failure(503, "the database could not commit; please retry"), 503) },
-                               completion: { response, code in
-                                   router.counted(request, route: route, response: response, code: code)
-                                   respond(response)
-                               })
+        let submit: @Sendable () -> Void = {
+            let (route, work) = router.route(request)
+            backend.submitRequest(work,
+                                   onFailure: { (Envelope.failure(503, "the database could not commit; please retry"), 503) },
+                                   completion: { response, code in
+                                       router.counted(request, route: route, response: response, code: code)
+                                       respond(response)
+                                   })
+        }
+        if request.path == AudienceAPI.path { bulkParsing.async(execute: submit) } else { submit() }
     },
-    bodyLimit: { [maxZip = configuration.richMedia.maxZipBytes, maxBody = configuration.http.maxBodyBytes] method, path in
-        RichMediaAPI.isUpload(method: method, path: path) ? maxZip : maxBody
+    bodyLimit: { [maxZip = configuration.richMedia.maxZipBytes, maxBulk = configuration.http.bulkMaxBodyBytes,
+                  maxBody = configuration.http.maxBodyBytes] method, path in
+        if RichMediaAPI.isUpload(method: method, path: path) { return maxZip }
+        return method == "POST" && path == AudienceAPI.path ? maxBulk : maxBody
     },
     refusal: Envelope.refusal,
     counters: metrics.connections,
@@ -116,6 +128,7 @@ let signal = Signals.waitForTermination(onHangup: {
 })
 logger.info("shutting down", ["signal": String(signal)])
 server.stop()
+bulkTags.stop()
 workers.stop()
 authenticator?.stop()
 queueContext.terminate()

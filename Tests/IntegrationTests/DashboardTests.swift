@@ -9,9 +9,12 @@ import Testing
 /// headers and cookies the browser got.
 @Suite(.serialized) struct DashboardTests {
     /// Signs in with `ops/browser/sign-in`; returns its report (`signed_in`, `reloaded`, `cookies`).
-    static func signIn(port: UInt16, app: String, token: String, folder: String, screenshot: String? = nil) throws -> JSON {
+    static func signIn(port: UInt16, app: String, token: String, folder: String, screenshot: String? = nil, follow: String? = nil,
+                       visit: [String] = []) throws -> JSON {
         var arguments = [Repository.root + "/ops/browser/sign-in", "http://127.0.0.1:\(port)", app, token, "--folder", folder + "/browser"]
         if let screenshot { arguments += ["--screenshot", screenshot] }
+        if let follow { arguments += ["--follow", follow] }
+        for path in visit { arguments += ["--visit", path] }
         let report = folder + "/browser-report.json"
         try runTool("/bin/sh", ["-c", arguments.map { "'\($0)'" }.joined(separator: " ") + " > '\(report)'"], timeout: 180)
         return try JSON.parse(Data(contentsOf: URL(fileURLWithPath: report)))
@@ -115,5 +118,51 @@ import Testing
         #expect(blocked.status == 429, "even the right token waits")
         #expect((Int(blocked.headers["retry-after"] ?? "") ?? 0) > 0)
         #expect(herald.log().contains("dashboard sign-in failed") && herald.log().contains("failures=5"))
+    }
+
+    /// The message codes in a page's campaign table, top to bottom.
+    static func codes(_ dom: String) -> [String] {
+        let pattern = #/<td>([0-9A-F]{4}-[0-9A-F]{8}-[0-9A-F]{8})</td>/#
+        return dom.matches(of: pattern).map { String($0.output.1) }
+    }
+
+    @Test func fiftyCampaignsArePagedNewestFirstAndTheCardsCoverTheChosenPeriod() throws {
+        let herald = try HeraldProcesses()
+        try herald.startIngest()
+        let created = try herald.send((1...50).map { ["send_date": "2099-01-01 10:00", "content": .string("Campaign \($0)")] })
+        #expect(created.count == 50)
+        let report = try Self.signIn(port: herald.httpPort, app: HeraldProcesses.appCode, token: "shop-secret", folder: herald.folder,
+                                     follow: "Older", visit: ["/dashboard?days=7&page=2", "/dashboard?days=365&page=99"])
+        let first = report["signed_in"] ?? .null
+        let followed = report["followed"]?.arrayValue ?? []
+        #expect(followed.count == 2, "\(followed.map { $0["url"]?.text ?? "" })")
+        let pages = [first] + followed
+        let doms = pages.map { $0["dom"]?.stringValue ?? "" }
+        // Every campaign once, newest first, 20 a page.
+        #expect(doms.map { Self.codes($0).count } == [20, 20, 10])
+        #expect(doms.flatMap(Self.codes) == created.reversed())
+        #expect(doms[0].contains("Campaigns 1–20 of 50, newest first") && doms[2].contains("Campaigns 41–50 of 50, newest first"))
+        #expect(doms[0].contains("Page 1 of 3") && doms[2].contains("Page 3 of 3") && !doms[2].contains(">Older<"))
+        #expect(doms[1].contains(">Newer<") && doms[1].contains(">Older<"))
+        // The cards add up every campaign of the period, not only those of the page.
+        #expect(doms.allSatisfy { $0.contains("Campaigns (30 days)</span><b>50</b>") }, "\(doms[2])")
+        let chosen = report["visited"]?.arrayValue ?? []
+        let week = chosen.first?["dom"]?.stringValue ?? ""
+        #expect(week.contains("Campaigns (7 days)</span><b>50</b>") && week.contains("<b>7 days</b>"))
+        #expect(Self.codes(week) == Array(created.reversed()[20..<40]))
+        // An unknown period and a page past the end fall back to 30 days and the last page.
+        let fallback = chosen.last?["dom"]?.stringValue ?? ""
+        #expect(fallback.contains("Campaigns (30 days)") && Self.codes(fallback) == Array(created.reversed()[40...]))
+        // The charts fill their figures, and label bars by creation time.
+        for page in pages {
+            let charts = page["charts"]?.arrayValue ?? []
+            #expect(charts.count == 3)
+            for chart in charts {
+                let width = chart["width"]?.lenientDouble ?? 0, container = chart["container"]?.lenientDouble ?? 1
+                #expect(width >= container * 0.98 && width > 600, "\(chart.text)")
+            }
+        }
+        #expect(doms[0].contains("Delivery rate per campaign on this page"))
+        #expect(!doms.contains { $0.contains("<script") })
     }
 }

@@ -54,11 +54,15 @@ import TestSupport
         }
         #expect(try selected([], .and).count == devices.count)
 
-        // Walking a range of device ids, each tag condition is answered from an index of the tag tables
-        // (per device on the primary keys, or from the value indexes), never a scan of a whole table.
+        // Walking a range of device ids, each tag condition is answered per device (a subplan, never a
+        // join of the tag rows), from an index of the tag tables, never a scan of a whole table.
         var parameters = PostgresParameters([.integer(appID), .integer(1), .integer(100)])
         let filter = PostgresTargetFilter.sql(for: [try parse(["Level", "GTE", 3]), try parse(["Fav", "NOTIN", ["a"]])],
                                               combinedWith: .and, app: "$1", &parameters)
+        let walk = try connection.rows(
+            "EXPLAIN SELECT d.hwid FROM devices d WHERE d.app_id = $1 AND d.id BETWEEN $2 AND $3 AND (\(filter)) ORDER BY d.id LIMIT 250",
+            parameters.values) { $0.text(0) }.joined(separator: "\n")
+        #expect(walk.contains("SubPlan") && !walk.contains("Join"), "\(walk)")
         try connection.execute("SET enable_seqscan = off")
         let plan = try connection.rows("EXPLAIN SELECT d.hwid FROM devices d WHERE d.app_id = $1 AND d.id BETWEEN $2 AND $3 AND (\(filter))",
                                        parameters.values) { $0.text(0) }.joined(separator: "\n")

@@ -93,4 +93,58 @@ import TestSupport
         #expect(failed.count == 1 && failed.first?.contains("too long") == true, "\(failed)")
         #expect(try store.device(app: "APP-1", hwid: "ok-3-4") != nil && store.device(app: "APP-1", hwid: "ok-7-9") != nil)
     }
+
+    /// Requests handed to the backend run on the batcher's thread: each is answered only once what
+    /// it wrote is committed, with the answer it would have had on its own, whether its work was a
+    /// batchable registration, another store call (run again on a request thread), or a
+    /// registration the database refuses.
+    @Test func requestsAreAnsweredAfterTheirCommitWithTheirOwnResult() throws {
+        var settings = DatabaseSettings(path: "unused")
+        settings.url = try PostgresServer.shared().makeSchema()
+        settings.poolSize = 4
+        let backend = try PostgresBackend(database: settings, apps: Self.apps)
+        let devices = backend.devices
+        try devices.registerDevice(try registration("seed", token: "t-seed", level: 0), now: 1)
+        // Too large for its index entry (random, so that it does not compress).
+        let huge = (0..<3_000).map { _ in String(UnicodeScalar(UInt8.random(in: 65...90))) }.joined()
+        // Per request: the answer, and whether its device was readable when it was answered.
+        let answers = Mutex<[Int: (String, Bool)]>([:])
+        let done = DispatchGroup()
+        for index in 0..<60 {
+            let hwid = index == 7 ? huge : "r-\(index)"
+            // Every fifth request reads instead, and every seventh registers a tag not yet defined
+            // (which the batch cannot write): both run again on a request thread.
+            let tags: [String: JSON] = index % 7 == 3 ? ["Fresh\(index)": "new"] : ["Level": .int(Int64(index))]
+            let request = try DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "t-\(index)", gateway: nil,
+                                                 attributes: DeviceAttributes(platform: 1), tags: TagUpdate.parse(tags))
+            done.enter()
+            backend.submitRequest({
+                do {
+                    if index % 5 == 4 { return "tags \(try devices.getTags(app: "APP-1", hwid: "seed", userID: nil).count)" }
+                    try devices.registerDevice(request, now: 2)
+                    return "registered"
+                } catch {
+                    return "\(error)"
+                }
+            }, onFailure: { "503" }, completion: { answer in
+                let visible = index % 5 == 4 || index == 7 || (try? devices.device(app: "APP-1", hwid: hwid)) != nil
+                answers.withLock { $0[index] = (answer, visible) }
+                done.leave()
+            })
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        let seen = answers.withLock { $0 }
+        #expect(seen.count == 60)
+        for (index, (answer, visible)) in seen.sorted(by: { $0.key < $1.key }) {
+            if index % 5 == 4 {
+                #expect(answer == "tags 2", "request \(index)")
+            } else if index == 7 {
+                #expect(answer.contains("too long"), "request \(index): \(answer)")
+            } else {
+                #expect(answer == "registered" && visible, "request \(index): \(answer), visible \(visible)")
+            }
+        }
+        #expect(try devices.getTags(app: "APP-1", hwid: "r-3", userID: nil) == ["Fresh3": .string("new")])
+        #expect(try devices.getTags(app: "APP-1", hwid: "r-11", userID: nil) == ["Level": .integer(11)])
+    }
 }

@@ -35,8 +35,16 @@ import TestSupport
         try CampaignStoreContract(backend).concurrentRequestsWithOneTransactionIdCreateOneMessage()
     }
 
+    @Test(arguments: Backend.allCases) func messagesPageNewestFirstAndAddUpOverAPeriod(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).messagesPageNewestFirstAndAddUpOverAPeriod()
+    }
+
     @Test(arguments: Backend.allCases) func unknownDevicesAreTheEntriesMatchingNoHWIDAndNoToken(_ backend: Backend) throws {
         try CampaignStoreContract(backend).unknownDevicesAreTheEntriesMatchingNoHWIDAndNoToken()
+    }
+
+    @Test(arguments: Backend.allCases) func theNextRecordOfADeletedMessagesShardCountsAndCancelsIt(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).theNextRecordOfADeletedMessagesShardCountsAndCancelsIt()
     }
 }
 
@@ -45,7 +53,8 @@ struct CampaignStoreContract {
     let fixture: StoreFixture
     let devices: any DeviceStore
     let campaigns: any CampaignStore
-    static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
+    static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s"),
+                       AppConfiguration(code: "APP-2", name: "Two", apiToken: "u", sink: "s")]
 
     init(_ backend: Backend) throws {
         fixture = try StoreFixture(backend)
@@ -69,7 +78,7 @@ struct CampaignStoreContract {
     }
 
     func funnel() throws -> MessageStatus {
-        try #require(try campaigns.recentMessages(app: "APP-1", limit: 1).first)
+        try #require(try campaigns.recentMessages(app: "APP-1", limit: 1, offset: 0).first)
     }
 
     func retrying(_ device: Int64, next: Int64, ambiguous: Bool = false) -> DeliveryRecord {
@@ -235,5 +244,42 @@ struct CampaignStoreContract {
         let asked = ["H0", "token-1-abcdefghijklmnop", "ghost", "token-2-abcdefghijklmnoX", "H2", "token-9"]
         #expect(try campaigns.unknownDevices(app: "APP-1", asked) == ["ghost", "token-2-abcdefghijklmnoX", "token-9"])
         #expect(try campaigns.unknownDevices(app: "APP-1", []) == [])
+    }
+
+    func messagesPageNewestFirstAndAddUpOverAPeriod() throws {
+        let work = try leasedShard(devices: 3)
+        let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
+        #expect(try campaigns.markAttempted(work, through: ids[2], worker: "w1"))
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent), DeliveryRecord(deviceID: ids[1], outcome: .sent),
+                                      DeliveryRecord(deviceID: ids[2], outcome: .failed, reason: "BadDeviceToken")],
+                                     work: work, worker: "w1", leaseUntil: 1_030, now: 1_000))
+        var later: [String] = []
+        for index in 0..<3 {
+            var spec = MessageSpec(content: ["default": "Later \(index)"])
+            spec.schedule = MessageSpec.Schedule(sendAt: 90_000, perDeviceTimezone: false)
+            later += try campaigns.createMessages(app: "APP-1", [NewMessage(spec: spec, transactionID: nil)], now: 5_000 + Int64(index))
+        }
+        #expect(try campaigns.messageCount(app: "APP-1") == 4 && campaigns.messageCount(app: "APP-2") == 0)
+        #expect(try campaigns.recentMessages(app: "APP-1", limit: 2, offset: 0).map(\.code) == [later[2], later[1]])
+        let older = try campaigns.recentMessages(app: "APP-1", limit: 2, offset: 2)
+        #expect(older.count == 2 && older[0].code == later[0] && older[1].sent == 2)
+        #expect(try campaigns.recentMessages(app: "APP-1", limit: 2, offset: 4).isEmpty)
+        #expect(try campaigns.campaignTotals(app: "APP-1", since: 0) == CampaignTotals(messages: 4, sent: 2, delivered: 0, opened: 0))
+        #expect(try campaigns.campaignTotals(app: "APP-1", since: 2_000) == CampaignTotals(messages: 3, sent: 0, delivered: 0, opened: 0))
+        #expect(try campaigns.campaignTotals(app: "APP-2", since: 0) == CampaignTotals())
+    }
+
+    func theNextRecordOfADeletedMessagesShardCountsAndCancelsIt() throws {
+        let work = try leasedShard(devices: 2)
+        let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
+        #expect(try campaigns.deleteMessage(app: "APP-1", code: work.messageCode, now: 1_001))
+        // The push went out before the worker heard: it counts, and the worker is told to stop.
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent)], work: work, worker: "w1", leaseUntil: 1_060,
+                                     now: 1_002) == false)
+        let status = try funnel()
+        #expect(status.status == .deleted && status.sent == 1)
+        // Cancelled, no longer leased: never taken back from its worker and handed out again.
+        #expect(try campaigns.releaseLeases(now: 1_100, liveWorkers: []) == 0)
+        #expect(try campaigns.leaseShards(worker: "w2", count: 1, now: 1_100, leaseUntil: 1_130).isEmpty)
     }
 }

@@ -37,6 +37,18 @@ import TestSupport
         try DeviceStoreContract(backend).usersBadgesAndMerges()
     }
 
+    @Test(arguments: Backend.allCases) func tagsByUserGoToEveryDeviceAndTheNewestValueWins(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).tagsByUserGoToEveryDeviceAndTheNewestValueWins()
+    }
+
+    @Test(arguments: Backend.allCases) func addAndDeleteTags(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).addAndDeleteTags()
+    }
+
+    @Test(arguments: Backend.allCases) func bulkTagJobsApplyChunksAndRecordEntryErrors(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).bulkTagJobsApplyChunksAndRecordEntryErrors()
+    }
+
     @Test(arguments: Backend.allCases) func registerByTokenReturnsTheSameDeviceForTheSameToken(_ backend: Backend) throws {
         try DeviceStoreContract(backend).registerByTokenReturnsTheSameDeviceForTheSameToken()
     }
@@ -139,6 +151,98 @@ struct DeviceStoreContract {
         #expect(try store.getTags(app: "APP-1", hwid: nil, userID: "alice")["badge"] == .integer(4))
         try store.mergeUser(app: "APP-1", oldUserID: "alice", newUserID: "alice2", merge: true, now: 12)
         #expect(try store.device(app: "APP-1", hwid: "H1")?.userID == "alice2")
+    }
+
+    func tagsByUserGoToEveryDeviceAndTheNewestValueWins() throws {
+        try register("H1", tags: ["City": "Lyon", "Fav": ["a"]])
+        try register("H2", tags: ["City": "Nice"])
+        try register("H3", tags: ["City": "Oslo"])
+        try store.registerUser(app: "APP-1", hwid: "H1", attributes: DeviceAttributes(), userID: "bob", now: 200)
+        try store.registerUser(app: "APP-1", hwid: "H2", attributes: DeviceAttributes(), userID: "bob", now: 300)
+        // Per tag, the value of the most recently updated device that has it.
+        #expect(try store.getTags(app: "APP-1", hwid: nil, userID: "bob") == ["City": .string("Nice"), "Fav": .list(["a"])])
+        let updated = try store.setUserTags(app: "APP-1", userID: "bob",
+                                            updates: try TagUpdate.parse(["Level": 4, "Fav": ["operation": "append", "value": ["b"]]]), now: 400)
+        #expect(updated == 2)
+        #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil)["Fav"] == .list(["a", "b"]))
+        #expect(try store.getTags(app: "APP-1", hwid: "H2", userID: nil) == ["City": .string("Nice"), "Level": .integer(4), "Fav": .list(["b"])])
+        #expect(try store.getTags(app: "APP-1", hwid: "H3", userID: nil) == ["City": .string("Oslo")])
+        // A value one device cannot take changes none of them.
+        #expect(throws: StoreError.self) {
+            try store.setUserTags(app: "APP-1", userID: "bob", updates: try TagUpdate.parse(["City": "Rome", "Level": "high"]), now: 500)
+        }
+        #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil)["City"] == .string("Lyon"))
+        #expect(try store.setUserTags(app: "APP-1", userID: "nobody", updates: try TagUpdate.parse(["Level": 1]), now: 500) == 0)
+        #expect(try store.setUserTags(app: "APP-2", userID: "bob", updates: try TagUpdate.parse(["Level": 1]), now: 500) == 0)
+    }
+
+    func addAndDeleteTags() throws {
+        #expect(try store.addTag(app: "APP-1", name: "Tier", type: .integer, now: 1) == nil)
+        #expect(try store.addTag(app: "APP-1", name: "Tier", type: .string, now: 2) == .integer)
+        #expect(try store.addTag(app: "APP-2", name: "Tier", type: .string, now: 2) == nil)
+        // The defined type decides how values are taken.
+        #expect(throws: StoreError.self) { try register("H1", tags: ["Tier": "gold"]) }
+        try register("H1", tags: ["Tier": 2, "Fav": ["a", "b"], "City": "Lyon"])
+        try register("H2", tags: ["Tier": 3, "Fav": ["c"]])
+        try register("H1", app: "APP-2", tags: ["Tier": "gold", "Fav": ["a"]])
+        #expect(try store.deleteTag(app: "APP-1", name: "Fav"))
+        #expect(try store.deleteTag(app: "APP-1", name: "Tier"))
+        #expect(try !store.deleteTag(app: "APP-1", name: "Tier"))
+        #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil) == ["City": .string("Lyon")])
+        #expect(try store.getTags(app: "APP-1", hwid: "H2", userID: nil).isEmpty)
+        #expect(try store.getTags(app: "APP-2", hwid: "H1", userID: nil) == ["Tier": .string("gold"), "Fav": .list(["a"])])
+        // Once deleted, the name is free for another type.
+        try register("H2", tags: ["Tier": "silver"])
+        #expect(try store.getTags(app: "APP-1", hwid: "H2", userID: nil) == ["Tier": .string("silver")])
+        #expect(try store.addTag(app: "APP-1", name: "Tier", type: .integer, now: 3) == .string)
+    }
+
+    func bulkTagJobsApplyChunksAndRecordEntryErrors() throws {
+        try register("H1", token: "tok-1", tags: ["Fav": ["a"]])
+        try register("H2", token: "tok-2", tags: ["Level": 1])
+        try store.registerUser(app: "APP-1", hwid: "H2", attributes: DeviceAttributes(), userID: "dora", now: 110)
+        try store.createBulkTagJob(id: "job-1", app: "APP-1", createMissingTags: false, devices: "[1, 2, 3, 4, 5]", total: 5, now: 120)
+        let pending = try #require(try store.unfinishedBulkTagJobs().first)
+        #expect(pending.devices == "[1, 2, 3, 4, 5]" && pending.job.status == .pending && pending.job.total == 5)
+        let job = pending.job
+        let first = [
+            BulkTagEntry(device: .hwid("H1"), updates: [TagUpdate(name: "Fav", operation: .append(["b"]))]),
+            BulkTagEntry(device: .hwid("nobody"), updates: [TagUpdate(name: "Level", operation: .set(2))]),
+            BulkTagEntry(device: .userID("dora"), updates: [TagUpdate(name: "Level", operation: .set(5))]),
+        ]
+        #expect(try store.applyBulkTags(job: job, from: 0, entries: first, now: 130))
+        // The same chunk again (another process, or a retry after a lost reply) changes nothing.
+        #expect(try !store.applyBulkTags(job: job, from: 0, entries: first, now: 131))
+        let (middle, _) = try #require(try store.bulkTagJob(id: "job-1", errorLimit: 10))
+        #expect(middle.status == .processing && middle.processed == 3 && middle.failed == 1)
+        let second = [
+            // A bad value and an undefined tag (create_missing_tags false) fail their entry alone, wholly.
+            BulkTagEntry(device: .pushToken("tok-2"), updates: [TagUpdate(name: "City", operation: .set("Oslo")),
+                                                                TagUpdate(name: "Level", operation: .set("high"))]),
+            BulkTagEntry(device: .pushToken("tok-1"), updates: [TagUpdate(name: "New", operation: .set(1))]),
+        ]
+        #expect(try store.applyBulkTags(job: job, from: 3, entries: second, now: 140))
+        let (done, errors) = try #require(try store.bulkTagJob(id: "job-1", errorLimit: 10))
+        #expect(done.status == .completed && done.processed == 5 && done.failed == 3 && done.updatedAt == 140)
+        #expect(errors.map(\.index) == [1, 3, 4] && errors.map(\.field) == ["hwid", "push_token", "push_token"])
+        #expect(errors[0].value == "nobody" && errors[0].message == "device not found")
+        #expect(errors[2].message.contains("tag New is not defined"))
+        #expect(try store.bulkTagJob(id: "job-1", errorLimit: 1)?.1.count == 1)
+        #expect(try store.unfinishedBulkTagJobs().isEmpty)
+        #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil) == ["Fav": .list(["a", "b"])])
+        #expect(try store.getTags(app: "APP-1", hwid: "H2", userID: nil) == ["Level": .integer(5)])
+        // create_missing_tags true defines tags as their first value does; a failed job says why.
+        try store.createBulkTagJob(id: "job-2", app: "APP-1", createMissingTags: true, devices: "[]", total: 1, now: 150)
+        let next = try #require(try store.unfinishedBulkTagJobs().first?.job)
+        #expect(try store.applyBulkTags(job: next, from: 0, entries: [
+            BulkTagEntry(device: .hwid("H1"), updates: [TagUpdate(name: "New", operation: .set(1))]),
+        ], now: 160))
+        #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil)["New"] == .integer(1))
+        try store.createBulkTagJob(id: "job-3", app: "APP-1", createMissingTags: true, devices: "{", total: 1, now: 170)
+        try store.failBulkTagJob(id: "job-3", reason: "unreadable", now: 171)
+        let (failed, _) = try #require(try store.bulkTagJob(id: "job-3", errorLimit: 10))
+        #expect(failed.status == .failed && failed.failure == "unreadable")
+        #expect(try store.bulkTagJob(id: "job-4", errorLimit: 10) == nil)
     }
 
     func registerByTokenReturnsTheSameDeviceForTheSameToken() throws {

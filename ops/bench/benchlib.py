@@ -25,6 +25,10 @@ ops/bench/campaign:
                                    until status "done"; prints one JSON line with the timings
   sink SINK CODE DB APP            check the sink lines of message CODE against the expected
                                    hwid set; prints one JSON line
+  pg-copy DB PSQL...               copy the seeded devices, their tags and the tag definitions of
+                                   SQLite file DB into the PostgreSQL database that the psql command
+                                   PSQL... reaches (its schema migrated by herald-ingest, the same
+                                   application ids), with COPY, ids kept; then ANALYZE
 
 ops/bench/apns:
   apns-campaign URL APP TOKEN TIMEOUT PORT
@@ -72,6 +76,7 @@ import re
 import socket
 import sqlite3
 import statistics
+import subprocess
 import sys
 import time
 
@@ -344,6 +349,43 @@ def sink(path, code, db, app):
                       "missing": len(want - seen), "unexpected": len(seen - want)}))
 
 
+# The tables pg-copy moves, in that order, with the columns both schemas share.
+PG_COPY = {
+    "tag_definitions": "app_id, name, type, created_at",
+    "devices": "id, app_id, hwid, platform, push_token, gateway, language, timezone_offset, app_version, os_version, "
+               "device_model, sdk_version, user_id, subscribed, notification_types, badge, created_at, updated_at, "
+               "last_open_at, token_invalid_reason",
+    "device_tags": "device_id, name, app_id, type, num, str",
+}
+
+
+def copy_text(value):
+    """One value in COPY's text format."""
+    if value is None:
+        return "\\N"
+    text = str(value)
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def pg_copy(db, *psql):
+    con = connect_ro(db)
+    for table, columns in PG_COPY.items():
+        if table == "tag_definitions":
+            # The SQLite file holds every definition, also the declared ones herald-ingest registered here.
+            subprocess.run([*psql, "-c", "DELETE FROM tag_definitions"], check=True, stdout=subprocess.DEVNULL)
+        copy = subprocess.Popen([*psql, "-c", f"COPY {table} ({columns}) FROM STDIN"], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, text=True)
+        for row in con.execute(f"SELECT {columns} FROM {table}"):
+            copy.stdin.write("\t".join(map(copy_text, row)) + "\n")
+        copy.stdin.close()
+        if copy.wait() != 0:
+            sys.exit(f"COPY {table} failed")
+    con.close()
+    subprocess.run([*psql, "-c", "SELECT setval(pg_get_serial_sequence('devices', 'id'), max(id)) FROM devices"], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run([*psql, "-c", "VACUUM ANALYZE"], check=True, stdout=subprocess.DEVNULL)
+
+
 # --- ops/bench/apns -----------------------------------------------------------------------
 
 
@@ -592,7 +634,7 @@ COMMANDS = {
     "apns-campaign": apns_campaign, "h2load": h2load,
     "outage-campaign": outage_campaign, "record-check": record_check,
     "seed-events": seed_events, "summary": summary, "count": count,
-    "soak-send": soak_send, "soak-funnels": soak_funnels,
+    "pg-copy": pg_copy, "soak-send": soak_send, "soak-funnels": soak_funnels,
 }
 
 

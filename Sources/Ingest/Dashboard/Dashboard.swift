@@ -6,9 +6,10 @@ import HTTPServer
 /// when the browser holds a live session. `POST /dashboard` with the form signs in: the token is
 /// checked once and a server-side session is opened (cookie `herald_session`: HttpOnly,
 /// SameSite=Strict, Secure when `http.public_url` is https; 30 minutes idle), and the page is served.
-/// `POST /dashboard/logout` ends the session. The page — recent campaigns and their funnels, delivery
-/// and open rates, events per day, top screens, opt-ins and opt-outs per day, in-apps and rich media pages with their
-/// statistics, worker health — is server-rendered with inline SVG
+/// `POST /dashboard/logout` ends the session. The page — campaign totals over a chosen period
+/// (`?days=7|30|90`), every campaign newest first, 20 per page (`?page=N`), with their funnels and
+/// rates, events per day, top screens, opt-ins and opt-outs per day, in-apps and rich media pages
+/// with their statistics, worker health — is server-rendered with inline SVG
 /// charts, no script and no external resources, and never contains the token. Every answer forbids
 /// framing, caching and script (CSP); a sign-in posted from another origin is refused; failed
 /// sign-ins are logged and, after 5 within a minute from one address, refused for the rest of it.
@@ -37,7 +38,7 @@ struct Dashboard: Sendable {
             guard let id = sessionID(request), let code = sessions.app(of: id, now: now), let app = configuration.app(code: code) else {
                 return secured(page(login(error: nil)))
             }
-            return secured(render(app))
+            return secured(render(app, view: View(query: request.query)))
         }
         let address = clientKey(request)
         guard originAllowed(request) else {
@@ -59,12 +60,12 @@ struct Dashboard: Sendable {
         }
         let id = sessions.open(app: app.code, now: now)
         logger.info("dashboard sign-in", ["client": address, "app": app.code])
-        return secured(render(app), cookie: id)
+        return secured(render(app, view: View()), cookie: id)
     }
 
-    private func render(_ app: AppConfiguration) -> HTTPResponse {
+    private func render(_ app: AppConfiguration, view: View) -> HTTPResponse {
         do {
-            return page(try overview(app: app))
+            return page(try overview(app: app, view: view))
         } catch {
             logger.error("dashboard failed", ["app": app.code, "error": "\(error)"])
             return page("<main><h1>Herald</h1><p class=\"error\">The database could not be read; please retry.</p></main>", status: 500)
@@ -138,6 +139,8 @@ struct Dashboard: Sendable {
             .card { background: #fff; border: 1px solid #e3e6ea; border-radius: 8px; padding: 12px 16px; min-width: 150px; }
             .card b { display: block; font-size: 24px; }
             figure { background: #fff; border: 1px solid #e3e6ea; border-radius: 8px; padding: 12px; margin: 12px 0; }
+            figure svg { display: block; width: 100%; height: auto; }
+            nav.pager, nav.periods { margin: 10px 0; } nav a, nav b { padding: 2px 6px; }
             figcaption { font-weight: 600; margin-bottom: 6px; }
             form.login { background: #fff; padding: 24px; border-radius: 8px; max-width: 360px; border: 1px solid #e3e6ea; }
             label { display: block; margin: 10px 0 4px; } input { width: 100%; padding: 6px; box-sizing: border-box; }
@@ -159,28 +162,56 @@ struct Dashboard: Sendable {
         """
     }
 
-    func overview(app: AppConfiguration) throws -> String {
+    /// What the page shows: the period of the cards and the page of campaigns, from the query.
+    struct View {
+        static let periods = [7, 30, 90]
+        static let pageSize = 20
+        var days = 30
+        var page = 1
+
+        init() {}
+
+        /// `days` outside `periods` and pages that are not positive numbers fall back to the defaults.
+        init(query: [String: String]) {
+            if let days = query["days"].flatMap(Int.init), Self.periods.contains(days) { self.days = days }
+            if let page = query["page"].flatMap(Int.init), page >= 1 { self.page = page }
+        }
+
+        func link(page: Int? = nil, days: Int? = nil) -> String {
+            "\(Dashboard.path)?days=\(days ?? self.days)&amp;page=\(page ?? self.page)"
+        }
+    }
+
+    func overview(app: AppConfiguration, view: View) throws -> String {
         let now = clock.now()
-        let messages = try campaigns.recentMessages(app: app.code, limit: 20)
+        let totals = try campaigns.campaignTotals(app: app.code, since: now - Int64(view.days) * 86_400)
+        let count = try campaigns.messageCount(app: app.code)
+        let pages = max(1, (count + View.pageSize - 1) / View.pageSize)
+        let current = min(view.page, pages)
+        let messages = try campaigns.recentMessages(app: app.code, limit: View.pageSize, offset: (current - 1) * View.pageSize)
         let today = now - now % 86_400
         let stats = try analytics.eventStatistics(app: app.code, from: today - 13 * 86_400, to: today + 86_400)
         let live = workers.liveWorkers().sorted { $0.id < $1.id }
 
         var html = "<main><h1>\(HTML.escape(app.name))</h1><p class=\"muted\">Application \(HTML.escape(app.code)) · "
         html += "updated \(HTML.escape(TagDate.format(now))) UTC</p>"
-        let sent = messages.reduce(0) { $0 + $1.sent }, delivered = messages.reduce(0) { $0 + $1.delivered }
-        let opened = messages.reduce(0) { $0 + $1.opened }
+        html += "<nav class=\"periods\" aria-label=\"Period\">Campaigns created in the last "
+        html += View.periods.map { days in
+            days == view.days ? "<b>\(days) days</b>" : "<a href=\"\(view.link(page: 1, days: days))\">\(days) days</a>"
+        }.joined(separator: " · ") + "</nav>"
         html += "<div class=\"cards\">"
-        html += card("Campaigns shown", String(messages.count)) + card("Pushes sent", String(sent))
-        html += card("Delivery rate", HTML.percent(delivered, of: sent)) + card("Open rate", HTML.percent(opened, of: sent))
+        html += card("Campaigns (\(view.days) days)", String(totals.messages)) + card("Pushes sent", String(totals.sent))
+        html += card("Delivery rate", HTML.percent(totals.delivered, of: totals.sent)) + card("Open rate", HTML.percent(totals.opened, of: totals.sent))
         html += card("Workers connected", String(live.count))
         html += card("Dispatching", workers.isDispatching ? "this ingest" : "another ingest")
         html += card("Reports pending", String(workers.reportProgress.pending)) + "</div>"
 
         html += providerTrouble(live, app: app.code)
         let counts = ["Targeted", "Sent", "Failed", "Throttled", "Retrying", "Delivered", "Opened", "Delivery", "Open"]
+        let first = (current - 1) * View.pageSize
         html += HTML.section(
-            "Recent campaigns", columns: ["Message", "Status", "Created (UTC)", "Content"] + counts, numeric: Set(counts),
+            count == 0 ? "Campaigns" : "Campaigns \(first + 1)–\(first + messages.count) of \(count), newest first",
+            columns: ["Message", "Status", "Created (UTC)", "Content"] + counts, numeric: Set(counts),
             rows: messages.map { message in
                 [message.code, message.status.rawValue, TagDate.format(message.createdAt),
                  String(localized(message.spec.content, language: nil).prefix(60))]
@@ -189,14 +220,17 @@ struct Dashboard: Sendable {
                     + [HTML.percent(message.delivered, of: message.sent), HTML.percent(message.opened, of: message.sent)]
             },
             empty: "No campaigns yet.")
+        html += pager(view, current: current, pages: pages)
+        // Labelled by creation time (the code's first characters tell campaigns apart poorly).
         let chronological = Array(messages.reversed())
+        func label(_ message: MessageStatus) -> String { String(TagDate.format(message.createdAt).dropFirst(5)) }
         html += HTML.barChart(
-            title: "Delivery rate per campaign (oldest to newest)",
-            chronological.map { ($0.code.prefix(4) + "…", $0.sent == 0 ? 0 : Double($0.delivered) / Double($0.sent), HTML.percent($0.delivered, of: $0.sent)) },
+            title: "Delivery rate per campaign on this page (oldest to newest, by creation time UTC)",
+            chronological.map { (label($0), $0.sent == 0 ? 0 : Double($0.delivered) / Double($0.sent), HTML.percent($0.delivered, of: $0.sent)) },
             color: "#2f7de1", maximum: 1)
         html += HTML.barChart(
-            title: "Open rate per campaign (oldest to newest)",
-            chronological.map { ($0.code.prefix(4) + "…", $0.sent == 0 ? 0 : Double($0.opened) / Double($0.sent), HTML.percent($0.opened, of: $0.sent)) },
+            title: "Open rate per campaign on this page (oldest to newest, by creation time UTC)",
+            chronological.map { (label($0), $0.sent == 0 ? 0 : Double($0.opened) / Double($0.sent), HTML.percent($0.opened, of: $0.sent)) },
             color: "#1f9d6b", maximum: 1)
 
         var perDay: [String: Int] = [:]
@@ -230,6 +264,16 @@ struct Dashboard: Sendable {
         html += "<p><a href=\"\(Self.path)\">Refresh</a></p>"
         html += "<form method=\"post\" action=\"\(Self.logoutPath)\"><button type=\"submit\">Sign out</button></form></main>"
         return html
+    }
+
+    /// Links to the newer and older pages and to every page by number (the current one in bold).
+    func pager(_ view: View, current: Int, pages: Int) -> String {
+        guard pages > 1 else { return "" }
+        var links: [String] = []
+        if current > 1 { links.append("<a href=\"\(view.link(page: current - 1))\" rel=\"prev\">Newer</a>") }
+        links += (1...pages).map { $0 == current ? "<b>\($0)</b>" : "<a href=\"\(view.link(page: $0))\">\($0)</a>" }
+        if current < pages { links.append("<a href=\"\(view.link(page: current + 1))\" rel=\"next\">Older</a>") }
+        return "<nav class=\"pager\" aria-label=\"Campaign pages\">Page \(current) of \(pages): " + links.joined(separator: " ") + "</nav>"
     }
 
     /// A warning for each provider that a worker has paused because it is failing.

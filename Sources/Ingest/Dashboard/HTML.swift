@@ -38,25 +38,44 @@ enum HTML {
         return String(Int((value * 10).rounded())).inserting(decimalBefore: 1) + "%"
     }
 
-    /// A bar chart as inline SVG: one bar per value, labels under the bars, values above them.
+    /// A bar chart as inline SVG that scales to its figure's width (CSS `width: 100%`): one bar per
+    /// value, its label under it (slanted when the labels would not fit side by side) and its value
+    /// above it (left to the tooltip when bars are too narrow for it).
     static func barChart(title: String, _ bars: [(label: String, value: Double, text: String)], color: String,
                          maximum: Double? = nil) -> String {
-        let width = 640, height = 200, top = 24, bottom = 36
         guard !bars.isEmpty else {
             return "<figure><figcaption>\(escape(title))</figcaption><p class=\"empty\">No data yet.</p></figure>"
         }
+        let width = 1000.0, fontSize = 12.0, characterWidth = 7.0
+        let longest = Double(bars.map(\.label.count).max() ?? 0) * characterWidth
+        let slanted = longest > width / Double(bars.count) - 4
+        // Slanted labels reach left of their bar: the first one needs room.
+        let left = slanted ? longest * 0.72 : 0
+        let slot = (width - left) / Double(bars.count)
+        let top = 24.0, plot = 160.0, bottom = slanted ? longest * 0.72 + 16 : 22
+        let height = top + plot + bottom
         let peak = max(maximum ?? bars.map(\.value).max() ?? 1, 0.000001)
-        let slot = Double(width) / Double(bars.count)
-        let barWidth = min(48, max(2, slot * 0.7))
-        var svg = "<svg role=\"img\" aria-label=\"\(escape(title))\" viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\">"
-        svg += "<line x1=\"0\" y1=\"\(height - bottom)\" x2=\"\(width)\" y2=\"\(height - bottom)\" stroke=\"#999\"/>"
+        let barWidth = min(60, max(2, slot * 0.7))
+        let showValues = slot >= Double(bars.map(\.text.count).max() ?? 0) * characterWidth
+        var svg = "<svg role=\"img\" aria-label=\"\(escape(title))\" viewBox=\"0 0 \(format(width)) \(format(height))\" "
+        svg += "font-size=\"\(format(fontSize))\" preserveAspectRatio=\"xMidYMid meet\">"
+        svg += "<line x1=\"0\" y1=\"\(format(top + plot))\" x2=\"\(format(width))\" y2=\"\(format(top + plot))\" stroke=\"#999\"/>"
         for (index, bar) in bars.enumerated() {
-            let barHeight = Double(height - top - bottom) * bar.value / peak
-            let x = slot * Double(index) + (slot - barWidth) / 2
-            let y = Double(height - bottom) - barHeight
-            svg += "<rect x=\"\(format(x))\" y=\"\(format(y))\" width=\"\(format(barWidth))\" height=\"\(format(barHeight))\" fill=\"\(color)\"><title>\(escape(bar.label)): \(escape(bar.text))</title></rect>"
-            svg += "<text x=\"\(format(x + barWidth / 2))\" y=\"\(format(y - 4))\" text-anchor=\"middle\" font-size=\"11\">\(escape(bar.text))</text>"
-            svg += "<text x=\"\(format(x + barWidth / 2))\" y=\"\(height - bottom + 14)\" text-anchor=\"middle\" font-size=\"10\">\(escape(bar.label))</text>"
+            let barHeight = plot * min(bar.value / peak, 1)
+            let center = left + slot * (Double(index) + 0.5)
+            let y = top + plot - barHeight
+            svg += "<rect x=\"\(format(center - barWidth / 2))\" y=\"\(format(y))\" width=\"\(format(barWidth))\" height=\"\(format(barHeight))\" "
+            svg += "fill=\"\(color)\"><title>\(escape(bar.label)): \(escape(bar.text))</title></rect>"
+            if showValues {
+                svg += "<text x=\"\(format(center))\" y=\"\(format(y - 5))\" text-anchor=\"middle\">\(escape(bar.text))</text>"
+            }
+            let labelY = top + plot + 16
+            if slanted {
+                svg += "<text x=\"\(format(center))\" y=\"\(format(labelY))\" text-anchor=\"end\" "
+                svg += "transform=\"rotate(-45 \(format(center)) \(format(labelY)))\">\(escape(bar.label))</text>"
+            } else {
+                svg += "<text x=\"\(format(center))\" y=\"\(format(labelY))\" text-anchor=\"middle\">\(escape(bar.label))</text>"
+            }
         }
         svg += "</svg>"
         return "<figure><figcaption>\(escape(title))</figcaption>\(svg)</figure>"

@@ -41,12 +41,21 @@ struct DeviceAPI: Sendable {
             return { try store.applicationOpen(app: app, hwid: hwid, attributes: attributes, now: clock.now()); return .null }
         case "setTags":
             let updates = try request.tagUpdates(required: true)
+            if request.fields["hwid"] == nil || request.fields["hwid"] == .null, let userID = try request.optionalString("userId", maxLength: 256) {
+                // From a server: every device of the user (Herald keeps tags per device only).
+                return {
+                    guard try store.setUserTags(app: app, userID: userID, updates: updates, now: clock.now()) > 0 else {
+                        throw ArgumentError("userId \(userID.prefix(64)) has no device in application \(app)")
+                    }
+                    return .null
+                }
+            }
             let hwid = try request.hwid(), attributes = try request.attributes()
             return { try store.setTags(app: app, hwid: hwid, attributes: attributes, updates: updates, now: clock.now()); return .null }
         case "getTags":
             let hwid = try request.optionalString("hwid", maxLength: 256)
             let userID = try request.optionalString("userId", maxLength: 256)
-            guard hwid != nil || userID != nil else { throw ArgumentError("hwid is required") }
+            guard hwid != nil || userID != nil else { throw ArgumentError("hwid or userId is required") }
             return {
                 let tags = try store.getTags(app: app, hwid: hwid, userID: hwid == nil ? userID : nil)
                 return ["result": .object(tags.mapValues(\.json))]

@@ -3,8 +3,13 @@ import Core
 /// The `request` object of a Device API call, with typed accessors that name the field on error.
 struct DeviceRequest {
     let fields: [String: JSON]
+    /// Where the object sits in the request, for error messages (`tag.` for addTag's `tag`).
+    let prefix: String
 
-    init(_ fields: [String: JSON]) { self.fields = fields }
+    init(_ fields: [String: JSON], prefix: String = "") {
+        self.fields = fields
+        self.prefix = prefix
+    }
 
     /// The application code (`application`).
     func application() throws(ArgumentError) -> String { try requiredString("application", maxLength: 64) }
@@ -13,17 +18,17 @@ struct DeviceRequest {
     func hwid() throws(ArgumentError) -> String { try requiredString("hwid", maxLength: 256) }
 
     func requiredString(_ field: String, maxLength: Int = 4096) throws(ArgumentError) -> String {
-        guard let value = fields[field], value != .null else { throw ArgumentError("\(field) is required") }
-        guard let text = value.lenientString else { throw ArgumentError("\(field) must be a string, found \(value.typeName)") }
-        guard !text.isEmpty else { throw ArgumentError("\(field) must not be empty") }
-        guard text.utf8.count <= maxLength else { throw ArgumentError("\(field) is longer than \(maxLength) bytes") }
+        guard let value = fields[field], value != .null else { throw ArgumentError("\(prefix)\(field) is required") }
+        guard let text = value.lenientString else { throw ArgumentError("\(prefix)\(field) must be a string, found \(value.typeName)") }
+        guard !text.isEmpty else { throw ArgumentError("\(prefix)\(field) must not be empty") }
+        guard text.utf8.count <= maxLength else { throw ArgumentError("\(prefix)\(field) is longer than \(maxLength) bytes") }
         return text
     }
 
     func optionalString(_ field: String, maxLength: Int = 4096) throws(ArgumentError) -> String? {
         guard let value = fields[field], value != .null else { return nil }
-        guard let text = value.lenientString else { throw ArgumentError("\(field) must be a string, found \(value.typeName)") }
-        guard text.utf8.count <= maxLength else { throw ArgumentError("\(field) is longer than \(maxLength) bytes") }
+        guard let text = value.lenientString else { throw ArgumentError("\(prefix)\(field) must be a string, found \(value.typeName)") }
+        guard text.utf8.count <= maxLength else { throw ArgumentError("\(prefix)\(field) is longer than \(maxLength) bytes") }
         return text.isEmpty ? nil : text
     }
 
@@ -31,24 +36,24 @@ struct DeviceRequest {
     func optionalInt(_ field: String) throws(ArgumentError) -> Int64? {
         guard let value = fields[field], value != .null else { return nil }
         if case .string(let text) = value, text.isEmpty { return nil }
-        guard let number = value.lenientInt else { throw ArgumentError("\(field) must be an integer, found \(value.typeName)") }
+        guard let number = value.lenientInt else { throw ArgumentError("\(prefix)\(field) must be an integer, found \(value.typeName)") }
         return number
     }
 
     func requiredInt(_ field: String) throws(ArgumentError) -> Int64 {
-        guard let number = try optionalInt(field) else { throw ArgumentError("\(field) is required") }
+        guard let number = try optionalInt(field) else { throw ArgumentError("\(prefix)\(field) is required") }
         return number
     }
 
     func optionalBool(_ field: String) throws(ArgumentError) -> Bool? {
         guard let value = fields[field], value != .null else { return nil }
-        guard let flag = value.lenientBool else { throw ArgumentError("\(field) must be a boolean, found \(value.typeName)") }
+        guard let flag = value.lenientBool else { throw ArgumentError("\(prefix)\(field) must be a boolean, found \(value.typeName)") }
         return flag
     }
 
     func optionalObject(_ field: String) throws(ArgumentError) -> [String: JSON]? {
         guard let value = fields[field], value != .null else { return nil }
-        guard let object = value.objectValue else { throw ArgumentError("\(field) must be an object, found \(value.typeName)") }
+        guard let object = value.objectValue else { throw ArgumentError("\(prefix)\(field) must be an object, found \(value.typeName)") }
         return object
     }
 

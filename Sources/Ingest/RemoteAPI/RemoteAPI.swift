@@ -2,12 +2,13 @@ import Core
 import HTTPServer
 
 /// The Pushwoosh Remote API (server to server): createMessage, createTargetedMessage, deleteMessage,
-/// getMessageDetails, the statistics requests getMsgStats, getAppStats and getResults, and the
-/// message funnel at `GET /api/v1/messages/<code>`. Calls authenticate with `request.auth` or
+/// getMessageDetails, the statistics requests getMsgStats, getAppStats and getResults, the tag
+/// registry (listTags, addTag, deleteTag), and the message funnel at `GET /api/v1/messages/<code>`. Calls authenticate with `request.auth` or
 /// `Authorization: Token <api_token>` of the application they name.
 struct RemoteAPI: Sendable {
     let configuration: Configuration
     let campaigns: any CampaignStore
+    let devices: any DeviceStore
     let analytics: any AnalyticsStore
     let richMedia: any RichMediaStore
     let links: RichMediaLinks
@@ -16,7 +17,7 @@ struct RemoteAPI: Sendable {
     let onCreated: @Sendable () -> Void
 
     static let methods: Set<String> = ["createMessage", "createTargetedMessage", "deleteMessage", "getMessageDetails", "getMsgStats",
-                                       "getAppStats", "getResults"]
+                                       "getAppStats", "getResults", "listTags", "addTag", "deleteTag"]
     static let maximumNotifications = 1000
 
     /// An authentication failure: HTTP 403 with the envelope.
@@ -47,6 +48,9 @@ struct RemoteAPI: Sendable {
         case "createTargetedMessage": return try createTargetedMessage(request, authorization: authorization)
         case "getAppStats": return try applicationStatisticsRequest(app: try authenticatedApp(request, authorization: authorization), request: request)
         case "getResults": return try results(request: request, authorization: authorization)
+        case "listTags": return try listTags(app: try tokenApp(request, authorization: authorization))
+        case "addTag": return try addTag(app: try tokenApp(request, authorization: authorization), request: request)
+        case "deleteTag": return try deleteTag(app: try tokenApp(request, authorization: authorization), request: request)
         default: break
         }
         // The methods about one message: its application is the one named, or the message's own.

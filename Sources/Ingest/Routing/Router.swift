@@ -5,6 +5,7 @@ import HTTPServer
 struct Router: Sendable {
     let deviceAPI: DeviceAPI
     let remoteAPI: RemoteAPI
+    let audienceAPI: AudienceAPI
     let eventsAPI: EventsAPI
     let richMediaAPI: RichMediaAPI
     let inAppsAPI: InAppsAPI
@@ -23,7 +24,7 @@ struct Router: Sendable {
     static let apiPrefix = "/json/1.3/"
     /// Methods that only read, answered inline on the I/O threads.
     static let inlineMethods: Set<String> = ["getTags", "getInApps", "getInboxMessages", "getConfig", "getMessageDetails", "getMsgStats",
-                                             "getAppStats", "getResults"]
+                                             "getAppStats", "getResults", "listTags"]
 
     /// Reads run inline; anything that writes runs on the database writer (see `main.swift`).
     static func dispatch(_ request: HTTPRequest) -> HTTPDispatch {
@@ -90,6 +91,14 @@ struct Router: Sendable {
         if path.hasPrefix(EventsAPI.prefix), request.method == "GET" {
             return ("api_events", { [eventsAPI] in
                 (eventsAPI.handle(path: path, query: request.query, authorization: request.header("authorization")), 0)
+            })
+        }
+        if path == AudienceAPI.path, request.method == "POST" {
+            return ("api_bulk_set_tags", audienceAPI.submit(body: request.body, authorization: request.header("authorization")))
+        }
+        if path.hasPrefix(AudienceAPI.path + "/"), request.method == "GET" {
+            return ("api_bulk_set_tags_status", { [audienceAPI] in
+                (audienceAPI.progress(id: String(path.dropFirst(AudienceAPI.path.count + 1)), authorization: request.header("authorization")), 0)
             })
         }
         if path.hasPrefix("/api/v1/messages/"), request.method == "GET" {

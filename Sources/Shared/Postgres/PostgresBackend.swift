@@ -4,6 +4,7 @@ import Core
 /// A PostgreSQL database and the stores over it (`database.url`).
 public final class PostgresBackend: StoreBackend {
     private let database: PostgresDatabase
+    private let deviceStore: PostgresDeviceStore
     public let devices: any DeviceStore
     public let campaigns: any CampaignStore
     public let analytics: any AnalyticsStore
@@ -26,17 +27,25 @@ public final class PostgresBackend: StoreBackend {
         }
         database = try PostgresDatabase(settings: connection, poolSize: settings.poolSize,
                                         acquireTimeoutMilliseconds: settings.busyTimeoutMilliseconds, apps: apps)
-        devices = PostgresDeviceStore(database: database)
+        deviceStore = PostgresDeviceStore(database: database)
+        devices = deviceStore
         campaigns = PostgresCampaignStore(database: database)
         analytics = PostgresAnalyticsStore(database: database)
         richMedia = PostgresRichMediaStore(database: database)
     }
 
-    /// Each store write commits on its own before it returns, so `work`'s result is always the one
-    /// to send; `onFailure` is for backends that commit after the work has run.
+    /// Runs `work` on the registration batcher's thread: its registrations join the next batch,
+    /// and `completion` gets its result once they are committed (`onFailure()` when they could not
+    /// be). Work that needs the database otherwise runs on a request thread, where each store write
+    /// commits on its own before it returns.
     public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
                                            completion: @escaping @Sendable (T) -> Void) {
-        database.submitRequest(work, completion: completion)
+        let result = RequestResult<T>()
+        deviceStore.submit(RegistrationBatcher.Request(
+            run: { result.value = work() },
+            committed: { completion(result.value ?? onFailure()) },
+            failed: { completion(onFailure()) },
+            elsewhere: { [database] in database.submitRequest(work, completion: completion) }))
     }
 
     /// `herald-ingest --backup` copies a SQLite file; a PostgreSQL database is copied with the
@@ -53,4 +62,10 @@ public final class PostgresBackend: StoreBackend {
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
         database.watchCommits(handler)
     }
+}
+
+/// A request's result between its work and its answer. `@unchecked Sendable` invariant: written by
+/// the batcher thread while it runs the work, read by the same thread when the batch has committed.
+final class RequestResult<T>: @unchecked Sendable {
+    var value: T?
 }

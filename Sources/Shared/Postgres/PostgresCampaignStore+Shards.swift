@@ -43,17 +43,20 @@ extension PostgresCampaignStore {
         }
     }
 
+    // The two writes below are one idempotent statement each: autocommit, without BEGIN and COMMIT
+    // round trips.
+
     public func extendLease(shard: Int64, worker: String, leaseUntil: Int64) throws(StoreError) -> Bool {
-        try database.write { transaction in
-            try transaction.connection.run(
+        try database.autocommit { connection in
+            try connection.run(
                 "UPDATE message_shards SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = 'leased'",
                 [.integer(leaseUntil), .integer(shard), .text(worker)]) == 1
         }
     }
 
     public func markAttempted(_ work: ShardWork, through deviceID: Int64, worker: String) throws(StoreError) -> Bool {
-        try database.write { transaction in
-            try transaction.connection.run(
+        try database.autocommit { connection in
+            try connection.run(
                 """
                 UPDATE message_shards SET attempted_through = greatest(coalesce(attempted_through, $1), $1)
                 WHERE id = $2 AND lease_owner = $3 AND status = 'leased'
@@ -94,8 +97,11 @@ extension PostgresCampaignStore {
         } else if !work.spec.conditions.isEmpty {
             sql += " AND (\(PostgresTargetFilter.sql(for: work.spec.conditions, combinedWith: work.spec.conditionsOperator, app: "$1", &parameters)))"
         }
+        // Looked up per device on the deliveries' key, like the tag conditions (`OFFSET 0`, see
+        // `PostgresTargetFilter`): planned as a join while the deliveries' statistics still said the
+        // campaign had few, every page read all of the message's deliveries so far.
         let message = parameters.add(.integer(work.messageID))
-        sql += " AND NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = \(message) AND x.device_id = d.id)"
+        sql += " AND NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = \(message) AND x.device_id = d.id OFFSET 0)"
         sql += " ORDER BY d.id LIMIT \(parameters.add(.integer(Int64(limit))))"
         return (sql, parameters.values)
     }
@@ -115,8 +121,8 @@ extension PostgresCampaignStore {
         // The sent deliveries grow from nothing during a campaign, faster than statistics follow:
         // a plan that scans them (16 ms per page at 40,000 devices) is ruled out for this read.
         return try database.read { connection in
-            try connection.execute("BEGIN READ ONLY")
-            try connection.execute("SET LOCAL enable_seqscan = off")
+            // One round trip for both.
+            try connection.execute("BEGIN READ ONLY; SET LOCAL enable_seqscan = off")
             var counts: [Int64: (Int, Int)] = [:]
             for (device, first, second) in try connection.rows(
                 """
@@ -168,8 +174,7 @@ extension PostgresCampaignStore {
                      .integers(retries.map { $0.ambiguous ? 1 : 0 }), .integers(schedules.map(\.nextAt)), .integers(schedules.map(\.expiresAt)),
                      .texts(retries.map { $0.reason ?? "Unknown" })])
             }
-            try tally.apply(to: work, connection)
-            return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
+            return try tally.apply(to: work, keepingLeaseOf: worker, until: leaseUntil, connection)
         }
     }
 
@@ -240,8 +245,7 @@ extension PostgresCampaignStore {
                 tally.retrying -= 1
                 tally.count(outcome)
             }
-            try tally.apply(to: work, connection)
-            return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
+            return try tally.apply(to: work, keepingLeaseOf: worker, until: leaseUntil, connection)
         }
     }
 
@@ -291,18 +295,15 @@ extension PostgresCampaignStore {
         }
         return true
     }
-
-    /// `ownsLease`, and when it does, extends the lease.
-    static func keepLease(_ work: ShardWork, worker: String, leaseUntil: Int64, _ connection: PostgresConnection) throws -> Bool {
-        guard try ownsLease(work, worker: worker, connection) else { return false }
-        try connection.run("UPDATE message_shards SET lease_until = $1 WHERE id = $2", [.integer(leaseUntil), .integer(work.shardID)])
-        return true
-    }
 }
 
 /// Writes a tally into the PostgreSQL tables.
 extension ShardTally {
-    func apply(to work: ShardWork, _ connection: PostgresConnection) throws {
+    /// Adds the tally to the shard's counters and, in the same statement, does what
+    /// `PostgresCampaignStore.ownsLease` and then extending the lease would: returns whether the shard
+    /// is still leased to `worker` and its message not deleted, extends the lease when it is, and
+    /// cancels the shard when its message was deleted. One round trip instead of three.
+    func apply(to work: ShardWork, keepingLeaseOf worker: String, until leaseUntil: Int64, _ connection: PostgresConnection) throws -> Bool {
         if !errors.isEmpty {
             let reasons = errors.keys.sorted()
             try connection.run(
@@ -312,12 +313,16 @@ extension ShardTally {
                 ON CONFLICT (message_id, reason) DO UPDATE SET count = message_errors.count + excluded.count
                 """, [.integer(work.messageID), .texts(reasons), .integers(reasons.map { errors[$0]! })])
         }
-        try connection.run(
+        return try connection.first(
             """
-            UPDATE message_shards SET targeted = targeted + $1, sent = sent + $2, failed = failed + $3, throttled = throttled + $4,
-              retrying = retrying + $5, ambiguous = ambiguous + $6 WHERE id = $7
+            UPDATE message_shards s SET targeted = s.targeted + $1, sent = s.sent + $2, failed = s.failed + $3,
+              throttled = s.throttled + $4, retrying = s.retrying + $5, ambiguous = s.ambiguous + $6,
+              lease_until = CASE WHEN s.status = 'leased' AND s.lease_owner = $8 AND m.status <> 'deleted' THEN $9 ELSE s.lease_until END,
+              status = CASE WHEN s.status = 'leased' AND s.lease_owner = $8 AND m.status = 'deleted' THEN 'cancelled' ELSE s.status END
+            FROM messages m WHERE s.id = $7 AND m.id = s.message_id
+            RETURNING s.status = 'leased' AND s.lease_owner = $8
             """,
             [.integer(targeted), .integer(sent), .integer(failed), .integer(throttled), .integer(retrying), .integer(ambiguous),
-             .integer(work.shardID)])
+             .integer(work.shardID), .text(worker), .integer(leaseUntil)]) { $0.bool(0) } ?? false
     }
 }

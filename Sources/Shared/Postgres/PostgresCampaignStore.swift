@@ -121,14 +121,19 @@ public final class PostgresCampaignStore: CampaignStore {
                 result.errors[reason] = count
             }
             // Once per (message, device), and only from devices the message was sent to; the reports
-            // workers have not matched yet are added (see the SQLite backend).
+            // workers have not matched yet are added (see the SQLite backend). Each reported device is
+            // looked up in the deliveries on their key (`OFFSET 0` keeps that lookup from becoming a
+            // join): the deliveries grow from nothing during a campaign, faster than statistics
+            // follow, and a plan that started from them took 16 to 28 ms a call at 100,000
+            // deliveries, while the campaign's funnel was polled every 100 ms.
             let reports = """
                 SELECT count(*) FROM (
                   SELECT device_id FROM message_reports WHERE message_id = $1 AND kind = $3
                   UNION
                   SELECT d.id FROM reports r JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
                   WHERE r.processed_at IS NULL AND r.hash = $2 AND r.kind = $3 AND r.app_id = $4) AS reported
-                JOIN deliveries x ON x.message_id = $1 AND x.device_id = reported.device_id AND x.status = 'sent'
+                WHERE EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = $1 AND x.device_id = reported.device_id
+                  AND x.status = 'sent' OFFSET 0)
                 """
             result.delivered = Int(try connection.first(reports, [.integer(id), .text(hash), .text("delivery"), .integer(appID)]) {
                 $0.int(0)
@@ -140,17 +145,42 @@ public final class PostgresCampaignStore: CampaignStore {
         }
     }
 
-    public func recentMessages(app: String, limit: Int) throws(StoreError) -> [MessageStatus] {
+    public func recentMessages(app: String, limit: Int, offset: Int) throws(StoreError) -> [MessageStatus] {
         let appID = try database.appID(app)
         let codes = try database.read { connection in
-            try connection.rows("SELECT code FROM messages WHERE app_id = $1 ORDER BY id DESC LIMIT $2",
-                                [.integer(appID), .integer(Int64(limit))]) { $0.text(0) }
+            try connection.rows("SELECT code FROM messages WHERE app_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3",
+                                [.integer(appID), .integer(Int64(limit)), .integer(Int64(offset))]) { $0.text(0) }
         }
         var result: [MessageStatus] = []
         for code in codes {
             if let status = try messageStatus(app: app, code: code) { result.append(status) }
         }
         return result
+    }
+
+    public func messageCount(app: String) throws(StoreError) -> Int {
+        let appID = try database.appID(app)
+        return try database.read { connection in
+            Int(try connection.first("SELECT count(*) FROM messages WHERE app_id = $1", [.integer(appID)]) { $0.int(0) } ?? 0)
+        }
+    }
+
+    public func campaignTotals(app: String, since: Int64) throws(StoreError) -> CampaignTotals {
+        let appID = try database.appID(app)
+        return try database.read { connection in
+            try connection.first(
+                """
+                SELECT count(*), coalesce(sum(sent), 0), coalesce(sum(delivered), 0), coalesce(sum(opened), 0) FROM (
+                  SELECT (SELECT sum(s.sent) FROM message_shards s WHERE s.message_id = m.id) AS sent,
+                    (SELECT count(*) FROM message_reports r JOIN deliveries x ON x.message_id = r.message_id AND x.device_id = r.device_id
+                      AND x.status = 'sent' WHERE r.message_id = m.id AND r.kind = 'delivery') AS delivered,
+                    (SELECT count(*) FROM message_reports r JOIN deliveries x ON x.message_id = r.message_id AND x.device_id = r.device_id
+                      AND x.status = 'sent' WHERE r.message_id = m.id AND r.kind = 'push_stat') AS opened
+                  FROM messages m WHERE m.app_id = $1 AND m.created_at >= $2) AS funnels
+                """, [.integer(appID), .integer(since)]) { row in
+                CampaignTotals(messages: Int(row.int(0)), sent: Int(row.int(1)), delivered: Int(row.int(2)), opened: Int(row.int(3)))
+            } ?? CampaignTotals()
+        }
     }
 
     public func deleteMessage(app: String, code: String, now: Int64) throws(StoreError) -> Bool {

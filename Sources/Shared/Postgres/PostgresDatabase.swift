@@ -18,6 +18,8 @@ public final class PostgresDatabase: Sendable {
     /// Tag types never change once defined, so they are cached for every connection once committed.
     private let tagTypes = Mutex<[Int64: [String: TagType]]>([:])
     private let runner: RequestRunner
+    /// What the registration batcher's thread gathers from the requests it runs.
+    let collector = RequestCollector()
     private let runnerThreads: Int
     /// The error of the last failed commit while commits fail (nil while they succeed), and who
     /// hears of each change between the two.
@@ -40,9 +42,9 @@ public final class PostgresDatabase: Sendable {
                 return try connection.transaction { try Self.register(apps, connection) }
             }
         }
-        // Most requests wait in the registration batcher rather than on a connection: more threads
-        // than connections let batches grow (measured with wrk's 64 connections: 64 threads made
-        // batches of about 40 registrations, 32 threads made smaller ones and fewer per second).
+        // Requests that write or read more than a batchable registration run here, and wait for a
+        // connection rather than for the server: more threads than connections keep every
+        // connection busy.
         runnerThreads = poolSize * 8
         runner = RequestRunner(threads: runnerThreads)
     }
@@ -87,6 +89,7 @@ public final class PostgresDatabase: Sendable {
     /// Runs `body` in a transaction of its own and returns once it is committed.
     @discardableResult
     func write<T>(_ body: (PostgresTransaction) throws -> T) throws(StoreError) -> T {
+        try collector.refuseDatabaseAccess()
         var attempt = 0
         while true {
             attempt += 1
@@ -117,6 +120,7 @@ public final class PostgresDatabase: Sendable {
     /// Runs `body` on a pooled connection, each statement on its own (autocommit). A connection that
     /// turns out to be lost is replaced once: reads change nothing, so running them again is safe.
     func read<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+        try collector.refuseDatabaseAccess()
         var attempt = 0
         while true {
             attempt += 1
@@ -137,16 +141,18 @@ public final class PostgresDatabase: Sendable {
     /// Runs one idempotent statement (`body` runs nothing else) in autocommit: its own transaction,
     /// without BEGIN and COMMIT round trips. Run again when the server rolled it back, and also when
     /// the connection was lost, which leaves its outcome unknown: running it twice changes nothing more.
-    func autocommit(_ body: (PostgresConnection) throws -> Void) throws(StoreError) {
+    @discardableResult
+    func autocommit<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+        try collector.refuseDatabaseAccess()
         var attempt = 0
         while true {
             attempt += 1
             let (connection, generation) = try acquireForWrite()
             do {
-                try body(connection)
+                let value = try body(connection)
                 pool.release(connection, generation: generation)
                 noteCommit(nil)
-                return
+                return value
             } catch {
                 pool.release(connection, generation: generation)
                 if let failure = error as? PostgresError, attempt < Self.attempts, failure.isTransient || failure.isConnectionLost { continue }
@@ -207,8 +213,8 @@ public final class PostgresDatabase: Sendable {
 
     /// Runs a whole request on one of the request threads: each store write it makes commits on its
     /// own before returning, so `completion` always gets the request's own result (which maps a
-    /// failed commit to its error reply); `onFailure` is never needed.
-    public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void) {
+    /// failed commit to its error reply). For work the registration batcher refused.
+    func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void) {
         runner.enqueue { completion(work()) }
     }
 
@@ -229,6 +235,11 @@ public final class PostgresDatabase: Sendable {
     /// The type of a tag when it is cached (defined and committed), without asking the database.
     func cachedTagType(appID: Int64, name: String) -> TagType? {
         tagTypes.withLock { $0[appID]?[name] }
+    }
+
+    /// Drops a deleted tag's type from this process's cache (deleteTag).
+    func forgetTagType(appID: Int64, name: String) {
+        tagTypes.withLock { $0[appID]?[name] = nil }
     }
 
     private func remember(_ defined: [Int64: [String: TagType]]) {

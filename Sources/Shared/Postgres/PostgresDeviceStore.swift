@@ -16,6 +16,11 @@ public final class PostgresDeviceStore: DeviceStore {
 
     deinit { batcher.stop() }
 
+    /// Runs a whole request on the registration batcher's thread (see `RegistrationBatcher`).
+    func submit(_ request: RegistrationBatcher.Request) {
+        batcher.submit(request)
+    }
+
     /// The store as the batcher's way back to the one-registration path, without a reference cycle.
     /// `@unchecked Sendable` invariant: set once in `init`, before the batcher can use it.
     private final class Single: @unchecked Sendable {
@@ -298,11 +303,12 @@ public final class PostgresDeviceStore: DeviceStore {
     public func getTags(app: String, hwid: String?, userID: String?) throws(StoreError) -> [String: TagValue] {
         let appID = try database.appID(app)
         // One statement, so one snapshot without a transaction around it (getTags is the hottest read).
+        // A user's devices come oldest first, so that the most recently updated one's value wins.
         let device: (sql: String, key: String)
         if let hwid {
             device = ("d.app_id = $1 AND d.hwid = $2", hwid)
         } else if let userID {
-            device = ("d.id = (SELECT id FROM devices WHERE app_id = $1 AND user_id = $2 ORDER BY updated_at DESC LIMIT 1)", userID)
+            device = ("d.app_id = $1 AND d.user_id = $2 ORDER BY d.updated_at, d.id", userID)
         } else {
             return [:]
         }
@@ -319,6 +325,40 @@ public final class PostgresDeviceStore: DeviceStore {
             for (name, value) in rows { tags[name] = value }
             return tags
         }
+    }
+
+    public func setUserTags(app: String, userID: String, updates: [TagUpdate], now: Int64) throws(StoreError) -> Int {
+        let appID = try database.appID(app)
+        return try database.write { transaction in
+            let devices = try transaction.connection.rows(
+                "UPDATE devices SET updated_at = $3 WHERE app_id = $1 AND user_id = $2 RETURNING id",
+                [.integer(appID), .text(userID), .integer(now)]) { $0.int(0) }
+            for id in devices.sorted() { try applyTags(transaction, appID: appID, deviceID: id, updates: updates) }
+            return devices.count
+        }
+    }
+
+    public func addTag(app: String, name: String, type: TagType, now: Int64) throws(StoreError) -> TagType? {
+        let appID = try database.appID(app)
+        return try database.write { transaction in
+            let created = try transaction.connection.first(
+                "INSERT INTO tag_definitions (app_id, name, type, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (app_id, name) DO NOTHING RETURNING type",
+                [.integer(appID), .text(name), .integer(Int64(type.rawValue)), .integer(now)]) { _ in true } ?? false
+            return created ? nil : try database.tagType(transaction, appID: appID, name: name) ?? type
+        }
+    }
+
+    public func deleteTag(app: String, name: String) throws(StoreError) -> Bool {
+        let appID = try database.appID(app)
+        let deleted = try database.write { transaction in
+            let connection = transaction.connection
+            try connection.run("DELETE FROM device_tag_items WHERE app_id = $1 AND name = $2", [.integer(appID), .text(name)])
+            try connection.run("DELETE FROM device_tags WHERE app_id = $1 AND name = $2", [.integer(appID), .text(name)])
+            if name == "badge" { try connection.run("UPDATE devices SET badge = 0 WHERE app_id = $1 AND badge <> 0", [.integer(appID)]) }
+            return try connection.run("DELETE FROM tag_definitions WHERE app_id = $1 AND name = $2", [.integer(appID), .text(name)]) > 0
+        }
+        database.forgetTagType(appID: appID, name: name)
+        return deleted
     }
 
     public func registerUser(app: String, hwid: String, attributes: DeviceAttributes, userID: String, now: Int64) throws(StoreError) {

@@ -256,7 +256,38 @@ enum PostgresSchema {
         );
         CREATE INDEX in_app_triggers_by_event ON in_app_triggers (app_id, event);
         """,
-        // 5: SQLite's tenth: the opt-in history, one row per change of a device's permission state,
+        // 5: SQLite's tenth: bulkSetTags jobs and their entry errors.
+        """
+        CREATE TABLE bulk_tag_jobs (
+            id text PRIMARY KEY,
+            app_id bigint NOT NULL REFERENCES applications(id),
+            status text NOT NULL,
+            create_missing boolean NOT NULL,
+            devices text NOT NULL,
+            total bigint NOT NULL,
+            processed bigint NOT NULL DEFAULT 0,
+            failed bigint NOT NULL DEFAULT 0,
+            failure text,
+            created_at bigint NOT NULL,
+            updated_at bigint NOT NULL
+        );
+        CREATE INDEX bulk_tag_jobs_unfinished ON bulk_tag_jobs (created_at) WHERE status IN ('Pending', 'Processing');
+        CREATE TABLE bulk_tag_errors (
+            job_id text NOT NULL,
+            position bigint NOT NULL,
+            field text NOT NULL,
+            value text NOT NULL,
+            message text NOT NULL,
+            PRIMARY KEY (job_id, position)
+        );
+        """,
+        // 6: targeting answers every tag condition per device on the primary key (see
+        // `PostgresTargetFilter`), as SQLite's does, so the number index only cost each
+        // registration one more index entry.
+        """
+        DROP INDEX device_tags_by_number;
+        """,
+        // 7: SQLite's eleventh: the opt-in history, one row per change of a device's permission state,
         // written by a trigger (so the batched registrations record it too).
         """
         CREATE TABLE permission_changes (

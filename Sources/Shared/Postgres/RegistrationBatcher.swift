@@ -2,19 +2,30 @@ import Foundation
 import Synchronization
 import Core
 
-/// Group commit for registerDevice, the Device API's busiest write.
+/// Group commit for registerDevice, the Device API's busiest write, and the thread that runs
+/// the Device API's requests (`PostgresBackend.submitRequest`).
 ///
-/// Callers hand over registrations whose tag updates are known without reading the database (set
-/// operations on tags whose type is known, no list, no `badge`, no user), and wait. One thread
-/// takes everything waiting at that moment and writes it in one statement, in autocommit: the
-/// devices (updated when they changed, inserted when new, without drawing sequence values for the
-/// existing ones) and their tags, each table in one multi-row write. A busy server thus pays one
-/// round trip and one commit for many registrations, and the next batch gathers while the server
-/// works. (Two threads writing batches at once made smaller batches and, measured, fewer
-/// registrations per second.) Each batch writes its devices in (application, hwid) order, so that
-/// it never waits in a circle with another writer. A registration whose device appears twice in a
-/// batch waits for the next one; when a batch fails for a reason other than the server being
-/// away, each of its registrations is written on its own, so that one bad row fails alone.
+/// Registrations whose tag updates are known without reading the database (set operations on
+/// tags whose type is known, no list, no `badge`, no user) are written many per statement, in
+/// autocommit: the devices (updated when they changed, inserted when new, without drawing
+/// sequence values for the existing ones) and their tags, each table in one multi-row write. A
+/// busy server thus pays one round trip and one commit for many registrations, and the next batch
+/// gathers while the server works. (Two threads writing batches at once made smaller batches and,
+/// measured, fewer registrations per second.)
+///
+/// Its one thread takes everything waiting at that moment: registrations that callers on other
+/// threads hand over and wait for, and whole requests, whose work it runs itself, as SQLite's
+/// writer does: a registration the work makes joins the batch instead of waiting, and the request
+/// is answered once the batch has committed, without a thread of its own blocking for it. Work
+/// that reaches the database in any other way is refused at its first statement (nothing has
+/// happened yet) and runs again on a request thread of `PostgresDatabase`, which may block.
+///
+/// Each batch writes its devices in (application, hwid) order, so that it never waits in a circle
+/// with another writer. A registration whose device appears twice in a batch waits for the next
+/// one; when a batch fails for a reason other than the server being away, each of its
+/// registrations is written on its own, so that one bad row fails alone (a request whose
+/// registration failed so runs again on a request thread, which gets that failure as it would
+/// have alone).
 final class RegistrationBatcher: Sendable {
     /// One registration with its tags already converted.
     struct Item: Sendable {
@@ -22,6 +33,18 @@ final class RegistrationBatcher: Sendable {
         let registration: DeviceRegistration
         let tags: [(name: String, value: TagValue)]
         let now: Int64
+    }
+
+    /// A whole request (see `PostgresBackend.submitRequest`): its work, which keeps its own
+    /// result, and the three ways it ends.
+    struct Request: Sendable {
+        let run: @Sendable () -> Void
+        /// Everything it wrote is committed: answer with the result `run` stored.
+        let committed: @Sendable () -> Void
+        /// Its registration could not be committed and the server is away: answer 503.
+        let failed: @Sendable () -> Void
+        /// Run it again where it may block.
+        let elsewhere: @Sendable () -> Void
     }
 
     /// A waiting caller. `@unchecked Sendable` invariant: `error` is written by the batcher thread
@@ -33,22 +56,44 @@ final class RegistrationBatcher: Sendable {
         init(_ item: Item) { self.item = item }
     }
 
+    private enum Waiting {
+        case call(Pending)
+        case request(Request)
+    }
+
+    /// A registration of this batch and whom to tell how it went.
+    private struct Entry {
+        let item: Item
+        /// The waiting caller, or the index of the request in `held`.
+        let owner: Owner
+        enum Owner {
+            case call(Pending)
+            case request(Int)
+        }
+    }
+
     /// At most this many registrations share one statement.
     static let maximumBatch = 256
 
     private let database: PostgresDatabase
     /// Writes one registration on its own (the store's ordinary path), for a batch that failed.
     private let single: @Sendable (Item) throws(StoreError) -> Void
-    private let queue = Mutex<[Pending]>([])
+    private let queue = Mutex<[Waiting]>([])
     private let available = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
 
     init(database: PostgresDatabase, single: @escaping @Sendable (Item) throws(StoreError) -> Void) {
         self.database = database
         self.single = single
-        let thread = Thread { [self] in run() }
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            database.collector.adoptCurrentThread()
+            started.signal()
+            run()
+        }
         thread.name = "herald-postgres-registrations"
         thread.start()
+        started.wait()
     }
 
     /// Ends the thread once the queue is empty.
@@ -57,17 +102,28 @@ final class RegistrationBatcher: Sendable {
         available.signal()
     }
 
-    /// Writes `item` with whatever else is waiting; returns once it is committed.
+    /// Writes `item` with whatever else is waiting; returns once it is committed. On the batcher
+    /// thread, inside a request's work, the item joins the batch being gathered instead.
     func register(_ item: Item) throws(StoreError) {
+        if database.collector.collect(item) { return }
         let pending = Pending(item)
-        queue.withLock { $0.append(pending) }
-        available.signal()
+        enqueue(.call(pending))
         pending.done.wait()
         if let error = pending.error { throw error }
     }
 
+    /// Runs `request` on the batcher thread with the next batch.
+    func submit(_ request: Request) {
+        enqueue(.request(request))
+    }
+
+    private func enqueue(_ waiting: Waiting) {
+        queue.withLock { $0.append(waiting) }
+        available.signal()
+    }
+
     private func run() {
-        var taken: [Pending] = []
+        var taken: [Waiting] = []
         while true {
             available.wait()
             queue.withLock { swap(&$0, &taken) }
@@ -75,35 +131,72 @@ final class RegistrationBatcher: Sendable {
                 if stopping.load(ordering: .relaxed) { return }
                 continue
             }
-            while !taken.isEmpty {
-                // A device twice in one statement cannot be upserted twice: the later call waits a round.
-                var batch: [Pending] = [], later: [Pending] = []
+            // Run the requests' work; their registrations join the calls' ones.
+            var entries: [Entry] = []
+            var held: [(request: Request, error: StoreError?)] = []
+            for waiting in taken {
+                switch waiting {
+                case .call(let pending):
+                    entries.append(Entry(item: pending.item, owner: .call(pending)))
+                case .request(let request):
+                    let (items, refused) = database.collector.gather(request.run)
+                    if refused {
+                        request.elsewhere()
+                    } else if items.isEmpty {
+                        request.committed()
+                    } else {
+                        entries += items.map { Entry(item: $0, owner: .request(held.count)) }
+                        held.append((request, nil))
+                    }
+                }
+            }
+            taken.removeAll(keepingCapacity: true)
+            while !entries.isEmpty {
+                // A device twice in one statement cannot be upserted twice: the later one waits a round.
+                var batch: [Entry] = [], later: [Entry] = []
                 var devices: Set<String> = []
-                for pending in taken {
-                    let key = "\(pending.item.appID)/\(pending.item.registration.hwid)"
-                    if batch.count < Self.maximumBatch && devices.insert(key).inserted { batch.append(pending) } else { later.append(pending) }
+                for entry in entries {
+                    let key = "\(entry.item.appID)/\(entry.item.registration.hwid)"
+                    if batch.count < Self.maximumBatch && devices.insert(key).inserted { batch.append(entry) } else { later.append(entry) }
                 }
                 batch.sort { ($0.item.appID, $0.item.registration.hwid) < ($1.item.appID, $1.item.registration.hwid) }
-                write(batch)
-                for pending in batch { pending.done.signal() }
-                taken = later
+                let errors = write(batch.map(\.item))
+                for (entry, error) in zip(batch, errors) {
+                    switch entry.owner {
+                    case .call(let pending):
+                        pending.error = error
+                        pending.done.signal()
+                    case .request(let index):
+                        if let error, held[index].error == nil { held[index].error = error }
+                    }
+                }
+                entries = later
+            }
+            for (request, error) in held {
+                switch error {
+                case nil: request.committed()
+                case .backend(let failure)? where failure.isRetryable: request.failed()
+                default: request.elsewhere()
+                }
             }
         }
     }
 
-    private func write(_ batch: [Pending]) {
+    /// Writes the batch; the error of each item (nil when committed).
+    private func write(_ items: [Item]) -> [StoreError?] {
         do {
-            try database.autocommit { connection in try Self.statement(batch.map(\.item), connection) }
+            try database.autocommit { connection in try Self.statement(items, connection) }
+            return Array(repeating: nil, count: items.count)
         } catch {
             if case .backend(let failure) = error, failure.isRetryable {
-                for pending in batch { pending.error = error }
-                return
+                return Array(repeating: error, count: items.count)
             }
-            for pending in batch {
-                do {
-                    try single(pending.item)
+            return items.map { item -> StoreError? in
+                do throws(StoreError) {
+                    try single(item)
+                    return nil
                 } catch {
-                    pending.error = error
+                    return error
                 }
             }
         }

@@ -65,7 +65,8 @@ extension SQLiteCampaignStore {
     }
 
     /// The page query for a shard: its device range, deliverable and subscribed devices with a token,
-    /// opted in unless the message is silent on their platform, the message's platforms, explicit devices or users, tag conditions, and not yet recorded.
+    /// opted in unless the message is silent on their platform, the message's platforms, explicit
+    /// devices or users, tag conditions, and not yet recorded.
     static func targetQuery(_ work: ShardWork, after: Int64, limit: Int) -> (String, [SQLiteValue]) {
         // Explicit users or devices may use their indexes; everything else walks the id range, so
         // `+` keeps SQLite from choosing an index on app_id or push_token (which would make every page

@@ -223,14 +223,28 @@ public final class SQLiteDeviceStore: DeviceStore {
         }
     }
 
+    public func setUserTags(app: String, userID: String, updates: [TagUpdate], now: Int64) throws(StoreError) -> Int {
+        let appID = try appID(app)
+        return try write { writer in
+            let devices = try writer.connection.prepare("SELECT id FROM devices WHERE app_id = ? AND user_id = ? ORDER BY id")
+                .rows([.integer(appID), .text(userID)]) { $0.int(0) }
+            for id in devices {
+                try applyTags(writer, appID: appID, deviceID: id, updates: updates)
+                try writer.connection.prepare("UPDATE devices SET updated_at = ? WHERE id = ?").run([.integer(now), .integer(id)])
+            }
+            return devices.count
+        }
+    }
+
     public func getTags(app: String, hwid: String?, userID: String?) throws(StoreError) -> [String: TagValue] {
         let appID = try appID(app)
         // One statement, so one snapshot without a transaction around it (getTags is the hottest read).
+        // A user's devices come oldest first, so that the most recently updated one's value wins.
         let device: (sql: String, key: String)
         if let hwid {
             device = ("d.app_id = ?1 AND d.hwid = ?2", hwid)
         } else if let userID {
-            device = ("d.id = (SELECT id FROM devices WHERE app_id = ?1 AND user_id = ?2 ORDER BY updated_at DESC LIMIT 1)", userID)
+            device = ("d.app_id = ?1 AND d.user_id = ?2 ORDER BY d.updated_at, d.id", userID)
         } else {
             return [:]
         }
@@ -245,6 +259,34 @@ public final class SQLiteDeviceStore: DeviceStore {
             }
             for (name, value) in rows { tags[name] = value }
             return tags
+        }
+    }
+
+    public func addTag(app: String, name: String, type: TagType, now: Int64) throws(StoreError) -> TagType? {
+        let appID = try appID(app)
+        return try write { writer in
+            if let existing = try tagType(writer, appID: appID, name: name) { return existing }
+            try writer.connection.prepare("INSERT INTO tag_definitions (app_id, name, type, created_at) VALUES (?, ?, ?, ?)")
+                .run([.integer(appID), .text(name), .integer(Int64(type.rawValue)), .integer(now)])
+            writer.tagTypes[appID, default: [:]][name] = type
+            return nil
+        }
+    }
+
+    public func deleteTag(app: String, name: String) throws(StoreError) -> Bool {
+        let appID = try appID(app)
+        return try write { writer in
+            let connection = writer.connection
+            // The values are keyed by device first: found through the app's devices, one key lookup each.
+            for table in ["device_tag_items", "device_tags"] {
+                try connection.prepare("DELETE FROM \(table) WHERE name = ?2 AND device_id IN (SELECT id FROM devices WHERE app_id = ?1)")
+                    .run([.integer(appID), .text(name)])
+            }
+            if name == "badge" { try connection.prepare("UPDATE devices SET badge = 0 WHERE app_id = ? AND badge != 0").run([.integer(appID)]) }
+            let deleted = try connection.prepare("DELETE FROM tag_definitions WHERE app_id = ? AND name = ? RETURNING type")
+                .first([.integer(appID), .text(name)]) { $0.int(0) } != nil
+            writer.tagTypes[appID]?[name] = nil
+            return deleted
         }
     }
 

@@ -299,7 +299,34 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX in_app_triggers_by_event ON in_app_triggers (app_id, event);
         """,
-        // 10: the opt-in history (the push primer's analytics): one row per change of a device's
+        // 10: bulkSetTags jobs. `devices` holds the request's entries (JSON) until the job completes;
+        // `processed` entries are applied, in order, each chunk in the transaction that advances it;
+        // one error row per entry that could not be applied.
+        """
+        CREATE TABLE bulk_tag_jobs (
+            id TEXT PRIMARY KEY,
+            app_id INTEGER NOT NULL REFERENCES applications(id),
+            status TEXT NOT NULL,
+            create_missing INTEGER NOT NULL,
+            devices TEXT NOT NULL,
+            total INTEGER NOT NULL,
+            processed INTEGER NOT NULL DEFAULT 0,
+            failed INTEGER NOT NULL DEFAULT 0,
+            failure TEXT,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE INDEX bulk_tag_jobs_unfinished ON bulk_tag_jobs (created_at) WHERE status IN ('Pending', 'Processing');
+        CREATE TABLE bulk_tag_errors (
+            job_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            field TEXT NOT NULL,
+            value TEXT NOT NULL,
+            message TEXT NOT NULL,
+            PRIMARY KEY (job_id, position)
+        ) WITHOUT ROWID;
+        """,
+        // 11: the opt-in history (the push primer's analytics): one row per change of a device's
         // permission state, written by triggers so that every registration path records it and a
         // repeated registration records nothing. Opted in: a push token, subscribed, and a
         // `notificationTypes` that is not 0 (absent counts as granted). Existing devices start it.

@@ -26,4 +26,21 @@ extension HeraldProcesses {
     func count(_ sql: String) throws -> Int {
         Int(try query(sql, columns: 1).first?.first.flatMap { $0 } ?? "") ?? -1
     }
+
+    /// Inserts `count` devices of the Shop app straight into the database (`<prefix><i>` with push
+    /// token `token-<prefix><i>`, i from 1), in one statement: an audience far larger than
+    /// registerDevice calls would build in a test's time.
+    func seedDevices(_ count: Int, prefix: String) throws {
+        let columns = "app_id, hwid, platform, push_token, created_at, updated_at"
+        let values = "(SELECT id FROM applications WHERE code = '\(Self.appCode)'), '\(prefix)' || i, 1, 'token-\(prefix)' || i, 0, 0"
+        if let databaseURL {
+            let connection = try PostgresConnection(PostgresConnectionSettings(url: databaseURL))
+            try connection.execute("INSERT INTO devices (\(columns)) SELECT \(values) FROM generate_series(1, \(count)) AS i")
+            return
+        }
+        let connection = try SQLiteConnection(path: databasePath, busyTimeoutMilliseconds: 5000)
+        defer { connection.close() }
+        try connection.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count)) INSERT INTO devices (\(columns)) SELECT \(values) FROM n")
+    }
 }

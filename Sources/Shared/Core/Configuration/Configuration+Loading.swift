@@ -43,6 +43,7 @@ extension Configuration {
                 config.http.port = port
             }
             config.http.maxBodyBytes = try http.int("max_body_bytes", default: config.http.maxBodyBytes, range: 64...1_073_741_824)
+            config.http.bulkMaxBodyBytes = try http.int("bulk_max_body_bytes", default: config.http.bulkMaxBodyBytes, range: 64...1_073_741_824)
             if let publicURL = try http.string("public_url") {
                 guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
                     throw ConfigurationError(key: "http.public_url", problem: "expected an http:// or https:// URL such as https://push.example.com")

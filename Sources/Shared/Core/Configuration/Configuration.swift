@@ -27,6 +27,8 @@ public struct HTTPSettings: Sendable {
     public var port: UInt16 = 8080
     /// `http.max_body_bytes`: larger bodies get HTTP 413.
     public var maxBodyBytes = 1_048_576
+    /// `http.bulk_max_body_bytes`: the body limit of bulk routes (`POST /api/v2/audience/bulkSetTags`).
+    public var bulkMaxBodyBytes = 67_108_864
     /// `http.threads`: I/O threads (each runs its own epoll loop and answers reads inline; writes
     /// are handed to the database writer with the connection suspended).
     public var threads = 4

@@ -22,8 +22,14 @@ public protocol CampaignStore: Sendable {
     /// open reports (`delivery`, `open`), per minute.
     func messageActivity(code: String) throws(StoreError) -> [ActivityCount]
 
-    /// The application's most recent messages, newest first, with their funnels.
-    func recentMessages(app: String, limit: Int) throws(StoreError) -> [MessageStatus]
+    /// The application's messages, newest first, `limit` of them after skipping `offset`, with their funnels.
+    func recentMessages(app: String, limit: Int, offset: Int) throws(StoreError) -> [MessageStatus]
+
+    /// How many messages the application has (any status).
+    func messageCount(app: String) throws(StoreError) -> Int
+
+    /// The funnels of the application's messages created at or after `since`, added up.
+    func campaignTotals(app: String, since: Int64) throws(StoreError) -> CampaignTotals
 
     /// Cancels a message: no further pushes leave. False when it does not exist or was already done.
     func deleteMessage(app: String, code: String, now: Int64) throws(StoreError) -> Bool

@@ -15,11 +15,41 @@ public protocol DeviceStore: Sendable {
     /// setTags: applies all updates or none.
     func setTags(app: String, hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], now: Int64) throws(StoreError)
 
-    /// getTags by hwid, or by user id (the tags of that user's most recently updated device).
+    /// setTags by user: applies `updates` to every device bound to `userID`, all or none (a value
+    /// one device cannot take fails the whole call). Returns how many devices were updated.
+    func setUserTags(app: String, userID: String, updates: [TagUpdate], now: Int64) throws(StoreError) -> Int
+
+    /// getTags by hwid, or by user id: then each tag's value is the one of the most recently updated
+    /// of the user's devices that has the tag.
     func getTags(app: String, hwid: String?, userID: String?) throws(StoreError) -> [String: TagValue]
+
+    /// addTag: defines `name` as `type`. Returns the type the tag already had, or nil when it was created.
+    func addTag(app: String, name: String, type: TagType, now: Int64) throws(StoreError) -> TagType?
+
+    /// deleteTag: removes the definition and the tag's values from every device of the application.
+    /// Returns false when no such tag is defined.
+    func deleteTag(app: String, name: String) throws(StoreError) -> Bool
 
     /// setBadge: the device's badge, also visible as the `badge` tag.
     func setBadge(app: String, hwid: String, attributes: DeviceAttributes, badge: Int64, now: Int64) throws(StoreError)
+
+    /// bulkSetTags: stores a job over `devices` (the request's entries as JSON text, kept until the job
+    /// completes) in status Pending.
+    func createBulkTagJob(id: String, app: String, createMissingTags: Bool, devices: String, total: Int, now: Int64) throws(StoreError)
+
+    /// A job and up to `errorLimit` of its entry errors (by position), or nil.
+    func bulkTagJob(id: String, errorLimit: Int) throws(StoreError) -> (BulkTagJob, [BulkTagError])?
+
+    /// Jobs not completed or failed, oldest first, with their stored entries.
+    func unfinishedBulkTagJobs() throws(StoreError) -> [(job: BulkTagJob, devices: String)]
+
+    /// Applies `entries` (positions `from` …) in one transaction that also advances the job's progress;
+    /// an entry that cannot be applied changes nothing and is recorded as an error. Returns false,
+    /// changing nothing, when the job's progress is no longer `from` (another process applied them).
+    func applyBulkTags(job: BulkTagJob, from: Int, entries: [BulkTagEntry], now: Int64) throws(StoreError) -> Bool
+
+    /// Marks a job Failed (its stored entries cannot be read back).
+    func failBulkTagJob(id: String, reason: String, now: Int64) throws(StoreError)
 
     /// registerUser: binds the device to `userID`.
     func registerUser(app: String, hwid: String, attributes: DeviceAttributes, userID: String, now: Int64) throws(StoreError)
