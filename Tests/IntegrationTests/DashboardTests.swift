@@ -156,7 +156,7 @@ import Testing
         // The charts fill their figures, and label bars by creation time.
         for page in pages {
             let charts = page["charts"]?.arrayValue ?? []
-            #expect(charts.count == 3)
+            #expect(charts.count == 5)  // delivery and open rates, events, opt-ins, opt-outs
             for chart in charts {
                 let width = chart["width"]?.lenientDouble ?? 0, container = chart["container"]?.lenientDouble ?? 1
                 #expect(width >= container * 0.98 && width > 600, "\(chart.text)")

@@ -29,6 +29,11 @@ TOKEN_RE = re.compile(r"^[0-9a-zA-Z]+$")
 HEX64_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 HEX_RE = re.compile(r"^[0-9a-fA-F]*$")
 PATH_PREFIX = "/3/device/"
+LIVE_ACTIVITY_SUFFIX = ".push-type.liveactivity"
+
+
+def is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
 CHECKED_DUPLICATES = {"authorization", "apns-topic", "apns-push-type", "apns-priority", "apns-expiration",
                       "apns-collapse-id", "apns-id", ":path", ":method"}
 # Token prefixes with a scripted outcome, longest first so that "deadline..." style clashes resolve.
@@ -216,6 +221,8 @@ class ApnsApp:
             raise Reject(400, "InvalidPushType")
         if push_type == "background" and (priority or "10") != "5":
             raise Reject(400, "BadPriority")
+        if push_type == "liveactivity" and (priority or "10") not in ("5", "10"):
+            raise Reject(400, "BadPriority")
         path = h.get(":path", "")
         if not path.startswith(PATH_PREFIX):
             raise Reject(404, "BadPath")
@@ -238,13 +245,46 @@ class ApnsApp:
         if prefix == "wrongtopic":
             raise Reject(400, "DeviceTokenNotForTopic")
         self.authenticate(proto, h, topic)
+        # Activity tokens belong to the liveactivity topic, and that topic takes no other push type.
+        if push_type == "liveactivity" and not topic.endswith(LIVE_ACTIVITY_SUFFIX):
+            raise Reject(400, "DeviceTokenNotForTopic")
+        if push_type != "liveactivity" and topic.endswith(LIVE_ACTIVITY_SUFFIX):
+            raise Reject(400, "InvalidPushType")
         size = len(req.body)
         if size == 0:
             raise Reject(400, "PayloadEmpty")
         limit = 5120 if push_type == "voip" else 4096
         if size > limit:
             raise Reject(413, "PayloadTooLarge")
+        if push_type == "liveactivity":
+            problem = self.live_activity_problem(req.body)
+            if problem:
+                raise Reject(400, "InvalidLiveActivityPayload", detail=problem)
         return token
+
+    @staticmethod
+    def live_activity_problem(body):
+        """What a device would drop a Live Activity push for (APNs itself accepts it), or None."""
+        try:
+            payload = mocklib.json.loads(bytes(body))
+        except ValueError:
+            return "the payload is not JSON"
+        aps = payload.get("aps") if isinstance(payload, dict) else None
+        if not isinstance(aps, dict):
+            return "aps is missing"
+        if not is_int(aps.get("timestamp")):
+            return "aps.timestamp (unix seconds) is missing"
+        event = aps.get("event")
+        if event not in ("start", "update", "end"):
+            return "aps.event must be start, update or end"
+        if event != "end" and not isinstance(aps.get("content-state"), dict):
+            return "aps.content-state (an object) is missing"
+        if event == "start" and not (isinstance(aps.get("attributes-type"), str) and isinstance(aps.get("attributes"), dict)):
+            return "a start needs aps.attributes-type and aps.attributes"
+        for key in ("dismissal-date", "stale-date"):
+            if key in aps and not is_int(aps[key]):
+                return f"aps.{key} must be unix seconds"
+        return None
 
     @staticmethod
     def prefix_of(token):

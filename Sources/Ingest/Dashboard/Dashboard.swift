@@ -8,8 +8,8 @@ import HTTPServer
 /// SameSite=Strict, Secure when `http.public_url` is https; 30 minutes idle), and the page is served.
 /// `POST /dashboard/logout` ends the session. The page — campaign totals over a chosen period
 /// (`?days=7|30|90`), every campaign newest first, 20 per page (`?page=N`), with their funnels and
-/// rates, events per day, top screens, in-apps and rich media pages with their statistics, worker
-/// health — is server-rendered with inline SVG
+/// rates, events per day, top screens, opt-ins and opt-outs per day, in-apps and rich media pages
+/// with their statistics, worker health — is server-rendered with inline SVG
 /// charts, no script and no external resources, and never contains the token. Every answer forbids
 /// framing, caching and script (CSP); a sign-in posted from another origin is refused; failed
 /// sign-ins are logged and, after 5 within a minute from one address, refused for the rest of it.
@@ -243,6 +243,7 @@ struct Dashboard: Sendable {
                              rows: stats.screens.prefix(10).map { [$0.name, String($0.count)] }, empty: "No PW_ScreenOpen events yet.")
         html += HTML.section("Top events (last 14 days)", columns: ["Event", "Count", "Devices"], numeric: ["Count", "Devices"],
                              rows: stats.events.prefix(10).map { [$0.name, String($0.count), String($0.devices)] }, empty: "No events yet.")
+        html += try optInSection(app: app, today: today)
         let inApps = try richMedia.inApps(app: app.code)
         html += HTML.section("In-apps", columns: ["In-app", "Page", "Layout", "Triggered by", "Priority", "Shown", "Actions", "Action rate"],
                              numeric: ["Priority", "Shown", "Actions", "Action rate"],

@@ -65,7 +65,8 @@ extension PostgresCampaignStore {
     }
 
     /// The page query for a shard: its device range (walked in id order on the primary key),
-    /// deliverable and subscribed devices with a token, the message's platforms, explicit devices
+    /// deliverable and subscribed devices with a token, opted in unless the message is silent on
+    /// their platform, the message's platforms, explicit devices
     /// or users, tag conditions, and not yet recorded.
     static func targetQuery(_ work: ShardWork, after: Int64, limit: Int) -> (String, [PostgresValue]) {
         var parameters = PostgresParameters([.integer(work.appID), .integer(after), .integer(work.lastDevice)])
@@ -76,6 +77,9 @@ extension PostgresCampaignStore {
             """
         let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
         sql += platforms.isEmpty ? " AND false" : " AND d.platform IN (\(platforms.map(String.init).joined(separator: ",")))"
+        let silent = work.spec.silentPlatforms.map(String.init).joined(separator: ",")
+        sql += silent.isEmpty ? " AND coalesce(d.notification_types, 1) <> 0"
+            : " AND (coalesce(d.notification_types, 1) <> 0 OR d.platform IN (\(silent)))"
         if case .some(let offset) = work.timezoneFilter {
             if let offset {
                 sql += " AND d.timezone_offset = \(parameters.add(.integer(offset)))"

@@ -65,7 +65,8 @@ extension SQLiteCampaignStore {
     }
 
     /// The page query for a shard: its device range, deliverable and subscribed devices with a token,
-    /// the message's platforms, explicit devices or users, tag conditions, and not yet recorded.
+    /// opted in unless the message is silent on their platform, the message's platforms, explicit
+    /// devices or users, tag conditions, and not yet recorded.
     static func targetQuery(_ work: ShardWork, after: Int64, limit: Int) -> (String, [SQLiteValue]) {
         // Explicit users or devices may use their indexes; everything else walks the id range, so
         // `+` keeps SQLite from choosing an index on app_id or push_token (which would make every page
@@ -79,6 +80,9 @@ extension SQLiteCampaignStore {
         var bindings: [SQLiteValue] = [.integer(work.appID), .integer(after), .integer(work.lastDevice)]
         let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
         sql += " AND d.platform IN (\(platforms.isEmpty ? "NULL" : platforms.map(String.init).joined(separator: ",")))"
+        let silent = work.spec.silentPlatforms.map(String.init).joined(separator: ",")
+        sql += silent.isEmpty ? " AND coalesce(d.notification_types, 1) <> 0"
+            : " AND (coalesce(d.notification_types, 1) <> 0 OR d.platform IN (\(silent)))"
         if case .some(let offset) = work.timezoneFilter {
             if let offset {
                 sql += " AND d.timezone_offset = ?"

@@ -339,6 +339,38 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX inbox_entries_by_expiry ON inbox_entries (expires_at);
         """,
+        // 12: the opt-in history (the push primer's analytics): one row per change of a device's
+        // permission state, written by triggers so that every registration path records it and a
+        // repeated registration records nothing. Opted in: a push token, subscribed, and a
+        // `notificationTypes` that is not 0 (absent counts as granted). Existing devices start it.
+        """
+        CREATE TABLE permission_changes (
+            id INTEGER PRIMARY KEY,
+            app_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL,
+            at INTEGER NOT NULL,
+            app_version TEXT,
+            opted_in INTEGER NOT NULL,
+            registered INTEGER NOT NULL
+        );
+        CREATE INDEX permission_changes_by_app ON permission_changes (app_id, at);
+        INSERT INTO permission_changes (app_id, device_id, at, app_version, opted_in, registered)
+          SELECT app_id, id, created_at, app_version,
+            push_token IS NOT NULL AND subscribed = 1 AND coalesce(notification_types, 1) <> 0, 1 FROM devices;
+        CREATE TRIGGER permission_registered AFTER INSERT ON devices BEGIN
+          INSERT INTO permission_changes (app_id, device_id, at, app_version, opted_in, registered)
+          VALUES (NEW.app_id, NEW.id, NEW.updated_at, NEW.app_version,
+            NEW.push_token IS NOT NULL AND NEW.subscribed = 1 AND coalesce(NEW.notification_types, 1) <> 0, 1);
+        END;
+        CREATE TRIGGER permission_changed AFTER UPDATE OF push_token, subscribed, notification_types ON devices
+        WHEN (NEW.push_token IS NOT NULL AND NEW.subscribed = 1 AND coalesce(NEW.notification_types, 1) <> 0)
+          IS NOT (OLD.push_token IS NOT NULL AND OLD.subscribed = 1 AND coalesce(OLD.notification_types, 1) <> 0)
+        BEGIN
+          INSERT INTO permission_changes (app_id, device_id, at, app_version, opted_in, registered)
+          VALUES (NEW.app_id, NEW.id, NEW.updated_at, NEW.app_version,
+            NEW.push_token IS NOT NULL AND NEW.subscribed = 1 AND coalesce(NEW.notification_types, 1) <> 0, 0);
+        END;
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -118,6 +118,12 @@ public struct MessageSpec: Sendable, Equatable, Codable {
         }
     }
 
+    /// The platforms on which the message is silent: only there does it reach devices that are not
+    /// opted in (`notificationTypes` 0), since a silent push shows nothing.
+    public var silentPlatforms: [Int] {
+        Platform.deliverable.filter { Platform.usesAPNs($0) ? ios.silent : android.silent }
+    }
+
     public struct IOSOptions: Sendable, Equatable, Codable {
         public var title: LocalizedText?
         public var subtitle: LocalizedText?

@@ -80,6 +80,10 @@ public protocol AnalyticsStore: Sendable {
     /// applicationOpen fell then) and `unregister` (devices whose token was removed or that
     /// unsubscribed, by their last change).
     func applicationActivity(app: String, from: Int64, to: Int64) throws(StoreError) -> [ActivityCount]
+    /// The opt-in history of `[from, to)`, per UTC day and app version, ordered by day then version
+    /// (nil first). A device is opted in while it has a push token, is subscribed and its
+    /// `notificationTypes` is not 0; one change of that state is one count, however often it registers.
+    func optIns(app: String, from: Int64, to: Int64) throws(StoreError) -> [OptInCount]
     /// Folds the unprocessed reports with ids in `(first, last]` into the statistics, in one
     /// transaction; returns how many it processed (0 when another worker already did).
     func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int
