@@ -115,7 +115,17 @@ struct DeviceAPI: Sendable {
                 return try report()
             }
         case "setActivityToken", "setActivityPushToStartToken":
-            return try record(.action, app: app, request: request, name: method, hash: nil)
+            // Kept as a report too, as every SDK call of this kind.
+            let hwid = try request.hwid(), attributes = try request.attributes()
+            let activityID = method == "setActivityToken" ? try request.requiredString("activity_id", maxLength: 256) : nil
+            let field = activityID == nil ? "activity_push_to_start_token" : "activity_token"
+            let token = try request.requiredString(field, maxLength: 1024)
+            guard !token.isEmpty, activityID?.isEmpty != true else { throw ArgumentError("\(field) and activity_id must not be empty") }
+            let report = try record(.action, app: app, request: request, name: method, hash: nil)
+            return {
+                try store.setActivityToken(app: app, hwid: hwid, attributes: attributes, activityID: activityID, token: token, now: clock.now())
+                return try report()
+            }
         case "getInApps":
             _ = try request.hwid()
             return { [richMedia, links] in

@@ -65,6 +65,15 @@ public protocol DeviceStore: Sendable {
     func registerByToken(app: String, pushToken: String, attributes: DeviceAttributes, newHWID: String,
                          now: Int64) throws(StoreError) -> String
 
+    /// Keeps a Live Activity token of device `hwid` (created from `attributes` when new), active: the
+    /// token of activity `activityID`, or the device's push-to-start token when `activityID` is nil.
+    /// A new token for the same device and activity replaces the old one.
+    func setActivityToken(app: String, hwid: String, attributes: DeviceAttributes, activityID: String?, token: String,
+                          now: Int64) throws(StoreError)
+
+    /// The Live Activity tokens of device `hwid`, the push-to-start token first, then by activity.
+    func activityTokens(app: String, hwid: String) throws(StoreError) -> [LiveActivityToken]
+
     /// Durably records SDK reports (events, opens, deliveries) as received.
     func record(_ reports: [SDKReport], now: Int64) throws(StoreError)
 
