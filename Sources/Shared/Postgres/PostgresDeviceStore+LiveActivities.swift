@@ -18,6 +18,19 @@ extension PostgresDeviceStore {
         }
     }
 
+    @discardableResult
+    public func deactivateActivityTokens(app: String, hwid: String, activityID: String?, now: Int64) throws(StoreError) -> Int {
+        let appID = try database.appID(app)
+        return try database.write { transaction in
+            try transaction.connection.run(
+                """
+                UPDATE live_activity_tokens SET active = false, updated_at = $1
+                WHERE device_id = (SELECT id FROM devices WHERE app_id = $2 AND hwid = $3) AND active
+                  AND activity_id IS NOT NULL AND ($4::text IS NULL OR activity_id = $4)
+                """, [.integer(now), .integer(appID), .text(hwid), activityID.map(PostgresValue.text) ?? .null])
+        }
+    }
+
     public func activityTokens(app: String, hwid: String) throws(StoreError) -> [LiveActivityToken] {
         let appID = try database.appID(app)
         return try database.read { connection in

@@ -23,6 +23,21 @@ extension SQLiteDeviceStore {
         }
     }
 
+    @discardableResult
+    public func deactivateActivityTokens(app: String, hwid: String, activityID: String?, now: Int64) throws(StoreError) -> Int {
+        let appID = try appID(app)
+        return try write { writer in
+            try writer.connection.prepare(
+                """
+                UPDATE live_activity_tokens SET active = 0, updated_at = ?1
+                WHERE device_id = (SELECT id FROM devices WHERE app_id = ?2 AND hwid = ?3) AND active = 1
+                  AND activity_id IS NOT NULL AND (?4 IS NULL OR activity_id = ?4)
+                """
+            ).run([.integer(now), .integer(appID), .text(hwid), activityID.map(SQLiteValue.text) ?? .null])
+            return writer.connection.changes
+        }
+    }
+
     public func activityTokens(app: String, hwid: String) throws(StoreError) -> [LiveActivityToken] {
         let appID = try appID(app)
         return try read { connection in
