@@ -123,8 +123,18 @@ import Testing
     @Test func theRestOfTheSDKMethodsAnswerWithTheirShapes() throws {
         #expect(try herald.ok("getInApps", iOS("x", ["language": "en"])) == ["inApps": []])
         for method in ["triggerInAppAction", "richMediaAction", "setActivityToken", "setActivityPushToStartToken"] {
-            #expect(try herald.ok(method, iOS("x", ["action": "show", "code": "c", "activity_token": "t"])) == .null)
+            #expect(try herald.ok(method, iOS("x", ["action": "show", "code": "c", "activity_token": "t", "activity_id": "match-7",
+                                                    "activity_push_to_start_token": "s"])) == .null)
         }
+        // Live Activity tokens are kept per device and activity (nil: push-to-start).
+        let devices = try herald.stores().devices
+        #expect(try devices.activityTokens(app: Self.app, hwid: "x").map { [$0.activityID ?? "", $0.token] } == [["", "s"], ["match-7", "t"]])
+        // A token without an activity id (older SDKs, or "") is only reported; no token is the SDK's
+        // stopLiveActivity, which ends the device's tokens of that activity.
+        try herald.ok("setActivityToken", iOS("x", ["activity_token": "u", "activity_id": ""]))
+        try herald.ok("setActivityToken", iOS("x", ["activity_id": "match-7"]))
+        #expect(try devices.activityTokens(app: Self.app, hwid: "x").map { [$0.activityID ?? "", $0.token, "\($0.active)"] }
+                == [["", "s", "true"], ["match-7", "t", "false"]])
         #expect(try herald.ok("registerEmail", ["application": .string(Self.app), "email": "a@example.com", "language": "en"]) == .null)
         #expect(try herald.ok("getConfig", iOS("x", ["features": ["channels", "events"]]))["features"] != nil)
         try herald.ok("createTestDevice", iOS("test-device", ["push_token": "ee55", "name": "QA phone", "description": "d"]))
@@ -147,6 +157,8 @@ import Testing
     @Test func argumentErrorsAre210AndNameTheField() throws {
         try expectArgumentError("registerDevice", iOS("bad-1"), mentioning: "push_token")
         try expectArgumentError("registerDevice", ["application": .string(Self.app), "push_token": "x", "device_type": 1], mentioning: "hwid")
+        try expectArgumentError("setActivityPushToStartToken", iOS("la", [:]), mentioning: "activity_push_to_start_token")
+        #expect(try herald.stores().devices.device(app: Self.app, hwid: "la") == nil)
         try expectArgumentError("registerDevice", iOS("bad-1", ["push_token": "x", "device_type": 99]), mentioning: "device_type")
         try expectArgumentError("registerDevice", iOS("bad-1", ["push_token": "x", "gateway": "staging"]), mentioning: "gateway")
         try expectArgumentError("registerDevice", iOS("bad-1", ["push_token": "x", "timezone": "east"]), mentioning: "timezone")

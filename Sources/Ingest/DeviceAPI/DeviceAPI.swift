@@ -114,8 +114,31 @@ struct DeviceAPI: Sendable {
                 }
                 return try report()
             }
-        case "setActivityToken", "setActivityPushToStartToken":
-            return try record(.action, app: app, request: request, name: method, hash: nil)
+        case "setActivityToken":
+            // Kept as a report too, as before. The SDK sends `activity_id` "" when it has none (older
+            // SDKs omit it): such a token names no activity and is only reported. No token is the
+            // SDK's stopLiveActivity: the device's tokens of the activity (all, without an id) end.
+            let hwid = try request.hwid(), attributes = try request.attributes()
+            let activityID = try request.optionalString("activity_id", maxLength: 256)
+            let token = try request.optionalString("activity_token", maxLength: 1024)
+            let report = try record(.action, app: app, request: request, name: method, hash: nil)
+            return {
+                if let token, let activityID {
+                    try store.setActivityToken(app: app, hwid: hwid, attributes: attributes, activityID: activityID, token: token,
+                                               now: clock.now())
+                } else if token == nil {
+                    try store.deactivateActivityTokens(app: app, hwid: hwid, activityID: activityID, now: clock.now())
+                }
+                return try report()
+            }
+        case "setActivityPushToStartToken":
+            let hwid = try request.hwid(), attributes = try request.attributes()
+            let token = try request.requiredString("activity_push_to_start_token", maxLength: 1024)
+            let report = try record(.action, app: app, request: request, name: method, hash: nil)
+            return {
+                try store.setActivityToken(app: app, hwid: hwid, attributes: attributes, activityID: nil, token: token, now: clock.now())
+                return try report()
+            }
         case "getInApps":
             _ = try request.hwid()
             return { [richMedia, links] in

@@ -371,6 +371,23 @@ enum Schema {
             NEW.push_token IS NOT NULL AND NEW.subscribed = 1 AND coalesce(NEW.notification_types, 1) <> 0, 0);
         END;
         """,
+        // 13: Live Activity tokens (iOS), one per device and activity; `activity_id` NULL is the
+        // device's push-to-start token. `active` turns 0 when the activity ends; `last_timestamp` is
+        // the `aps.timestamp` last sent through the token (APNs drops pushes not newer than it).
+        """
+        CREATE TABLE live_activity_tokens (
+            id INTEGER PRIMARY KEY,
+            app_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL,
+            activity_id TEXT,
+            token TEXT NOT NULL,
+            active INTEGER NOT NULL,
+            last_timestamp INTEGER,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE UNIQUE INDEX live_activity_tokens_by_device ON live_activity_tokens (device_id, coalesce(activity_id, ''));
+        CREATE INDEX live_activity_tokens_by_activity ON live_activity_tokens (app_id, activity_id);
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.
