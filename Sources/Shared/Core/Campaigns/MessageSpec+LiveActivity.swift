@@ -31,6 +31,10 @@ extension MessageSpec {
             self.timestamp = timestamp
         }
 
+        /// The activity id of the tokens the push goes to: "" (push-to-start tokens) for a start,
+        /// the activity's id otherwise.
+        public var tokenActivityID: String { event == .start ? "" : id }
+
         /// The `aps` dictionary; `alert` is the text shown on devices where the activity cannot
         /// start (a `start` only).
         func aps(alert: JSON?) -> [String: JSON] {
