@@ -68,7 +68,7 @@ import TestSupport
         return try #require(try stores.campaigns.claimShard(shard, worker: "w", leaseUntil: now + 1_000_000, now: now))
     }
 
-    @Test(arguments: Backend.allCases) func aLiveActivityMessageGoesToTheActiveTokensOfItsActivityInsteadOfPushTokens(_ backend: Backend) throws {
+    @Test(arguments: Backend.allCases) func aLiveActivityMessageGoesToTheActiveTokensOfItsActivityAndADeadOneBecomesInactive(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let stores = try fixture.open(apps: Self.apps)
         for hwid in ["H0", "OUT"] {
@@ -100,7 +100,8 @@ import TestSupport
         // An update or end goes to the activity's active tokens.
         let update = try claimedShard(stores, message(.update), at: 22)
         #expect(try recipients(update) == ["H0 m1-H0", "H2 m1-H2"])
-        #expect(try recipients(claimedShard(stores, message(.end), at: 23)) == ["H0 m1-H0", "H2 m1-H2"])
+        let end = try claimedShard(stores, message(.end), at: 23)
+        #expect(try recipients(end) == ["H0 m1-H0", "H2 m1-H2"])
 
         // A retry goes to the activity token while it is active.
         let targets = try stores.campaigns.targets(of: update, after: update.firstDevice - 1, limit: 10)
@@ -111,5 +112,13 @@ import TestSupport
         #expect(try stores.devices.deactivateActivityTokens(app: "APP-1", hwid: "H2", activityID: "m-1", now: 25) == 1)
         let due = try stores.campaigns.dueRetries(of: update, now: 30, limit: 10)
         #expect(due.map { $0.target.map { "\($0.hwid) \($0.pushToken)" } ?? "none" }.sorted() == ["H0 m1-H0", "none"])
+
+        // A token APNs calls dead becomes inactive; the device's push token stays valid.
+        let dead = DeliveryRecord(deviceID: targets[0].deviceID, outcome: .failed, reason: "BadDeviceToken", deadToken: "m1-H0")
+        #expect(try stores.campaigns.record([dead], work: end, worker: "w", leaseUntil: 1_000_000, now: 31))
+        #expect(try stores.devices.activityTokens(app: "APP-1", hwid: "H0").map { "\($0.token) \($0.active)" }
+            == ["start-H0 true", "m1-H0 false", "m2-H0 true"])
+        #expect(try fixture.count("SELECT count(*) FROM devices WHERE token_invalid_reason IS NOT NULL") == 0)
+        #expect(try recipients(claimedShard(stores, message(.update), at: 32)) == [])
     }
 }

@@ -149,7 +149,7 @@ extension PostgresCampaignStore {
     public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> Bool {
         try database.write { transaction in
             let connection = transaction.connection
-            try Self.markDead(outcomes, connection)
+            try Self.markDead(outcomes, work: work, now: now, connection)
             // One row per (message, device): the first outcome recorded wins. Outcomes are recorded
             // even when the lease was lost meanwhile: they happened, and the next holder skips them.
             let inserted = Set(try connection.rows(
@@ -246,7 +246,7 @@ extension PostgresCampaignStore {
                               now: Int64) throws(StoreError) -> Bool {
         try database.write { transaction in
             let connection = transaction.connection
-            try Self.markDead(outcomes, connection)
+            try Self.markDead(outcomes, work: work, now: now, connection)
             var tally = ShardTally()
             var reached: [Int64] = []
             for outcome in outcomes {
@@ -300,9 +300,19 @@ extension PostgresCampaignStore {
 
     /// Declares the push tokens of `deadToken` outcomes invalid: only those tokens, since a device
     /// may have registered a new one meanwhile.
-    static func markDead(_ outcomes: [DeliveryRecord], _ connection: PostgresConnection) throws {
+    /// Marks the tokens the provider called dead: the devices' push tokens, or for a Live Activity
+    /// message the activity tokens they went to (which then become inactive).
+    static func markDead(_ outcomes: [DeliveryRecord], work: ShardWork, now: Int64, _ connection: PostgresConnection) throws {
         let dead = outcomes.filter { $0.deadToken != nil }
         guard !dead.isEmpty else { return }
+        if work.spec.liveActivity != nil {
+            try connection.run(
+                """
+                UPDATE live_activity_tokens t SET active = false, updated_at = $3 FROM unnest($1::bigint[], $2::text[]) AS u(id, token)
+                WHERE t.device_id = u.id AND t.token = u.token
+                """, [.integers(dead.map(\.deviceID)), .texts(dead.map(\.deadToken)), .integer(now)])
+            return
+        }
         try connection.run(
             """
             UPDATE devices d SET token_invalid_reason = u.reason FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(id, token, reason)

@@ -160,7 +160,7 @@ extension SQLiteCampaignStore {
             var tally = ShardTally()
             var reached: [Int64] = []
             for outcome in outcomes {
-                try Self.markDead(outcome, connection)
+                try Self.markDead(outcome, work: work, now: now, connection)
                 try insert.run([.integer(work.messageID), .integer(outcome.deviceID), .text(outcome.outcome.rawValue),
                                 outcome.reason.map(SQLiteValue.text) ?? .null, .integer(now)])
                 guard connection.changes == 1 else { continue }
@@ -243,7 +243,7 @@ extension SQLiteCampaignStore {
             var reached: [Int64] = []
             for outcome in outcomes {
                 let key: [SQLiteValue] = [.integer(work.messageID), .integer(outcome.deviceID)]
-                try Self.markDead(outcome, connection)
+                try Self.markDead(outcome, work: work, now: now, connection)
                 if outcome.outcome == .retrying {
                     let schedule = outcome.schedule ?? RetrySchedule(nextAt: now, expiresAt: now)
                     let ambiguous = try connection.prepare(
@@ -292,10 +292,17 @@ extension SQLiteCampaignStore {
 
     /// Declares the push token of a `deadToken` outcome invalid: only that token, since the device
     /// may have registered a new one meanwhile.
-    static func markDead(_ outcome: DeliveryRecord, _ connection: SQLiteConnection) throws {
+    /// Marks a token the provider called dead: the device's push token, or for a Live Activity
+    /// message the activity token it went to (which then becomes inactive).
+    static func markDead(_ outcome: DeliveryRecord, work: ShardWork, now: Int64, _ connection: SQLiteConnection) throws {
         guard let token = outcome.deadToken else { return }
-        try connection.prepare("UPDATE devices SET token_invalid_reason = ? WHERE id = ? AND push_token = ?")
-            .run([.text(outcome.reason ?? "InvalidToken"), .integer(outcome.deviceID), .text(token)])
+        if work.spec.liveActivity != nil {
+            try connection.prepare("UPDATE live_activity_tokens SET active = 0, updated_at = ? WHERE device_id = ? AND token = ?")
+                .run([.integer(now), .integer(outcome.deviceID), .text(token)])
+        } else {
+            try connection.prepare("UPDATE devices SET token_invalid_reason = ? WHERE id = ? AND push_token = ?")
+                .run([.text(outcome.reason ?? "InvalidToken"), .integer(outcome.deviceID), .text(token)])
+        }
     }
 
     /// Whether the shard is still leased to `worker` and its message not deleted (a shard of a
