@@ -149,6 +149,57 @@ import Testing
         #expect(apns(message)["rm"] == ["url": "https://push.example.com/rich-media/ABCDE-12345/sale.zip", "ts": "1780000001", "tags": [:]])
     }
 
+    // MARK: Live Activities
+
+    func liveActivity(_ event: MessageSpec.LiveActivity.Event) -> MessageSpec {
+        var message = spec(["default": "Your order is on its way"])
+        message.title = ["default": "Order"]
+        message.ios.sound = "ding"
+        var activity = MessageSpec.LiveActivity(id: "order-7", event: event, contentState: ["eta": 12], timestamp: 1_700)
+        activity.attributesType = "OrderAttributes"
+        activity.attributes = ["order": "7"]
+        activity.dismissalDate = 1_900
+        message.liveActivity = activity
+        return message
+    }
+
+    @Test func aLiveActivityStartCarriesAttributesAndTheFallbackAlert() {
+        let payload = apns(liveActivity(.start))
+        #expect(payload == [
+            "pw_msg": "1", "p": "h1",
+            "aps": [
+                "timestamp": 1_700, "event": "start", "content-state": ["eta": 12],
+                "attributes-type": "OrderAttributes", "attributes": ["order": "7"],
+                "alert": ["title": "Order", "body": "Your order is on its way"], "dismissal-date": 1_900,
+            ],
+        ], "\(payload.text)")
+    }
+
+    @Test func aLiveActivityUpdateOrEndHasNoAttributesNorAlert() {
+        for event in [MessageSpec.LiveActivity.Event.update, .end] {
+            let payload = apns(liveActivity(event))
+            #expect(payload["aps"] == [
+                "timestamp": 1_700, "event": .string(event.rawValue), "content-state": ["eta": 12], "dismissal-date": 1_900,
+            ], "\(payload.text)")
+        }
+    }
+
+    @Test func aLiveActivityGoesToTheLiveActivityTopicAsItsPushType() {
+        var message = liveActivity(.update)
+        message.ios.silent = true
+        message.ios.collapseID = "ignored"
+        #expect(PayloadBuilder.apnsHeaders(message, now: 1_000)
+            == .init(pushType: "liveactivity", priority: 10, expiration: nil, collapseID: nil,
+                     topicSuffix: ".push-type.liveactivity"))
+        #expect(PayloadBuilder.apnsHeaders(spec(), now: 1_000).topicSuffix == "")
+    }
+
+    @Test func aStoredLiveActivityReadsBackAndOlderStoredMessagesHaveNone() throws {
+        let message = liveActivity(.start)
+        #expect(try MessageSpec(storedText: message.storedText()) == message)
+        #expect(try MessageSpec(storedText: spec().storedText()).liveActivity == nil)
+    }
+
     // MARK: FCM
 
     @Test func fcmIsDataOnlyWithStringValues() throws {

@@ -70,16 +70,25 @@ extension PostgresCampaignStore {
     /// or users, tag conditions, and not yet recorded.
     static func targetQuery(_ work: ShardWork, after: Int64, limit: Int) -> (String, [PostgresValue]) {
         var parameters = PostgresParameters([.integer(work.appID), .integer(after), .integer(work.lastDevice)])
-        var sql = """
-            SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge FROM devices d
-            WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND d.push_token IS NOT NULL AND d.subscribed
-              AND d.token_invalid_reason IS NULL
-            """
-        let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
-        sql += platforms.isEmpty ? " AND false" : " AND d.platform IN (\(platforms.map(String.init).joined(separator: ",")))"
-        let silent = work.spec.silentPlatforms.map(String.init).joined(separator: ",")
-        sql += silent.isEmpty ? " AND coalesce(d.notification_types, 1) <> 0"
-            : " AND (coalesce(d.notification_types, 1) <> 0 OR d.platform IN (\(silent)))"
+        var sql: String
+        if let activity = work.spec.liveActivity {
+            sql = """
+                SELECT d.id, d.hwid, d.platform, t.token, d.gateway, d.language, d.badge FROM devices d
+                JOIN live_activity_tokens t ON \(liveActivityTokens(parameters.add(.text(activity.tokenActivityID))))
+                WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND d.platform = \(Platform.iOS)
+                """
+        } else {
+            sql = """
+                SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge FROM devices d
+                WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND d.push_token IS NOT NULL AND d.subscribed
+                  AND d.token_invalid_reason IS NULL
+                """
+            let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
+            sql += platforms.isEmpty ? " AND false" : " AND d.platform IN (\(platforms.map(String.init).joined(separator: ",")))"
+            let silent = work.spec.silentPlatforms.map(String.init).joined(separator: ",")
+            sql += silent.isEmpty ? " AND coalesce(d.notification_types, 1) <> 0"
+                : " AND (coalesce(d.notification_types, 1) <> 0 OR d.platform IN (\(silent)))"
+        }
         if case .some(let offset) = work.timezoneFilter {
             if let offset {
                 sql += " AND d.timezone_offset = \(parameters.add(.integer(offset)))"
@@ -140,7 +149,7 @@ extension PostgresCampaignStore {
     public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> Bool {
         try database.write { transaction in
             let connection = transaction.connection
-            try Self.markDead(outcomes, connection)
+            try Self.markDead(outcomes, work: work, now: now, connection)
             // One row per (message, device): the first outcome recorded wins. Outcomes are recorded
             // even when the lease was lost meanwhile: they happened, and the next holder skips them.
             let inserted = Set(try connection.rows(
@@ -185,12 +194,13 @@ extension PostgresCampaignStore {
         try database.read { connection in
             try connection.rows(
                 """
-                SELECT r.device_id, r.attempts, r.ambiguous, r.expires_at, r.reason,
-                  coalesce(d.push_token IS NOT NULL AND d.subscribed AND d.token_invalid_reason IS NULL, false),
-                  d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge
+                SELECT r.device_id, r.attempts, r.ambiguous, r.expires_at, r.reason, \(Self.retryTarget(work)),
+                  d.hwid, d.platform, \(work.spec.liveActivity == nil ? "d.push_token" : "t.token"), d.gateway, d.language, d.badge
                 FROM delivery_retries r LEFT JOIN devices d ON d.id = r.device_id
+                \(work.spec.liveActivity == nil ? "" : "LEFT JOIN live_activity_tokens t ON \(Self.liveActivityTokens("$4"))")
                 WHERE r.shard_id = $1 AND r.next_at <= $2 AND NOT r.sending ORDER BY r.next_at, r.device_id LIMIT $3
                 """, [.integer(work.shardID), .integer(now), .integer(Int64(limit))]
+                    + (work.spec.liveActivity.map { [.text($0.tokenActivityID)] } ?? [])
             ) { row in
                 let target = !row.bool(5) ? nil : Target(
                     deviceID: row.int(0), hwid: row.text(6), platform: Int(row.int(7)), pushToken: row.text(8), gateway: row.optionalText(9),
@@ -199,6 +209,20 @@ extension PostgresCampaignStore {
                                     expiresAt: row.int(3), reason: row.text(4))
             }
         }
+    }
+
+    /// Whether a retry's device can still be sent to: its push token, or its activity token.
+    static func retryTarget(_ work: ShardWork) -> String {
+        work.spec.liveActivity == nil
+            ? "coalesce(d.push_token IS NOT NULL AND d.subscribed AND d.token_invalid_reason IS NULL, false)"
+            : "t.id IS NOT NULL"
+    }
+
+    /// The join of a Live Activity message's tokens, `activity` being the parameter of its
+    /// `tokenActivityID`: a start goes to push-to-start tokens, an update or end to the activity's;
+    /// only active ones.
+    static func liveActivityTokens(_ activity: String) -> String {
+        "t.device_id = d.id AND coalesce(t.activity_id, '') = \(activity) AND t.active"
     }
 
     public func nextRetry(of work: ShardWork) throws(StoreError) -> Int64? {
@@ -222,7 +246,7 @@ extension PostgresCampaignStore {
                               now: Int64) throws(StoreError) -> Bool {
         try database.write { transaction in
             let connection = transaction.connection
-            try Self.markDead(outcomes, connection)
+            try Self.markDead(outcomes, work: work, now: now, connection)
             var tally = ShardTally()
             var reached: [Int64] = []
             for outcome in outcomes {
@@ -276,9 +300,19 @@ extension PostgresCampaignStore {
 
     /// Declares the push tokens of `deadToken` outcomes invalid: only those tokens, since a device
     /// may have registered a new one meanwhile.
-    static func markDead(_ outcomes: [DeliveryRecord], _ connection: PostgresConnection) throws {
+    /// Marks the tokens the provider called dead: the devices' push tokens, or for a Live Activity
+    /// message the activity tokens they went to (which then become inactive).
+    static func markDead(_ outcomes: [DeliveryRecord], work: ShardWork, now: Int64, _ connection: PostgresConnection) throws {
         let dead = outcomes.filter { $0.deadToken != nil }
         guard !dead.isEmpty else { return }
+        if work.spec.liveActivity != nil {
+            try connection.run(
+                """
+                UPDATE live_activity_tokens t SET active = false, updated_at = $3 FROM unnest($1::bigint[], $2::text[]) AS u(id, token)
+                WHERE t.device_id = u.id AND t.token = u.token
+                """, [.integers(dead.map(\.deviceID)), .texts(dead.map(\.deadToken)), .integer(now)])
+            return
+        }
         try connection.run(
             """
             UPDATE devices d SET token_invalid_reason = u.reason FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(id, token, reason)

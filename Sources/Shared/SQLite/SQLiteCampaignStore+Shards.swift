@@ -66,23 +66,35 @@ extension SQLiteCampaignStore {
 
     /// The page query for a shard: its device range, deliverable and subscribed devices with a token,
     /// opted in unless the message is silent on their platform, the message's platforms, explicit
-    /// devices or users, tag conditions, and not yet recorded.
+    /// devices or users, tag conditions, and not yet recorded. A Live Activity message goes instead
+    /// to the iOS devices' active activity tokens (`liveActivityTokens`), whatever their push token.
     static func targetQuery(_ work: ShardWork, after: Int64, limit: Int) -> (String, [SQLiteValue]) {
         // Explicit users or devices may use their indexes; everything else walks the id range, so
         // `+` keeps SQLite from choosing an index on app_id or push_token (which would make every page
         // scan and sort the whole app: 158 ms instead of 1 ms per page at a million devices).
         let explicit = work.spec.users != nil || work.spec.devices != nil
-        var sql = """
-            SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge FROM devices d
-            WHERE \(explicit ? "" : "+")d.app_id = ? AND d.id > ? AND d.id <= ? AND +d.push_token IS NOT NULL AND d.subscribed = 1
-              AND d.token_invalid_reason IS NULL
-            """
-        var bindings: [SQLiteValue] = [.integer(work.appID), .integer(after), .integer(work.lastDevice)]
-        let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
-        sql += " AND d.platform IN (\(platforms.isEmpty ? "NULL" : platforms.map(String.init).joined(separator: ",")))"
-        let silent = work.spec.silentPlatforms.map(String.init).joined(separator: ",")
-        sql += silent.isEmpty ? " AND coalesce(d.notification_types, 1) <> 0"
-            : " AND (coalesce(d.notification_types, 1) <> 0 OR d.platform IN (\(silent)))"
+        var sql: String
+        var bindings: [SQLiteValue]
+        if let activity = work.spec.liveActivity {
+            sql = """
+                SELECT d.id, d.hwid, d.platform, t.token, d.gateway, d.language, d.badge FROM devices d
+                JOIN live_activity_tokens t ON \(liveActivityTokens)
+                WHERE \(explicit ? "" : "+")d.app_id = ? AND d.id > ? AND d.id <= ? AND d.platform = \(Platform.iOS)
+                """
+            bindings = [.text(activity.tokenActivityID), .integer(work.appID), .integer(after), .integer(work.lastDevice)]
+        } else {
+            sql = """
+                SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge FROM devices d
+                WHERE \(explicit ? "" : "+")d.app_id = ? AND d.id > ? AND d.id <= ? AND +d.push_token IS NOT NULL AND d.subscribed = 1
+                  AND d.token_invalid_reason IS NULL
+                """
+            bindings = [.integer(work.appID), .integer(after), .integer(work.lastDevice)]
+            let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
+            sql += " AND d.platform IN (\(platforms.isEmpty ? "NULL" : platforms.map(String.init).joined(separator: ",")))"
+            let silent = work.spec.silentPlatforms.map(String.init).joined(separator: ",")
+            sql += silent.isEmpty ? " AND coalesce(d.notification_types, 1) <> 0"
+                : " AND (coalesce(d.notification_types, 1) <> 0 OR d.platform IN (\(silent)))"
+        }
         if case .some(let offset) = work.timezoneFilter {
             if let offset {
                 sql += " AND d.timezone_offset = ?"
@@ -148,7 +160,7 @@ extension SQLiteCampaignStore {
             var tally = ShardTally()
             var reached: [Int64] = []
             for outcome in outcomes {
-                try Self.markDead(outcome, connection)
+                try Self.markDead(outcome, work: work, now: now, connection)
                 try insert.run([.integer(work.messageID), .integer(outcome.deviceID), .text(outcome.outcome.rawValue),
                                 outcome.reason.map(SQLiteValue.text) ?? .null, .integer(now)])
                 guard connection.changes == 1 else { continue }
@@ -177,13 +189,14 @@ extension SQLiteCampaignStore {
         try database.read { connection in
             try connection.prepare(
                 """
-                SELECT r.device_id, r.attempts, r.ambiguous, r.expires_at, r.reason,
-                  d.id IS NOT NULL AND d.push_token IS NOT NULL AND d.subscribed = 1 AND d.token_invalid_reason IS NULL,
-                  d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge
+                SELECT r.device_id, r.attempts, r.ambiguous, r.expires_at, r.reason, \(Self.retryTarget(work)),
+                  d.hwid, d.platform, \(work.spec.liveActivity == nil ? "d.push_token" : "t.token"), d.gateway, d.language, d.badge
                 FROM delivery_retries r INDEXED BY delivery_retries_due LEFT JOIN devices d ON d.id = r.device_id
+                \(work.spec.liveActivity == nil ? "" : "LEFT JOIN live_activity_tokens t ON \(Self.liveActivityTokens)")
                 WHERE r.shard_id = ? AND r.next_at <= ? AND r.sending = 0 ORDER BY r.next_at, r.device_id LIMIT ?
                 """
-            ).rows([.integer(work.shardID), .integer(now), .integer(Int64(limit))]) { row in
+            ).rows((work.spec.liveActivity.map { [.text($0.tokenActivityID)] } ?? [])
+                   + [.integer(work.shardID), .integer(now), .integer(Int64(limit))]) { row in
                 let target = row.int(5) == 0 ? nil : Target(
                     deviceID: row.int(0), hwid: row.text(6), platform: Int(row.int(7)), pushToken: row.text(8), gateway: row.optionalText(9),
                     language: row.optionalText(10), badge: row.int(11))
@@ -192,6 +205,17 @@ extension SQLiteCampaignStore {
             }
         }
     }
+
+    /// Whether a retry's device can still be sent to: its push token, or its activity token.
+    static func retryTarget(_ work: ShardWork) -> String {
+        work.spec.liveActivity == nil
+            ? "d.id IS NOT NULL AND d.push_token IS NOT NULL AND d.subscribed = 1 AND d.token_invalid_reason IS NULL"
+            : "t.id IS NOT NULL"
+    }
+
+    /// The join of a Live Activity message's tokens (bound to its `tokenActivityID`): a start goes to
+    /// push-to-start tokens, an update or end to the activity's; only active ones.
+    static let liveActivityTokens = "t.device_id = d.id AND coalesce(t.activity_id, '') = ? AND t.active = 1"
 
     public func nextRetry(of work: ShardWork) throws(StoreError) -> Int64? {
         try database.read { connection in
@@ -219,7 +243,7 @@ extension SQLiteCampaignStore {
             var reached: [Int64] = []
             for outcome in outcomes {
                 let key: [SQLiteValue] = [.integer(work.messageID), .integer(outcome.deviceID)]
-                try Self.markDead(outcome, connection)
+                try Self.markDead(outcome, work: work, now: now, connection)
                 if outcome.outcome == .retrying {
                     let schedule = outcome.schedule ?? RetrySchedule(nextAt: now, expiresAt: now)
                     let ambiguous = try connection.prepare(
@@ -268,10 +292,17 @@ extension SQLiteCampaignStore {
 
     /// Declares the push token of a `deadToken` outcome invalid: only that token, since the device
     /// may have registered a new one meanwhile.
-    static func markDead(_ outcome: DeliveryRecord, _ connection: SQLiteConnection) throws {
+    /// Marks a token the provider called dead: the device's push token, or for a Live Activity
+    /// message the activity token it went to (which then becomes inactive).
+    static func markDead(_ outcome: DeliveryRecord, work: ShardWork, now: Int64, _ connection: SQLiteConnection) throws {
         guard let token = outcome.deadToken else { return }
-        try connection.prepare("UPDATE devices SET token_invalid_reason = ? WHERE id = ? AND push_token = ?")
-            .run([.text(outcome.reason ?? "InvalidToken"), .integer(outcome.deviceID), .text(token)])
+        if work.spec.liveActivity != nil {
+            try connection.prepare("UPDATE live_activity_tokens SET active = 0, updated_at = ? WHERE device_id = ? AND token = ?")
+                .run([.integer(now), .integer(outcome.deviceID), .text(token)])
+        } else {
+            try connection.prepare("UPDATE devices SET token_invalid_reason = ? WHERE id = ? AND push_token = ?")
+                .run([.text(outcome.reason ?? "InvalidToken"), .integer(outcome.deviceID), .text(token)])
+        }
     }
 
     /// Whether the shard is still leased to `worker` and its message not deleted (a shard of a

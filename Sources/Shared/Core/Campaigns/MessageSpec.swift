@@ -36,6 +36,8 @@ public struct MessageSpec: Sendable, Equatable, Codable {
     public var cappingCount: Int?
     public var ios: IOSOptions
     public var android: AndroidOptions
+    /// Set for a Live Activity push, which replaces the alert (see `LiveActivity`).
+    public var liveActivity: LiveActivity?
     public var schedule: Schedule
 
     public init(content: LocalizedText) {

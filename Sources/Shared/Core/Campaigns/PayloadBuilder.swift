@@ -23,22 +23,15 @@ public enum PayloadBuilder {
     ///   - language: the device language, for `localized(_:language:)`.
     ///   - badge: the device's stored badge, the base of a relative `ios_badges`.
     public static func apns(_ spec: MessageSpec, hash: String, language: String?, badge: Int64) -> JSON {
+        if let activity = spec.liveActivity {
+            return ["pw_msg": "1", "p": .string(hash), "aps": .object(activity.aps(alert: alert(spec, language: language)))]
+        }
         let ios = spec.ios
         var aps: [String: JSON] = [:]
         if ios.silent {
             aps["content-available"] = 1
         } else {
-            let body = localized(ios.content ?? spec.content, language: language)
-            let title = text(ios.title ?? spec.title, language)
-            let subtitle = text(ios.subtitle ?? spec.subtitle, language)
-            if title == nil && subtitle == nil {
-                aps["alert"] = .string(body)
-            } else {
-                var alert: [String: JSON] = ["body": .string(body)]
-                if let title { alert["title"] = .string(title) }
-                if let subtitle { alert["subtitle"] = .string(subtitle) }
-                aps["alert"] = .object(alert)
-            }
+            aps["alert"] = alert(spec, language: language)
             if let change = ios.badges {
                 aps["badge"] = .int(change.apply(to: badge))
                 if case .add = change { aps["pw_badge"] = .string(change.text) }
@@ -67,9 +60,21 @@ public enum PayloadBuilder {
         return .object(root)
     }
 
+    /// `aps.alert`: the body alone, or an object when there is a title or subtitle.
+    static func alert(_ spec: MessageSpec, language: String?) -> JSON {
+        let body = localized(spec.ios.content ?? spec.content, language: language)
+        let title = text(spec.ios.title ?? spec.title, language)
+        let subtitle = text(spec.ios.subtitle ?? spec.subtitle, language)
+        if title == nil && subtitle == nil { return .string(body) }
+        var alert: [String: JSON] = ["body": .string(body)]
+        if let title { alert["title"] = .string(title) }
+        if let subtitle { alert["subtitle"] = .string(subtitle) }
+        return .object(alert)
+    }
+
     /// The APNs request headers that depend on the message.
     public struct APNsHeaders: Sendable, Equatable {
-        /// `apns-push-type`: `alert`, or `background` for silent pushes.
+        /// `apns-push-type`: `alert`, `background` for silent pushes, `liveactivity` for Live Activities.
         public var pushType: String
         /// `apns-priority`: 10, or 5 for silent pushes (APNs rejects 10 with `background`).
         public var priority: Int
@@ -77,20 +82,28 @@ public enum PayloadBuilder {
         public var expiration: Int64?
         /// `apns-collapse-id`.
         public var collapseID: String?
+        /// Appended to the app's bundle id to form `apns-topic`.
+        public var topicSuffix: String
 
-        public init(pushType: String, priority: Int, expiration: Int64?, collapseID: String?) {
+        public init(pushType: String, priority: Int, expiration: Int64?, collapseID: String?, topicSuffix: String = "") {
             self.pushType = pushType
             self.priority = priority
             self.expiration = expiration
             self.collapseID = collapseID
+            self.topicSuffix = topicSuffix
         }
     }
 
     /// The APNs headers of `spec` sent at `now` (unix seconds). `ios_ttl` becomes `now + ttl`;
-    /// a ttl of 0 (or less) becomes expiration 0.
+    /// a ttl of 0 (or less) becomes expiration 0. A Live Activity push goes at priority 10 to the
+    /// `.push-type.liveactivity` topic.
     public static func apnsHeaders(_ spec: MessageSpec, now: Int64) -> APNsHeaders {
         let silent = spec.ios.silent
         let expiration = spec.ios.ttl.map { ttl in ttl > 0 ? now + ttl : 0 }
+        if spec.liveActivity != nil {
+            return APNsHeaders(pushType: "liveactivity", priority: 10, expiration: expiration, collapseID: nil,
+                               topicSuffix: MessageSpec.LiveActivity.topicSuffix)
+        }
         return APNsHeaders(pushType: silent ? "background" : "alert", priority: silent ? 5 : 10,
                            expiration: expiration, collapseID: nonEmpty(spec.ios.collapseID))
     }

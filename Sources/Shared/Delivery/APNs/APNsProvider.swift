@@ -109,7 +109,7 @@ public final class APNsProvider: Sendable {
     /// The headers every push of a batch shares.
     func commonHeaders(_ headers: PayloadBuilder.APNsHeaders, token: String) -> HTTP2HeaderList {
         var lines = [
-            "authorization: bearer \(token)", "apns-topic: \(settings.topic)", "apns-push-type: \(headers.pushType)",
+            "authorization: bearer \(token)", "apns-topic: \(settings.topic)\(headers.topicSuffix)", "apns-push-type: \(headers.pushType)",
             "apns-priority: \(headers.priority)", "content-type: application/json",
         ]
         if let expiration = headers.expiration { lines.append("apns-expiration: \(expiration)") }
