@@ -117,19 +117,23 @@ package final class PostgresServer: Sendable {
     private static func children(of parent: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap(pid_t.init).filter { pid in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
-            // After "pid (comm)": the state, then the parent's pid.
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return fields.count > 1 && pid_t(fields[1]) == parent
+            guard let fields = statFields(pid), fields.count > 1 else { return false }
+            return pid_t(fields[1]) == parent
         }
     }
 
     /// Whether `pid` still runs (a zombie has ended: it only waits to be reaped).
     private static func isAlive(_ pid: pid_t) -> Bool {
+        guard let state = statFields(pid)?.first else { return false }
+        return state != "Z"
+    }
+
+    /// The fields of /proc/<pid>/stat after "pid (comm)": the state, then the parent's pid, …
+    /// (nil when the process is gone).
+    private static func statFields(_ pid: pid_t) -> [Substring]? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+              let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(after: close)...].split(separator: " ")
     }
 
     /// A URL for the database `postgres` as the superuser `herald`, over TCP.
