@@ -1,8 +1,8 @@
 import Core
 
 /// `DeviceStore` on PostgreSQL. Each call is one transaction of a few statements: the device row
-/// in one upsert, and a request's tags in one multi-row statement per table. Registrations whose
-/// tags need no reading are written many per statement (`RegistrationBatcher`).
+/// in one upsert, and a request's tags in one multi-row statement per table. Registrations and
+/// setTags calls whose tags need no reading are written many per statement (`RegistrationBatcher`).
 public final class PostgresDeviceStore: DeviceStore {
     let database: PostgresDatabase
     private let batcher: RegistrationBatcher
@@ -10,7 +10,7 @@ public final class PostgresDeviceStore: DeviceStore {
     public init(database: PostgresDatabase) {
         self.database = database
         let single = Single()
-        batcher = RegistrationBatcher(database: database) { item throws(StoreError) in try single.store?.registerAlone(item) }
+        batcher = RegistrationBatcher(database: database) { item throws(StoreError) in try single.store?.writeAlone(item) }
         single.store = self
     }
 
@@ -33,6 +33,9 @@ public final class PostgresDeviceStore: DeviceStore {
          .optional(a.appVersion), .optional(a.osVersion), .optional(a.deviceModel), .optional(a.sdkVersion), .optional(a.userID),
          .optional(a.notificationTypes), .integer(now)]
     }
+
+    /// Why a call that needs an existing device fails when the device is new.
+    static let unregistered = "device_type is required for a device Herald has not seen (register it first)"
 
     /// Updates the device's attributes when they changed (an unchanged device is not rewritten);
     /// returns its id, or nil when there is no such device.
@@ -69,7 +72,7 @@ public final class PostgresDeviceStore: DeviceStore {
             return id
         }
         guard a.platform != nil else {
-            throw StoreError.invalid("device_type is required for a device Herald has not seen (register it first)")
+            throw StoreError.invalid(Self.unregistered)
         }
         // A concurrent first call for the same device inserts it first: then this one updates it.
         return try connection.first(
@@ -237,20 +240,20 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
         let appID = try database.appID(registration.app)
-        if let item = try batchable(registration, appID: appID, now: now) {
-            try batcher.register(item)
+        if registration.attributes.platform != nil, registration.attributes.userID == nil,
+            let tags = try batchable(registration.tags, appID: appID) {
+            try batcher.register(RegistrationBatcher.Item(appID: appID, write: .registration(registration), tags: tags, now: now))
         } else {
-            try registerAlone(RegistrationBatcher.Item(appID: appID, registration: registration, tags: [], now: now))
+            try registerAlone(appID: appID, registration: registration, now: now)
         }
     }
 
-    /// The registration as the batcher writes it, when its tags can be written without reading
-    /// anything: set operations on tags of a known type other than list, not `badge`; no user.
-    /// Nil when it must take the ordinary path; throws when a tag value does not fit its type.
-    private func batchable(_ registration: DeviceRegistration, appID: Int64, now: Int64) throws(StoreError) -> RegistrationBatcher.Item? {
-        guard registration.attributes.platform != nil, registration.attributes.userID == nil else { return nil }
+    /// The tags as the batcher writes them, when they can be written without reading anything: set
+    /// operations on tags of a known type other than list, not `badge`. Nil when they must take the
+    /// ordinary path; throws when a tag value does not fit its type.
+    private func batchable(_ updates: [TagUpdate], appID: Int64) throws(StoreError) -> [(name: String, value: TagValue)]? {
         var tags: [(name: String, value: TagValue)] = []
-        for update in registration.tags {
+        for update in updates {
             guard case .set = update.operation, update.name != "badge",
                 let type = database.cachedTagType(appID: appID, name: update.name), type != .list else { return nil }
             do {
@@ -260,12 +263,21 @@ public final class PostgresDeviceStore: DeviceStore {
                 throw .invalid(error.message)
             }
         }
-        return RegistrationBatcher.Item(appID: appID, registration: registration, tags: tags, now: now)
+        return tags
+    }
+
+    /// A write of a batch that failed, made on its own.
+    func writeAlone(_ item: RegistrationBatcher.Item) throws(StoreError) {
+        switch item.write {
+        case .registration(let registration):
+            try registerAlone(appID: item.appID, registration: registration, now: item.now)
+        case .tags(let hwid, let updates):
+            try setTagsAlone(appID: item.appID, hwid: hwid, attributes: DeviceAttributes(), updates: updates, now: item.now)
+        }
     }
 
     /// registerDevice in a transaction of its own.
-    func registerAlone(_ item: RegistrationBatcher.Item) throws(StoreError) {
-        let (appID, registration, now) = (item.appID, item.registration, item.now)
+    private func registerAlone(appID: Int64, registration: DeviceRegistration, now: Int64) throws(StoreError) {
         try database.write { transaction in
             let connection = transaction.connection
             let id = try upsertRegistration(connection, appID: appID, registration: registration, now: now)
@@ -294,6 +306,15 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func setTags(app: String, hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
+        if attributes == DeviceAttributes(), let tags = try batchable(updates, appID: appID) {
+            try batcher.register(RegistrationBatcher.Item(appID: appID, write: .tags(hwid: hwid, updates: updates), tags: tags, now: now))
+        } else {
+            try setTagsAlone(appID: appID, hwid: hwid, attributes: attributes, updates: updates, now: now)
+        }
+    }
+
+    /// setTags in a transaction of its own.
+    private func setTagsAlone(appID: Int64, hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], now: Int64) throws(StoreError) {
         try database.write { transaction in
             let id = try upsertDevice(transaction.connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
             try applyTags(transaction, appID: appID, deviceID: id, updates: updates)

@@ -2,37 +2,57 @@ import Foundation
 import Synchronization
 import Core
 
-/// Group commit for registerDevice, the Device API's busiest write, and the thread that runs
-/// the Device API's requests (`PostgresBackend.submitRequest`).
+/// Group commit for the Device API's busiest writes, registerDevice and setTags, and the thread
+/// that runs the Device API's requests (`PostgresBackend.submitRequest`).
 ///
-/// Registrations whose tag updates are known without reading the database (set operations on
-/// tags whose type is known, no list, no `badge`, no user) are written many per statement, in
-/// autocommit: the devices (updated when they changed, inserted when new, without drawing
-/// sequence values for the existing ones) and their tags, each table in one multi-row write. A
-/// busy server thus pays one round trip and one commit for many registrations, and the next batch
-/// gathers while the server works. (Two threads writing batches at once made smaller batches and,
-/// measured, fewer registrations per second.)
+/// Device writes whose tag updates are known without reading the database (set operations on
+/// tags whose type is known, no list, no `badge`; a registration without a user, a setTags without
+/// device attributes) are written many per statement, in autocommit: the devices (updated when
+/// they changed, inserted when new, without drawing sequence values for the existing ones) and
+/// their tags, each table in one multi-row write. A busy server thus pays one round trip and one
+/// commit for many writes.
 ///
-/// Its one thread takes everything waiting at that moment: registrations that callers on other
+/// Its gathering thread takes everything waiting at that moment: writes that callers on other
 /// threads hand over and wait for, and whole requests, whose work it runs itself, as SQLite's
-/// writer does: a registration the work makes joins the batch instead of waiting, and the request
-/// is answered once the batch has committed, without a thread of its own blocking for it. Work
-/// that reaches the database in any other way is refused at its first statement (nothing has
-/// happened yet) and runs again on a request thread of `PostgresDatabase`, which may block.
+/// writer does: a write the work makes joins the batch instead of waiting, and the request is
+/// answered once the batch has committed, without a thread of its own blocking for it. Work that
+/// reaches the database in any other way is refused at its first statement (nothing has happened
+/// yet) and runs again on a request thread of `PostgresDatabase`, which may block.
 ///
-/// Each batch writes its devices in (application, hwid) order, so that it never waits in a circle
-/// with another writer. A registration whose device appears twice in a batch waits for the next
-/// one; when a batch fails for a reason other than the server being away, each of its
-/// registrations is written on its own, so that one bad row fails alone (a request whose
-/// registration failed so runs again on a request thread, which gets that failure as it would
-/// have alone).
+/// `lanes` writer threads send the batches, each on a pooled connection of its own, so that the
+/// next batch is gathered, sent and executed while the previous one commits. (With one batch in
+/// flight, every client waited in one convoy: the batch took all of them, and on a busy machine
+/// the wake-ups of its round trip set the rate.) A device is in at most one batch in flight: a
+/// write whose device is being written waits for that batch, so that a device's writes commit in
+/// the order they came. Each batch writes its devices in (application, hwid) order, so that it
+/// never waits in a circle with another writer. When a batch fails for a reason other than the
+/// server being away, each of its writes is made on its own, so that one bad row fails alone (a
+/// request whose write failed so runs again on a request thread, which gets that failure as it
+/// would have alone).
 final class RegistrationBatcher: Sendable {
-    /// One registration with its tags already converted.
+    /// One device write with its tags already converted.
     struct Item: Sendable {
+        enum Write: Sendable {
+            case registration(DeviceRegistration)
+            /// setTags without device attributes, on a device that must exist.
+            case tags(hwid: String, updates: [TagUpdate])
+        }
+
         let appID: Int64
-        let registration: DeviceRegistration
+        let write: Write
         let tags: [(name: String, value: TagValue)]
         let now: Int64
+
+        var hwid: String {
+            switch write {
+            case .registration(let registration): registration.hwid
+            case .tags(let hwid, _): hwid
+            }
+        }
+
+        var registration: DeviceRegistration? {
+            if case .registration(let registration) = write { registration } else { nil }
+        }
     }
 
     /// A whole request (see `PostgresBackend.submitRequest`): its work, which keeps its own
@@ -41,13 +61,13 @@ final class RegistrationBatcher: Sendable {
         let run: @Sendable () -> Void
         /// Everything it wrote is committed: answer with the result `run` stored.
         let committed: @Sendable () -> Void
-        /// Its registration could not be committed and the server is away: answer 503.
+        /// Its write could not be committed and the server is away: answer 503.
         let failed: @Sendable () -> Void
         /// Run it again where it may block.
         let elsewhere: @Sendable () -> Void
     }
 
-    /// A waiting caller. `@unchecked Sendable` invariant: `error` is written by the batcher thread
+    /// A waiting caller. `@unchecked Sendable` invariant: `error` is written by a lane thread
     /// before `done` is signalled and read by the caller after.
     private final class Pending: @unchecked Sendable {
         let item: Item
@@ -56,47 +76,114 @@ final class RegistrationBatcher: Sendable {
         init(_ item: Item) { self.item = item }
     }
 
+    /// A request whose writes are in batches, answered when the last of them is done (lanes may
+    /// finish them at the same time).
+    private final class Held: Sendable {
+        private struct Progress {
+            var remaining: Int
+            var error: StoreError?
+        }
+
+        let request: Request
+        private let progress: Mutex<Progress>
+
+        init(_ request: Request, writes: Int) {
+            self.request = request
+            progress = Mutex(Progress(remaining: writes))
+        }
+
+        /// Notes how one of its writes went; answers the request after the last.
+        func finished(_ error: StoreError?) {
+            let (done, first) = progress.withLock { progress in
+                progress.remaining -= 1
+                if progress.error == nil { progress.error = error }
+                return (progress.remaining == 0, progress.error)
+            }
+            guard done else { return }
+            switch first {
+            case nil: request.committed()
+            case .backend(let failure)? where failure.isRetryable: request.failed()
+            default: request.elsewhere()
+            }
+        }
+    }
+
     private enum Waiting {
         case call(Pending)
         case request(Request)
     }
 
-    /// A registration of this batch and whom to tell how it went.
-    private struct Entry {
+    private struct Device: Hashable, Comparable {
+        let appID: Int64
+        let hwid: String
+        static func < (a: Device, b: Device) -> Bool { (a.appID, a.hwid) < (b.appID, b.hwid) }
+    }
+
+    /// A write of a batch and whom to tell how it went.
+    private struct Entry: Sendable {
         let item: Item
-        /// The waiting caller, or the index of the request in `held`.
         let owner: Owner
-        enum Owner {
+        var device: Device { Device(appID: item.appID, hwid: item.hwid) }
+        enum Owner: Sendable {
             case call(Pending)
-            case request(Int)
+            case request(Held)
         }
     }
 
-    /// At most this many registrations share one statement.
+    /// A writer thread and the batch handed to it (an empty one ends it).
+    private final class Lane: Sendable {
+        let batch = Mutex<[Entry]>([])
+        let handed = DispatchSemaphore(value: 0)
+
+        func hand(_ entries: [Entry]) {
+            batch.withLock { $0 = entries }
+            handed.signal()
+        }
+    }
+
+    /// The lanes not writing, and the devices of the batches in flight.
+    private struct Flight {
+        var idle: [Lane]
+        var devices: Set<Device> = []
+    }
+
+    /// At most this many writes share one statement.
     static let maximumBatch = 256
+    /// Batches in flight at most.
+    static let lanes = 2
 
     private let database: PostgresDatabase
-    /// Writes one registration on its own (the store's ordinary path), for a batch that failed.
+    /// Makes one write on its own (the store's ordinary path), for a batch that failed.
     private let single: @Sendable (Item) throws(StoreError) -> Void
     private let queue = Mutex<[Waiting]>([])
+    /// Signalled for each arrival and each batch done.
     private let available = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
+    private let lanes: [Lane]
+    private let flight: Mutex<Flight>
 
     init(database: PostgresDatabase, single: @escaping @Sendable (Item) throws(StoreError) -> Void) {
         self.database = database
         self.single = single
+        lanes = (0..<Self.lanes).map { _ in Lane() }
+        flight = Mutex(Flight(idle: lanes))
+        for (index, lane) in lanes.enumerated() {
+            let thread = Thread { [self] in write(on: lane) }
+            thread.name = "herald-postgres-batch-\(index)"
+            thread.start()
+        }
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             database.collector.adoptCurrentThread()
             started.signal()
-            run()
+            gather()
         }
         thread.name = "herald-postgres-registrations"
         thread.start()
         started.wait()
     }
 
-    /// Ends the thread once the queue is empty.
+    /// Ends the threads once the queue is empty.
     func stop() {
         stopping.store(true, ordering: .relaxed)
         available.signal()
@@ -122,18 +209,19 @@ final class RegistrationBatcher: Sendable {
         available.signal()
     }
 
-    private func run() {
+    /// The gathering thread: runs the requests' work, whose writes join the calls' ones, and
+    /// hands batches to idle lanes.
+    private func gather() {
         var taken: [Waiting] = []
+        // Gathered, in the order they came, and not yet handed to a lane.
+        var entries: [Entry] = []
         while true {
             available.wait()
             queue.withLock { swap(&$0, &taken) }
-            if taken.isEmpty {
-                if stopping.load(ordering: .relaxed) { return }
-                continue
+            if taken.isEmpty && entries.isEmpty && stopping.load(ordering: .relaxed) {
+                for lane in lanes { lane.hand([]) }
+                return
             }
-            // Run the requests' work; their registrations join the calls' ones.
-            var entries: [Entry] = []
-            var held: [(request: Request, error: StoreError?)] = []
             for waiting in taken {
                 switch waiting {
                 case .call(let pending):
@@ -145,38 +233,69 @@ final class RegistrationBatcher: Sendable {
                     } else if items.isEmpty {
                         request.committed()
                     } else {
-                        entries += items.map { Entry(item: $0, owner: .request(held.count)) }
-                        held.append((request, nil))
+                        let held = Held(request, writes: items.count)
+                        entries += items.map { Entry(item: $0, owner: .request(held)) }
                     }
                 }
             }
             taken.removeAll(keepingCapacity: true)
-            while !entries.isEmpty {
-                // A device twice in one statement cannot be upserted twice: the later one waits a round.
+            entries = dispatch(entries)
+        }
+    }
+
+    /// Hands batches of `entries` to idle lanes; returns those left for later: no lane was idle,
+    /// their device is in a batch in flight, or it is in the batch already (a device twice in one
+    /// statement cannot be upserted twice).
+    private func dispatch(_ entries: [Entry]) -> [Entry] {
+        var entries = entries
+        while !entries.isEmpty {
+            let handed = flight.withLock { flight -> Bool in
+                guard let lane = flight.idle.last else { return false }
                 var batch: [Entry] = [], later: [Entry] = []
-                var devices: Set<String> = []
+                var devices: Set<Device> = []
                 for entry in entries {
-                    let key = "\(entry.item.appID)/\(entry.item.registration.hwid)"
-                    if batch.count < Self.maximumBatch && devices.insert(key).inserted { batch.append(entry) } else { later.append(entry) }
-                }
-                batch.sort { ($0.item.appID, $0.item.registration.hwid) < ($1.item.appID, $1.item.registration.hwid) }
-                let errors = write(batch.map(\.item))
-                for (entry, error) in zip(batch, errors) {
-                    switch entry.owner {
-                    case .call(let pending):
-                        pending.error = error
-                        pending.done.signal()
-                    case .request(let index):
-                        if let error, held[index].error == nil { held[index].error = error }
+                    let device = entry.device
+                    if batch.count < Self.maximumBatch && !flight.devices.contains(device) && devices.insert(device).inserted {
+                        batch.append(entry)
+                    } else {
+                        later.append(entry)
                     }
                 }
+                guard !batch.isEmpty else { return false }
+                flight.idle.removeLast()
+                flight.devices.formUnion(devices)
+                lane.hand(batch)
                 entries = later
+                return true
             }
-            for (request, error) in held {
-                switch error {
-                case nil: request.committed()
-                case .backend(let failure)? where failure.isRetryable: request.failed()
-                default: request.elsewhere()
+            if !handed { break }
+        }
+        return entries
+    }
+
+    /// A lane's thread: writes each batch handed to it, frees its devices and answers its owners.
+    private func write(on lane: Lane) {
+        while true {
+            lane.handed.wait()
+            var batch = lane.batch.withLock { batch in
+                defer { batch = [] }
+                return batch
+            }
+            if batch.isEmpty { return }
+            batch.sort { $0.device < $1.device }
+            let errors = write(batch.map(\.item))
+            flight.withLock { flight in
+                for entry in batch { flight.devices.remove(entry.device) }
+                flight.idle.append(lane)
+            }
+            available.signal()
+            for (entry, error) in zip(batch, errors) {
+                switch entry.owner {
+                case .call(let pending):
+                    pending.error = error
+                    pending.done.signal()
+                case .request(let held):
+                    held.finished(error)
                 }
             }
         }
@@ -185,8 +304,8 @@ final class RegistrationBatcher: Sendable {
     /// Writes the batch; the error of each item (nil when committed).
     private func write(_ items: [Item]) -> [StoreError?] {
         do {
-            try database.autocommit { connection in try Self.statement(items, connection) }
-            return Array(repeating: nil, count: items.count)
+            let unknown = try database.autocommit { connection in try Self.statement(items, connection) }
+            return items.indices.map { unknown.contains($0 + 1) ? .invalid(PostgresDeviceStore.unregistered) : nil }
         } catch {
             if case .backend(let failure) = error, failure.isRetryable {
                 return Array(repeating: error, count: items.count)
@@ -202,8 +321,9 @@ final class RegistrationBatcher: Sendable {
         }
     }
 
-    /// The whole batch in one statement (see `PostgresDeviceStore.registration` for one device).
-    static func statement(_ items: [Item], _ connection: PostgresConnection) throws {
+    /// The whole batch in one statement (see `PostgresDeviceStore.registration` for one device);
+    /// returns the positions (from 1) of the tag writes whose device does not exist, which wrote nothing.
+    static func statement(_ items: [Item], _ connection: PostgresConnection) throws -> Set<Int> {
         var tagRequests: [Int64] = [], tagNames: [String?] = [], tagTypes: [Int64] = [], tagNumbers: [String?] = [], tagTexts: [String?] = []
         for (index, item) in items.enumerated() {
             for tag in item.tags {
@@ -214,24 +334,26 @@ final class RegistrationBatcher: Sendable {
                 tagTexts.append(tag.value.storedText)
             }
         }
-        let attributes = items.map(\.registration.attributes)
-        try connection.run(sql, [
-            .integers(items.map(\.appID)), .texts(items.map(\.registration.hwid)),
+        let registrations = items.map(\.registration)
+        let attributes = registrations.map { $0?.attributes ?? DeviceAttributes() }
+        return Set(try connection.rows(sql, [
+            .integers(items.map(\.appID)), .texts(items.map(\.hwid)),
             .texts(attributes.map { $0.platform.map { String($0) } }), .texts(attributes.map(\.language)),
             .texts(attributes.map { $0.timezoneOffset.map { String($0) } }), .texts(attributes.map(\.appVersion)),
             .texts(attributes.map(\.osVersion)), .texts(attributes.map(\.deviceModel)), .texts(attributes.map(\.sdkVersion)),
             .texts(attributes.map { $0.notificationTypes.map { String($0) } }), .integers(items.map(\.now)),
-            .texts(items.map(\.registration.pushToken)), .texts(items.map(\.registration.gateway)),
+            .texts(registrations.map { $0?.pushToken }), .texts(registrations.map { $0?.gateway }),
+            .booleans(registrations.map { $0 != nil }),
             .integers(tagRequests), .texts(tagNames), .integers(tagTypes), .texts(tagNumbers), .texts(tagTexts),
-        ])
+        ]) { Int($0.int(0)) })
     }
 
     static let sql = """
         WITH input AS (
           SELECT * FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-            $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[])
+            $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::boolean[])
             WITH ORDINALITY AS u(app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
-              sdk_version, notification_types, now, push_token, gateway, n)),
+              sdk_version, notification_types, now, push_token, gateway, registers, n)),
         existing AS (SELECT i.n, d.id FROM input i JOIN devices d ON d.app_id = i.app_id AND d.hwid = i.hwid),
         updated AS (
           UPDATE devices d SET platform = i.platform, language = COALESCE(i.language, d.language),
@@ -241,7 +363,7 @@ final class RegistrationBatcher: Sendable {
             notification_types = COALESCE(i.notification_types, d.notification_types), updated_at = i.now,
             push_token = i.push_token, gateway = COALESCE(i.gateway, d.gateway), subscribed = true, token_invalid_reason = NULL
           FROM input i JOIN existing e ON e.n = i.n
-          WHERE d.id = e.id AND (i.platform IS DISTINCT FROM d.platform OR COALESCE(i.language, d.language) IS DISTINCT FROM d.language
+          WHERE d.id = e.id AND i.registers AND (i.platform IS DISTINCT FROM d.platform OR COALESCE(i.language, d.language) IS DISTINCT FROM d.language
             OR COALESCE(i.timezone_offset, d.timezone_offset) IS DISTINCT FROM d.timezone_offset
             OR COALESCE(i.app_version, d.app_version) IS DISTINCT FROM d.app_version
             OR COALESCE(i.os_version, d.os_version) IS DISTINCT FROM d.os_version
@@ -256,7 +378,7 @@ final class RegistrationBatcher: Sendable {
             sdk_version, notification_types, created_at, updated_at, push_token, gateway)
           SELECT i.app_id, i.hwid, i.platform, i.language, i.timezone_offset, i.app_version, i.os_version, i.device_model,
             i.sdk_version, i.notification_types, i.now, i.now, i.push_token, i.gateway
-          FROM input i WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n
+          FROM input i WHERE i.registers AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n
           ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform,
             language = COALESCE(excluded.language, devices.language),
             timezone_offset = COALESCE(excluded.timezone_offset, devices.timezone_offset),
@@ -271,13 +393,15 @@ final class RegistrationBatcher: Sendable {
         ids AS (
           SELECT n, id FROM existing
           UNION ALL
-          SELECT i.n, x.id FROM inserted x JOIN input i ON i.app_id = x.app_id AND i.hwid = x.hwid)
-        INSERT INTO device_tags (device_id, name, app_id, type, num, str)
-        SELECT ids.id, t.name, i.app_id, t.type, t.num, t.str
-        FROM unnest($14::bigint[], $15::text[], $16::integer[], $17::numeric[], $18::text[]) AS t(n, name, type, num, str)
-        JOIN ids ON ids.n = t.n JOIN input i ON i.n = t.n
-        ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, num = excluded.num, str = excluded.str
-        WHERE device_tags.type IS DISTINCT FROM excluded.type OR device_tags.num IS DISTINCT FROM excluded.num
-          OR device_tags.str IS DISTINCT FROM excluded.str
+          SELECT i.n, x.id FROM inserted x JOIN input i ON i.app_id = x.app_id AND i.hwid = x.hwid AND i.registers),
+        tagged AS (
+          INSERT INTO device_tags (device_id, name, app_id, type, num, str)
+          SELECT ids.id, t.name, i.app_id, t.type, t.num, t.str
+          FROM unnest($15::bigint[], $16::text[], $17::integer[], $18::numeric[], $19::text[]) AS t(n, name, type, num, str)
+          JOIN ids ON ids.n = t.n JOIN input i ON i.n = t.n
+          ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, num = excluded.num, str = excluded.str
+          WHERE device_tags.type IS DISTINCT FROM excluded.type OR device_tags.num IS DISTINCT FROM excluded.num
+            OR device_tags.str IS DISTINCT FROM excluded.str)
+        SELECT i.n FROM input i WHERE NOT i.registers AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n)
         """
 }
