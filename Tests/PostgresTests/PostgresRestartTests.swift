@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Core
 @testable import Postgres
@@ -52,5 +53,70 @@ import TestSupport
         }
         #expect(try store.device(app: "APP-1", hwid: "after") != nil)
         #expect(try store.device(app: "APP-1", hwid: "during-0") == nil)
+    }
+
+    /// kill -9 of the server while registrations stream through the batches in flight: every
+    /// request is answered (503 while the server is away, never a hang), and every registration
+    /// answered as done is there after the restart.
+    @Test func aCrashDuringBatchesInFlightLosesNothingAnswered() throws {
+        let server = try PostgresServer()
+        var settings = DatabaseSettings(path: "unused")
+        settings.url = server.url
+        settings.poolSize = 4
+        let backend = try PostgresBackend(database: settings, apps: Self.apps)
+        let store = backend.devices
+        try register(store, "seed")
+        let answered = Mutex<[String: String]>([:])
+        let stop = Atomic<Bool>(false)
+        let unanswered = Atomic<Int>(0)
+        let clients = DispatchGroup()
+        // Eight clients, each with one request in flight at a time, as the SDKs behave.
+        for client in 0..<8 {
+            clients.enter()
+            Thread {
+                defer { clients.leave() }
+                var index = 0
+                while !stop.load(ordering: .relaxed) && index < 100_000 {
+                    let hwid = "c\(client)-\(index)"
+                    index += 1
+                    let reply = DispatchSemaphore(value: 0)
+                    backend.submitRequest({
+                        do {
+                            try self.register(store, hwid)
+                            return "done"
+                        } catch {
+                            return "\(error)"
+                        }
+                    }, onFailure: { "503" }, completion: { answer in
+                        answered.withLock { $0[hwid] = answer }
+                        reply.signal()
+                    })
+                    guard reply.wait(timeout: .now() + 30) == .success else {
+                        unanswered.add(1, ordering: .relaxed)
+                        return
+                    }
+                }
+            }.start()
+        }
+        func doneCount() -> Int { answered.withLock { $0.values.filter { $0 == "done" }.count } }
+        let deadline = Date().addingTimeInterval(30)
+        while doneCount() < 400 && Date() < deadline { usleep(10_000) }
+        try server.crash()
+        usleep(500_000)
+        try server.start()
+        let recovery = Date().addingTimeInterval(30)
+        let before = doneCount()
+        while doneCount() < before + 400 && Date() < recovery { usleep(10_000) }
+        stop.store(true, ordering: .relaxed)
+        #expect(clients.wait(timeout: .now() + 60) == .success)
+        #expect(unanswered.load(ordering: .relaxed) == 0, "requests not answered within 30 s")
+        let answers = answered.withLock { $0 }
+        let done = answers.filter { $0.value == "done" }.map(\.key)
+        let failed = answers.values.filter { $0 != "done" }
+        #expect(done.count >= before + 400, "\(done.count) registrations done, \(before) before the crash")
+        #expect(!failed.isEmpty && failed.allSatisfy { $0 == "503" }, "answers while the server was away: \(Set(failed))")
+        for hwid in done {
+            #expect(try store.device(app: "APP-1", hwid: hwid) != nil, "\(hwid) was answered as registered but is missing")
+        }
     }
 }

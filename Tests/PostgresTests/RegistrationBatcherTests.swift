@@ -147,4 +147,51 @@ import TestSupport
         #expect(try devices.getTags(app: "APP-1", hwid: "r-3", userID: nil) == ["Fresh3": .string("new")])
         #expect(try devices.getTags(app: "APP-1", hwid: "r-11", userID: nil) == ["Level": .integer(11)])
     }
+
+    /// setTags calls batched with registrations, many for the same devices and submitted without
+    /// waiting: each device ends with its last call's value (its writes committed in the order they
+    /// came, though two batches are in flight at once), and one for a device never registered fails
+    /// alone with the error it gets on its own, writing nothing.
+    @Test func batchedSetTagsKeepEachDevicesOrder() throws {
+        var settings = DatabaseSettings(path: "unused")
+        settings.url = try PostgresServer.shared().makeSchema()
+        settings.poolSize = 4
+        let backend = try PostgresBackend(database: settings, apps: Self.apps)
+        let devices = backend.devices
+        for device in 0..<4 { try devices.registerDevice(try registration("o-\(device)", token: "t-\(device)", level: 0), now: 1) }
+        let answers = Mutex<[Int: String]>([:])
+        let done = DispatchGroup()
+        let count = 400
+        for index in 0..<count {
+            let hwid = index == 150 ? "never-registered" : "o-\(index % 4)"
+            let updates = try TagUpdate.parse(["Level": .int(Int64(index)), "City": .string("c\(index)")])
+            done.enter()
+            backend.submitRequest({
+                do {
+                    try devices.setTags(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(), updates: updates, now: 2)
+                    return "ok"
+                } catch {
+                    return "\(error)"
+                }
+            }, onFailure: { "503" }, completion: { answer in
+                answers.withLock { $0[index] = answer }
+                done.leave()
+            })
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        let seen = answers.withLock { $0 }
+        #expect(seen.count == count)
+        for (index, answer) in seen.sorted(by: { $0.key < $1.key }) {
+            if index == 150 {
+                #expect(answer.contains("register it first"), "request \(index): \(answer)")
+            } else {
+                #expect(answer == "ok", "request \(index): \(answer)")
+            }
+        }
+        for device in 0..<4 {
+            let last = count - 4 + device
+            #expect(try devices.getTags(app: "APP-1", hwid: "o-\(device)", userID: nil) == ["Level": .integer(Int64(last)), "City": .string("c\(last)")])
+        }
+        #expect(try devices.device(app: "APP-1", hwid: "never-registered") == nil)
+    }
 }

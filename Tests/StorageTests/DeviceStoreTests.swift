@@ -49,6 +49,10 @@ import TestSupport
         try DeviceStoreContract(backend).bulkTagJobsApplyChunksAndRecordEntryErrors()
     }
 
+    @Test(arguments: Backend.allCases) func bulkTagEntriesApplyInOrder(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).bulkTagEntriesApplyInOrder()
+    }
+
     @Test(arguments: Backend.allCases) func registerByTokenReturnsTheSameDeviceForTheSameToken(_ backend: Backend) throws {
         try DeviceStoreContract(backend).registerByTokenReturnsTheSameDeviceForTheSameToken()
     }
@@ -243,6 +247,36 @@ struct DeviceStoreContract {
         let (failed, _) = try #require(try store.bulkTagJob(id: "job-3", errorLimit: 10))
         #expect(failed.status == .failed && failed.failure == "unreadable")
         #expect(try store.bulkTagJob(id: "job-4", errorLimit: 10) == nil)
+    }
+
+    /// A chunk mixing entries that set known tags by hwid (which PostgreSQL writes many per
+    /// statement) with entries that need reading, a device's second entry and bad ones: every entry
+    /// lands as if applied alone in order, and each bad one fails alone.
+    func bulkTagEntriesApplyInOrder() throws {
+        for index in 0..<6 { try register("B\(index)", token: "tok-\(index)", tags: ["Level": 1, "City": "Oslo"]) }
+        try store.createBulkTagJob(id: "job-order", app: "APP-1", createMissingTags: false, devices: "[]", total: 8, now: 200)
+        let job = try #require(try store.unfinishedBulkTagJobs().first?.job)
+        let entries = [
+            BulkTagEntry(device: .hwid("B0"), updates: [TagUpdate(name: "Level", operation: .set(2)), TagUpdate(name: "City", operation: .set("Rome"))]),
+            BulkTagEntry(device: .hwid("B1"), updates: [TagUpdate(name: "Level", operation: .set(3))]),
+            // The same device again: after the first entry, so it sees Level 2.
+            BulkTagEntry(device: .hwid("B0"), updates: [TagUpdate(name: "Level", operation: .increment(5))]),
+            BulkTagEntry(device: .hwid("B2"), updates: [TagUpdate(name: "Level", operation: .set("high"))]),
+            BulkTagEntry(device: .hwid("gone"), updates: [TagUpdate(name: "Level", operation: .set(4))]),
+            BulkTagEntry(device: .hwid("B0"), updates: [TagUpdate(name: "City", operation: .set("Nice"))]),
+            BulkTagEntry(device: .pushToken("tok-3"), updates: [TagUpdate(name: "Level", operation: .set(9))]),
+            BulkTagEntry(device: .hwid("B4"), updates: [TagUpdate(name: "City", operation: .set("Lima"))]),
+        ]
+        #expect(try store.applyBulkTags(job: job, from: 0, entries: entries, now: 210))
+        let (done, errors) = try #require(try store.bulkTagJob(id: "job-order", errorLimit: 10))
+        #expect(done.status == .completed && done.processed == 8 && done.failed == 2)
+        #expect(errors.map(\.index) == [3, 4] && errors.map(\.value) == ["B2", "gone"] && errors[1].message == "device not found")
+        #expect(try store.getTags(app: "APP-1", hwid: "B0", userID: nil) == ["Level": .integer(7), "City": .string("Nice")])
+        #expect(try store.getTags(app: "APP-1", hwid: "B1", userID: nil) == ["Level": .integer(3), "City": .string("Oslo")])
+        #expect(try store.getTags(app: "APP-1", hwid: "B2", userID: nil) == ["Level": .integer(1), "City": .string("Oslo")])
+        #expect(try store.getTags(app: "APP-1", hwid: "B3", userID: nil) == ["Level": .integer(9), "City": .string("Oslo")])
+        #expect(try store.getTags(app: "APP-1", hwid: "B4", userID: nil) == ["Level": .integer(1), "City": .string("Lima")])
+        #expect(try store.device(app: "APP-1", hwid: "gone") == nil)
     }
 
     func registerByTokenReturnsTheSameDeviceForTheSameToken() throws {

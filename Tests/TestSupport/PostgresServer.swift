@@ -107,10 +107,12 @@ package final class PostgresServer: Sendable {
             guard Date() < deadline else { throw Failure(description: "PostgreSQL processes survived SIGKILL for 10 s") }
             usleep(10_000)
         }
-        // A killed postmaster leaves its lock file behind. Where init does not reap orphans (as in
-        // this sandbox) its pid stays a zombie that still answers kill(pid, 0), which PostgreSQL
-        // would take for a running server; a reaping init lets it see the file is stale by itself.
+        // A killed postmaster leaves its lock files behind (the data folder's and the socket's).
+        // Where init does not reap orphans (as in this sandbox) its pid stays a zombie that still
+        // answers kill(pid, 0), which PostgreSQL would take for a running server; a reaping init
+        // lets it see the files are stale by itself.
         unlink(lockFile)
+        unlink(folder + "/.s.PGSQL.\(port).lock")
     }
 
     /// The processes whose parent is `parent`, from /proc.

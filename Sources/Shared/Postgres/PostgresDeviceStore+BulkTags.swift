@@ -56,24 +56,41 @@ extension PostgresDeviceStore {
                 "SELECT processed FROM bulk_tag_jobs WHERE id = $1 AND status IN ('Pending', 'Processing') FOR UPDATE",
                 [.text(job.id)]) { Int($0.int(0)) }
             guard processed == from else { return false }
-            var failed = 0
+            var errors: [(position: Int, entry: BulkTagEntry, message: String)] = []
+            // Entries that only set tags of known types on a device named by hwid go many per
+            // statement; the others, and a device's second entry, are applied alone, in order.
+            var quick: [QuickEntry] = []
+            var quickDevices: Set<String> = []
+            func flush() throws {
+                guard !quick.isEmpty else { return }
+                errors += try applyQuickly(transaction, appID: appID, quick, createMissingTags: job.createMissingTags, now: now)
+                quick.removeAll()
+                quickDevices.removeAll()
+            }
             for (offset, entry) in entries.enumerated() {
-                let defined = transaction.definedTags
-                try connection.execute("SAVEPOINT entry")
-                do {
-                    try applyBulkEntry(transaction, appID: appID, entry: entry, createMissingTags: job.createMissingTags, now: now)
-                    try connection.execute("RELEASE SAVEPOINT entry")
-                } catch {
-                    transaction.definedTags = defined
-                    try connection.execute("ROLLBACK TO SAVEPOINT entry")
-                    try connection.execute("RELEASE SAVEPOINT entry")
-                    guard let message = BulkTagError.message(of: error) else { throw error }
-                    failed += 1
-                    let (field, value) = entry.device.field
-                    try connection.run("INSERT INTO bulk_tag_errors (job_id, position, field, value, message) VALUES ($1, $2, $3, $4, $5)",
-                                       [.text(job.id), .integer(Int64(from + offset)), .text(field), .text(value), .text(message)])
+                if case .hwid(let hwid) = entry.device, !quickDevices.contains(hwid),
+                    let tags = (try? batchable(entry.updates, appID: appID)) ?? nil {
+                    quick.append(QuickEntry(position: from + offset, entry: entry, hwid: hwid, tags: tags))
+                    quickDevices.insert(hwid)
+                    continue
+                }
+                try flush()
+                if let message = try applyAlone(transaction, appID: appID, entry: entry, createMissingTags: job.createMissingTags, now: now) {
+                    errors.append((from + offset, entry, message))
                 }
             }
+            try flush()
+            if !errors.isEmpty {
+                try connection.run(
+                    """
+                    INSERT INTO bulk_tag_errors (job_id, position, field, value, message)
+                    SELECT $1, u.position, u.field, u.value, u.message FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[])
+                      AS u(position, field, value, message)
+                    """,
+                    [.text(job.id), .integers(errors.map { Int64($0.position) }), .texts(errors.map(\.entry.device.field.name)),
+                     .texts(errors.map(\.entry.device.field.value)), .texts(errors.map(\.message))])
+            }
+            let failed = errors.count
             // The entries are dropped once every one of them is applied.
             try connection.run(
                 """
@@ -90,6 +107,82 @@ extension PostgresDeviceStore {
         try database.write { transaction in
             try transaction.connection.run("UPDATE bulk_tag_jobs SET status = 'Failed', failure = $2, devices = '', updated_at = $3 WHERE id = $1",
                                            [.text(id), .text(reason), .integer(now)])
+        }
+    }
+
+    /// An entry that only sets tags of known types on a device named by hwid, with its tags converted.
+    struct QuickEntry {
+        let position: Int
+        let entry: BulkTagEntry
+        let hwid: String
+        let tags: [(name: String, value: TagValue)]
+    }
+
+    /// One entry in a savepoint of its own: why it changed nothing, or nil when it was applied.
+    private func applyAlone(_ transaction: PostgresTransaction, appID: Int64, entry: BulkTagEntry, createMissingTags: Bool,
+                            now: Int64) throws -> String? {
+        let connection = transaction.connection
+        let defined = transaction.definedTags
+        try connection.execute("SAVEPOINT entry")
+        do {
+            try applyBulkEntry(transaction, appID: appID, entry: entry, createMissingTags: createMissingTags, now: now)
+            try connection.execute("RELEASE SAVEPOINT entry")
+            return nil
+        } catch {
+            transaction.definedTags = defined
+            try connection.execute("ROLLBACK TO SAVEPOINT entry")
+            try connection.execute("RELEASE SAVEPOINT entry")
+            guard let message = BulkTagError.message(of: error) else { throw error }
+            return message
+        }
+    }
+
+    /// Entries that set tags of known types on devices named by hwid (each device once), in one
+    /// statement: the devices found, their `updated_at` and tags written. Returns the entries whose
+    /// device does not exist. When the database refuses the statement, each entry is applied alone.
+    private func applyQuickly(_ transaction: PostgresTransaction, appID: Int64, _ quick: [QuickEntry], createMissingTags: Bool,
+                              now: Int64) throws -> [(position: Int, entry: BulkTagEntry, message: String)] {
+        let connection = transaction.connection
+        var tagEntries: [Int64] = [], names: [String?] = [], types: [Int64] = [], numbers: [String?] = [], texts: [String?] = []
+        for (index, entry) in quick.enumerated() {
+            for tag in entry.tags {
+                tagEntries.append(Int64(index + 1))
+                names.append(tag.name)
+                types.append(Int64(tag.value.type.rawValue))
+                numbers.append(tag.value.storedNumber)
+                texts.append(tag.value.storedText)
+            }
+        }
+        try connection.execute("SAVEPOINT entries")
+        do {
+            let missing = try connection.rows(
+                """
+                WITH input AS (SELECT * FROM unnest($2::text[]) WITH ORDINALITY AS u(hwid, n)),
+                found AS (SELECT i.n, d.id FROM input i JOIN devices d ON d.app_id = $1 AND d.hwid = i.hwid),
+                touched AS (UPDATE devices d SET updated_at = $3 FROM found f WHERE d.id = f.id),
+                tagged AS (
+                  INSERT INTO device_tags (device_id, name, app_id, type, num, str)
+                  SELECT f.id, t.name, $1, t.type, t.num, t.str
+                  FROM unnest($4::bigint[], $5::text[], $6::integer[], $7::numeric[], $8::text[]) AS t(n, name, type, num, str)
+                  JOIN found f ON f.n = t.n
+                  ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, num = excluded.num, str = excluded.str
+                  WHERE device_tags.type IS DISTINCT FROM excluded.type OR device_tags.num IS DISTINCT FROM excluded.num
+                    OR device_tags.str IS DISTINCT FROM excluded.str)
+                SELECT n FROM input i WHERE NOT EXISTS (SELECT 1 FROM found f WHERE f.n = i.n) ORDER BY n
+                """,
+                [.integer(appID), .texts(quick.map(\.hwid)), .integer(now), .integers(tagEntries), .texts(names), .integers(types),
+                 .texts(numbers), .texts(texts)]) { Int($0.int(0)) }
+            try connection.execute("RELEASE SAVEPOINT entries")
+            return missing.map { (quick[$0 - 1].position, quick[$0 - 1].entry, "device not found") }
+        } catch {
+            try connection.execute("ROLLBACK TO SAVEPOINT entries")
+            try connection.execute("RELEASE SAVEPOINT entries")
+            guard BulkTagError.message(of: PostgresDatabase.storeError(error)) != nil else { throw error }
+            return try quick.compactMap { entry in
+                try applyAlone(transaction, appID: appID, entry: entry.entry, createMissingTags: createMissingTags, now: now).map {
+                    (entry.position, entry.entry, $0)
+                }
+            }
         }
     }
 

@@ -251,7 +251,7 @@ public final class PostgresDeviceStore: DeviceStore {
     /// The tags as the batcher writes them, when they can be written without reading anything: set
     /// operations on tags of a known type other than list, not `badge`. Nil when they must take the
     /// ordinary path; throws when a tag value does not fit its type.
-    private func batchable(_ updates: [TagUpdate], appID: Int64) throws(StoreError) -> [(name: String, value: TagValue)]? {
+    func batchable(_ updates: [TagUpdate], appID: Int64) throws(StoreError) -> [(name: String, value: TagValue)]? {
         var tags: [(name: String, value: TagValue)] = []
         for update in updates {
             guard case .set = update.operation, update.name != "badge",
