@@ -18,8 +18,8 @@ public final class PostgresDatabase: Sendable {
     /// Tag types never change once defined, so they are cached for every connection once committed.
     private let tagTypes = Mutex<[Int64: [String: TagType]]>([:])
     private let runner: RequestRunner
-    /// What the registration batcher's thread gathers from the requests it runs.
-    let collector = RequestCollector()
+    /// What the registration batcher's lanes gather from the requests they run.
+    let collector = RequestCollector(threads: RegistrationBatcher.lanes)
     private let runnerThreads: Int
     /// The error of the last failed commit while commits fail (nil while they succeed), and who
     /// hears of each change between the two.

@@ -12,19 +12,19 @@ import Core
 /// their tags, each table in one multi-row write. A busy server thus pays one round trip and one
 /// commit for many writes.
 ///
-/// Its gathering thread takes everything waiting at that moment: writes that callers on other
-/// threads hand over and wait for, and whole requests, whose work it runs itself, as SQLite's
-/// writer does: a write the work makes joins the batch instead of waiting, and the request is
-/// answered once the batch has committed, without a thread of its own blocking for it. Work that
-/// reaches the database in any other way is refused at its first statement (nothing has happened
-/// yet) and runs again on a request thread of `PostgresDatabase`, which may block.
+/// Each of its `lanes` threads, when free, takes everything waiting at that moment: writes that
+/// callers on other threads hand over and wait for, and whole requests, whose work it runs itself,
+/// as SQLite's writer does: a write the work makes joins the batch instead of waiting, and the
+/// request is answered once the batch has committed, without a thread of its own blocking for it.
+/// Work that reaches the database in any other way is refused at its first statement (nothing has
+/// happened yet) and runs again on a request thread of `PostgresDatabase`, which may block.
 ///
-/// `lanes` writer threads send the batches, each on a pooled connection of its own, so that the
-/// next batch is gathered, sent and executed while the previous one commits. (With one batch in
-/// flight, every client waited in one convoy: the batch took all of them, and on a busy machine
-/// the wake-ups of its round trip set the rate.) A device is in at most one batch in flight: a
-/// write whose device is being written waits for that batch, so that a device's writes commit in
-/// the order they came. Each batch writes its devices in (application, hwid) order, so that it
+/// With two lanes, each writing on a pooled connection of its own, the next batch is gathered,
+/// sent and executed while the previous one commits. (With one batch in flight, every client
+/// waited in one convoy: the batch took all of them, and on a busy machine the wake-ups of its
+/// round trip set the rate.) One lane gathers at a time, and a device is in at most one batch in
+/// flight: a write whose device is being written waits for that batch, so that a device's writes
+/// commit in the order they came. Each batch writes its devices in (application, hwid) order, so that it
 /// never waits in a circle with another writer. When a batch fails for a reason other than the
 /// server being away, each of its writes is made on its own, so that one bad row fails alone (a
 /// request whose write failed so runs again on a request thread, which gets that failure as it
@@ -130,20 +130,10 @@ final class RegistrationBatcher: Sendable {
         }
     }
 
-    /// A writer thread and the batch handed to it (an empty one ends it).
-    private final class Lane: Sendable {
-        let batch = Mutex<[Entry]>([])
-        let handed = DispatchSemaphore(value: 0)
-
-        func hand(_ entries: [Entry]) {
-            batch.withLock { $0 = entries }
-            handed.signal()
-        }
-    }
-
-    /// The lanes not writing, and the devices of the batches in flight.
+    /// What the lanes share: the writes gathered but not yet written (their device was in another
+    /// lane's batch, or twice in one), and the devices of the batches in flight.
     private struct Flight {
-        var idle: [Lane]
+        var waiting: [Entry] = []
         var devices: Set<Device> = []
     }
 
@@ -156,41 +146,37 @@ final class RegistrationBatcher: Sendable {
     /// Makes one write on its own (the store's ordinary path), for a batch that failed.
     private let single: @Sendable (Item) throws(StoreError) -> Void
     private let queue = Mutex<[Waiting]>([])
-    /// Signalled for each arrival and each batch done.
+    /// Signalled for each arrival, and when a batch is done while writes wait.
     private let available = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
-    private let lanes: [Lane]
-    private let flight: Mutex<Flight>
+    /// Held by the lane that gathers, from taking the queue until its batch's devices are in flight,
+    /// so that writes of one device are gathered, and so written, in the order they came.
+    private let gathering = Mutex<Flight>(Flight())
 
     init(database: PostgresDatabase, single: @escaping @Sendable (Item) throws(StoreError) -> Void) {
         self.database = database
         self.single = single
-        lanes = (0..<Self.lanes).map { _ in Lane() }
-        flight = Mutex(Flight(idle: lanes))
-        for (index, lane) in lanes.enumerated() {
-            let thread = Thread { [self] in write(on: lane) }
-            thread.name = "herald-postgres-batch-\(index)"
+        let started = DispatchSemaphore(value: 0)
+        for lane in 0..<Self.lanes {
+            let thread = Thread { [self] in
+                database.collector.adoptCurrentThread(lane)
+                started.signal()
+                run()
+            }
+            thread.name = "herald-postgres-batch-\(lane)"
             thread.start()
         }
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread { [self] in
-            database.collector.adoptCurrentThread()
-            started.signal()
-            gather()
-        }
-        thread.name = "herald-postgres-registrations"
-        thread.start()
-        started.wait()
+        for _ in 0..<Self.lanes { started.wait() }
     }
 
-    /// Ends the threads once the queue is empty.
+    /// Ends the lanes once nothing waits.
     func stop() {
         stopping.store(true, ordering: .relaxed)
-        available.signal()
+        for _ in 0..<Self.lanes { available.signal() }
     }
 
-    /// Writes `item` with whatever else is waiting; returns once it is committed. On the batcher
-    /// thread, inside a request's work, the item joins the batch being gathered instead.
+    /// Writes `item` with whatever else is waiting; returns once it is committed. On a lane, inside
+    /// a request's work, the item joins the batch being gathered instead.
     func register(_ item: Item) throws(StoreError) {
         if database.collector.collect(item) { return }
         let pending = Pending(item)
@@ -199,7 +185,7 @@ final class RegistrationBatcher: Sendable {
         if let error = pending.error { throw error }
     }
 
-    /// Runs `request` on the batcher thread with the next batch.
+    /// Runs `request` on a lane with its next batch.
     func submit(_ request: Request) {
         enqueue(.request(request))
     }
@@ -209,51 +195,37 @@ final class RegistrationBatcher: Sendable {
         available.signal()
     }
 
-    /// The gathering thread: runs the requests' work, whose writes join the calls' ones, and
-    /// hands batches to idle lanes.
-    private func gather() {
+    /// A lane: gathers a batch (running the requests' work, whose writes join the calls' ones),
+    /// writes it, frees its devices and answers its owners.
+    private func run() {
         var taken: [Waiting] = []
-        // Gathered, in the order they came, and not yet handed to a lane.
-        var entries: [Entry] = []
         while true {
             available.wait()
-            queue.withLock { swap(&$0, &taken) }
-            if taken.isEmpty && entries.isEmpty && stopping.load(ordering: .relaxed) {
-                for lane in lanes { lane.hand([]) }
-                return
-            }
-            for waiting in taken {
-                switch waiting {
-                case .call(let pending):
-                    entries.append(Entry(item: pending.item, owner: .call(pending)))
-                case .request(let request):
-                    let (items, refused) = database.collector.gather(request.run)
-                    if refused {
-                        request.elsewhere()
-                    } else if items.isEmpty {
-                        request.committed()
-                    } else {
-                        let held = Held(request, writes: items.count)
-                        entries += items.map { Entry(item: $0, owner: .request(held)) }
+            var batch: [Entry] = []
+            let stopped = gathering.withLock { flight -> Bool in
+                queue.withLock { swap(&$0, &taken) }
+                if taken.isEmpty && flight.waiting.isEmpty && stopping.load(ordering: .relaxed) { return true }
+                for waiting in taken {
+                    switch waiting {
+                    case .call(let pending):
+                        flight.waiting.append(Entry(item: pending.item, owner: .call(pending)))
+                    case .request(let request):
+                        let (items, refused) = database.collector.gather(request.run)
+                        if refused {
+                            request.elsewhere()
+                        } else if items.isEmpty {
+                            request.committed()
+                        } else {
+                            let held = Held(request, writes: items.count)
+                            flight.waiting += items.map { Entry(item: $0, owner: .request(held)) }
+                        }
                     }
                 }
-            }
-            taken.removeAll(keepingCapacity: true)
-            entries = dispatch(entries)
-        }
-    }
-
-    /// Hands batches of `entries` to idle lanes; returns those left for later: no lane was idle,
-    /// their device is in a batch in flight, or it is in the batch already (a device twice in one
-    /// statement cannot be upserted twice).
-    private func dispatch(_ entries: [Entry]) -> [Entry] {
-        var entries = entries
-        while !entries.isEmpty {
-            let handed = flight.withLock { flight -> Bool in
-                guard let lane = flight.idle.last else { return false }
-                var batch: [Entry] = [], later: [Entry] = []
+                taken.removeAll(keepingCapacity: true)
+                // A device in another lane's batch, or twice in this one, waits for a later batch.
+                var later: [Entry] = []
                 var devices: Set<Device> = []
-                for entry in entries {
+                for entry in flight.waiting {
                     let device = entry.device
                     if batch.count < Self.maximumBatch && !flight.devices.contains(device) && devices.insert(device).inserted {
                         batch.append(entry)
@@ -261,34 +233,23 @@ final class RegistrationBatcher: Sendable {
                         later.append(entry)
                     }
                 }
-                guard !batch.isEmpty else { return false }
-                flight.idle.removeLast()
+                flight.waiting = later
                 flight.devices.formUnion(devices)
-                lane.hand(batch)
-                entries = later
-                return true
+                return false
             }
-            if !handed { break }
-        }
-        return entries
-    }
-
-    /// A lane's thread: writes each batch handed to it, frees its devices and answers its owners.
-    private func write(on lane: Lane) {
-        while true {
-            lane.handed.wait()
-            var batch = lane.batch.withLock { batch in
-                defer { batch = [] }
-                return batch
+            if stopped {
+                // Stopping: wake the next lane, which finds nothing either.
+                available.signal()
+                return
             }
-            if batch.isEmpty { return }
+            guard !batch.isEmpty else { continue }
             batch.sort { $0.device < $1.device }
             let errors = write(batch.map(\.item))
-            flight.withLock { flight in
+            let more = gathering.withLock { flight -> Bool in
                 for entry in batch { flight.devices.remove(entry.device) }
-                flight.idle.append(lane)
+                return !flight.waiting.isEmpty
             }
-            available.signal()
+            if more { available.signal() }
             for (entry, error) in zip(batch, errors) {
                 switch entry.owner {
                 case .call(let pending):

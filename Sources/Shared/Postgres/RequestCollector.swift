@@ -4,48 +4,64 @@ import Core
 import Glibc
 #endif
 
-/// What the registration batcher's thread gathers while it runs a request's work (see
-/// `RegistrationBatcher`): the registrations the work makes, which join the next batch, and
+/// What the registration batcher's lanes gather while they run a request's work (see
+/// `RegistrationBatcher`): the device writes the work makes, which join the lane's batch, and
 /// whether the work reached the database in any other way, which is refused before its first
 /// statement so that the request can run again on a thread that may block.
 ///
-/// `@unchecked Sendable` invariant: `gathering`, `items` and `refused` are touched only on the
-/// batcher thread (the one that called `adoptCurrentThread`); other threads only compare its id.
+/// `@unchecked Sendable` invariant: a slot's `gathering`, `items` and `refused` are touched only on
+/// the thread that adopted it (`adoptCurrentThread`); other threads only compare its thread id.
 final class RequestCollector: @unchecked Sendable {
-    private let thread = Atomic<UInt>(0)
-    private var gathering = false
-    private var items: [RegistrationBatcher.Item] = []
-    private var refused = false
-
-    /// Makes the calling thread the batcher thread.
-    func adoptCurrentThread() {
-        thread.store(UInt(pthread_self()), ordering: .relaxed)
+    private final class Slot {
+        let thread = Atomic<UInt>(0)
+        var gathering = false
+        var items: [RegistrationBatcher.Item] = []
+        var refused = false
     }
 
-    /// True inside `gather`, on the batcher thread.
-    private var isGathering: Bool { UInt(pthread_self()) == thread.load(ordering: .relaxed) && gathering }
+    private let slots: [Slot]
 
-    /// Runs `work`; returns the registrations it made, and whether it was refused (then the
-    /// registrations are dropped: the work runs again elsewhere).
+    /// A collector for `threads` lanes.
+    init(threads: Int) {
+        slots = (0..<threads).map { _ in Slot() }
+    }
+
+    /// Makes the calling thread lane `index`.
+    func adoptCurrentThread(_ index: Int) {
+        slots[index].thread.store(UInt(pthread_self()), ordering: .relaxed)
+    }
+
+    /// The calling lane's slot, inside `gather`; nil on any other thread.
+    private var gathering: Slot? {
+        let current = UInt(pthread_self())
+        return slots.first { $0.thread.load(ordering: .relaxed) == current && $0.gathering }
+    }
+
+    /// Runs `work` on the calling lane; returns the writes it made, and whether it was refused
+    /// (then the writes are dropped: the work runs again elsewhere).
     func gather(_ work: () -> Void) -> (items: [RegistrationBatcher.Item], refused: Bool) {
-        (gathering, items, refused) = (true, [], false)
+        let current = UInt(pthread_self())
+        guard let slot = slots.first(where: { $0.thread.load(ordering: .relaxed) == current }) else {
+            preconditionFailure("gather runs on a lane thread")
+        }
+        (slot.gathering, slot.items, slot.refused) = (true, [], false)
         work()
-        defer { (gathering, items, refused) = (false, [], false) }
-        return (refused ? [] : items, refused)
+        defer { (slot.gathering, slot.items, slot.refused) = (false, [], false) }
+        return (slot.refused ? [] : slot.items, slot.refused)
     }
 
-    /// True when `item` joins the batch being gathered (the caller is a request's work on the
-    /// batcher thread, which must not wait for its own batch).
+    /// True when `item` joins the batch being gathered (the caller is a request's work on a lane,
+    /// which must not wait for its own batch).
     func collect(_ item: RegistrationBatcher.Item) -> Bool {
-        guard isGathering else { return false }
-        if !refused { items.append(item) }
+        guard let slot = gathering else { return false }
+        if !slot.refused { slot.items.append(item) }
         return true
     }
 
-    /// Throws when a request's work on the batcher thread is about to reach the database.
+    /// Throws when a request's work on a lane is about to reach the database.
     func refuseDatabaseAccess() throws(StoreError) {
-        guard isGathering else { return }
-        refused = true
+        guard let slot = gathering else { return }
+        slot.refused = true
         throw .backend(BackendFailure(backend: "postgres", code: 0, message: "this request runs on a request thread",
                                       context: "gathering a registration batch", isRetryable: true))
     }
