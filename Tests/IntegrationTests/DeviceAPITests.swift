@@ -67,6 +67,16 @@ import Testing
         #expect(try tags(hwid)["Cart"] == ["b", "c"])
     }
 
+    /// Requests PostgreSQL cannot batch (a user, a list, an increment) run again on a request
+    /// thread; the first run, stopped before it reached the database, is no error and logs none.
+    @Test func requestsThatRunAgainLogNoError() throws {
+        try herald.ok("registerDevice", iOS("again-1", ["push_token": "t-again", "tags": ["Cart": ["a"], "Count": 1]]))
+        try herald.ok("setTags", iOS("again-1", ["tags": ["Count": ["operation": "increment", "value": 2]]]))
+        try herald.ok("registerUser", iOS("again-1", ["userId": "ann"]))
+        #expect(try tags("again-1") == ["Cart": ["a"], "Count": 3])
+        #expect(!herald.log().contains("ERROR"), "\(herald.log().suffix(1500))")
+    }
+
     @Test func getTagsOfAnUnknownDeviceIsAnEmptyResult() throws {
         #expect(try herald.ok("getTags", iOS("never-seen")) == ["result": [:]])
     }

@@ -26,6 +26,9 @@ enum RequestFailure {
                 logger.error("database error", ["http.route": route, cause.backend + ".code": String(cause.code),
                                                 "error": cause.message])
                 self = .server(status: cause.isRetryable ? 503 : 500)
+            case .deferred:
+                // Never reaches a client: the request's result from this run is discarded.
+                self = .server(status: 503)
             }
         default:
             logger.error("unexpected error", ["http.route": route, "error": "\(error)"])

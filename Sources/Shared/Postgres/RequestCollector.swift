@@ -62,7 +62,6 @@ final class RequestCollector: @unchecked Sendable {
     func refuseDatabaseAccess() throws(StoreError) {
         guard let slot = gathering else { return }
         slot.refused = true
-        throw .backend(BackendFailure(backend: "postgres", code: 0, message: "this request runs on a request thread",
-                                      context: "gathering a registration batch", isRetryable: true))
+        throw .deferred
     }
 }

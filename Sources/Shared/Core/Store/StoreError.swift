@@ -1,11 +1,16 @@
 /// Why a store call failed, in terms every backend shares. The first three are the caller's
-/// mistakes (answered 210 or 4xx); `backend` is the database's own failure.
+/// mistakes (answered 210 or 4xx); `backend` is the database's own failure; `deferred` is no
+/// failure at all.
 public enum StoreError: Error, Sendable, CustomStringConvertible {
     case unknownApplication(String)
     case unknownDevice(String)
     /// The request is invalid for the stored state (message names the field).
     case invalid(String)
     case backend(BackendFailure)
+    /// The backend stopped the call before it reached the database, because the request runs again
+    /// on a thread that may block (PostgreSQL's batching, `StoreBackend.submitRequest`): this run's
+    /// result is discarded, so nothing is logged or answered for it.
+    case deferred
 
     public var description: String {
         switch self {
@@ -13,6 +18,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .unknownDevice: return "device not found"
         case .invalid(let message): return message
         case .backend(let failure): return failure.description
+        case .deferred: return "the request runs again on another thread"
         }
     }
 }
