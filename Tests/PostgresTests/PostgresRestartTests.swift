@@ -17,12 +17,17 @@ import TestSupport
                                  now: 1)
     }
 
+    /// A backend (four pooled connections) on the database at `url`, with the app `APP-1`.
+    static func backend(url: String) throws -> PostgresBackend {
+        var settings = DatabaseSettings(path: "unused")
+        settings.url = url
+        settings.poolSize = 4
+        return try PostgresBackend(database: settings, apps: apps)
+    }
+
     @Test func aRestartIsRiddenOutWithRetryableErrorsAndNothingAcknowledgedIsLost() throws {
         let server = try PostgresServer()
-        var settings = DatabaseSettings(path: "unused")
-        settings.url = server.url
-        settings.poolSize = 4
-        let backend = try PostgresBackend(database: settings, apps: Self.apps)
+        let backend = try Self.backend(url: server.url)
         let store = backend.devices
         for index in 0..<20 { try register(store, "before-\(index)") }
 
@@ -60,10 +65,7 @@ import TestSupport
     /// answered as done is there after the restart.
     @Test func aCrashDuringBatchesInFlightLosesNothingAnswered() throws {
         let server = try PostgresServer()
-        var settings = DatabaseSettings(path: "unused")
-        settings.url = server.url
-        settings.poolSize = 4
-        let backend = try PostgresBackend(database: settings, apps: Self.apps)
+        let backend = try Self.backend(url: server.url)
         let store = backend.devices
         try register(store, "seed")
         let answered = Mutex<[String: String]>([:])

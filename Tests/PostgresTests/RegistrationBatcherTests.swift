@@ -99,10 +99,7 @@ import TestSupport
     /// batchable registration, another store call (run again on a request thread), or a
     /// registration the database refuses.
     @Test func requestsAreAnsweredAfterTheirCommitWithTheirOwnResult() throws {
-        var settings = DatabaseSettings(path: "unused")
-        settings.url = try PostgresServer.shared().makeSchema()
-        settings.poolSize = 4
-        let backend = try PostgresBackend(database: settings, apps: Self.apps)
+        let backend = try PostgresRestartTests.backend(url: try PostgresServer.shared().makeSchema())
         let devices = backend.devices
         try devices.registerDevice(try registration("seed", token: "t-seed", level: 0), now: 1)
         // Too large for its index entry (random, so that it does not compress).
@@ -153,10 +150,7 @@ import TestSupport
     /// came, though two batches are in flight at once), and one for a device never registered fails
     /// alone with the error it gets on its own, writing nothing.
     @Test func batchedSetTagsKeepEachDevicesOrder() throws {
-        var settings = DatabaseSettings(path: "unused")
-        settings.url = try PostgresServer.shared().makeSchema()
-        settings.poolSize = 4
-        let backend = try PostgresBackend(database: settings, apps: Self.apps)
+        let backend = try PostgresRestartTests.backend(url: try PostgresServer.shared().makeSchema())
         let devices = backend.devices
         for device in 0..<4 { try devices.registerDevice(try registration("o-\(device)", token: "t-\(device)", level: 0), now: 1) }
         let answers = Mutex<[Int: String]>([:])

@@ -143,16 +143,6 @@ extension PostgresDeviceStore {
     private func applyQuickly(_ transaction: PostgresTransaction, appID: Int64, _ quick: [QuickEntry], createMissingTags: Bool,
                               now: Int64) throws -> [(position: Int, entry: BulkTagEntry, message: String)] {
         let connection = transaction.connection
-        var tagEntries: [Int64] = [], names: [String?] = [], types: [Int64] = [], numbers: [String?] = [], texts: [String?] = []
-        for (index, entry) in quick.enumerated() {
-            for tag in entry.tags {
-                tagEntries.append(Int64(index + 1))
-                names.append(tag.name)
-                types.append(Int64(tag.value.type.rawValue))
-                numbers.append(tag.value.storedNumber)
-                texts.append(tag.value.storedText)
-            }
-        }
         try connection.execute("SAVEPOINT entries")
         do {
             let missing = try connection.rows(
@@ -170,8 +160,7 @@ extension PostgresDeviceStore {
                     OR device_tags.str IS DISTINCT FROM excluded.str)
                 SELECT n FROM input i WHERE NOT EXISTS (SELECT 1 FROM found f WHERE f.n = i.n) ORDER BY n
                 """,
-                [.integer(appID), .texts(quick.map(\.hwid)), .integer(now), .integers(tagEntries), .texts(names), .integers(types),
-                 .texts(numbers), .texts(texts)]) { Int($0.int(0)) }
+                [.integer(appID), .texts(quick.map(\.hwid)), .integer(now)] + TagValue.columns(quick.map(\.tags))) { Int($0.int(0)) }
             try connection.execute("RELEASE SAVEPOINT entries")
             return missing.map { (quick[$0 - 1].position, quick[$0 - 1].entry, "device not found") }
         } catch {

@@ -285,16 +285,6 @@ final class RegistrationBatcher: Sendable {
     /// The whole batch in one statement (see `PostgresDeviceStore.registration` for one device);
     /// returns the positions (from 1) of the tag writes whose device does not exist, which wrote nothing.
     static func statement(_ items: [Item], _ connection: PostgresConnection) throws -> Set<Int> {
-        var tagRequests: [Int64] = [], tagNames: [String?] = [], tagTypes: [Int64] = [], tagNumbers: [String?] = [], tagTexts: [String?] = []
-        for (index, item) in items.enumerated() {
-            for tag in item.tags {
-                tagRequests.append(Int64(index + 1))
-                tagNames.append(tag.name)
-                tagTypes.append(Int64(tag.value.type.rawValue))
-                tagNumbers.append(tag.value.storedNumber)
-                tagTexts.append(tag.value.storedText)
-            }
-        }
         let registrations = items.map(\.registration)
         let attributes = registrations.map { $0?.attributes ?? DeviceAttributes() }
         return Set(try connection.rows(sql, [
@@ -305,8 +295,7 @@ final class RegistrationBatcher: Sendable {
             .texts(attributes.map { $0.notificationTypes.map { String($0) } }), .integers(items.map(\.now)),
             .texts(registrations.map { $0?.pushToken }), .texts(registrations.map { $0?.gateway }),
             .booleans(registrations.map { $0 != nil }),
-            .integers(tagRequests), .texts(tagNames), .integers(tagTypes), .texts(tagNumbers), .texts(tagTexts),
-        ]) { Int($0.int(0)) })
+        ] + TagValue.columns(items.map(\.tags))) { Int($0.int(0)) })
     }
 
     static let sql = """

@@ -39,4 +39,20 @@ extension TagValue {
             return .list(items.compactMap(\.stringValue))
         }
     }
+
+    /// The tags of several rows as the five parallel arrays a multi-row statement unnests: each
+    /// tag's row (counted from 1), name, type, `num` and `str`.
+    static func columns(_ rows: [[(name: String, value: TagValue)]]) -> [PostgresValue] {
+        var indexes: [Int64] = [], names: [String?] = [], types: [Int64] = [], numbers: [String?] = [], texts: [String?] = []
+        for (index, tags) in rows.enumerated() {
+            for tag in tags {
+                indexes.append(Int64(index + 1))
+                names.append(tag.name)
+                types.append(Int64(tag.value.type.rawValue))
+                numbers.append(tag.value.storedNumber)
+                texts.append(tag.value.storedText)
+            }
+        }
+        return [.integers(indexes), .texts(names), .integers(types), .texts(numbers), .texts(texts)]
+    }
 }
