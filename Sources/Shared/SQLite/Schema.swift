@@ -388,6 +388,10 @@ enum Schema {
         CREATE UNIQUE INDEX live_activity_tokens_by_device ON live_activity_tokens (device_id, coalesce(activity_id, ''));
         CREATE INDEX live_activity_tokens_by_activity ON live_activity_tokens (app_id, activity_id);
         """,
+        // 14: retention finds transaction ids past their window by age (`pruneMessageTransactions`).
+        """
+        CREATE INDEX message_transactions_by_age ON message_transactions (created_at);
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.
