@@ -272,6 +272,33 @@ import TestSupport
         #expect(try postEvent("Purchase", ["amount": 75, "currency": "EUR"])["code"] == "hello")
     }
 
+    /// A triggerInAppAction whose count cannot be written (a trigger refuses it) is answered 500
+    /// and leaves no report, on either backend, so the SDK's retry is kept and counted once.
+    @Test(arguments: TestDatabase.allCases) func aReportIsKeptOnlyWithItsCount(_ database: TestDatabase) throws {
+        let herald = try HeraldProcesses(database: database)
+        try herald.startIngest()
+        #expect(try Self.put(herald, "/api/v1/apps/\(Self.app)/rich-media/page", ZipBuilder.page.bytes).status == 200)
+        #expect(try Self.put(herald, "/api/v1/apps/\(Self.app)/in-apps/offer", Array(#"{"rich_media": "page"}"#.utf8)).status == 200)
+        try herald.ok("registerDevice", ["application": .string(Self.app), "hwid": "shown-device", "device_type": 1, "push_token": "abc123"])
+        let shown: JSON = ["application": .string(Self.app), "hwid": "shown-device", "action": "show", "code": "offer"]
+        let reports = "SELECT count(*) FROM reports WHERE name = 'triggerInAppAction'"
+
+        try herald.execute(
+            sqlite: "CREATE TRIGGER refuse_count BEFORE UPDATE OF shown ON in_apps BEGIN SELECT RAISE(ABORT, 'count refused'); END",
+            postgres: """
+                CREATE FUNCTION refuse_count() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'count refused'; END $$;
+                CREATE TRIGGER refuse_count BEFORE UPDATE OF shown ON in_apps FOR EACH ROW EXECUTE FUNCTION refuse_count();
+                """)
+        let (status, body) = try herald.call("triggerInAppAction", shown)
+        #expect(status == 500 && body["status_code"] == 500, "\(status) \(body.text)")
+        #expect(try herald.count(reports) == 0)
+
+        try herald.execute(sqlite: "DROP TRIGGER refuse_count", postgres: "DROP TRIGGER refuse_count ON in_apps")
+        try herald.ok("triggerInAppAction", shown)
+        #expect(try herald.count(reports) == 1)
+        #expect(try Self.get(herald, "/api/v1/apps/\(Self.app)/in-apps/offer").body["statistics"] == ["shown": 1, "actions": 0])
+    }
+
     @Test func withoutPublicURLRichMediaIsRefusedWithWhatToSet() throws {
         let herald = try HeraldProcesses()
         let config = try herald.writeConfig("no-public-url.json") { config in
