@@ -142,6 +142,12 @@ import TestSupport
             ("duplicate", ZipBuilder([html, Entry("a.css", [1]), Entry("a.css", [2])]).bytes, "appears more than once"),
             ("truncated", Array(good.dropLast(30)), "no end of central directory"),
             ("zip bomb", ZipBuilder([Entry("index.html", [1], declaredSize: UInt32(limit * 10 + 1))]).bytes, "unpacks to"),
+            // What Android's ZipInputStream reads are the local headers: they must be the directory's entries.
+            ("local name differs", ZipBuilder([html, Entry("zzzz.js", [1], localName: "../x.js")]).bytes,
+             #"entry "zzzz.js" is named "../x.js" in its local header"#),
+            ("unlisted local entry", ZipBuilder([html, Entry("../x.js", [1], listed: false), Entry("a.css", [1])]).bytes,
+             #"between entry "index.html" and entry "a.css" belong to no listed entry"#),
+            ("python, local name patched", try Self.pythonPatchedZip(in: herald.folder), #"entry "zzzz.js" is named "../x.js" in its local header"#),
         ]
         for (shape, bytes, reason) in bad {
             let (status, body) = try Self.put(herald, upload, bytes)
@@ -161,6 +167,47 @@ import TestSupport
         #expect(try herald.count("SELECT count(*) FROM rich_media_pages") == 1)
         #expect(try herald.query("SELECT sha256 FROM rich_media_pages", columns: 1).first?.first == stored)
         #expect(try herald.client.request("GET", "/rich-media/\(Self.app)/page.zip").body == good)
+
+        // A zip written by a streaming writer (CRC and sizes in data descriptors after each entry) is fine.
+        let streamed = try Self.pythonStreamedZip(in: herald.folder)
+        #expect(try Self.put(herald, "/api/v1/apps/\(Self.app)/rich-media/streamed", streamed).status == 200)
+        #expect(try herald.client.request("GET", "/rich-media/\(Self.app)/streamed.zip").body == streamed)
+    }
+
+    /// Python's zipfile writes `index.html` and `zzzz.js`; then the local header's name of the
+    /// second is patched to `../x.js`, leaving the central directory's `zzzz.js`.
+    static func pythonPatchedZip(in folder: String) throws -> [UInt8] {
+        let path = folder + "/patched.zip"
+        let script = """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("index.html", "<html><body>Hi</body></html>")
+                z.writestr("zzzz.js", "alert(1)")
+            data = open(sys.argv[1], "rb").read()
+            open(sys.argv[1], "wb").write(data.replace(b"zzzz.js", b"../x.js", 1))
+            """
+        _ = try runTool("/usr/bin/env", ["python3", "-c", script, path])
+        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// A page Python's zipfile writes to a stream it cannot seek in: flag bit 3, data descriptors.
+    static func pythonStreamedZip(in folder: String) throws -> [UInt8] {
+        let path = folder + "/streamed.zip"
+        let script = """
+            import io, sys, zipfile
+            class Stream(io.RawIOBase):
+                def __init__(self, file): self.file = file
+                def writable(self): return True
+                def seekable(self): return False
+                def write(self, data): return self.file.write(data)
+            with open(sys.argv[1], "wb") as file, zipfile.ZipFile(Stream(file), "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("index.html", "<html><body>Streamed</body></html>")
+                z.writestr("img/logo.png", bytes(range(256)) * 8)
+            """
+        _ = try runTool("/usr/bin/env", ["python3", "-c", script, path])
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(bytes[6] & 8 == 8, "Python wrote no data descriptor")
+        return bytes
     }
 
     @Test func aCampaignWithRichMediaCarriesRmThatDownloadsTheZip() throws {
