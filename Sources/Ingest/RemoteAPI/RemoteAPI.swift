@@ -143,8 +143,7 @@ struct RemoteAPI: Sendable {
             }
             return .json(Self.funnel(status))
         } catch {
-            logger.error("funnel query failed", ["error": "\(error)"])
-            return .json(["error": "internal error"], status: 500)
+            return RequestFailure(error, route: "message funnel", logger: logger).json
         }
     }
 
