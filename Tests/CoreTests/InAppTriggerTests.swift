@@ -52,6 +52,30 @@ import Core
         }
     }
 
+    @Test func conditionsTheAPIIsGivenMustBeAbleToMatch() throws {
+        let bad: [(JSON, String)] = [
+            (["amount", "GTE", "lots"], "GTE takes one number (or a string holding one), found \"lots\""),
+            (["amount", "LTE", true], "LTE takes one number"), (["amount", "GTE", "nan"], "GTE takes one number"),
+            (["amount", "BETWEEN", [100, 10]], "min ≤ max, found [100, 10]"), (["amount", "BETWEEN", ["1", "inf"]], "finite numbers"),
+            (["plan", "NOTSET", "gold"], "NOTSET takes no operand"), (["plan", "ANY", .null], "ANY takes no operand"),
+            (["plan", "IN", []], "non-empty array"), (["plan", "EQ"], "EQ takes one string, number or boolean"),
+        ]
+        for (json, message) in bad {
+            #expect(throws: ConditionError.self) { try AttributeCondition(checking: json) }
+            do {
+                _ = try AttributeCondition(checking: json)
+            } catch {
+                #expect(error.message.contains(message), "\(json.text): \(error.message)")
+            }
+        }
+        // What the API documents stays accepted, and reads as init(json:) reads it.
+        let good: [JSON] = [["amount", "GTE", 50], ["amount", "LTE", "9.5"], ["amount", "BETWEEN", [1, 1]], ["plan", "NOTSET"],
+                            ["plan", "ANY"], ["plan", "IN", ["gold"]], ["plan", "EQ", "gold"]]
+        for json in good { #expect(try AttributeCondition(checking: json) == AttributeCondition(json: json), "\(json.text)") }
+        // A condition stored before these rules still reads (it matches nothing, as it did).
+        #expect(try !AttributeCondition(json: ["amount", "GTE", "lots"]).matches(5))
+    }
+
     @Test func theStoredFormReadsBackTheSame() throws {
         let trigger = InAppTrigger(event: "E", conditions: [try condition(["a", "IN", ["x", 2, false]]), try condition(["b", "NOTSET"]),
                                                             try condition(["c", "BETWEEN", [1, 2.5]]), try condition(["d", "eq", "v"])])

@@ -257,6 +257,26 @@ import TestSupport
         #expect(try putInApp("bad", ["rich_media": "welcome", "triggers": [["event": "Buy", "conditions": [["amount", "LIKE", 1]]]]])
             .body["error"]?.stringValue?.contains("triggers[0].conditions[0] unknown operator LIKE") == true)
         #expect(try putInApp("bad", ["rich_media": "missing"]).status == 409)
+        // A misspelt key is refused, not ignored: `condition` would have made the trigger unconditional.
+        let refused: [(JSON, String)] = [
+            (["rich_media": "welcome", "triggers": [["event": "Purchase", "condition": [["amount", "GTE", 100]]]]],
+             "unknown key triggers[0].condition; a trigger has event and conditions"),
+            (["rich_media": "welcome", "priorty": 5], "unknown key priorty; an in-app has rich_media, layout"),
+            (["rich_media": "welcome", "closeButtonType": 1], "unknown key closeButtonType"),
+            // Conditions that could never match.
+            (["rich_media": "welcome", "triggers": [["event": "Purchase", "conditions": [["amount", "GTE", "lots"]]]]],
+             "triggers[0].conditions[0] GTE takes one number"),
+            (["rich_media": "welcome", "triggers": [["event": "Purchase", "conditions": [["amount", "BETWEEN", [100, 10]]]]]],
+             "triggers[0].conditions[0] BETWEEN takes [min, max] with min ≤ max"),
+            (["rich_media": "welcome", "triggers": [["event": "Purchase", "conditions": [["plan", "NOTIN", []]]]]],
+             "triggers[0].conditions[0] NOTIN takes a non-empty array"),
+            (["rich_media": "welcome", "triggers": [["event": "Purchase", "conditions": [["plan", "NOTSET", "x"]]]]],
+             "triggers[0].conditions[0] NOTSET takes no operand"),
+        ]
+        for (body, reason) in refused {
+            let (status, answer) = try putInApp("bad", body)
+            #expect(status == 400 && answer["error"]?.stringValue?.hasPrefix("in-app bad refused: \(reason)") == true, "\(status) \(answer.text)")
+        }
         #expect(try herald.count("SELECT count(*) FROM in_apps") == 0)
 
         let (status, created) = try putInApp("buy-more", [
