@@ -11,7 +11,7 @@ extension RequestFailure {
         case .argument(let message): return .json(["error": .string(message)], status: 409)
         case .unknownApplication: return .json(["error": "application not found"], status: 404)
         case .unknownDevice: return .json(["error": "device not found"], status: 404)
-        case .server(let status) where status == 503:
+        case .server(status: 503):
             return .json(["error": "the database is unavailable; retry after Retry-After seconds"], status: 503)
         case .server(let status): return .json(["error": "internal error"], status: status)
         }
