@@ -30,7 +30,7 @@ import TestSupport
         try #require(try herald.query("SELECT hash FROM messages WHERE code = '\(code)'", columns: 1).first?.first ?? nil)
     }
 
-    @Test(arguments: TestDatabase.allCases) func campaignMessagesArePagedMarkedReadAndDeletedPerDeviceAndPerUser(_ database: TestDatabase) throws {
+    @Test(arguments: TestDatabase.tested) func campaignMessagesArePagedMarkedReadAndDeletedPerDeviceAndPerUser(_ database: TestDatabase) throws {
         let herald = try HeraldProcesses(database: database)
         try herald.startIngest()
         try herald.register(SDKDevice("ib-de", platform: 1, token: "ab01", language: "de"))
