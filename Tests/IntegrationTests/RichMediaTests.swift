@@ -341,7 +341,7 @@ import TestSupport
 
     /// A triggerInAppAction whose count cannot be written (a trigger refuses it) is answered 500
     /// and leaves no report, on either backend, so the SDK's retry is kept and counted once.
-    @Test(arguments: TestDatabase.allCases) func aReportIsKeptOnlyWithItsCount(_ database: TestDatabase) throws {
+    @Test(arguments: TestDatabase.tested) func aReportIsKeptOnlyWithItsCount(_ database: TestDatabase) throws {
         let herald = try HeraldProcesses(database: database)
         try herald.startIngest()
         #expect(try Self.put(herald, "/api/v1/apps/\(Self.app)/rich-media/page", ZipBuilder.page.bytes).status == 200)
