@@ -90,6 +90,20 @@ import TestSupport
         #expect(second["action_type"] == "DeepLink" && second["action_params"] == ["l": "shop://cart"] && second["title"] == "")
         #expect(second["image"] == nil && second["text"] == "Your cart")
         #expect(try Self.inbox(herald, "ib-en")["messages"]?.arrayValue?.last?["text"] == "Sale today")
+        // The pushes tell the SDK the inbox id and expiry (the copy's expiry is fixed when its push is
+        // recorded, a moment after the payload is built); a push-only message carries neither.
+        let salePushes = try herald.sink(sale)
+        let iosPush = try #require(salePushes.first { $0["hwid"] == "ib-de" }?["payload"])
+        #expect(iosPush["pw_inbox"] == .string(sale))
+        let iosExpiry = try #require(iosPush["inbox_params"]?["rt"]?.stringValue.flatMap { Int64($0) })
+        #expect((sent + 7 * 86_400 - 60...sent + 7 * 86_400).contains(iosExpiry))
+        #expect(iosPush["inbox_params"]?["image"] == "https://shop.example/sale.png")
+        let androidData = try #require(salePushes.first { $0["hwid"] == "ib-en" }?["payload"]?["message"]?["data"])
+        #expect(androidData["pw_inbox"] == .string(sale))
+        #expect(try JSON.parse(try #require(androidData["inbox_params"]?.stringValue))["image"] == "https://shop.example/sale.png")
+        #expect(try herald.sink(cart).first { $0["hwid"] == "ib-de" }?["payload"]?["inbox_params"] == ["rt": .string(String(endOfDate))])
+        #expect(try herald.sinkLines().filter { $0["payload"]?["pw_inbox"] == nil && $0["payload"]?["message"]?["data"]?["pw_inbox"] == nil }
+            .count == 4, "the push-only message's four pushes")
 
         // Paging, one message at a time.
         let page1 = try Self.inbox(herald, "ib-de", count: 1)
