@@ -307,7 +307,7 @@ struct ShardRunner: Sendable {
     /// ended, without anyone noticing (APNs budgets such pushes per activity itself).
     private func prepare(_ page: [Target], work: ShardWork, now: Int64) throws -> ([DeliveryRecord], [OutgoingPush]) {
         guard !page.isEmpty else { return ([], []) }
-        if let activity = work.spec.liveActivity, activity.event != .start { return ([], pushes(for: page, work: work)) }
+        if let activity = work.spec.liveActivity, activity.event != .start { return ([], pushes(for: page, work: work, now: now)) }
         let cappingWindow = work.spec.cappingDays.map { Int64($0) * 86_400 } ?? 0
         let recent = try store.recentSends(deviceIDs: page.map(\.deviceID), since1: now - Int64(throttle.perDeviceWindowSeconds),
                                            since2: now - cappingWindow)

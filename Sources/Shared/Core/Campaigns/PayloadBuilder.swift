@@ -57,8 +57,11 @@ public enum PayloadBuilder {
     ///   - inbox: the device's inbox copy of the message, when it is kept in inboxes.
     public static func apns(_ spec: MessageSpec, hash: String, language: String?, badge: Int64, inbox: InboxLink? = nil) -> JSON {
         if let activity = spec.liveActivity {
-            let hasText = !spec.content.isEmpty || spec.ios.content != nil
-            return ["pw_msg": "1", "p": .string(hash), "aps": .object(activity.aps(alert: hasText ? alert(spec, language: language) : nil))]
+            // A start without text shows nothing where the activity cannot start (`JSON` takes
+            // `nil` as its null, hence no conditional expression here).
+            var fallback: JSON?
+            if !spec.content.isEmpty || spec.ios.content != nil { fallback = alert(spec, language: language) }
+            return ["pw_msg": "1", "p": .string(hash), "aps": .object(activity.aps(alert: fallback))]
         }
         let ios = spec.ios
         var aps: [String: JSON] = [:]
