@@ -8,14 +8,13 @@ extension PostgresCampaignStore {
     /// ended activity. Runs inside `createMessages`' transaction; the upsert locks the activity's
     /// row until it commits, so concurrent messages of one activity get increasing timestamps.
     static func advanceActivity(_ message: NewMessage, appID: Int64, now: Int64, _ connection: PostgresConnection) throws -> MessageSpec {
-        guard var activity = message.spec.liveActivity else { return message.spec }
+        guard let activity = message.spec.liveActivity else { return message.spec }
         let key: [PostgresValue] = [.integer(appID), .text(activity.id)]
         if activity.event != .start {
             let (registered, active) = try connection.first(
                 "SELECT count(*), count(*) FILTER (WHERE active) FROM live_activity_tokens WHERE app_id = $1 AND activity_id = $2", key
             ) { ($0.int(0), $0.int(1)) } ?? (0, 0)
-            guard registered > 0 else { throw LiveActivityRefusal.unknown.error(activityID: activity.id, path: message.path) }
-            guard active > 0 else { throw LiveActivityRefusal.ended.error(activityID: activity.id, path: message.path) }
+            if let refusal = LiveActivityRefusal(registeredTokens: registered, activeTokens: active) { throw refusal.error(for: message) }
         }
         // A start (re)opens the activity; an update or end changes it only while it is open.
         guard let timestamp = try connection.first(
@@ -27,11 +26,8 @@ extension PostgresCampaignStore {
             RETURNING last_timestamp
             """, key + [.integer(now), activity.event == .end ? .integer(now) : .null, .boolean(activity.event == .start)], {
                 $0.int(0)
-            }) else { throw LiveActivityRefusal.ended.error(activityID: activity.id, path: message.path) }
-        activity.timestamp = timestamp
-        var spec = message.spec
-        spec.liveActivity = activity
-        return spec
+            }) else { throw LiveActivityRefusal.ended.error(for: message) }
+        return message.spec(timestamp: timestamp)
     }
 
     /// Notes the pushes of a Live Activity message recorded as sent: each token keeps the

@@ -7,14 +7,13 @@ extension SQLiteCampaignStore {
     /// `aps.timestamp`; throws `LiveActivityRefusal.error` for an update or end of an unknown or
     /// ended activity. Runs on the writer, inside `createMessages`' transaction.
     static func advanceActivity(_ message: NewMessage, appID: Int64, now: Int64, _ connection: SQLiteConnection) throws -> MessageSpec {
-        guard var activity = message.spec.liveActivity else { return message.spec }
+        guard let activity = message.spec.liveActivity else { return message.spec }
         let key: [SQLiteValue] = [.integer(appID), .text(activity.id)]
         if activity.event != .start {
             let (registered, active) = try connection.prepare(
                 "SELECT count(*), coalesce(sum(active), 0) FROM live_activity_tokens WHERE app_id = ? AND activity_id = ?"
             ).first(key) { ($0.int(0), $0.int(1)) } ?? (0, 0)
-            guard registered > 0 else { throw LiveActivityRefusal.unknown.error(activityID: activity.id, path: message.path) }
-            guard active > 0 else { throw LiveActivityRefusal.ended.error(activityID: activity.id, path: message.path) }
+            if let refusal = LiveActivityRefusal(registeredTokens: registered, activeTokens: active) { throw refusal.error(for: message) }
         }
         // A start (re)opens the activity; an update or end changes it only while it is open.
         guard let timestamp = try connection.prepare(
@@ -27,11 +26,8 @@ extension SQLiteCampaignStore {
             """
         ).first(key + [.integer(now), activity.event == .end ? .integer(now) : .null, .integer(activity.event == .start ? 1 : 0)], {
             $0.int(0)
-        }) else { throw LiveActivityRefusal.ended.error(activityID: activity.id, path: message.path) }
-        activity.timestamp = timestamp
-        var spec = message.spec
-        spec.liveActivity = activity
-        return spec
+        }) else { throw LiveActivityRefusal.ended.error(for: message) }
+        return message.spec(timestamp: timestamp)
     }
 
     /// Notes the pushes of a Live Activity message recorded as sent: each token keeps the
