@@ -30,6 +30,8 @@ final class Dispatcher: Sendable {
     /// Rows deleted per retention pass: small, so that request writes never wait long behind one.
     static let pruneBatch = 2_000
     private let store: any CampaignStore
+    /// Only for retention: finished bulkSetTags jobs.
+    private let devices: any DeviceStore
     private let analytics: any AnalyticsStore
     private let clock: any Clock
     private let logger: Logger
@@ -42,12 +44,13 @@ final class Dispatcher: Sendable {
     private let active = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(id: String, settings: QueueSettings, retention: RetentionSettings, store: any CampaignStore, analytics: any AnalyticsStore,
-         clock: any Clock, logger: Logger) {
+    init(id: String, settings: QueueSettings, retention: RetentionSettings, store: any CampaignStore, devices: any DeviceStore,
+         analytics: any AnalyticsStore, clock: any Clock, logger: Logger) {
         self.id = id
         self.settings = settings
         self.retention = retention
         self.store = store
+        self.devices = devices
         self.analytics = analytics
         self.clock = clock
         self.logger = logger
@@ -197,19 +200,23 @@ final class Dispatcher: Sendable {
     }
 
     /// One retention pass: processed reports and finished messages' delivery rows past their
-    /// retention, and inbox copies that expired, a batch of each. True when a full batch went (more
-    /// may be waiting).
+    /// retention, inbox copies that expired, transaction ids past their window and old finished
+    /// bulkSetTags jobs, a batch of each. True when a full batch went (more may be waiting).
     private func prune() throws -> Bool {
         let now = clock.now()
         let reports = try analytics.pruneReports(receivedBefore: now - retention.reportsSeconds, limit: Self.pruneBatch)
         let deliveries = try store.pruneDeliveries(finishedBefore: now - retention.deliveriesSeconds, limit: Self.pruneBatch,
                                                    now: now)
         let inbox = try store.pruneInbox(expiredAt: now, limit: Self.pruneBatch)
-        if reports + deliveries + inbox > 0 {
+        let transactionIDs = try store.pruneMessageTransactions(expiredAt: now, limit: Self.pruneBatch)
+        let bulkJobs = try devices.pruneBulkTagJobs(finishedBefore: now - retention.bulkJobsSeconds, limit: Self.pruneBatch)
+        let deleted = [reports, deliveries, inbox, transactionIDs, bulkJobs]
+        if deleted.contains(where: { $0 > 0 }) {
             logger.debug("retention pass", ["reports.deleted": String(reports), "deliveries.deleted": String(deliveries),
-                                            "inbox.deleted": String(inbox)])
+                                            "inbox.deleted": String(inbox), "transaction_ids.deleted": String(transactionIDs),
+                                            "bulk_jobs.deleted": String(bulkJobs)])
         }
-        return reports == Self.pruneBatch || deliveries == Self.pruneBatch || inbox == Self.pruneBatch
+        return deleted.contains(Self.pruneBatch)
     }
 
     /// Gives live workers the shards they have room for, one at a time to the worker with the most

@@ -365,6 +365,18 @@ public final class PostgresCampaignStore: CampaignStore {
         }
     }
 
+    public func pruneMessageTransactions(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int {
+        try database.write { transaction in
+            // The outer age check is evaluated again on a row another request took over meanwhile
+            // (PostgreSQL rechecks a locked row's conditions), so a renewed id is never deleted.
+            try transaction.connection.run(
+                """
+                DELETE FROM message_transactions WHERE created_at <= $1 AND (app_id, transaction_id) IN
+                  (SELECT app_id, transaction_id FROM message_transactions WHERE created_at <= $1 ORDER BY created_at LIMIT $2)
+                """, [.integer(now - NewMessage.transactionWindow), .integer(Int64(limit))])
+        }
+    }
+
     public func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int {
         try database.write { transaction in
             let connection = transaction.connection

@@ -345,6 +345,19 @@ public final class SQLiteCampaignStore: CampaignStore {
         }
     }
 
+    public func pruneMessageTransactions(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int {
+        try database.write { writer in
+            let connection = writer.connection
+            try connection.prepare(
+                """
+                DELETE FROM message_transactions WHERE created_at <= ?1 AND (app_id, transaction_id) IN
+                  (SELECT app_id, transaction_id FROM message_transactions WHERE created_at <= ?1 ORDER BY created_at LIMIT ?2)
+                """
+            ).run([.integer(now - NewMessage.transactionWindow), .integer(Int64(limit))])
+            return connection.changes
+        }
+    }
+
     public func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int {
         try database.write { writer in
             let connection = writer.connection

@@ -77,6 +77,9 @@ public protocol CampaignStore: InboxStore {
     /// Deletes up to `limit` delivery rows (and leftover retries) of messages that finished (done or
     /// deleted) before `before`; returns how many rows went. Funnel totals are kept elsewhere.
     func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int
+    /// Retention: deletes up to `limit` transaction ids whose window (`NewMessage.transactionWindow`)
+    /// has passed at `now` (a reuse would create a new message anyway); returns how many went.
+    func pruneMessageTransactions(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int
 
     /// Messages and shards by status, and pushes of unfinished messages waiting for a retry (the
     /// queue depth on `/metrics`).
