@@ -50,7 +50,9 @@ import TestSupport
         let before = unixNow()
         let (start, startFunnel) = try Self.send(herald, "startLiveActivity", [
             "content": "Kick-off!", "title": "Match", "devices": ["la-phone"], "live_activity_id": "match-7",
-            "live_activity": ["content-state": ["score": "0-0"], "attributes-type": "MatchAttributes", "attributes": ["home": "Oslo", "away": "Bergen"]],
+            "live_activity": [
+                "content-state": ["score": "0-0"], "attributes-type": "MatchAttributes", "attributes": ["home": "Oslo", "away": "Bergen"],
+            ],
         ])
         #expect(startFunnel["targeted"] == 1 && startFunnel["sent"] == 1, "\(startFunnel.text)")
         let started = try rig.apns.records(token: startToken)

@@ -76,7 +76,8 @@ import TestSupport
         let (fixture, stores) = try stores(backend)
         #expect(try create(stores, [message(.update), message(.end)], now: 10) == [10, 11])
         for event in [MessageSpec.LiveActivity.Event.update, .end] {
-            #expect(refusal(stores, [message(event)], now: 12) == "notifications[0].live_activity_id: activity \"m-1\" has ended; it takes no more updates")
+            #expect(refusal(stores, [message(event)], now: 12)
+                == "notifications[0].live_activity_id: activity \"m-1\" has ended; it takes no more updates")
         }
         #expect(try fixture.count("SELECT count(*) FROM messages") == 2)
         // A start under the same id begins a new activity.

@@ -3,7 +3,8 @@ import HTTPServer
 
 /// The Pushwoosh Remote API (server to server): createMessage, createTargetedMessage, deleteMessage,
 /// getMessageDetails, the statistics requests getMsgStats, getAppStats and getResults, the tag
-/// registry (listTags, addTag, deleteTag), Live Activities (startLiveActivity, updateLiveActivity), and the message funnel at `GET /api/v1/messages/<code>`. Calls authenticate with `request.auth` or
+/// registry (listTags, addTag, deleteTag), Live Activities (startLiveActivity, updateLiveActivity),
+/// and the message funnel at `GET /api/v1/messages/<code>`. Calls authenticate with `request.auth` or
 /// `Authorization: Token <api_token>` of the application they name.
 struct RemoteAPI: Sendable {
     let configuration: Configuration
