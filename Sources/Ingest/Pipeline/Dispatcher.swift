@@ -42,6 +42,8 @@ final class Dispatcher: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
     private let active = Atomic<Bool>(false)
+    /// The ingest that held the dispatcher role at the last look (once a second), nil when none did.
+    private let holder = Mutex<String?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
     init(id: String, settings: QueueSettings, retention: RetentionSettings, store: any CampaignStore, devices: any DeviceStore,
@@ -99,6 +101,10 @@ final class Dispatcher: Sendable {
     /// Whether this ingest dispatches now (false while it stands by).
     var isDispatching: Bool { active.load(ordering: .relaxed) }
 
+    /// The id (host-pid) of the ingest that dispatches, this one or another, as of the last look
+    /// (at most a second old); nil while no ingest holds the role.
+    var dispatchingIngest: String? { holder.withLock { $0 } }
+
     private func run(jobs: QueueSocket, results: QueueSocket) {
         var lastHousekeeping = 0.0
         var lastHold = 0.0
@@ -143,11 +149,13 @@ final class Dispatcher: Sendable {
     private func holdRole() throws {
         let now = clock.now()
         let holds = try store.holdDispatcher(ingest: id, now: now, until: now + Pipeline.dispatcherLeaseSeconds)
+        let dispatcher = holds ? id : try store.dispatcherHolder(now: now)
+        holder.withLock { $0 = dispatcher }
         guard holds != active.exchange(holds, ordering: .relaxed) else { return }
         if holds {
             logger.info("dispatching: this ingest hands out the work", ["ingest.id": id])
         } else {
-            logger.warning("standing by: another ingest dispatches", ["ingest.id": id, "dispatcher": (try? store.dispatcherHolder(now: now)) ?? "?"])
+            logger.warning("standing by: another ingest dispatches", ["ingest.id": id, "dispatcher": dispatcher ?? "?"])
         }
     }
 
