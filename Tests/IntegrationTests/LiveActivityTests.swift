@@ -34,7 +34,7 @@ import TestSupport
         .object(["live_activity_id": .string(id), "live_activity": .object(["event": .string(event), "content-state": state].merging(extra) { $1 })])
     }
 
-    @Test(arguments: TestDatabase.allCases) func anActivityIsStartedUpdatedAndEndedWithEveryPushCheckedAtTheMock(_ database: TestDatabase) throws {
+    @Test(arguments: TestDatabase.tested) func anActivityIsStartedUpdatedAndEndedWithEveryPushCheckedAtTheMock(_ database: TestDatabase) throws {
         // One push per device per hour: updates and the end of a running activity are not capped.
         let rig = try DeliveryRig(throttle: (count: 1, windowSeconds: 3600), database: database)
         let herald = rig.herald
@@ -140,7 +140,7 @@ import TestSupport
         #expect(details["response"]?["message"]?["sent"] == 1 && details["response"]?["message"]?["status"] == "done", "\(details.text)")
     }
 
-    @Test(arguments: TestDatabase.allCases) func badOrUnknownActivitiesAre210NamingTheFieldAndStoreNothing(_ database: TestDatabase) throws {
+    @Test(arguments: TestDatabase.tested) func badOrUnknownActivitiesAre210NamingTheFieldAndStoreNothing(_ database: TestDatabase) throws {
         let herald = try HeraldProcesses(database: database)
         try herald.startIngest()
         try herald.ok("setActivityToken", ["application": .string(Self.app), "hwid": "la-x", "device_type": 1, "activity_id": "known",
