@@ -302,8 +302,12 @@ struct ShardRunner: Sendable {
     }
 
     /// Applies the frequency caps to one page: the throttled outcomes, and the pushes to deliver.
+    /// The update or end of a running Live Activity is not capped: it changes what the activity
+    /// already shows, so a capped one would leave the activity stale, or on the lock screen after it
+    /// ended, without anyone noticing (APNs budgets such pushes per activity itself).
     private func prepare(_ page: [Target], work: ShardWork, now: Int64) throws -> ([DeliveryRecord], [OutgoingPush]) {
         guard !page.isEmpty else { return ([], []) }
+        if let activity = work.spec.liveActivity, activity.event != .start { return ([], pushes(for: page, work: work, now: now)) }
         let cappingWindow = work.spec.cappingDays.map { Int64($0) * 86_400 } ?? 0
         let recent = try store.recentSends(deviceIDs: page.map(\.deviceID), since1: now - Int64(throttle.perDeviceWindowSeconds),
                                            since2: now - cappingWindow)

@@ -217,6 +217,26 @@ import Testing
         #expect(PayloadBuilder.apnsHeaders(spec(), now: 1_000).topicSuffix == "")
     }
 
+    @Test func aLiveActivityStartWithoutTextHasNoAlertAndAStaleDateIsCarried() {
+        var message = liveActivity(.start)
+        message.content = [:]
+        message.title = nil
+        message.liveActivity?.dismissalDate = nil
+        message.liveActivity?.staleDate = 1_800
+        #expect(apns(message)["aps"] == [
+            "timestamp": 1_700, "event": "start", "content-state": ["eta": 12], "attributes-type": "OrderAttributes",
+            "attributes": ["order": "7"], "stale-date": 1_800,
+        ])
+    }
+
+    @Test func aLiveActivityMayGoAtPriorityFiveWithItsTTL() {
+        var message = liveActivity(.update)
+        message.liveActivity?.priority = 5
+        message.ios.ttl = 60
+        #expect(PayloadBuilder.apnsHeaders(message, now: 1_000)
+            == .init(pushType: "liveactivity", priority: 5, expiration: 1_060, collapseID: nil, topicSuffix: ".push-type.liveactivity"))
+    }
+
     @Test func aStoredLiveActivityReadsBackAndOlderStoredMessagesHaveNone() throws {
         let message = liveActivity(.start)
         #expect(try MessageSpec(storedText: message.storedText()) == message)

@@ -47,13 +47,15 @@ public final class PostgresCampaignStore: CampaignStore {
                         continue
                     }
                 }
+                let stored = message.spec.liveActivity == nil
+                    ? request : try Self.advanceActivity(message, appID: appID, now: now, connection).storedText()
                 try connection.run(
                     """
                     INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
                     """,
                     [.text(code), .integer(appID), .optional(message.transactionID),
-                     .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(request), .integer(sendAt), .integer(now),
+                     .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(stored), .integer(sendAt), .integer(now),
                      .text(MessageIdentifiers.newHash()), .optional(message.spec.sendRate)])
                 codes.append(code)
             }

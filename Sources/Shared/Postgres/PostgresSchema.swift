@@ -348,6 +348,16 @@ enum PostgresSchema {
         """
         CREATE INDEX message_transactions_by_age ON message_transactions (created_at);
         """,
+        // 11: Live Activities started or updated through the Remote API, as SQLite's migration 15.
+        """
+        CREATE TABLE live_activities (
+            app_id bigint NOT NULL,
+            activity_id text NOT NULL,
+            last_timestamp bigint NOT NULL,
+            ended_at bigint,
+            PRIMARY KEY (app_id, activity_id)
+        );
+        """,
     ]
 
     /// Runs `body` holding the migration lock, which serializes Herald processes starting at once.

@@ -44,13 +44,15 @@ public final class SQLiteCampaignStore: CampaignStore {
                     }
                 }
                 let sendAt = message.spec.schedule.earliestDueAt
+                let stored = message.spec.liveActivity == nil
+                    ? request : try Self.advanceActivity(message, appID: appID, now: now, connection).storedText()
                 try connection.prepare(
                     """
                     INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
                 ).run([.text(code), .integer(appID), message.transactionID.map(SQLiteValue.text) ?? .null,
-                       .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(request), .integer(sendAt),
+                       .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(stored), .integer(sendAt),
                        .integer(now),
                        .integer(now), .text(MessageIdentifiers.newHash()), message.spec.sendRate.map { .integer(Int64($0)) } ?? .null])
                 codes.append(code)

@@ -57,7 +57,11 @@ public enum PayloadBuilder {
     ///   - inbox: the device's inbox copy of the message, when it is kept in inboxes.
     public static func apns(_ spec: MessageSpec, hash: String, language: String?, badge: Int64, inbox: InboxLink? = nil) -> JSON {
         if let activity = spec.liveActivity {
-            return ["pw_msg": "1", "p": .string(hash), "aps": .object(activity.aps(alert: alert(spec, language: language)))]
+            // A start without text shows nothing where the activity cannot start (`JSON` takes
+            // `nil` as its null, hence no conditional expression here).
+            var fallback: JSON?
+            if !spec.content.isEmpty || spec.ios.content != nil { fallback = alert(spec, language: language) }
+            return ["pw_msg": "1", "p": .string(hash), "aps": .object(activity.aps(alert: fallback))]
         }
         let ios = spec.ios
         var aps: [String: JSON] = [:]
@@ -132,13 +136,13 @@ public enum PayloadBuilder {
     }
 
     /// The APNs headers of `spec` sent at `now` (unix seconds). `ios_ttl` becomes `now + ttl`;
-    /// a ttl of 0 (or less) becomes expiration 0. A Live Activity push goes at priority 10 to the
-    /// `.push-type.liveactivity` topic.
+    /// a ttl of 0 (or less) becomes expiration 0. A Live Activity push goes at its priority (10
+    /// unless it asks for 5) to the `.push-type.liveactivity` topic.
     public static func apnsHeaders(_ spec: MessageSpec, now: Int64) -> APNsHeaders {
         let silent = spec.ios.silent
         let expiration = spec.ios.ttl.map { ttl in ttl > 0 ? now + ttl : 0 }
-        if spec.liveActivity != nil {
-            return APNsHeaders(pushType: "liveactivity", priority: 10, expiration: expiration, collapseID: nil,
+        if let activity = spec.liveActivity {
+            return APNsHeaders(pushType: "liveactivity", priority: activity.priority ?? 10, expiration: expiration, collapseID: nil,
                                topicSuffix: MessageSpec.LiveActivity.topicSuffix)
         }
         return APNsHeaders(pushType: silent ? "background" : "alert", priority: silent ? 5 : 10,
