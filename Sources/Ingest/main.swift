@@ -41,7 +41,8 @@ do {
     exit(1)
 }
 let workers = Dispatcher(id: "\(ProcessInfo.processInfo.hostName)-\(getpid())", settings: configuration.queue,
-                         retention: configuration.retention, store: campaigns, analytics: analytics, clock: clock, logger: logger)
+                         retention: configuration.retention, store: campaigns, devices: store, analytics: analytics, clock: clock,
+                         logger: logger)
 do {
     try workers.start(context: queueContext)
 } catch {

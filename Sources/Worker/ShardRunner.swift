@@ -218,7 +218,7 @@ struct ShardRunner: Sendable {
                 continue
             }
             guard try store.claimRetries(sendable.map(\.deviceID), work: work, worker: workerID) else { return .stopped }
-            let pushes = self.pushes(for: sendable.compactMap(\.target), work: work)
+            let pushes = self.pushes(for: sendable.compactMap(\.target), work: work, now: now)
             let outcomes = provider?.deliver(pushes, message: work)
                 ?? pushes.map { DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: "NoProviderConfigured") }
             let byDevice = Dictionary(sendable.map { ($0.deviceID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -302,8 +302,12 @@ struct ShardRunner: Sendable {
     }
 
     /// Applies the frequency caps to one page: the throttled outcomes, and the pushes to deliver.
+    /// The update or end of a running Live Activity is not capped: it changes what the activity
+    /// already shows, so a capped one would leave the activity stale, or on the lock screen after it
+    /// ended, without anyone noticing (APNs budgets such pushes per activity itself).
     private func prepare(_ page: [Target], work: ShardWork, now: Int64) throws -> ([DeliveryRecord], [OutgoingPush]) {
         guard !page.isEmpty else { return ([], []) }
+        if let activity = work.spec.liveActivity, activity.event != .start { return ([], pushes(for: page, work: work, now: now)) }
         let cappingWindow = work.spec.cappingDays.map { Int64($0) * 86_400 } ?? 0
         let recent = try store.recentSends(deviceIDs: page.map(\.deviceID), since1: now - Int64(throttle.perDeviceWindowSeconds),
                                            since2: now - cappingWindow)
@@ -317,22 +321,25 @@ struct ShardRunner: Sendable {
                 allowed.append(target)
             }
         }
-        return (throttled, pushes(for: allowed, work: work))
+        return (throttled, pushes(for: allowed, work: work, now: now))
     }
 
-    /// The payloads of `targets`: devices with the same language and badge share one encoded APNs payload.
-    private func pushes(for targets: [Target], work: ShardWork) -> [OutgoingPush] {
+    /// The payloads of `targets` sent at `now`: devices with the same language and badge share one
+    /// encoded APNs payload.
+    private func pushes(for targets: [Target], work: ShardWork, now: Int64) -> [OutgoingPush] {
+        let inbox = PayloadBuilder.InboxLink(work.spec, code: work.messageCode, sentAt: now)
         var apnsBodies: [APNsPayloadKey: [UInt8]] = [:]
         return targets.map { target in
             if Platform.usesAPNs(target.platform) {
                 let key = APNsPayloadKey(language: target.language, badge: target.badge)
                 let body = apnsBodies[key] ?? PayloadBuilder.apns(work.spec, hash: work.hash, language: target.language,
-                                                                 badge: target.badge).encoded()
+                                                                 badge: target.badge, inbox: inbox).encoded()
                 apnsBodies[key] = body
                 return OutgoingPush(target: target, channel: .apns, body: body)
             }
             return OutgoingPush(target: target, channel: .fcm, body: PayloadBuilder.fcm(
-                work.spec, hash: work.hash, token: target.pushToken, language: target.language, badge: target.badge).encoded())
+                work.spec, hash: work.hash, token: target.pushToken, language: target.language, badge: target.badge,
+                inbox: inbox).encoded())
         }
     }
 }

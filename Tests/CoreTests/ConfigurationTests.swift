@@ -67,9 +67,12 @@ import TestSupport
     @Test func retentionTakesDaysWithFractionsAndMustCoverTheFrequencyCap() throws {
         let defaults = try decode(["apps": [Self.minimalApp]])
         #expect(defaults.retention.reportsSeconds == 90 * 86_400 && defaults.retention.deliveriesSeconds == 90 * 86_400)
-        let config = try decode(["apps": [Self.minimalApp], "retention": ["reports_days": 0.5, "deliveries_days": 2]])
+        #expect(defaults.retention.bulkJobsSeconds == 30 * 86_400)
+        let config = try decode(["apps": [Self.minimalApp], "retention": ["reports_days": 0.5, "deliveries_days": 2, "bulk_jobs_days": 1]])
         #expect(config.retention.reportsSeconds == 43_200 && config.retention.deliveriesSeconds == 172_800)
+        #expect(config.retention.bulkJobsSeconds == 86_400)
         for (retention, key) in [(["reports_days": 0], "retention.reports_days"), (["reports_days": "1"], "retention.reports_days"),
+                                 (["bulk_jobs_days": -1], "retention.bulk_jobs_days"),
                                  (["deliveries_days": 40_000], "retention.deliveries_days"),
                                  // an hour's frequency cap counts delivery rows younger than an hour
                                  (["deliveries_days": 0.01], "retention.deliveries_days")] as [(JSON, String)] {

@@ -35,6 +35,18 @@ import Core
         #expect(InAppTrigger(event: "Open").matches([:]))
     }
 
+    /// Each condition is refused by `read` with a message that holds its reason.
+    func expectRefused(_ bad: [(JSON, String)], by read: (JSON) throws(ConditionError) -> AttributeCondition) {
+        for (json, reason) in bad {
+            do {
+                let condition = try read(json)
+                Issue.record("\(json.text) was read as \(condition)")
+            } catch {
+                #expect(error.message.contains(reason), "\(json.text): \(error.message)")
+            }
+        }
+    }
+
     @Test func badConditionsAreRefusedWithTheReason() {
         let bad: [(JSON, String)] = [
             ("a", "must be [attribute, operator, operand]"), (["", "EQ", 1], "non-empty attribute"),
@@ -42,14 +54,24 @@ import Core
             (["a", "IN", []], "non-empty array"), (["a", "BETWEEN", [1]], "BETWEEN takes [min, max] numbers"),
             (["a", "BETWEEN", ["x", "y"]], "BETWEEN takes [min, max] numbers"),
         ]
-        for (json, message) in bad {
-            #expect(throws: ConditionError.self) { try AttributeCondition(json: json) }
-            do {
-                _ = try AttributeCondition(json: json)
-            } catch {
-                #expect(error.message.contains(message), "\(json.text): \(error.message)")
-            }
-        }
+        expectRefused(bad) { json throws(ConditionError) in try AttributeCondition(json: json) }
+    }
+
+    @Test func conditionsTheAPIIsGivenMustBeAbleToMatch() throws {
+        let bad: [(JSON, String)] = [
+            (["amount", "GTE", "lots"], "GTE takes one number (or a string holding one), found \"lots\""),
+            (["amount", "LTE", true], "LTE takes one number"), (["amount", "GTE", "nan"], "GTE takes one number"),
+            (["amount", "BETWEEN", [100, 10]], "min ≤ max, found [100, 10]"), (["amount", "BETWEEN", ["1", "inf"]], "finite numbers"),
+            (["plan", "NOTSET", "gold"], "NOTSET takes no operand"), (["plan", "ANY", .null], "ANY takes no operand"),
+            (["plan", "IN", []], "non-empty array"), (["plan", "EQ"], "EQ takes one string, number or boolean"),
+        ]
+        expectRefused(bad) { json throws(ConditionError) in try AttributeCondition(checking: json) }
+        // What the API documents stays accepted, and reads as init(json:) reads it.
+        let good: [JSON] = [["amount", "GTE", 50], ["amount", "LTE", "9.5"], ["amount", "BETWEEN", [1, 1]], ["plan", "NOTSET"],
+                            ["plan", "ANY"], ["plan", "IN", ["gold"]], ["plan", "EQ", "gold"]]
+        for json in good { #expect(try AttributeCondition(checking: json) == AttributeCondition(json: json), "\(json.text)") }
+        // A condition stored before these rules still reads (it matches nothing, as it did).
+        #expect(try !AttributeCondition(json: ["amount", "GTE", "lots"]).matches(5))
     }
 
     @Test func theStoredFormReadsBackTheSame() throws {

@@ -149,6 +149,29 @@ import Testing
         #expect(apns(message)["rm"] == ["url": "https://push.example.com/rich-media/ABCDE-12345/sale.zip", "ts": "1780000001", "tags": [:]])
     }
 
+    @Test func aMessageKeptInInboxesTellsTheSDKItsInboxIdAndExpiry() throws {
+        var message = spec()
+        message.inbox = MessageSpec.InboxOptions(image: "https://shop.example/i.png", days: 7)
+        let link = try #require(PayloadBuilder.InboxLink(message, code: "ABCD-00000001-00000002", sentAt: 1_000))
+        #expect(link.expiresAt == 1_000 + 7 * 86_400)
+        let ios = PayloadBuilder.apns(message, hash: "h1", language: nil, badge: 0, inbox: link)
+        #expect(ios["pw_inbox"] == "ABCD-00000001-00000002")
+        #expect(ios["inbox_params"] == ["rt": "605800", "image": "https://shop.example/i.png"])
+        let android = PayloadBuilder.fcm(message, hash: "h1", token: "tok", language: nil, badge: 0, inbox: link)["message"]?["data"]
+        #expect(android?["pw_inbox"] == "ABCD-00000001-00000002")
+        #expect(try JSON.parse(try #require(android?["inbox_params"]?.stringValue)) == ["rt": "605800", "image": "https://shop.example/i.png"])
+        // Without inbox options there is no link, and no inbox keys.
+        #expect(PayloadBuilder.InboxLink(spec(), code: "ABCD-00000001-00000002", sentAt: 1_000) == nil)
+        #expect(apns(spec())["pw_inbox"] == nil && fcmData(spec())["inbox_params"] == nil)
+    }
+
+    @Test func theSizeCheckCountsTheInboxKeys() {
+        var message = spec(["default": String(repeating: "a", count: 2_000)])
+        #expect(PayloadBuilder.sizeCheck(message) == nil)
+        message.inbox = MessageSpec.InboxOptions(image: "https://shop.example/" + String(repeating: "i", count: 2_000))
+        #expect(PayloadBuilder.sizeCheck(message)?.contains("exceeds") == true)
+    }
+
     // MARK: Live Activities
 
     func liveActivity(_ event: MessageSpec.LiveActivity.Event) -> MessageSpec {
@@ -192,6 +215,26 @@ import Testing
             == .init(pushType: "liveactivity", priority: 10, expiration: nil, collapseID: nil,
                      topicSuffix: ".push-type.liveactivity"))
         #expect(PayloadBuilder.apnsHeaders(spec(), now: 1_000).topicSuffix == "")
+    }
+
+    @Test func aLiveActivityStartWithoutTextHasNoAlertAndAStaleDateIsCarried() {
+        var message = liveActivity(.start)
+        message.content = [:]
+        message.title = nil
+        message.liveActivity?.dismissalDate = nil
+        message.liveActivity?.staleDate = 1_800
+        #expect(apns(message)["aps"] == [
+            "timestamp": 1_700, "event": "start", "content-state": ["eta": 12], "attributes-type": "OrderAttributes",
+            "attributes": ["order": "7"], "stale-date": 1_800,
+        ])
+    }
+
+    @Test func aLiveActivityMayGoAtPriorityFiveWithItsTTL() {
+        var message = liveActivity(.update)
+        message.liveActivity?.priority = 5
+        message.ios.ttl = 60
+        #expect(PayloadBuilder.apnsHeaders(message, now: 1_000)
+            == .init(pushType: "liveactivity", priority: 5, expiration: 1_060, collapseID: nil, topicSuffix: ".push-type.liveactivity"))
     }
 
     @Test func aStoredLiveActivityReadsBackAndOlderStoredMessagesHaveNone() throws {

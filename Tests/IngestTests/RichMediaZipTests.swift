@@ -3,7 +3,7 @@ import Core
 import TestSupport
 @testable import Ingest
 
-/// What a rich media upload must be, checked from the zip's central directory alone.
+/// What a rich media upload must be, checked from the zip's central directory and local headers, without unpacking.
 @Suite struct RichMediaZipTests {
     typealias Entry = ZipBuilder.Entry
     static let limit = 64 * 1024
@@ -59,6 +59,63 @@ import TestSupport
         let directoryStart = Int(ZipDirectory.u32(good, good.count - 6))
         damaged[directoryStart] = 0
         #expect(problem(damaged)?.contains("is damaged") == true)
+    }
+
+    /// Streaming unzippers (Android's ZipInputStream) read the local headers, not the directory:
+    /// every way they could see another zip than the one checked is refused.
+    @Test func localHeadersMustAgreeWithTheDirectory() {
+        let html = Entry("index.html", Array("<html></html>".utf8))
+        #expect(problem(ZipBuilder([html, Entry("zzzz.js", [1], localName: "../x.js")]).bytes)
+            == #"entry "zzzz.js" is named "../x.js" in its local header; both names must be the same"#)
+        // A local header the directory does not list: between two listed entries, and after the last.
+        #expect(problem(ZipBuilder([html, Entry("../evil.js", [1], listed: false), Entry("a.css", [2])]).bytes)
+            == #"41 bytes between entry "index.html" and entry "a.css" belong to no listed entry"#)
+        #expect(problem(ZipBuilder([html, Entry("../evil.js", [1], listed: false)]).bytes)
+            == #"41 bytes between entry "index.html" and the central directory belong to no listed entry"#)
+
+        let good = ZipBuilder([html, Entry("a.css", [2])]).bytes
+        let second = Self.directoryEntries(good)[1]
+        // Two directory entries sharing one local header.
+        var shared = good
+        shared.replaceSubrange((second + 42)..<(second + 46), with: [0, 0, 0, 0])
+        #expect(problem(shared) == #"entry "a.css"'s local header overlaps entry "index.html""#)
+        // A method, size or CRC that the local header states otherwise.
+        var method = good
+        method[8] = 8
+        #expect(problem(method) == #"entry "index.html" has compression method 8 in its local header and 0 in the central directory"#)
+        var size = good
+        size[22] ^= 1
+        #expect(problem(size) == #"entry "index.html"'s local header gives another CRC or size than the central directory"#)
+        var crc = good
+        crc[14] ^= 1
+        #expect(problem(crc) == #"entry "index.html"'s local header gives another CRC or size than the central directory"#)
+        var flags = good
+        flags[6] = 8
+        #expect(problem(flags) == #"entry "index.html"'s local header and the central directory disagree on encryption or the data descriptor"#)
+    }
+
+    /// Deflated entries whose CRC and sizes follow the data (macOS and streaming zip writers) are
+    /// read; the descriptor must agree with the directory, and a stored entry cannot have one.
+    @Test func dataDescriptorsAreWalkedOver() {
+        let streamed = ZipBuilder([Entry("index.html", Array("<html></html>".utf8), method: 8, descriptor: true),
+                                   Entry("a.css", [1, 2, 3], method: 8, descriptor: true)]).bytes
+        #expect(problem(streamed) == nil)
+        var wrong = streamed
+        wrong[30 + 10 + 13 + 8] ^= 1
+        #expect(problem(wrong) == #"entry "index.html"'s data descriptor gives another CRC or size than the central directory"#)
+        #expect(problem(ZipBuilder([Entry("index.html", [1], descriptor: true)]).bytes)
+            == #"entry "index.html" is stored with a data descriptor, which streaming unzippers cannot read; deflate it"#)
+    }
+
+    /// The offsets of the central directory's entries.
+    static func directoryEntries(_ bytes: [UInt8]) -> [Int] {
+        let count = Int(ZipDirectory.u16(bytes, bytes.count - 12))
+        var offsets = [Int(ZipDirectory.u32(bytes, bytes.count - 6))]
+        for _ in 1..<count {
+            let last = offsets[offsets.count - 1]
+            offsets.append(last + 46 + Int(ZipDirectory.u16(bytes, last + 28)))
+        }
+        return offsets
     }
 
     @Test func theSizeLimitCounts() {

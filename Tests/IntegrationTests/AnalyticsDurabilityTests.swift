@@ -10,7 +10,7 @@ import Glibc
 /// Reports acknowledged to the SDKs survive kill -9 of every Herald process, and each open or
 /// delivery counts once per (message, device) however often the SDK retries.
 @Suite(.serialized) struct AnalyticsDurabilityTests {
-    @Test(arguments: TestDatabase.allCases) func acknowledgedReportsSurviveKill9OfEveryProcess(_ database: TestDatabase) throws {
+    @Test(arguments: TestDatabase.tested) func acknowledgedReportsSurviveKill9OfEveryProcess(_ database: TestDatabase) throws {
         let herald = try HeraldProcesses(database: database)
         try herald.startIngest()
         let app = HeraldProcesses.appCode

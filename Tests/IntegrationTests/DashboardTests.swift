@@ -1,6 +1,7 @@
 import Foundation
 import Core
 import SDKClient
+import Synchronization
 import TestSupport
 import Testing
 
@@ -8,6 +9,10 @@ import Testing
 /// types the application code and token into Herald's sign-in form, and the test reads the pages,
 /// headers and cookies the browser got.
 @Suite(.serialized) struct DashboardTests {
+    /// One Chromium at a time: several suites drive one, and on two cores parallel browsers starve
+    /// each other past the script's deadlines.
+    static let browser = Mutex(())
+
     /// Signs in with `ops/browser/sign-in`; returns its report (`signed_in`, `reloaded`, `cookies`).
     static func signIn(port: UInt16, app: String, token: String, folder: String, screenshot: String? = nil, follow: String? = nil,
                        visit: [String] = []) throws -> JSON {
@@ -16,7 +21,9 @@ import Testing
         if let follow { arguments += ["--follow", follow] }
         for path in visit { arguments += ["--visit", path] }
         let report = folder + "/browser-report.json"
-        try runTool("/bin/sh", ["-c", arguments.map { "'\($0)'" }.joined(separator: " ") + " > '\(report)'"], timeout: 180)
+        _ = try browser.withLock { _ in
+            try runTool("/bin/sh", ["-c", arguments.map { "'\($0)'" }.joined(separator: " ") + " > '\(report)'"], timeout: 180)
+        }
         return try JSON.parse(Data(contentsOf: URL(fileURLWithPath: report)))
     }
 

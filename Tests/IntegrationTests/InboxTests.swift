@@ -30,7 +30,7 @@ import TestSupport
         try #require(try herald.query("SELECT hash FROM messages WHERE code = '\(code)'", columns: 1).first?.first ?? nil)
     }
 
-    @Test(arguments: TestDatabase.allCases) func campaignMessagesArePagedMarkedReadAndDeletedPerDeviceAndPerUser(_ database: TestDatabase) throws {
+    @Test(arguments: TestDatabase.tested) func campaignMessagesArePagedMarkedReadAndDeletedPerDeviceAndPerUser(_ database: TestDatabase) throws {
         let herald = try HeraldProcesses(database: database)
         try herald.startIngest()
         try herald.register(SDKDevice("ib-de", platform: 1, token: "ab01", language: "de"))
@@ -81,15 +81,30 @@ import TestSupport
         #expect(first["rt"] == .string(String(sent + 7 * 86_400)))
         #expect(first["order"]?.stringValue.flatMap { Int64($0) } != nil)
         #expect(first["title"] == "Sale" && first["text"] == "Heute Angebote" && first["image"] == "https://shop.example/sale.png")
-        #expect(first["action_type"] == "URL" && first["action_params"] == ["l": "https://shop.example/sale"])
+        // The SDKs' types (2 URL, 3 deep link) and the parameters as JSON text, as they parse them.
+        #expect(first["action_type"] == 2 && first["action_params"] == #"{"l":"https://shop.example/sale"}"#)
         let saleHash = try hash(herald, sale)
         #expect(first["status"] == 1 && first["hash"] == .string(saleHash))
         let second = try #require(all["messages"]?.arrayValue?.first)
         let endOfDate = try #require(TagDate.parse("2099-01-02"))
         #expect(second["rt"] == .string(String(endOfDate)), "kept through inbox_date")
-        #expect(second["action_type"] == "DeepLink" && second["action_params"] == ["l": "shop://cart"] && second["title"] == "")
+        #expect(second["action_type"] == 3 && second["action_params"] == #"{"l":"shop://cart"}"# && second["title"] == "")
         #expect(second["image"] == nil && second["text"] == "Your cart")
         #expect(try Self.inbox(herald, "ib-en")["messages"]?.arrayValue?.last?["text"] == "Sale today")
+        // The pushes tell the SDK the inbox id and expiry (the copy's expiry is fixed when its push is
+        // recorded, a moment after the payload is built); a push-only message carries neither.
+        let salePushes = try herald.sink(sale)
+        let iosPush = try #require(salePushes.first { $0["hwid"] == "ib-de" }?["payload"])
+        #expect(iosPush["pw_inbox"] == .string(sale))
+        let iosExpiry = try #require(iosPush["inbox_params"]?["rt"]?.stringValue.flatMap { Int64($0) })
+        #expect((sent + 7 * 86_400 - 60...sent + 7 * 86_400).contains(iosExpiry))
+        #expect(iosPush["inbox_params"]?["image"] == "https://shop.example/sale.png")
+        let androidData = try #require(salePushes.first { $0["hwid"] == "ib-en" }?["payload"]?["message"]?["data"])
+        #expect(androidData["pw_inbox"] == .string(sale))
+        #expect(try JSON.parse(try #require(androidData["inbox_params"]?.stringValue))["image"] == "https://shop.example/sale.png")
+        #expect(try herald.sink(cart).first { $0["hwid"] == "ib-de" }?["payload"]?["inbox_params"] == ["rt": .string(String(endOfDate))])
+        #expect(try herald.sinkLines().filter { $0["payload"]?["pw_inbox"] == nil && $0["payload"]?["message"]?["data"]?["pw_inbox"] == nil }
+            .count == 4, "the push-only message's four pushes")
 
         // Paging, one message at a time.
         let page1 = try Self.inbox(herald, "ib-de", count: 1)

@@ -15,6 +15,8 @@ import Glibc
         return try? JSON.parse(response.body)
     }
 
+    static func metrics(_ port: UInt16) throws -> String { try HTTPClient(port: port).request("GET", "/metrics").text }
+
     @Test func aStandbyIngestTakesOverWhenTheDispatchingOneIsKilled() throws {
         let herald = try HeraldProcesses()
         let portB = try HeraldProcesses.freePort()
@@ -43,6 +45,11 @@ import Glibc
         try wait("ingest B healthy", timeout: 10) { Self.health(portB) != nil }
         try wait("one ingest dispatching", timeout: 5) { Self.health(herald.httpPort)?["dispatching"] == true }
         #expect(Self.health(portB)?["dispatching"] == false)
+        // Both ingests name the one that dispatches: /healthz, /metrics and the dashboard.
+        let idA = try #require(Self.health(herald.httpPort)?["ingest"]?.stringValue)
+        try wait("ingest B names A as dispatching", timeout: 5) { Self.health(portB)?["dispatcher"] == .string(idA) }
+        #expect(try Self.metrics(portB).contains("herald_dispatcher{ingest=\"\(idA)\"} 1"))
+        #expect(try herald.dashboardPage().contains("this ingest, \(idA)"))
 
         for _ in 0..<2 { try herald.startWorker(config: workerConfig) }
         try herald.waitForWorkers(2)
@@ -66,6 +73,9 @@ import Glibc
         try wait("ingest B takes over", timeout: 12) { Self.health(portB)?["dispatching"] == true }
         let takeover = Date().timeIntervalSince(killedAt)
         #expect(takeover <= 10, "took \(takeover) s")
+        let idB = try #require(Self.health(portB)?["ingest"]?.stringValue)
+        #expect(Self.health(portB)?["dispatcher"] == .string(idB))
+        #expect(try Self.metrics(portB).contains("herald_dispatcher{ingest=\"\(idB)\"} 1"))
 
         let deadline = Date().addingTimeInterval(30)
         var funnel = JSON.null

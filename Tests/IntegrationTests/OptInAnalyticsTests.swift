@@ -47,7 +47,7 @@ import Testing
         return (response.status, perVersion)
     }
 
-    @Test(arguments: TestDatabase.allCases) func optInsAreCountedPerChangeAndCampaignsReachOnlyOptedInDevicesUnlessSilent(
+    @Test(arguments: TestDatabase.tested) func optInsAreCountedPerChangeAndCampaignsReachOnlyOptedInDevicesUnlessSilent(
         _ database: TestDatabase
     ) throws {
         let herald = try HeraldProcesses(database: database)

@@ -52,6 +52,43 @@ import Testing
         #expect(Set(try herald.sinkHWIDs(code)).count == 31)
     }
 
+    /// The JSON routes answer like the Pushwoosh ones: a rich media download (what the SDK
+    /// retries), the in-app list, the events API, a message's funnel and a bulkSetTags progress
+    /// query get 503 with `Retry-After` while the database is down, and 200 once it is back.
+    @Test func theJSONRoutesAnswer503WithRetryAfterWhileTheDatabaseIsDown() throws {
+        let server = try PostgresServer()
+        let herald = try HeraldProcesses(postgresURL: server.url)
+        try herald.startIngest()
+        let app = HeraldProcesses.appCode
+        let authorization = [("Authorization", "Token \(HeraldProcesses.apiToken)")]
+        #expect(try herald.client.request("PUT", "/api/v1/apps/\(app)/rich-media/page", body: ZipBuilder.page.bytes,
+                                          headers: authorization).status == 200)
+        let reads = [
+            "/rich-media/\(app)/page.zip", "/api/v1/apps/\(app)/in-apps", "/api/v1/apps/\(app)/events",
+            "/api/v1/messages/NO-SUCH-MESSAGE", "/api/v2/audience/bulkSetTags/no-such-request",
+        ]
+        func statuses() -> [Int] {
+            reads.map { (try? herald.client.request("GET", $0, headers: authorization, timeoutSeconds: 10))?.status ?? 0 }
+        }
+        #expect(statuses() == [200, 200, 200, 404, 404])
+
+        server.stop(immediately: true)
+        for path in reads {
+            let response = try herald.client.request("GET", path, headers: authorization, timeoutSeconds: 10)
+            #expect(response.status == 503 && response.headers["retry-after"] == "1", "\(path): \(response.status) \(response.text)")
+            #expect(response.text.contains("retry after Retry-After"), "\(path): \(response.text)")
+        }
+
+        try server.start()
+        let deadline = Date().addingTimeInterval(20)
+        var answered = statuses()
+        while answered != [200, 200, 200, 404, 404] && Date() < deadline {
+            usleep(200_000)
+            answered = statuses()
+        }
+        #expect(answered == [200, 200, 200, 404, 404], "\(herald.log().suffix(2000))")
+    }
+
     @Test func aSIGKILLOfPostgreSQLMidCampaignLosesNothing() throws {
         let server = try PostgresServer()
         let herald = try HeraldProcesses(postgresURL: server.url)

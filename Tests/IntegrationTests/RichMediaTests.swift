@@ -142,6 +142,12 @@ import TestSupport
             ("duplicate", ZipBuilder([html, Entry("a.css", [1]), Entry("a.css", [2])]).bytes, "appears more than once"),
             ("truncated", Array(good.dropLast(30)), "no end of central directory"),
             ("zip bomb", ZipBuilder([Entry("index.html", [1], declaredSize: UInt32(limit * 10 + 1))]).bytes, "unpacks to"),
+            // What Android's ZipInputStream reads are the local headers: they must be the directory's entries.
+            ("local name differs", ZipBuilder([html, Entry("zzzz.js", [1], localName: "../x.js")]).bytes,
+             #"entry "zzzz.js" is named "../x.js" in its local header"#),
+            ("unlisted local entry", ZipBuilder([html, Entry("../x.js", [1], listed: false), Entry("a.css", [1])]).bytes,
+             #"between entry "index.html" and entry "a.css" belong to no listed entry"#),
+            ("python, local name patched", try Self.pythonPatchedZip(in: herald.folder), #"entry "zzzz.js" is named "../x.js" in its local header"#),
         ]
         for (shape, bytes, reason) in bad {
             let (status, body) = try Self.put(herald, upload, bytes)
@@ -161,6 +167,47 @@ import TestSupport
         #expect(try herald.count("SELECT count(*) FROM rich_media_pages") == 1)
         #expect(try herald.query("SELECT sha256 FROM rich_media_pages", columns: 1).first?.first == stored)
         #expect(try herald.client.request("GET", "/rich-media/\(Self.app)/page.zip").body == good)
+
+        // A zip written by a streaming writer (CRC and sizes in data descriptors after each entry) is fine.
+        let streamed = try Self.pythonStreamedZip(in: herald.folder)
+        #expect(try Self.put(herald, "/api/v1/apps/\(Self.app)/rich-media/streamed", streamed).status == 200)
+        #expect(try herald.client.request("GET", "/rich-media/\(Self.app)/streamed.zip").body == streamed)
+    }
+
+    /// Python's zipfile writes `index.html` and `zzzz.js`; then the local header's name of the
+    /// second is patched to `../x.js`, leaving the central directory's `zzzz.js`.
+    static func pythonPatchedZip(in folder: String) throws -> [UInt8] {
+        let path = folder + "/patched.zip"
+        let script = """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("index.html", "<html><body>Hi</body></html>")
+                z.writestr("zzzz.js", "alert(1)")
+            data = open(sys.argv[1], "rb").read()
+            open(sys.argv[1], "wb").write(data.replace(b"zzzz.js", b"../x.js", 1))
+            """
+        _ = try runTool("/usr/bin/env", ["python3", "-c", script, path])
+        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// A page Python's zipfile writes to a stream it cannot seek in: flag bit 3, data descriptors.
+    static func pythonStreamedZip(in folder: String) throws -> [UInt8] {
+        let path = folder + "/streamed.zip"
+        let script = """
+            import io, sys, zipfile
+            class Stream(io.RawIOBase):
+                def __init__(self, file): self.file = file
+                def writable(self): return True
+                def seekable(self): return False
+                def write(self, data): return self.file.write(data)
+            with open(sys.argv[1], "wb") as file, zipfile.ZipFile(Stream(file), "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("index.html", "<html><body>Streamed</body></html>")
+                z.writestr("img/logo.png", bytes(range(256)) * 8)
+            """
+        _ = try runTool("/usr/bin/env", ["python3", "-c", script, path])
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(bytes[6] & 8 == 8, "Python wrote no data descriptor")
+        return bytes
     }
 
     @Test func aCampaignWithRichMediaCarriesRmThatDownloadsTheZip() throws {
@@ -210,6 +257,26 @@ import TestSupport
         #expect(try putInApp("bad", ["rich_media": "welcome", "triggers": [["event": "Buy", "conditions": [["amount", "LIKE", 1]]]]])
             .body["error"]?.stringValue?.contains("triggers[0].conditions[0] unknown operator LIKE") == true)
         #expect(try putInApp("bad", ["rich_media": "missing"]).status == 409)
+        // A misspelt key is refused, not ignored: `condition` would have made the trigger unconditional.
+        let refused: [(JSON, String)] = [
+            (["rich_media": "welcome", "triggers": [["event": "Purchase", "condition": [["amount", "GTE", 100]]]]],
+             "unknown key triggers[0].condition; a trigger has event and conditions"),
+            (["rich_media": "welcome", "priorty": 5], "unknown key priorty; an in-app has rich_media, layout"),
+            (["rich_media": "welcome", "closeButtonType": 1], "unknown key closeButtonType"),
+            // Conditions that could never match.
+            (["rich_media": "welcome", "triggers": [["event": "Purchase", "conditions": [["amount", "GTE", "lots"]]]]],
+             "triggers[0].conditions[0] GTE takes one number"),
+            (["rich_media": "welcome", "triggers": [["event": "Purchase", "conditions": [["amount", "BETWEEN", [100, 10]]]]]],
+             "triggers[0].conditions[0] BETWEEN takes [min, max] with min ≤ max"),
+            (["rich_media": "welcome", "triggers": [["event": "Purchase", "conditions": [["plan", "NOTIN", []]]]]],
+             "triggers[0].conditions[0] NOTIN takes a non-empty array"),
+            (["rich_media": "welcome", "triggers": [["event": "Purchase", "conditions": [["plan", "NOTSET", "x"]]]]],
+             "triggers[0].conditions[0] NOTSET takes no operand"),
+        ]
+        for (body, reason) in refused {
+            let (status, answer) = try putInApp("bad", body)
+            #expect(status == 400 && answer["error"]?.stringValue?.hasPrefix("in-app bad refused: \(reason)") == true, "\(status) \(answer.text)")
+        }
         #expect(try herald.count("SELECT count(*) FROM in_apps") == 0)
 
         let (status, created) = try putInApp("buy-more", [
@@ -257,8 +324,10 @@ import TestSupport
             == [["amount", "GTE", 50], ["currency", "IN", ["EUR", "USD"]]])
         #expect(try Self.get(herald, "/api/v1/apps/\(Self.app)/rich-media/welcome").body["statistics"] == ["actions": 2])
         #expect(try Self.get(herald, inApps, token: "news-secret").status == 403)
-        // The dashboard shows the same figures.
-        let dashboard = try herald.dashboardPage()
+        // The dashboard shows the same figures, as headless Chromium renders it.
+        let browser = try DashboardTests.signIn(port: herald.httpPort, app: Self.app, token: Self.token, folder: herald.folder)
+        #expect(browser["signed_in"]?["status"] == 200)
+        let dashboard = browser["signed_in"]?["dom"]?.stringValue ?? ""
         #expect(dashboard.contains("<h2>In-apps</h2>"))
         #expect(dashboard.contains("<td>buy-more</td><td>welcome</td><td>centerbox</td><td>Purchase</td><td class=\"n\">10</td><td class=\"n\">2</td><td class=\"n\">1</td><td class=\"n\">50.0%</td>"),
                 "\(dashboard)")
@@ -268,6 +337,33 @@ import TestSupport
         #expect(try Self.delete(herald, "/api/v1/apps/\(Self.app)/rich-media/welcome") == 409)
         #expect(try Self.delete(herald, "\(inApps)/buy-more") == 200)
         #expect(try postEvent("Purchase", ["amount": 75, "currency": "EUR"])["code"] == "hello")
+    }
+
+    /// A triggerInAppAction whose count cannot be written (a trigger refuses it) is answered 500
+    /// and leaves no report, on either backend, so the SDK's retry is kept and counted once.
+    @Test(arguments: TestDatabase.tested) func aReportIsKeptOnlyWithItsCount(_ database: TestDatabase) throws {
+        let herald = try HeraldProcesses(database: database)
+        try herald.startIngest()
+        #expect(try Self.put(herald, "/api/v1/apps/\(Self.app)/rich-media/page", ZipBuilder.page.bytes).status == 200)
+        #expect(try Self.put(herald, "/api/v1/apps/\(Self.app)/in-apps/offer", Array(#"{"rich_media": "page"}"#.utf8)).status == 200)
+        try herald.ok("registerDevice", ["application": .string(Self.app), "hwid": "shown-device", "device_type": 1, "push_token": "abc123"])
+        let shown: JSON = ["application": .string(Self.app), "hwid": "shown-device", "action": "show", "code": "offer"]
+        let reports = "SELECT count(*) FROM reports WHERE name = 'triggerInAppAction'"
+
+        try herald.execute(
+            sqlite: "CREATE TRIGGER refuse_count BEFORE UPDATE OF shown ON in_apps BEGIN SELECT RAISE(ABORT, 'count refused'); END",
+            postgres: """
+                CREATE FUNCTION refuse_count() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'count refused'; END $$;
+                CREATE TRIGGER refuse_count BEFORE UPDATE OF shown ON in_apps FOR EACH ROW EXECUTE FUNCTION refuse_count();
+                """)
+        let (status, body) = try herald.call("triggerInAppAction", shown)
+        #expect(status == 500 && body["status_code"] == 500, "\(status) \(body.text)")
+        #expect(try herald.count(reports) == 0)
+
+        try herald.execute(sqlite: "DROP TRIGGER refuse_count", postgres: "DROP TRIGGER refuse_count ON in_apps")
+        try herald.ok("triggerInAppAction", shown)
+        #expect(try herald.count(reports) == 1)
+        #expect(try Self.get(herald, "/api/v1/apps/\(Self.app)/in-apps/offer").body["statistics"] == ["shown": 1, "actions": 0])
     }
 
     @Test func withoutPublicURLRichMediaIsRefusedWithWhatToSet() throws {

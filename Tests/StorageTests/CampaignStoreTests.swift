@@ -202,6 +202,7 @@ struct CampaignStoreContract {
         return try #require(try campaigns.createMessages(app: "APP-1", [NewMessage(spec: spec, transactionID: transactionID)], now: now).first)
     }
 
+    /// Also: retention of the ids.
     func aTransactionIdReturnsItsMessageForADayThenCreatesANewOne() throws {
         let day = NewMessage.transactionWindow
         let first = try message("daily-digest", at: 1_000)
@@ -214,6 +215,16 @@ struct CampaignStoreContract {
         #expect(try message("other", at: 1_000 + day) != second)
         #expect(try fixture.count("SELECT count(*) FROM messages") == 3)
         #expect(try campaigns.messageStatus(app: "APP-1", code: first) != nil)
+        // Retention deletes ids once their window has passed, oldest first, and no id still in its window.
+        #expect(try fixture.count("SELECT count(*) FROM message_transactions") == 2)
+        #expect(try campaigns.pruneMessageTransactions(expiredAt: 1_000 + 2 * day - 1, limit: 10) == 0)
+        #expect(try campaigns.pruneMessageTransactions(expiredAt: 1_000 + 2 * day, limit: 1) == 1)
+        #expect(try campaigns.pruneMessageTransactions(expiredAt: 1_000 + 2 * day, limit: 1) == 1)
+        #expect(try fixture.count("SELECT count(*) FROM message_transactions") == 0)
+        #expect(try fixture.count("SELECT count(*) FROM messages") == 3, "the messages stay")
+        let third = try message("daily-digest", at: 1_000 + 2 * day)
+        #expect(third != second)
+        #expect(try message("daily-digest", at: 1_000 + 2 * day + 5) == third)
     }
 
     func concurrentRequestsWithOneTransactionIdCreateOneMessage() throws {

@@ -247,6 +247,16 @@ struct DeviceStoreContract {
         let (failed, _) = try #require(try store.bulkTagJob(id: "job-3", errorLimit: 10))
         #expect(failed.status == .failed && failed.failure == "unreadable")
         #expect(try store.bulkTagJob(id: "job-4", errorLimit: 10) == nil)
+        // Retention: finished jobs last updated before the bound go with their errors, oldest first;
+        // a job still running stays whatever its age.
+        try store.createBulkTagJob(id: "job-5", app: "APP-1", createMissingTags: false, devices: "[]", total: 1, now: 100)
+        #expect(try store.pruneBulkTagJobs(finishedBefore: 140, limit: 10) == 0, "job-1 finished at 140")
+        #expect(try store.pruneBulkTagJobs(finishedBefore: 161, limit: 1) == 1)
+        #expect(try store.bulkTagJob(id: "job-1", errorLimit: 10) == nil)
+        #expect(try fixture.count("SELECT count(*) FROM bulk_tag_errors") == 0)
+        #expect(try store.pruneBulkTagJobs(finishedBefore: 1_000, limit: 10) == 2)
+        #expect(try store.unfinishedBulkTagJobs().map(\.job.id) == ["job-5"])
+        #expect(try fixture.count("SELECT count(*) FROM bulk_tag_jobs") == 1)
     }
 
     /// A chunk mixing entries that set known tags by hwid (which PostgreSQL writes many per

@@ -119,6 +119,9 @@ import TestSupport
         #expect(try stores.devices.activityTokens(app: "APP-1", hwid: "H0").map { "\($0.token) \($0.active)" }
             == ["start-H0 true", "m1-H0 false", "m2-H0 true"])
         #expect(try fixture.count("SELECT count(*) FROM devices WHERE token_invalid_reason IS NOT NULL") == 0)
-        #expect(try recipients(claimedShard(stores, message(.update), at: 32)) == [])
+        // The activity's end was stored: it takes no more updates (LiveActivityTests).
+        #expect(throws: StoreError.self) {
+            try stores.campaigns.createMessages(app: "APP-1", [NewMessage(spec: message(.update), transactionID: nil)], now: 32)
+        }
     }
 }

@@ -19,6 +19,10 @@ import TestSupport
     @Test(arguments: Backend.allCases) func reportsCountOnlyAgainstCodesThatExist(_ backend: Backend) throws {
         try RichMediaStoreContract(backend).reportsCountOnlyAgainstCodesThatExist()
     }
+
+    @Test(arguments: Backend.allCases) func aReportAndItsCountAreKeptTogetherOrNotAtAll(_ backend: Backend) throws {
+        try RichMediaStoreContract(backend).aReportAndItsCountAreKeptTogetherOrNotAtAll()
+    }
 }
 
 /// The bodies of `RichMediaStoreTests`, on a fresh database of one backend.
@@ -104,18 +108,47 @@ struct RichMediaStoreContract {
         #expect(try store.deletePage(app: "APP-1", code: "promo"))
     }
 
+    /// A triggerInAppAction or richMediaAction report of `app`, as the Device API stores it.
+    static func report(app: String = "APP-1") -> SDKReport {
+        SDKReport(kind: .action, app: app, hwid: "device", userID: nil, platform: 1, name: "triggerInAppAction", hash: nil,
+                  body: ["action": "show"], timestampUTC: nil, timestampCurrent: nil)
+    }
+
     func reportsCountOnlyAgainstCodesThatExist() throws {
         _ = try store.putPage(app: "APP-1", code: "page", zip: [1, 2, 3], sha256: "ee", now: Self.now)
         _ = try store.putInApp(app: "APP-1", InApp.Spec(code: "inapp", richMedia: "page"), now: Self.now)
-        for _ in 0..<3 { try store.count(.shown(inApp: "inapp"), app: "APP-1") }
-        try store.count(.action(inApp: "inapp", richMedia: "page"), app: "APP-1")
-        try store.count(.action(inApp: nil, richMedia: "page"), app: "APP-1")
-        try store.count(.shown(inApp: "unknown"), app: "APP-1")
-        try store.count(.action(inApp: "unknown", richMedia: "unknown"), app: "APP-1")
-        try store.count(.shown(inApp: "inapp"), app: "APP-2")
+        for _ in 0..<3 { try store.record(Self.report(), counting: .shown(inApp: "inapp"), now: Self.now) }
+        try store.record(Self.report(), counting: .action(inApp: "inapp", richMedia: "page"), now: Self.now)
+        try store.record(Self.report(), counting: .action(inApp: nil, richMedia: "page"), now: Self.now)
+        try store.record(Self.report(), counting: .shown(inApp: "unknown"), now: Self.now)
+        try store.record(Self.report(), counting: .action(inApp: "unknown", richMedia: "unknown"), now: Self.now)
+        try store.record(Self.report(app: "APP-2"), counting: .shown(inApp: "inapp"), now: Self.now)
         let inApp = try #require(try store.inApps(app: "APP-1").first)
         #expect(inApp.shown == 3 && inApp.actions == 1)
         #expect(try store.page(app: "APP-1", code: "page")?.actions == 2)
         #expect(try fixture.count("SELECT count(*) FROM in_apps") == 1)
+        // Every report is kept, counted or not.
+        #expect(try fixture.count("SELECT count(*) FROM reports") == 8)
+    }
+
+    /// When the count cannot be written (here a trigger refuses it), the report is not kept
+    /// either: the client is told to retry, and its retry is stored and counted once.
+    func aReportAndItsCountAreKeptTogetherOrNotAtAll() throws {
+        _ = try store.putPage(app: "APP-1", code: "page", zip: [1, 2, 3], sha256: "ee", now: Self.now)
+        _ = try store.putInApp(app: "APP-1", InApp.Spec(code: "inapp", richMedia: "page"), now: Self.now)
+        try fixture.execute(
+            sqlite: "CREATE TRIGGER refuse_count BEFORE UPDATE OF shown ON in_apps BEGIN SELECT RAISE(ABORT, 'count refused'); END",
+            postgres: """
+                CREATE FUNCTION refuse_count() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'count refused'; END $$;
+                CREATE TRIGGER refuse_count BEFORE UPDATE OF shown ON in_apps FOR EACH ROW EXECUTE FUNCTION refuse_count();
+                """)
+        #expect(throws: StoreError.self) { try store.record(Self.report(), counting: .shown(inApp: "inapp"), now: Self.now) }
+        #expect(try fixture.count("SELECT count(*) FROM reports") == 0)
+        #expect(try store.inApps(app: "APP-1").first?.shown == 0)
+
+        try fixture.execute(sqlite: "DROP TRIGGER refuse_count", postgres: "DROP TRIGGER refuse_count ON in_apps")
+        try store.record(Self.report(), counting: .shown(inApp: "inapp"), now: Self.now)
+        #expect(try fixture.count("SELECT count(*) FROM reports") == 1)
+        #expect(try store.inApps(app: "APP-1").first?.shown == 1)
     }
 }

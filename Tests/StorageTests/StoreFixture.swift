@@ -56,5 +56,16 @@ final class StoreFixture {
         return try connection.prepare(sql).rows([]) { Int($0.optionalText(0) ?? "") ?? -1 }.first ?? -1
     }
 
+    /// Runs SQL that changes the schema beside the stores (a test's failing trigger), in the backend's dialect.
+    func execute(sqlite: String, postgres: String) throws {
+        if let url {
+            try PostgresConnection(PostgresConnectionSettings(url: url)).execute(postgres)
+            return
+        }
+        let connection = try SQLiteConnection(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 2000)
+        defer { connection.close() }
+        try connection.execute(sqlite)
+    }
+
     func devices(apps: [AppConfiguration]) throws -> any DeviceStore { try open(apps: apps).devices }
 }

@@ -7,13 +7,20 @@ import Glibc
 #endif
 
 /// The database the integration tests give Herald: a SQLite file, or a fresh schema of the shared
-/// PostgreSQL test server. `HERALD_TEST_DATABASE=postgres` runs every integration test on PostgreSQL.
+/// PostgreSQL test server. `HERALD_TEST_DATABASE=postgres` runs every integration test on PostgreSQL
+/// (`ops/test` runs them once per backend).
 package enum TestDatabase: String, CaseIterable, Sendable {
     case sqlite, postgres
 
     /// `HERALD_TEST_DATABASE`, SQLite when unset.
     package static var configured: TestDatabase {
         ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE"].flatMap(TestDatabase.init(rawValue:)) ?? .sqlite
+    }
+
+    /// The backends a test that names its backend in its arguments runs on: the configured one when
+    /// `HERALD_TEST_DATABASE` is set (each of `ops/test`'s passes covers one), else both.
+    package static var tested: [TestDatabase] {
+        ProcessInfo.processInfo.environment["HERALD_TEST_DATABASE"] == nil ? allCases : [configured]
     }
 }
 

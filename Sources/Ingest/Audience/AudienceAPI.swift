@@ -72,8 +72,7 @@ struct AudienceAPI: Sendable {
             if let failure = job.failure { reply["failure"] = .string(failure) }
             return .json(.object(reply))
         } catch {
-            logger.error("bulkSetTags progress query failed", ["error": "\(error)"])
-            return .json(["error": "internal error"], status: 500)
+            return RequestFailure(error, route: "bulkSetTags progress", logger: logger).json
         }
     }
 }

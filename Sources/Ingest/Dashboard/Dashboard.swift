@@ -203,7 +203,7 @@ struct Dashboard: Sendable {
         html += card("Campaigns (\(view.days) days)", String(totals.messages)) + card("Pushes sent", String(totals.sent))
         html += card("Delivery rate", HTML.percent(totals.delivered, of: totals.sent)) + card("Open rate", HTML.percent(totals.opened, of: totals.sent))
         html += card("Workers connected", String(live.count))
-        html += card("Dispatching", workers.isDispatching ? "this ingest" : "another ingest")
+        html += card("Dispatching", workers.dispatchingIngest.map { workers.isDispatching ? "this ingest, \($0)" : $0 } ?? "no ingest")
         html += card("Reports pending", String(workers.reportProgress.pending)) + "</div>"
 
         html += providerTrouble(live, app: app.code)

@@ -90,13 +90,13 @@ struct DeviceAPI: Sendable {
         case "triggerInAppAction":
             let code = try request.optionalString("code", maxLength: 256)
             let shown = try request.optionalString("action", maxLength: 64).map { $0 == "show" } ?? true
-            return try counted(record(.action, app: app, request: request, name: method, hash: nil),
-                               shown ? code.flatMap(nonEmpty).map { .shown(inApp: $0) } : nil, app: app)
+            return try record(.action, app: app, request: request, name: method, hash: nil,
+                              counting: shown ? code.flatMap(nonEmpty).map { .shown(inApp: $0) } : nil)
         case "richMediaAction":
             let inApp = try request.optionalString("inapp_code", maxLength: 256).flatMap(nonEmpty)
             let page = try request.optionalString("rich_media_code", maxLength: 256).flatMap(nonEmpty)
-            return try counted(record(.action, app: app, request: request, name: method, hash: nil),
-                               inApp == nil && page == nil ? nil : .action(inApp: inApp, richMedia: page), app: app)
+            return try record(.action, app: app, request: request, name: method, hash: nil,
+                              counting: inApp == nil && page == nil ? nil : .action(inApp: inApp, richMedia: page))
         case "inboxStatus":
             let owner = try inboxOwner(app: app, request: request)
             let code = try request.requiredString("inbox_code", maxLength: 64)
@@ -202,16 +202,6 @@ struct DeviceAPI: Sendable {
         return ["code": .string(triggered.spec.code), "richmedia": link.json, "required": .bool(triggered.spec.required)]
     }
 
-    /// `work`, then the in-app statistics `report` counts toward (in the same commit on SQLite).
-    func counted(_ work: @escaping Work, _ report: InAppReport?, app: String) -> Work {
-        guard let report else { return work }
-        return { [richMedia] in
-            let reply = try work()
-            try richMedia.count(report, app: app)
-            return reply
-        }
-    }
-
     func nonEmpty(_ text: String) -> String? { text.isEmpty ? nil : text }
 
     /// The most messages one getInboxMessages page holds (`count` 0 asks for all of them).
@@ -238,9 +228,10 @@ struct DeviceAPI: Sendable {
     /// that stored reports stay small (the body limit alone would allow a megabyte each).
     static let maxReportBytes = 16_384
 
-    /// Stores a report as received, before the reply, so that an acknowledged report is never lost.
+    /// Stores a report as received, before the reply, so that an acknowledged report is never lost;
+    /// with `counting`, in the same transaction as the in-app statistics it counts toward.
     func record(_ kind: SDKReport.Kind, app: String, request: DeviceRequest, name: String?, hash: String?,
-                reply: JSON = .null) throws -> Work {
+                reply: JSON = .null, counting: InAppReport? = nil) throws -> Work {
         let size = JSON.object(request.fields).encoded().count
         guard size <= Self.maxReportBytes else {
             throw ArgumentError("the report is \(size) bytes; at most \(Self.maxReportBytes) are kept (event attributes included)")
@@ -249,7 +240,8 @@ struct DeviceAPI: Sendable {
             kind: kind, app: app, hwid: try request.hwid(), userID: try request.optionalString("userId", maxLength: 256),
             platform: try request.platform(), name: name, hash: hash, body: .object(request.fields),
             timestampUTC: try request.optionalInt("timestampUTC"), timestampCurrent: try request.optionalInt("timestampCurrent"))
-        let store = self.store, clock = self.clock
-        return { try store.record([report], now: clock.now()); return reply }
+        let store = self.store, richMedia = self.richMedia, clock = self.clock
+        guard let counting else { return { try store.record([report], now: clock.now()); return reply } }
+        return { try richMedia.record(report, counting: counting, now: clock.now()); return reply }
     }
 }

@@ -36,52 +36,73 @@ struct InAppsAPI: AppResourceAPI {
 
     /// The in-app a PUT body describes:
     /// `{"rich_media", "layout", "close_button_type", "priority", "required", "triggers": [{"event", "conditions"}]}`.
+    /// Read strictly: an unknown key is refused (a misspelt `conditions` would otherwise make a
+    /// trigger unconditional), and so is a condition that could never match. A trigger without
+    /// `conditions` matches any attributes.
     static func spec(code: String, body: [UInt8]) throws(ArgumentError) -> InApp.Spec {
-        guard case .object(let fields)? = try? JSON.parse(body) else { throw ArgumentError("the body must be a JSON object") }
-        guard let page = fields["rich_media"]?.stringValue, RichMediaLinks.isValidCode(page) else {
+        guard let json = try? JSON.parse(body), var fields = try? ConfigReader(json, path: "") else {
+            throw ArgumentError("the body must be a JSON object")
+        }
+        guard let page = fields.value("rich_media")?.stringValue, RichMediaLinks.isValidCode(page) else {
             throw ArgumentError("rich_media is required: the code of an uploaded page (\(RichMediaLinks.codeRule))")
         }
         var spec = InApp.Spec(code: code, richMedia: page)
-        if let layout = fields["layout"], layout != .null {
+        if let layout = fields.value("layout") {
             guard let name = layout.stringValue, let value = InApp.Layout(rawValue: name) else {
                 throw ArgumentError("layout must be one of \(InApp.Layout.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             spec.layout = value
         }
         for (key, keyPath, range) in [("close_button_type", \InApp.Spec.closeButtonType, 0...16), ("priority", \InApp.Spec.priority, -1000...1000)] {
-            guard let value = fields[key], value != .null else { continue }
+            guard let value = fields.value(key) else { continue }
             guard let number = value.lenientInt, range.contains(Int(number)) else {
                 throw ArgumentError("\(key) must be an integer from \(range.lowerBound) to \(range.upperBound)")
             }
             spec[keyPath: keyPath] = Int(number)
         }
-        if let required = fields["required"], required != .null {
+        if let required = fields.value("required") {
             guard let flag = required.lenientBool else { throw ArgumentError("required must be a boolean") }
             spec.required = flag
         }
-        if let triggers = fields["triggers"], triggers != .null {
+        if let triggers = fields.value("triggers") {
             guard let items = triggers.arrayValue, items.count <= maxTriggers else {
                 throw ArgumentError("triggers must be an array of at most \(maxTriggers) {\"event\", \"conditions\"} objects")
             }
             for (index, item) in items.enumerated() {
-                guard let event = item["event"]?.stringValue, (1...256).contains(event.utf8.count) else {
-                    throw ArgumentError("triggers[\(index)].event must be an event name of 1 to 256 bytes")
-                }
-                var conditions: [AttributeCondition] = []
-                for (position, condition) in (item["conditions"]?.arrayValue ?? []).enumerated() {
-                    do {
-                        conditions.append(try AttributeCondition(json: condition))
-                    } catch {
-                        throw ArgumentError("triggers[\(index)].conditions[\(position)] \(error.message)")
-                    }
-                }
-                if let given = item["conditions"], given != .null, given.arrayValue == nil {
-                    throw ArgumentError("triggers[\(index)].conditions must be an array of [attribute, operator, operand]")
-                }
-                spec.triggers.append(InAppTrigger(event: event, conditions: conditions))
+                spec.triggers.append(try trigger(item, at: "triggers[\(index)]"))
             }
         }
+        try refuseUnknownKeys(fields, known: "an in-app has rich_media, layout, close_button_type, priority, required and triggers")
         return spec
+    }
+
+    /// One `{"event", "conditions"}` of `triggers`, `path` naming it in errors.
+    static func trigger(_ item: JSON, at path: String) throws(ArgumentError) -> InAppTrigger {
+        guard var fields = try? ConfigReader(item, path: path) else { throw ArgumentError("\(path) must be an {\"event\", \"conditions\"} object") }
+        guard let event = fields.value("event")?.stringValue, (1...256).contains(event.utf8.count) else {
+            throw ArgumentError("\(path).event must be an event name of 1 to 256 bytes")
+        }
+        var conditions: [AttributeCondition] = []
+        if let given = fields.value("conditions") {
+            guard let items = given.arrayValue else { throw ArgumentError("\(path).conditions must be an array of [attribute, operator, operand]") }
+            for (position, condition) in items.enumerated() {
+                do {
+                    conditions.append(try AttributeCondition(checking: condition))
+                } catch {
+                    throw ArgumentError("\(path).conditions[\(position)] \(error.message)")
+                }
+            }
+        }
+        try refuseUnknownKeys(fields, known: "a trigger has event and conditions")
+        return InAppTrigger(event: event, conditions: conditions)
+    }
+
+    static func refuseUnknownKeys(_ fields: ConfigReader, known: String) throws(ArgumentError) {
+        do {
+            try fields.finish()
+        } catch {
+            throw ArgumentError("unknown key \(error.key.prefix(100)); \(known)")
+        }
     }
 
     func json(_ inApp: InApp) -> JSON {

@@ -54,7 +54,7 @@ final class Metrics: Sendable {
     }
 
     func render(workers: [Dispatcher.Worker], queue: QueueDepth?, reports progress: (pending: Int64, processed: Int64),
-                dispatching: Bool) -> String {
+                dispatching: Bool, dispatcher: String?) -> String {
         var lines: [String] = []
         func family(_ name: String, _ type: String, _ help: String) {
             lines.append("# HELP \(name) \(help)")
@@ -100,6 +100,8 @@ final class Metrics: Sendable {
         }
         family("herald_dispatcher_active", "gauge", "1 when this ingest hands out the work; 0 while it stands by for another ingest.")
         lines.append("herald_dispatcher_active \(dispatching ? 1 : 0)")
+        family("herald_dispatcher", "gauge", "1 for the ingest (host-pid) that hands out the work, as this ingest last saw it; absent while none does.")
+        if let dispatcher { lines.append("herald_dispatcher{ingest=\"\(Self.label(dispatcher))\"} 1") }
         family("herald_workers_connected", "gauge", "Workers whose heartbeat arrived within the last 5 seconds.")
         lines.append("herald_workers_connected \(workers.count)")
         family("herald_worker_jobs_in_flight", "gauge", "Shards each connected worker holds.")

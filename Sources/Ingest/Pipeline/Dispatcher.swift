@@ -30,6 +30,8 @@ final class Dispatcher: Sendable {
     /// Rows deleted per retention pass: small, so that request writes never wait long behind one.
     static let pruneBatch = 2_000
     private let store: any CampaignStore
+    /// Only for retention: finished bulkSetTags jobs.
+    private let devices: any DeviceStore
     private let analytics: any AnalyticsStore
     private let clock: any Clock
     private let logger: Logger
@@ -40,14 +42,17 @@ final class Dispatcher: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
     private let active = Atomic<Bool>(false)
+    /// The ingest that held the dispatcher role at the last look (once a second), nil when none did.
+    private let holder = Mutex<String?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(id: String, settings: QueueSettings, retention: RetentionSettings, store: any CampaignStore, analytics: any AnalyticsStore,
-         clock: any Clock, logger: Logger) {
+    init(id: String, settings: QueueSettings, retention: RetentionSettings, store: any CampaignStore, devices: any DeviceStore,
+         analytics: any AnalyticsStore, clock: any Clock, logger: Logger) {
         self.id = id
         self.settings = settings
         self.retention = retention
         self.store = store
+        self.devices = devices
         self.analytics = analytics
         self.clock = clock
         self.logger = logger
@@ -96,6 +101,10 @@ final class Dispatcher: Sendable {
     /// Whether this ingest dispatches now (false while it stands by).
     var isDispatching: Bool { active.load(ordering: .relaxed) }
 
+    /// The id (host-pid) of the ingest that dispatches, this one or another, as of the last look
+    /// (at most a second old); nil while no ingest holds the role.
+    var dispatchingIngest: String? { holder.withLock { $0 } }
+
     private func run(jobs: QueueSocket, results: QueueSocket) {
         var lastHousekeeping = 0.0
         var lastHold = 0.0
@@ -140,11 +149,13 @@ final class Dispatcher: Sendable {
     private func holdRole() throws {
         let now = clock.now()
         let holds = try store.holdDispatcher(ingest: id, now: now, until: now + Pipeline.dispatcherLeaseSeconds)
+        let dispatcher = holds ? id : try store.dispatcherHolder(now: now)
+        holder.withLock { $0 = dispatcher }
         guard holds != active.exchange(holds, ordering: .relaxed) else { return }
         if holds {
             logger.info("dispatching: this ingest hands out the work", ["ingest.id": id])
         } else {
-            logger.warning("standing by: another ingest dispatches", ["ingest.id": id, "dispatcher": (try? store.dispatcherHolder(now: now)) ?? "?"])
+            logger.warning("standing by: another ingest dispatches", ["ingest.id": id, "dispatcher": dispatcher ?? "?"])
         }
     }
 
@@ -197,19 +208,23 @@ final class Dispatcher: Sendable {
     }
 
     /// One retention pass: processed reports and finished messages' delivery rows past their
-    /// retention, and inbox copies that expired, a batch of each. True when a full batch went (more
-    /// may be waiting).
+    /// retention, inbox copies that expired, transaction ids past their window and old finished
+    /// bulkSetTags jobs, a batch of each. True when a full batch went (more may be waiting).
     private func prune() throws -> Bool {
         let now = clock.now()
         let reports = try analytics.pruneReports(receivedBefore: now - retention.reportsSeconds, limit: Self.pruneBatch)
         let deliveries = try store.pruneDeliveries(finishedBefore: now - retention.deliveriesSeconds, limit: Self.pruneBatch,
                                                    now: now)
         let inbox = try store.pruneInbox(expiredAt: now, limit: Self.pruneBatch)
-        if reports + deliveries + inbox > 0 {
+        let transactionIDs = try store.pruneMessageTransactions(expiredAt: now, limit: Self.pruneBatch)
+        let bulkJobs = try devices.pruneBulkTagJobs(finishedBefore: now - retention.bulkJobsSeconds, limit: Self.pruneBatch)
+        let deleted = [reports, deliveries, inbox, transactionIDs, bulkJobs]
+        if deleted.contains(where: { $0 > 0 }) {
             logger.debug("retention pass", ["reports.deleted": String(reports), "deliveries.deleted": String(deliveries),
-                                            "inbox.deleted": String(inbox)])
+                                            "inbox.deleted": String(inbox), "transaction_ids.deleted": String(transactionIDs),
+                                            "bulk_jobs.deleted": String(bulkJobs)])
         }
-        return reports == Self.pruneBatch || deliveries == Self.pruneBatch || inbox == Self.pruneBatch
+        return deleted.contains(Self.pruneBatch)
     }
 
     /// Gives live workers the shards they have room for, one at a time to the worker with the most

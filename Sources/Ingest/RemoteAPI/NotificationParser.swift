@@ -43,17 +43,7 @@ struct NotificationParser {
             }
             // Codes of platforms Herald does not deliver to are accepted and match no device.
         }
-        spec.users = try stringArray("users", limit: 1000)
-        if spec.users == nil { spec.devices = try stringArray("devices", limit: 1000) }
-        if fields["filter"].map({ $0 != .null }) == true {
-            if fields["conditions"].map({ $0 != .null }) == true {
-                throw fail("filter", "filter and conditions cannot be combined; use one of them")
-            }
-            throw fail("filter", "saved filters are not supported by Herald; send conditions instead")
-        }
-        if spec.users == nil && spec.devices == nil {
-            (spec.conditions, spec.conditionsOperator) = try conditions()
-        }
+        try target(&spec)
 
         if let rate = try int("send_rate") {
             guard rate >= 1 else { throw fail("send_rate", "must be at least 1 push per second") }
@@ -110,6 +100,21 @@ struct NotificationParser {
 
         if let problem = PayloadBuilder.sizeCheck(spec) { throw fail("content", problem) }
         return spec
+    }
+
+    /// The audience: `users`, else `devices`, else `conditions` with `conditions_operator`.
+    func target(_ spec: inout MessageSpec) throws {
+        spec.users = try stringArray("users", limit: 1000)
+        if spec.users == nil { spec.devices = try stringArray("devices", limit: 1000) }
+        if fields["filter"].map({ $0 != .null }) == true {
+            if fields["conditions"].map({ $0 != .null }) == true {
+                throw fail("filter", "filter and conditions cannot be combined; use one of them")
+            }
+            throw fail("filter", "saved filters are not supported by Herald; send conditions instead")
+        }
+        if spec.users == nil && spec.devices == nil {
+            (spec.conditions, spec.conditionsOperator) = try conditions()
+        }
     }
 
     // MARK: - Fields

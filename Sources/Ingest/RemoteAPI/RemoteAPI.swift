@@ -3,7 +3,8 @@ import HTTPServer
 
 /// The Pushwoosh Remote API (server to server): createMessage, createTargetedMessage, deleteMessage,
 /// getMessageDetails, the statistics requests getMsgStats, getAppStats and getResults, the tag
-/// registry (listTags, addTag, deleteTag), and the message funnel at `GET /api/v1/messages/<code>`. Calls authenticate with `request.auth` or
+/// registry (listTags, addTag, deleteTag), Live Activities (startLiveActivity, updateLiveActivity),
+/// and the message funnel at `GET /api/v1/messages/<code>`. Calls authenticate with `request.auth` or
 /// `Authorization: Token <api_token>` of the application they name.
 struct RemoteAPI: Sendable {
     let configuration: Configuration
@@ -17,7 +18,8 @@ struct RemoteAPI: Sendable {
     let onCreated: @Sendable () -> Void
 
     static let methods: Set<String> = ["createMessage", "createTargetedMessage", "deleteMessage", "getMessageDetails", "getMsgStats",
-                                       "getAppStats", "getResults", "listTags", "addTag", "deleteTag"]
+                                       "getAppStats", "getResults", "listTags", "addTag", "deleteTag",
+                                       "startLiveActivity", "updateLiveActivity"]
     static let maximumNotifications = 1000
 
     /// An authentication failure: HTTP 403 with the envelope.
@@ -46,6 +48,9 @@ struct RemoteAPI: Sendable {
         switch method {
         case "createMessage": return try createMessage(app: try authenticatedApp(request, authorization: authorization), request: request)
         case "createTargetedMessage": return try createTargetedMessage(request, authorization: authorization)
+        case "startLiveActivity", "updateLiveActivity":
+            return try liveActivity(app: try authenticatedApp(request, authorization: authorization), request: request,
+                                    starting: method == "startLiveActivity")
         case "getAppStats": return try applicationStatisticsRequest(app: try authenticatedApp(request, authorization: authorization), request: request)
         case "getResults": return try results(request: request, authorization: authorization)
         case "listTags": return try listTags(app: try tokenApp(request, authorization: authorization))
@@ -82,19 +87,27 @@ struct RemoteAPI: Sendable {
         }
     }
 
-    func createMessage(app: AppConfiguration, request: DeviceRequest) throws -> JSON {
+    /// The request's `notifications`, each an object, with its path (`notifications[2]`).
+    func notifications(_ request: DeviceRequest) throws -> [(path: String, fields: [String: JSON])] {
         guard let value = request.fields["notifications"], value != .null else { throw ArgumentError("notifications is required") }
         guard let items = value.arrayValue, !items.isEmpty else { throw ArgumentError("notifications must be a non-empty array") }
         guard items.count <= Self.maximumNotifications else {
             throw ArgumentError("notifications has \(items.count) entries; at most \(Self.maximumNotifications) per call")
         }
+        return try items.enumerated().map { index, item in
+            let path = "notifications[\(index)]"
+            guard let fields = item.objectValue else { throw ArgumentError("\(path) must be an object") }
+            return (path, fields)
+        }
+    }
+
+    func createMessage(app: AppConfiguration, request: DeviceRequest) throws -> JSON {
+        let items = try notifications(request)
         let requestTransaction = try request.optionalString("transactionId", maxLength: 128)
         let tagTypes = try campaigns.tagTypes(app: app.code)
         let now = clock.now()
         var messages: [NewMessage] = []
-        for (index, item) in items.enumerated() {
-            let path = "notifications[\(index)]"
-            guard let fields = item.objectValue else { throw ArgumentError("\(path) must be an object") }
+        for (index, (path, fields)) in items.enumerated() {
             var spec = try NotificationParser(fields: fields, path: path, tagTypes: tagTypes, now: now).parse()
             if let code = spec.richMedia { spec.richMediaLink = try richMediaLink(app: app.code, code: code, field: "\(path).rich_media") }
             var transaction = try fields["transactionId"].flatMap { value throws(ArgumentError) -> String? in
@@ -106,6 +119,12 @@ struct RemoteAPI: Sendable {
             if transaction == nil, let requestTransaction { transaction = items.count == 1 ? requestTransaction : "\(requestTransaction)#\(index)" }
             messages.append(NewMessage(spec: spec, transactionID: transaction))
         }
+        return try create(messages, app: app, now: now)
+    }
+
+    /// Commits the messages, wakes the dispatcher and answers with their codes (`Messages`), and
+    /// the `devices` entries the application does not know (`UnknownDevices`).
+    func create(_ messages: [NewMessage], app: AppConfiguration, now: Int64) throws -> JSON {
         // As Pushwoosh does: `devices` entries the application does not know, per message (read
         // before the commit, so that the reply after it cannot fail).
         let missing = try messages.map { message in try message.spec.devices.map { try campaigns.unknownDevices(app: app.code, $0) } ?? [] }
@@ -143,8 +162,7 @@ struct RemoteAPI: Sendable {
             }
             return .json(Self.funnel(status))
         } catch {
-            logger.error("funnel query failed", ["error": "\(error)"])
-            return .json(["error": "internal error"], status: 500)
+            return RequestFailure(error, route: "message funnel", logger: logger).json
         }
     }
 

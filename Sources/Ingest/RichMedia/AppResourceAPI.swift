@@ -63,16 +63,14 @@ extension AppResourceAPI {
 
     static func notFound(_ code: String) -> HTTPResponse { AppResourceRequest.Refusal(404, "\(noun) \(code) not found").response }
 
-    /// Runs store work: `invalid` (such as a page still in use, or a missing page) is 409, other
-    /// failures 500 (logged).
+    /// Runs store work; a failure is answered as on every JSON route (`RequestFailure.json`):
+    /// `invalid` (such as a page still in use, or a missing page) is 409, an unavailable database
+    /// 503 with `Retry-After`, other failures 500 (logged).
     func answer(_ work: () throws -> HTTPResponse) -> HTTPResponse {
         do {
             return try work()
-        } catch StoreError.invalid(let message) {
-            return .json(["error": .string(message)], status: 409)
         } catch {
-            logger.error("\(Self.noun) call failed", ["error": "\(error)"])
-            return .json(["error": "internal error"], status: 500)
+            return RequestFailure(error, route: Self.collection, logger: logger).json
         }
     }
 }

@@ -6,7 +6,8 @@ import HTTPServer
 /// authentication (devices hold no API token). The ETag is the zip's SHA-256, so a client that
 /// sends it back in `If-None-Match` gets 304; `Cache-Control: public, no-cache` lets devices and
 /// proxies keep the zip but ask again each time, since an upload replaces it under the same
-/// address; a single `Range` is answered 206 (or 416 when it lies past the end).
+/// address; a single `Range` is answered 206 (or 416 when it lies past the end). An unavailable
+/// database is 503 with `Retry-After`, so that the SDK tries again.
 struct RichMediaFiles: Sendable {
     let store: any RichMediaStore
     let logger: Logger
@@ -38,11 +39,8 @@ struct RichMediaFiles: Sendable {
             case .ignored?, nil:
                 return HTTPResponse(status: 200, headers: headers, body: bytes)
             }
-        } catch StoreError.unknownApplication {
-            return .json(["error": "not found"], status: 404)
         } catch {
-            logger.error("rich media download failed", ["app": app, "error": "\(error)"])
-            return .json(["error": "internal error"], status: 500)
+            return RequestFailure(error, route: "rich media download", logger: logger).json
         }
     }
 

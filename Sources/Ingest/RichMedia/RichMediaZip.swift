@@ -2,7 +2,8 @@
 /// size limit, with `index.html` at its root, no entry that could be written outside the folder
 /// the SDK unpacks it into (absolute paths, drive letters, backslashes, `..`), no two entries with
 /// the same name (compared without case: iOS file systems ignore it), and at most `maxBytes` × 10
-/// bytes once unpacked.
+/// bytes once unpacked; and local headers that agree with the central directory, one after the
+/// other with nothing unlisted between them (`ZipDirectory.walk`).
 enum RichMediaZip {
     static let unpackedRatio = 10
 
@@ -14,7 +15,7 @@ enum RichMediaZip {
         var seen: Set<String> = []
         var unpacked = 0
         for entry in directory.entries {
-            let quoted = String(entry.name.prefix(100)).debugDescription
+            let quoted = entry.quotedName
             if let problem = pathProblem(entry.name) { throw ZipProblem("entry \(quoted) \(problem)") }
             guard seen.insert(entry.name.lowercased()).inserted else { throw ZipProblem("entry \(quoted) appears more than once") }
             unpacked += entry.uncompressedSize

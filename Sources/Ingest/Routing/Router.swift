@@ -115,7 +115,7 @@ struct Router: Sendable {
         case ("GET", "/metrics"), ("HEAD", "/metrics"):
             return ("metrics", { [metrics, workers, campaigns] in
                 let text = metrics.render(workers: workers.liveWorkers(), queue: try? campaigns.queueDepth(), reports: workers.reportProgress,
-                                          dispatching: workers.isDispatching)
+                                          dispatching: workers.isDispatching, dispatcher: workers.dispatchingIngest)
                 return (.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8"), 0)
             })
         default: return ("not_found", { (Envelope.failure(404, "not found"), 404) })
@@ -182,7 +182,7 @@ struct Router: Sendable {
         do {
             try store.ping()
             return .json(["status": "ok", "workers": .int(Int64(workers.liveWorkers().count)), "ingest": .string(workers.id),
-                          "dispatching": .bool(workers.isDispatching)])
+                          "dispatching": .bool(workers.isDispatching), "dispatcher": workers.dispatchingIngest.map(JSON.string) ?? .null])
         } catch {
             logger.error("health check failed", ["error": "\(error)"])
             return .json(["status": "unavailable", "error": "database unreachable"], status: 503)

@@ -34,8 +34,7 @@ struct EventsAPI: Sendable {
         do {
             return .json(resource == "/events" ? try events(app: code, from: from, to: to) : try optIns(app: code, from: from, to: to))
         } catch {
-            logger.error("event statistics failed", ["app": code, "error": "\(error)"])
-            return .json(["error": "internal error"], status: 500)
+            return RequestFailure(error, route: String(resource.dropFirst()), logger: logger).json
         }
     }
 

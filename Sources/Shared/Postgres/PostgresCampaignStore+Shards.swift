@@ -164,10 +164,12 @@ extension PostgresCampaignStore {
             var counted: Set<Int64> = []
             var retries: [DeliveryRecord] = []
             var reached: [Int64] = []
+            var sent: [Int64] = []
             for outcome in outcomes where inserted.contains(outcome.deviceID) && counted.insert(outcome.deviceID).inserted {
                 tally.targeted += 1
                 tally.count(outcome)
                 if outcome.reachesInbox { reached.append(outcome.deviceID) }
+                if outcome.outcome == .sent { sent.append(outcome.deviceID) }
                 if outcome.outcome == .retrying {
                     retries.append(outcome)
                     if outcome.ambiguous { tally.ambiguous += 1 }
@@ -186,6 +188,7 @@ extension PostgresCampaignStore {
                      .texts(retries.map { $0.reason ?? "Unknown" })])
             }
             try Self.keepInInbox(reached, work: work, now: now, connection)
+            try Self.noteActivityPushes(sent, work: work, now: now, connection)
             return try tally.apply(to: work, keepingLeaseOf: worker, until: leaseUntil, connection)
         }
     }
@@ -249,6 +252,7 @@ extension PostgresCampaignStore {
             try Self.markDead(outcomes, work: work, now: now, connection)
             var tally = ShardTally()
             var reached: [Int64] = []
+            var sent: [Int64] = []
             for outcome in outcomes {
                 let key: [PostgresValue] = [.integer(work.messageID), .integer(outcome.deviceID)]
                 if outcome.outcome == .retrying {
@@ -273,8 +277,10 @@ extension PostgresCampaignStore {
                 tally.retrying -= 1
                 tally.count(outcome)
                 if outcome.reachesInbox { reached.append(outcome.deviceID) }
+                if outcome.outcome == .sent { sent.append(outcome.deviceID) }
             }
             try Self.keepInInbox(reached, work: work, now: now, connection)
+            try Self.noteActivityPushes(sent, work: work, now: now, connection)
             return try tally.apply(to: work, keepingLeaseOf: worker, until: leaseUntil, connection)
         }
     }
@@ -298,10 +304,9 @@ extension PostgresCampaignStore {
 
     // MARK: - Shared by the writes above
 
-    /// Declares the push tokens of `deadToken` outcomes invalid: only those tokens, since a device
-    /// may have registered a new one meanwhile.
-    /// Marks the tokens the provider called dead: the devices' push tokens, or for a Live Activity
-    /// message the activity tokens they went to (which then become inactive).
+    /// Marks the tokens the provider called dead: the devices' push tokens (only those tokens, since
+    /// a device may have registered a new one meanwhile), or for a Live Activity message the
+    /// activity tokens they went to (which then become inactive).
     static func markDead(_ outcomes: [DeliveryRecord], work: ShardWork, now: Int64, _ connection: PostgresConnection) throws {
         let dead = outcomes.filter { $0.deadToken != nil }
         guard !dead.isEmpty else { return }

@@ -47,13 +47,15 @@ public final class PostgresCampaignStore: CampaignStore {
                         continue
                     }
                 }
+                let stored = message.spec.liveActivity == nil
+                    ? request : try Self.advanceActivity(message, appID: appID, now: now, connection).storedText()
                 try connection.run(
                     """
                     INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
                     """,
                     [.text(code), .integer(appID), .optional(message.transactionID),
-                     .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(request), .integer(sendAt), .integer(now),
+                     .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(stored), .integer(sendAt), .integer(now),
                      .text(MessageIdentifiers.newHash()), .optional(message.spec.sendRate)])
                 codes.append(code)
             }
@@ -360,6 +362,18 @@ public final class PostgresCampaignStore: CampaignStore {
             try transaction.connection.run(
                 "UPDATE message_shards SET status = 'pending', lease_owner = NULL WHERE id = $1 AND lease_owner = $2 AND status = 'leased'",
                 [.integer(shard), .text(worker)])
+        }
+    }
+
+    public func pruneMessageTransactions(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int {
+        try database.write { transaction in
+            // The outer age check is evaluated again on a row another request took over meanwhile
+            // (PostgreSQL rechecks a locked row's conditions), so a renewed id is never deleted.
+            try transaction.connection.run(
+                """
+                DELETE FROM message_transactions WHERE created_at <= $1 AND (app_id, transaction_id) IN
+                  (SELECT app_id, transaction_id FROM message_transactions WHERE created_at <= $1 ORDER BY created_at LIMIT $2)
+                """, [.integer(now - NewMessage.transactionWindow), .integer(Int64(limit))])
         }
     }
 

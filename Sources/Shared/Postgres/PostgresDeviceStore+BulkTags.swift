@@ -110,6 +110,19 @@ extension PostgresDeviceStore {
         }
     }
 
+    public func pruneBulkTagJobs(finishedBefore before: Int64, limit: Int) throws(StoreError) -> Int {
+        try database.write { transaction in
+            let values: [PostgresValue] = [.integer(before), .integer(Int64(limit))]
+            try transaction.connection.run("DELETE FROM bulk_tag_errors WHERE job_id IN (\(Self.finishedBulkJobs))", values)
+            return try transaction.connection.run("DELETE FROM bulk_tag_jobs WHERE id IN (\(Self.finishedBulkJobs))", values)
+        }
+    }
+
+    /// The oldest finished jobs last updated before $1, at most $2 of them.
+    static let finishedBulkJobs = """
+        SELECT id FROM bulk_tag_jobs WHERE status IN ('Completed', 'Failed') AND updated_at < $1 ORDER BY updated_at, id LIMIT $2
+        """
+
     /// An entry that only sets tags of known types on a device named by hwid, with its tags converted.
     struct QuickEntry {
         let position: Int

@@ -441,25 +441,28 @@ public final class PostgresDeviceStore: DeviceStore {
         guard !reports.isEmpty else { return }
         var ids: [Int64] = []
         for report in reports { ids.append(try database.appID(report.app)) }
-        // One multi-row insert, in the order received (ids follow it).
+        try database.write { transaction in try Self.insert(reports, appIDs: ids, now: now, transaction.connection) }
+    }
+
+    /// Inserts reports into `reports` (the caller's transaction) in one multi-row statement, in
+    /// the order given (ids follow it); `appIDs` in the same order.
+    static func insert(_ reports: [SDKReport], appIDs: [Int64], now: Int64, _ connection: PostgresConnection) throws {
         let values: [PostgresValue] = [
-            .integer(now), .integers(ids), .texts(reports.map(\.kind.rawValue)), .texts(reports.map(\.hwid)),
+            .integer(now), .integers(appIDs), .texts(reports.map(\.kind.rawValue)), .texts(reports.map(\.hwid)),
             .texts(reports.map(\.userID)), .texts(reports.map { $0.platform.map { String($0) } }), .texts(reports.map(\.name)),
             .texts(reports.map(\.hash)), .texts(reports.map(\.body.text)), .texts(reports.map { $0.timestampUTC.map { String($0) } }),
             .texts(reports.map { $0.timestampCurrent.map { String($0) } }),
         ]
-        try database.write { transaction in
-            try transaction.connection.run(
-                """
-                INSERT INTO reports (app_id, kind, hwid, user_id, platform, name, hash, body, timestamp_utc, timestamp_current,
-                  received_at, occurred_at)
-                SELECT u.app_id, u.kind, u.hwid, u.user_id, u.platform, u.name, u.hash, u.body, u.utc, u.local, $1::bigint,
-                  coalesce(u.utc, $1::bigint)
-                FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::text[],
-                  $10::bigint[], $11::bigint[]) WITH ORDINALITY AS u(app_id, kind, hwid, user_id, platform, name, hash, body, utc, local, n)
-                ORDER BY u.n
-                """, values)
-        }
+        try connection.run(
+            """
+            INSERT INTO reports (app_id, kind, hwid, user_id, platform, name, hash, body, timestamp_utc, timestamp_current,
+              received_at, occurred_at)
+            SELECT u.app_id, u.kind, u.hwid, u.user_id, u.platform, u.name, u.hash, u.body, u.utc, u.local, $1::bigint,
+              coalesce(u.utc, $1::bigint)
+            FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::text[],
+              $10::bigint[], $11::bigint[]) WITH ORDINALITY AS u(app_id, kind, hwid, user_id, platform, name, hash, body, utc, local, n)
+            ORDER BY u.n
+            """, values)
     }
 
     public func device(app: String, hwid: String) throws(StoreError) -> DeviceRecord? {

@@ -124,11 +124,12 @@ public final class PostgresRichMediaStore: RichMediaStore {
         }
     }
 
-    public func count(_ report: InAppReport, app: String) throws(StoreError) {
-        let appID = try database.appID(app)
+    public func record(_ report: SDKReport, counting: InAppReport, now: Int64) throws(StoreError) {
+        let appID = try database.appID(report.app)
         try database.write { transaction in
             let connection = transaction.connection
-            switch report {
+            try PostgresDeviceStore.insert([report], appIDs: [appID], now: now, connection)
+            switch counting {
             case .shown(let inApp):
                 try connection.run("UPDATE in_apps SET shown = shown + 1 WHERE app_id = $1 AND code = $2", [.integer(appID), .text(inApp)])
             case .action(let inApp, let richMedia):

@@ -344,6 +344,20 @@ enum PostgresSchema {
         CREATE UNIQUE INDEX live_activity_tokens_by_device ON live_activity_tokens (device_id, (coalesce(activity_id, '')));
         CREATE INDEX live_activity_tokens_by_activity ON live_activity_tokens (app_id, activity_id);
         """,
+        // 10: SQLite's fourteenth: transaction ids by age, for retention.
+        """
+        CREATE INDEX message_transactions_by_age ON message_transactions (created_at);
+        """,
+        // 11: Live Activities started or updated through the Remote API, as SQLite's migration 15.
+        """
+        CREATE TABLE live_activities (
+            app_id bigint NOT NULL,
+            activity_id text NOT NULL,
+            last_timestamp bigint NOT NULL,
+            ended_at bigint,
+            PRIMARY KEY (app_id, activity_id)
+        );
+        """,
     ]
 
     /// Runs `body` holding the migration lock, which serializes Herald processes starting at once.

@@ -159,6 +159,7 @@ extension SQLiteCampaignStore {
                 "INSERT OR IGNORE INTO deliveries (message_id, device_id, status, reason, created_at) VALUES (?, ?, ?, ?, ?)")
             var tally = ShardTally()
             var reached: [Int64] = []
+            var sent: [Int64] = []
             for outcome in outcomes {
                 try Self.markDead(outcome, work: work, now: now, connection)
                 try insert.run([.integer(work.messageID), .integer(outcome.deviceID), .text(outcome.outcome.rawValue),
@@ -167,6 +168,7 @@ extension SQLiteCampaignStore {
                 tally.targeted += 1
                 tally.count(outcome)
                 if outcome.reachesInbox { reached.append(outcome.deviceID) }
+                if outcome.outcome == .sent { sent.append(outcome.deviceID) }
                 if outcome.outcome == .retrying {
                     let schedule = outcome.schedule ?? RetrySchedule(nextAt: now, expiresAt: now)
                     try connection.prepare(
@@ -180,6 +182,7 @@ extension SQLiteCampaignStore {
                 }
             }
             try Self.keepInInbox(reached, work: work, now: now, connection)
+            try Self.noteActivityPushes(sent, work: work, now: now, connection)
             try tally.apply(to: work, connection)
             return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
         }
@@ -241,6 +244,7 @@ extension SQLiteCampaignStore {
             let connection = writer.connection
             var tally = ShardTally()
             var reached: [Int64] = []
+            var sent: [Int64] = []
             for outcome in outcomes {
                 let key: [SQLiteValue] = [.integer(work.messageID), .integer(outcome.deviceID)]
                 try Self.markDead(outcome, work: work, now: now, connection)
@@ -265,8 +269,10 @@ extension SQLiteCampaignStore {
                 tally.retrying -= 1
                 tally.count(outcome)
                 if outcome.reachesInbox { reached.append(outcome.deviceID) }
+                if outcome.outcome == .sent { sent.append(outcome.deviceID) }
             }
             try Self.keepInInbox(reached, work: work, now: now, connection)
+            try Self.noteActivityPushes(sent, work: work, now: now, connection)
             try tally.apply(to: work, connection)
             return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
         }
@@ -290,10 +296,9 @@ extension SQLiteCampaignStore {
 
     // MARK: - Shared by the writes above
 
-    /// Declares the push token of a `deadToken` outcome invalid: only that token, since the device
-    /// may have registered a new one meanwhile.
-    /// Marks a token the provider called dead: the device's push token, or for a Live Activity
-    /// message the activity token it went to (which then becomes inactive).
+    /// Marks a token the provider called dead: the device's push token (only that token, since the
+    /// device may have registered a new one meanwhile), or for a Live Activity message the activity
+    /// token it went to (which then becomes inactive).
     static func markDead(_ outcome: DeliveryRecord, work: ShardWork, now: Int64, _ connection: SQLiteConnection) throws {
         guard let token = outcome.deadToken else { return }
         if work.spec.liveActivity != nil {

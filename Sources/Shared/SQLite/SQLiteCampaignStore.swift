@@ -44,13 +44,15 @@ public final class SQLiteCampaignStore: CampaignStore {
                     }
                 }
                 let sendAt = message.spec.schedule.earliestDueAt
+                let stored = message.spec.liveActivity == nil
+                    ? request : try Self.advanceActivity(message, appID: appID, now: now, connection).storedText()
                 try connection.prepare(
                     """
                     INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
                 ).run([.text(code), .integer(appID), message.transactionID.map(SQLiteValue.text) ?? .null,
-                       .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(request), .integer(sendAt),
+                       .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(stored), .integer(sendAt),
                        .integer(now),
                        .integer(now), .text(MessageIdentifiers.newHash()), message.spec.sendRate.map { .integer(Int64($0)) } ?? .null])
                 codes.append(code)
@@ -340,6 +342,19 @@ public final class SQLiteCampaignStore: CampaignStore {
             try writer.connection.prepare(
                 "UPDATE message_shards SET status = 'pending', lease_owner = NULL WHERE id = ? AND lease_owner = ? AND status = 'leased'"
             ).run([.integer(shard), .text(worker)])
+        }
+    }
+
+    public func pruneMessageTransactions(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int {
+        try database.write { writer in
+            let connection = writer.connection
+            try connection.prepare(
+                """
+                DELETE FROM message_transactions WHERE created_at <= ?1 AND (app_id, transaction_id) IN
+                  (SELECT app_id, transaction_id FROM message_transactions WHERE created_at <= ?1 ORDER BY created_at LIMIT ?2)
+                """
+            ).run([.integer(now - NewMessage.transactionWindow), .integer(Int64(limit))])
+            return connection.changes
         }
     }
 

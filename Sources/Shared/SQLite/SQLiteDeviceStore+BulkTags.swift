@@ -93,6 +93,21 @@ extension SQLiteDeviceStore {
         }
     }
 
+    public func pruneBulkTagJobs(finishedBefore before: Int64, limit: Int) throws(StoreError) -> Int {
+        try write { writer in
+            let connection = writer.connection
+            let values: [SQLiteValue] = [.integer(before), .integer(Int64(limit))]
+            try connection.prepare("DELETE FROM bulk_tag_errors WHERE job_id IN (\(Self.finishedBulkJobs))").run(values)
+            try connection.prepare("DELETE FROM bulk_tag_jobs WHERE id IN (\(Self.finishedBulkJobs))").run(values)
+            return connection.changes
+        }
+    }
+
+    /// The oldest finished jobs last updated before ?1, at most ?2 of them.
+    static let finishedBulkJobs = """
+        SELECT id FROM bulk_tag_jobs WHERE status IN ('Completed', 'Failed') AND updated_at < ?1 ORDER BY updated_at, id LIMIT ?2
+        """
+
     /// One entry: its devices found, then the updates applied to each.
     func applyBulkEntry(_ writer: SQLiteDatabase.Writer, appID: Int64, entry: BulkTagEntry, createMissingTags: Bool, now: Int64) throws {
         let connection = writer.connection

@@ -348,21 +348,24 @@ public final class SQLiteDeviceStore: DeviceStore {
     public func record(_ reports: [SDKReport], now: Int64) throws(StoreError) {
         var ids: [Int64] = []
         for report in reports { ids.append(try appID(report.app)) }
-        try write { writer in
-            let insert = try writer.connection.prepare(
-                """
-                INSERT INTO reports (app_id, kind, hwid, user_id, platform, name, hash, body, timestamp_utc,
-                  timestamp_current, received_at, occurred_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, coalesce(?9, ?11))
-                """)
-            for (report, appID) in zip(reports, ids) {
-                try insert.run([
-                    .integer(appID), .text(report.kind.rawValue), .text(report.hwid),
-                    report.userID.map(SQLiteValue.text) ?? .null, report.platform.map { .integer(Int64($0)) } ?? .null,
-                    report.name.map(SQLiteValue.text) ?? .null, report.hash.map(SQLiteValue.text) ?? .null,
-                    .text(report.body.text), report.timestampUTC.map(SQLiteValue.integer) ?? .null,
-                    report.timestampCurrent.map(SQLiteValue.integer) ?? .null, .integer(now),
-                ])
-            }
+        try write { writer in try Self.insert(reports, appIDs: ids, now: now, writer.connection) }
+    }
+
+    /// Inserts reports into `reports` (the caller's transaction); `appIDs` in the same order.
+    static func insert(_ reports: [SDKReport], appIDs: [Int64], now: Int64, _ connection: SQLiteConnection) throws {
+        let insert = try connection.prepare(
+            """
+            INSERT INTO reports (app_id, kind, hwid, user_id, platform, name, hash, body, timestamp_utc,
+              timestamp_current, received_at, occurred_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, coalesce(?9, ?11))
+            """)
+        for (report, appID) in zip(reports, appIDs) {
+            try insert.run([
+                .integer(appID), .text(report.kind.rawValue), .text(report.hwid),
+                report.userID.map(SQLiteValue.text) ?? .null, report.platform.map { .integer(Int64($0)) } ?? .null,
+                report.name.map(SQLiteValue.text) ?? .null, report.hash.map(SQLiteValue.text) ?? .null,
+                .text(report.body.text), report.timestampUTC.map(SQLiteValue.integer) ?? .null,
+                report.timestampCurrent.map(SQLiteValue.integer) ?? .null, .integer(now),
+            ])
         }
     }
 

@@ -128,11 +128,12 @@ public final class SQLiteRichMediaStore: RichMediaStore {
         }
     }
 
-    public func count(_ report: InAppReport, app: String) throws(StoreError) {
-        let appID = try database.appID(app)
+    public func record(_ report: SDKReport, counting: InAppReport, now: Int64) throws(StoreError) {
+        let appID = try database.appID(report.app)
         try database.write { writer in
             let connection = writer.connection
-            switch report {
+            try SQLiteDeviceStore.insert([report], appIDs: [appID], now: now, connection)
+            switch counting {
             case .shown(let inApp):
                 try connection.prepare("UPDATE in_apps SET shown = shown + 1 WHERE app_id = ? AND code = ?").run([.integer(appID), .text(inApp)])
             case .action(let inApp, let richMedia):

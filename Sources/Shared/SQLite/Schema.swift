@@ -388,6 +388,21 @@ enum Schema {
         CREATE UNIQUE INDEX live_activity_tokens_by_device ON live_activity_tokens (device_id, coalesce(activity_id, ''));
         CREATE INDEX live_activity_tokens_by_activity ON live_activity_tokens (app_id, activity_id);
         """,
+        // 14: retention finds transaction ids past their window by age (`pruneMessageTransactions`).
+        """
+        CREATE INDEX message_transactions_by_age ON message_transactions (created_at);
+        """,
+        // 15: Live Activities started or updated through the Remote API: the last `aps.timestamp`
+        // given to the activity (the next is newer) and when an end was accepted (NULL: running).
+        """
+        CREATE TABLE live_activities (
+            app_id INTEGER NOT NULL,
+            activity_id TEXT NOT NULL,
+            last_timestamp INTEGER NOT NULL,
+            ended_at INTEGER,
+            PRIMARY KEY (app_id, activity_id)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -22,6 +22,17 @@ extension HeraldProcesses {
         return try connection.prepare(sql).rows([]) { row in (0..<columns).map { row.optionalText($0) } }
     }
 
+    /// Changes the schema beside Herald (a test's failing trigger), in the backend's dialect.
+    func execute(sqlite: String, postgres: String) throws {
+        if let databaseURL {
+            try PostgresConnection(PostgresConnectionSettings(url: databaseURL)).execute(postgres)
+            return
+        }
+        let connection = try SQLiteConnection(path: databasePath, busyTimeoutMilliseconds: 5000)
+        defer { connection.close() }
+        try connection.execute(sqlite)
+    }
+
     /// The single number a `SELECT count(*) …` returns.
     func count(_ sql: String) throws -> Int {
         Int(try query(sql, columns: 1).first?.first.flatMap { $0 } ?? "") ?? -1

@@ -251,9 +251,10 @@ final class DeliveryRig {
     ///   - workers: worker processes to start.
     ///   - sandbox: start a second APNs mock and configure it as `sandbox_url`.
     ///   - apnsKeyPath: the `.p8` key the worker signs with (default: the one the mock trusts).
+    ///   - throttle: `throttle.per_device` (`count` pushes per `windowSeconds`); nil leaves the default.
     ///   - database: where Herald keeps its data.
     init(workers: Int = 1, sandbox withSandbox: Bool = false, apnsKeyPath: String? = nil, apnsArguments: [String] = [],
-         fcmArguments: [String] = [], database: TestDatabase = .configured) throws {
+         fcmArguments: [String] = [], throttle: (count: Int, windowSeconds: Int)? = nil, database: TestDatabase = .configured) throws {
         folder = NSTemporaryDirectory() + "herald-mocks-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let shared = try TestPKI.shared()
@@ -262,7 +263,7 @@ final class DeliveryRig {
         fcm = try MockServer.fcm(pki: shared, folder: folder, extra: fcmArguments)
         pki = folder + "/pki"
         try TestPKI.copy(into: pki, tokenURI: "\(fcm.url)/token")
-        herald = try HeraldProcesses(shopDelivery: [
+        herald = try HeraldProcesses(throttle: throttle, shopDelivery: [
             "apns": [
                 "team_id": .string(TestPKI.teamID), "key_id": .string(TestPKI.keyID),
                 "key_path": .string(apnsKeyPath ?? pki + "/apns-\(TestPKI.keyID).p8"), "topic": .string(TestPKI.topic),

@@ -9,6 +9,9 @@ extension MessageSpec {
 
         /// The topic suffix of every Live Activity push (activity tokens belong to that topic).
         public static let topicSuffix = ".push-type.liveactivity"
+        /// The `apns-priority` values Apple takes for a Live Activity push: 10 is sent at once and
+        /// counts against the activity's update budget, 5 is sent when the device's power allows.
+        public static let priorities: Set<Int> = [5, 10]
 
         /// `live_activity_id`: the activity the SDK registered its tokens for.
         public var id: String
@@ -20,8 +23,13 @@ extension MessageSpec {
         public var attributes: [String: JSON]?
         /// `dismissal-date` (unix seconds): when an ended activity leaves the lock screen.
         public var dismissalDate: Int64?
-        /// `aps.timestamp` (unix seconds), chosen when the message is created, newer than the
-        /// activity's previous one: the device drops a push whose timestamp is not newer.
+        /// `stale-date` (unix seconds): when the system shows the activity as out of date.
+        public var staleDate: Int64?
+        /// `apns-priority` (5 or 10); nil sends at 10.
+        public var priority: Int?
+        /// `aps.timestamp` (unix seconds), chosen by the store in the transaction that creates the
+        /// message: newer than every earlier one of the activity, since the device drops a push
+        /// whose timestamp is not newer.
         public var timestamp: Int64
 
         public init(id: String, event: Event, contentState: [String: JSON], timestamp: Int64) {
@@ -47,6 +55,7 @@ extension MessageSpec {
                 if let alert { aps["alert"] = alert }
             }
             if let dismissalDate { aps["dismissal-date"] = .int(dismissalDate) }
+            if let staleDate { aps["stale-date"] = .int(staleDate) }
             return aps
         }
     }

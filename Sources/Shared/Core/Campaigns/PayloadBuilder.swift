@@ -6,11 +6,43 @@
 /// - `rm` (rich media) is `{"url", "ts", "tags": {}}` from `richMediaLink` (the zip the SDK
 ///   downloads and its version): an object on iOS, its JSON text on Android.
 /// - `u` is the compact JSON text of `data` (ingest turns a `data` string into its object first).
+/// - A message kept in inboxes carries `pw_inbox` (the message code, the `inbox_id` of
+///   `getInboxMessages`) and `inbox_params` {`rt`: its expiry in unix seconds as text, `image`}, so
+///   the SDK files the push in its local inbox: an object on iOS, its JSON text on Android.
 /// - Root params may override anything except the stats keys `pw_msg` and `p`; an `aps` root param
 ///   that is not an object is ignored.
 public enum PayloadBuilder {
     /// APNs payload limit in bytes (also used for the FCM `data` map).
     public static let sizeLimit = 4096
+
+    /// What lets the SDK file a push in its local inbox under the id `getInboxMessages` reports.
+    public struct InboxLink: Sendable, Equatable {
+        /// `pw_inbox`: the message code.
+        public var code: String
+        /// `inbox_params.rt`: when the copy leaves the inbox (unix seconds).
+        public var expiresAt: Int64
+        /// `inbox_params.image`.
+        public var image: String?
+
+        public init(code: String, expiresAt: Int64, image: String?) {
+            self.code = code
+            self.expiresAt = expiresAt
+            self.image = image
+        }
+
+        /// The link of the copy kept for a push of message `code` sent at `sentAt`; nil when the
+        /// message is not kept in inboxes.
+        public init?(_ spec: MessageSpec, code: String, sentAt: Int64) {
+            guard let inbox = spec.inbox else { return nil }
+            self.init(code: code, expiresAt: inbox.expiry(sentAt: sentAt), image: inbox.image)
+        }
+
+        var params: JSON {
+            var params: [String: JSON] = ["rt": .string(String(expiresAt))]
+            if let image { params["image"] = .string(image) }
+            return .object(params)
+        }
+    }
 
     /// Keys that root params may not override: without them the SDKs drop the push or its stats.
     static let protectedKeys: Set<String> = ["pw_msg", "p"]
@@ -22,9 +54,14 @@ public enum PayloadBuilder {
     ///   - hash: the message hash echoed by the SDK in `pushStat` / `messageDeliveryEvent` (`p`).
     ///   - language: the device language, for `localized(_:language:)`.
     ///   - badge: the device's stored badge, the base of a relative `ios_badges`.
-    public static func apns(_ spec: MessageSpec, hash: String, language: String?, badge: Int64) -> JSON {
+    ///   - inbox: the device's inbox copy of the message, when it is kept in inboxes.
+    public static func apns(_ spec: MessageSpec, hash: String, language: String?, badge: Int64, inbox: InboxLink? = nil) -> JSON {
         if let activity = spec.liveActivity {
-            return ["pw_msg": "1", "p": .string(hash), "aps": .object(activity.aps(alert: alert(spec, language: language)))]
+            // A start without text shows nothing where the activity cannot start (`JSON` takes
+            // `nil` as its null, hence no conditional expression here).
+            var fallback: JSON?
+            if !spec.content.isEmpty || spec.ios.content != nil { fallback = alert(spec, language: language) }
+            return ["pw_msg": "1", "p": .string(hash), "aps": .object(activity.aps(alert: fallback))]
         }
         let ios = spec.ios
         var aps: [String: JSON] = [:]
@@ -48,6 +85,10 @@ public enum PayloadBuilder {
         if let link = nonEmpty(spec.link) { root["l"] = .string(link) }
         if let richMedia = spec.richMediaLink { root["rm"] = richMedia.json }
         if let attachment = nonEmpty(ios.attachment) { root["attachment"] = .string(attachment) }
+        if let inbox {
+            root["pw_inbox"] = .string(inbox.code)
+            root["inbox_params"] = inbox.params
+        }
 
         for (key, value) in ios.rootParams ?? [:] where !protectedKeys.contains(key) {
             if key == "aps" {
@@ -95,13 +136,13 @@ public enum PayloadBuilder {
     }
 
     /// The APNs headers of `spec` sent at `now` (unix seconds). `ios_ttl` becomes `now + ttl`;
-    /// a ttl of 0 (or less) becomes expiration 0. A Live Activity push goes at priority 10 to the
-    /// `.push-type.liveactivity` topic.
+    /// a ttl of 0 (or less) becomes expiration 0. A Live Activity push goes at its priority (10
+    /// unless it asks for 5) to the `.push-type.liveactivity` topic.
     public static func apnsHeaders(_ spec: MessageSpec, now: Int64) -> APNsHeaders {
         let silent = spec.ios.silent
         let expiration = spec.ios.ttl.map { ttl in ttl > 0 ? now + ttl : 0 }
-        if spec.liveActivity != nil {
-            return APNsHeaders(pushType: "liveactivity", priority: 10, expiration: expiration, collapseID: nil,
+        if let activity = spec.liveActivity {
+            return APNsHeaders(pushType: "liveactivity", priority: activity.priority ?? 10, expiration: expiration, collapseID: nil,
                                topicSuffix: MessageSpec.LiveActivity.topicSuffix)
         }
         return APNsHeaders(pushType: silent ? "background" : "alert", priority: silent ? 5 : 10,
@@ -114,7 +155,8 @@ public enum PayloadBuilder {
     /// so that the Pushwoosh Android SDK always draws the notification and reports delivery.
     /// - Parameter badge: unused by the Android form: the SDK applies `pw_badges` (`"5"`, `"+1"`)
     ///   to its own counter. Accepted so both builders take the same per-device inputs.
-    public static func fcm(_ spec: MessageSpec, hash: String, token: String, language: String?, badge: Int64) -> JSON {
+    public static func fcm(_ spec: MessageSpec, hash: String, token: String, language: String?, badge: Int64,
+                           inbox: InboxLink? = nil) -> JSON {
         let android = spec.android
         var data: [String: String] = ["pw_msg": "1", "p": hash]
         // The Android SDK reads `title` as the body text and `header` as the title.
@@ -135,6 +177,8 @@ public enum PayloadBuilder {
         data["led"] = nonEmpty(android.led)
         data["ibc"] = nonEmpty(android.iconBackgroundColor)
         if android.silent { data["silent"] = "1" }
+        data["pw_inbox"] = inbox?.code
+        data["inbox_params"] = inbox?.params.text
         for (key, value) in android.rootParams ?? [:] where !protectedKeys.contains(key) {
             data[key] = value.stringValue ?? value.text
         }
@@ -156,6 +200,7 @@ public enum PayloadBuilder {
     /// must each stay within 4096 bytes. Platforms excluded by `spec.platforms` are not checked.
     public static func sizeCheck(_ spec: MessageSpec) -> String? {
         let hash = String(repeating: "0", count: 64)
+        let inbox = InboxLink(spec, code: MessageIdentifiers.newCode(), sentAt: 4_000_000_000)
         let checkIOS = spec.platforms?.contains(Platform.iOS) ?? true
         let checkAndroid = spec.platforms?.contains(Platform.android) ?? true
         var languages: Set<String> = []
@@ -168,13 +213,13 @@ public enum PayloadBuilder {
         for language in variants {
             let suffix = language.map { " (language \"\($0)\")" } ?? ""
             if checkIOS {
-                let size = apns(spec, hash: hash, language: language, badge: 0).encoded().count
+                let size = apns(spec, hash: hash, language: language, badge: 0, inbox: inbox).encoded().count
                 if size > sizeLimit {
                     return "payload of \(size) bytes exceeds the APNs limit of \(sizeLimit) bytes\(suffix)"
                 }
             }
             if checkAndroid {
-                let message = fcm(spec, hash: hash, token: "", language: language, badge: 0)
+                let message = fcm(spec, hash: hash, token: "", language: language, badge: 0, inbox: inbox)
                 let size = message["message"]?["data"]?.encoded().count ?? 0
                 if size > sizeLimit {
                     return "FCM data of \(size) bytes exceeds the limit of \(sizeLimit) bytes\(suffix)"

@@ -1,11 +1,12 @@
-/// Reads one JSON object of the configuration file while tracking the key path, so that every
-/// error names the exact key. Unknown keys are rejected: a typo must not silently fall back to a default.
-struct ConfigReader {
+/// Reads one JSON object of the configuration file (or of a request read as strictly, such as an
+/// in-app's body) while tracking the key path, so that every error names the exact key. Unknown
+/// keys are rejected: a typo must not silently fall back to a default.
+public struct ConfigReader {
     let path: String
     let members: [String: JSON]
     private(set) var known: Set<String> = []
 
-    init(_ value: JSON, path: String) throws(ConfigurationError) {
+    public init(_ value: JSON, path: String) throws(ConfigurationError) {
         guard case .object(let members) = value else {
             throw ConfigurationError(key: path, problem: "expected an object, found \(value.typeName)")
         }
@@ -15,7 +16,8 @@ struct ConfigReader {
 
     func keyPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
-    mutating func value(_ key: String) -> JSON? {
+    /// The member `key` (nil when absent or null), now a known key.
+    public mutating func value(_ key: String) -> JSON? {
         known.insert(key)
         guard let value = members[key], value != .null else { return nil }
         return value
@@ -69,7 +71,7 @@ struct ConfigReader {
     }
 
     /// Fails on any key that was never asked for.
-    func finish() throws(ConfigurationError) {
+    public func finish() throws(ConfigurationError) {
         if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
             throw ConfigurationError(key: keyPath(unknown), problem: "unknown key")
         }

@@ -187,7 +187,8 @@ extension Configuration {
         }
 
         if var retention = try root.object("retention") {
-            for (key, keyPath) in [("reports_days", \RetentionSettings.reportsSeconds), ("deliveries_days", \RetentionSettings.deliveriesSeconds)] {
+            for (key, keyPath) in [("reports_days", \RetentionSettings.reportsSeconds), ("deliveries_days", \RetentionSettings.deliveriesSeconds),
+                                   ("bulk_jobs_days", \RetentionSettings.bulkJobsSeconds)] {
                 let days = try retention.number(key, default: Double(config.retention[keyPath: keyPath]) / 86_400, range: 0.001...36_500)
                 config.retention[keyPath: keyPath] = Int64((days * 86_400).rounded())
             }

@@ -128,6 +128,9 @@ public struct RetentionSettings: Sendable {
     /// `retention.deliveries_days`, in seconds: delivery rows of messages finished longer ago than
     /// this are deleted.
     public var deliveriesSeconds: Int64 = 90 * 86_400
+    /// `retention.bulk_jobs_days`, in seconds: finished bulkSetTags jobs (their status and errors)
+    /// last updated longer ago than this are deleted.
+    public var bulkJobsSeconds: Int64 = 30 * 86_400
 
     public init() {}
 }

@@ -127,6 +127,31 @@ extension AttributeCondition {
         self.init(attribute: attribute, op: op, operands: operands)
     }
 
+    /// Reads a condition the API is given: the `json` form, refused also when it could never
+    /// match or carries what its operator has no use for (an operand for NOTSET or ANY, a GTE, LTE
+    /// or BETWEEN bound that is no finite number, BETWEEN's min above its max). Stored conditions
+    /// are read with `init(json:)`: one accepted before these rules keeps its meaning.
+    public init(checking json: JSON) throws(ConditionError) {
+        try self.init(json: json)
+        switch op {
+        case .notSet, .any:
+            guard json.arrayValue?.count == 2 else { throw ConditionError("\(op.rawValue) takes no operand: [attribute, \"\(op.rawValue)\"]") }
+        case .gte, .lte:
+            guard Self.bound(operands[0]) != nil else {
+                throw ConditionError("\(op.rawValue) takes one number (or a string holding one), found \(operands[0].text.prefix(64))")
+            }
+        case .between:
+            guard let low = Self.bound(operands[0]), let high = Self.bound(operands[1]) else {
+                throw ConditionError("BETWEEN takes [min, max] finite numbers")
+            }
+            guard low <= high else { throw ConditionError("BETWEEN takes [min, max] with min ≤ max, found [\(operands[0].text), \(operands[1].text)]") }
+        case .eq, .notEq, .inList, .notIn: break
+        }
+    }
+
+    /// A GTE, LTE or BETWEEN bound: a finite number (NaN and infinities match nothing useful).
+    static func bound(_ value: JSON) -> Double? { number(value).flatMap { $0.isFinite ? $0 : nil } }
+
     static func isScalar(_ value: JSON) -> Bool {
         switch value {
         case .string, .int, .double, .bool: return true

@@ -10,6 +10,11 @@ public protocol CampaignStore: InboxStore {
     /// transaction id the app used less than `NewMessage.transactionWindow` seconds before `now`
     /// returns that message's code instead, and creates nothing, even while the first request is
     /// still being committed; after the window the id creates a new message.
+    ///
+    /// A Live Activity message advances its activity's row in the same transaction: its
+    /// `aps.timestamp` becomes max(`now`, the activity's last + 1), and an end marks the activity
+    /// ended (a start begins it anew). An update or end of an activity no device registered a token
+    /// for, or that ended, fails with `LiveActivityRefusal.error` and stores none of the messages.
     func createMessages(app: String, _ messages: [NewMessage], now: Int64) throws(StoreError) -> [String]
 
     /// The entries of `devices` (hwids or push tokens) that match no device of the app.
@@ -72,6 +77,9 @@ public protocol CampaignStore: InboxStore {
     /// Deletes up to `limit` delivery rows (and leftover retries) of messages that finished (done or
     /// deleted) before `before`; returns how many rows went. Funnel totals are kept elsewhere.
     func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int
+    /// Retention: deletes up to `limit` transaction ids whose window (`NewMessage.transactionWindow`)
+    /// has passed at `now` (a reuse would create a new message anyway); returns how many went.
+    func pruneMessageTransactions(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int
 
     /// Messages and shards by status, and pushes of unfinished messages waiting for a retry (the
     /// queue depth on `/metrics`).
@@ -169,10 +177,13 @@ public struct NewMessage: Sendable {
 
     public var spec: MessageSpec
     public var transactionID: String?
+    /// Where the request gave the notification (`notifications[2]`), for errors about stored state.
+    public var path: String?
 
-    public init(spec: MessageSpec, transactionID: String?) {
+    public init(spec: MessageSpec, transactionID: String?, path: String? = nil) {
         self.spec = spec
         self.transactionID = transactionID
+        self.path = path
     }
 }
 

@@ -50,6 +50,9 @@ public protocol DeviceStore: Sendable {
 
     /// Marks a job Failed (its stored entries cannot be read back).
     func failBulkTagJob(id: String, reason: String, now: Int64) throws(StoreError)
+    /// Retention: deletes up to `limit` finished (completed or failed) bulkSetTags jobs last updated
+    /// before `before`, with their error rows; returns how many jobs went.
+    func pruneBulkTagJobs(finishedBefore before: Int64, limit: Int) throws(StoreError) -> Int
 
     /// registerUser: binds the device to `userID`.
     func registerUser(app: String, hwid: String, attributes: DeviceAttributes, userID: String, now: Int64) throws(StoreError)

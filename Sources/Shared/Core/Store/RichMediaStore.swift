@@ -29,7 +29,8 @@ public protocol RichMediaStore: Sendable {
     /// The in-apps with a trigger on `event`, highest priority first (then the latest updated).
     func inApps(app: String, triggeredBy event: String) throws(StoreError) -> [InApp]
 
-    /// Counts an SDK report against the in-app and page it names; codes the application does not
-    /// have count nothing.
-    func count(_ report: InAppReport, app: String) throws(StoreError)
+    /// Stores an SDK report (as `DeviceStore.record` does) and counts it against the in-app and
+    /// page it names, in one transaction: when either fails neither is kept, so the client's retry
+    /// counts once. Codes the application does not have count nothing.
+    func record(_ report: SDKReport, counting: InAppReport, now: Int64) throws(StoreError)
 }

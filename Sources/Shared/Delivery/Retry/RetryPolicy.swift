@@ -31,10 +31,12 @@ public struct RetryPolicy: Sendable {
     /// What to record for `outcome`, the result of attempt number `attempts`: a `retrying` outcome
     /// gets its schedule, or becomes `failed` when it would come after `expiresAt` or is a second
     /// unknown outcome (`ambiguousBefore` counts the earlier ones). Other outcomes pass unchanged.
+    /// `jitter` is drawn only for a retry (a random draw is a system call on Linux, once per push
+    /// otherwise).
     public func resolve(_ outcome: DeliveryRecord, attempts: Int, ambiguousBefore: Int, expiresAt: Int64, now: Int64,
-                        jitter: Double) -> DeliveryRecord {
+                        jitter: @autoclosure () -> Double) -> DeliveryRecord {
         guard outcome.outcome == .retrying else { return outcome }
-        let nextAt = now + Int64(delay(attempts: attempts, retryAfter: outcome.retryAfter, jitter: jitter).rounded(.up))
+        let nextAt = now + Int64(delay(attempts: attempts, retryAfter: outcome.retryAfter, jitter: jitter()).rounded(.up))
         if nextAt >= expiresAt || (outcome.ambiguous && ambiguousBefore > 0) {
             return DeliveryRecord(deviceID: outcome.deviceID, outcome: .failed, reason: outcome.reason)
         }
