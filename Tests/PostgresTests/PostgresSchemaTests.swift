@@ -63,6 +63,52 @@ import TestSupport
         #expect(try campaigns.createMessages(app: "APP-1", [message], now: 1_000 + NewMessage.transactionWindow) != ["AAAA-00000000-00000001"])
     }
 
+    @Test func anUpgradeKeepsTheInboxCopiesTheirStatusesAndTheirDeliveryRows() throws {
+        let url = try PostgresServer.shared().makeSchema()
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        let now = Int64(Date().timeIntervalSince1970)
+        // A database at version 11, with one copy per device of a message kept 30 days: device 1
+        // opened it, and retention had already deleted the message's delivery rows.
+        try connection.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        for version in 1...11 {
+            try connection.execute(PostgresSchema.migrations[version - 1])
+            try connection.run("INSERT INTO schema_migrations (version) VALUES ($1)", [.integer(Int64(version))])
+        }
+        try connection.run("INSERT INTO applications (code, name) VALUES ('APP-1', 'One')")
+        var spec = MessageSpec(content: ["default": "Kept"])
+        spec.inbox = MessageSpec.InboxOptions(days: 30)
+        try connection.run(
+            """
+            INSERT INTO messages (code, app_id, status, request, send_at, created_at, updated_at, hash, pruned_at)
+            SELECT 'AAAA-00000000-00000001', id, 'done', $2, $1 - 100, $1 - 100, $1 - 100, 'h1', $1 - 10 FROM applications
+            """, [.integer(now), .text(try spec.storedText())])
+        let message = try #require(try connection.first("SELECT id FROM messages", []) { $0.int(0) })
+        try connection.run(
+            """
+            INSERT INTO inbox_entries (device_id, message_id, status, sent_at, expires_at)
+            SELECT device, $1, status, $2, $3 FROM (VALUES (1, 3), (2, 1)) AS copies(device, status)
+            """, [.integer(message), .integer(now - 100), .integer(now - 100 + 30 * 86_400)])
+
+        let database = try Self.open(url)
+        let devices = PostgresDeviceStore(database: database)
+        let campaigns = PostgresCampaignStore(database: database)
+        var owners: [InboxOwner] = []
+        for hwid in ["H1", "H2"] {
+            try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "tok-\(hwid)", gateway: nil,
+                                                          attributes: DeviceAttributes(platform: 1), tags: []), now: now)
+            owners.append(try #require(try campaigns.inboxOwner(app: "APP-1", hwid: hwid)))
+        }
+        #expect(owners.map(\.deviceID) == [1, 2])
+        var statuses: [InboxStatus] = []
+        for owner in owners {
+            let entry = try #require(try campaigns.inbox(owner, after: nil, limit: 0, now: now).entries.first)
+            #expect((entry.order, entry.sentAt, entry.expiresAt) == (message, now - 100, now - 100 + 30 * 86_400))
+            statuses.append(entry.status)
+        }
+        #expect(statuses == [.opened, .delivered])
+        #expect(try campaigns.pruneDeliveries(finishedBefore: now, limit: 100, now: now) == 0, "kept while the inbox lasts")
+    }
+
     @Test func aSchemaNewerThanTheCodeIsRefused() throws {
         let url = try PostgresServer.shared().makeSchema()
         _ = try Self.open(url)

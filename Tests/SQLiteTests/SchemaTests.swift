@@ -27,4 +27,46 @@ import TestSupport
         #expect(try campaigns.createMessages(app: "APP-1", [message], now: 1_000 + NewMessage.transactionWindow - 1) == ["AAAA-00000000-00000001"])
         #expect(try campaigns.createMessages(app: "APP-1", [message], now: 1_000 + NewMessage.transactionWindow) != ["AAAA-00000000-00000001"])
     }
+
+    @Test func anUpgradeKeepsTheInboxCopiesTheirStatusesAndTheirDeliveryRows() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.file("h.sqlite")
+        let now = Int64(Date().timeIntervalSince1970)
+        // A database at version 15, with one copy per device of a message kept 30 days: device 1
+        // opened it, and retention had already deleted the message's delivery rows.
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 2000)
+        for version in 1...15 { try connection.execute(Schema.migrations[version - 1]) }
+        try connection.execute("PRAGMA user_version = 15")
+        try connection.execute("INSERT INTO applications (code, name) VALUES ('APP-1', 'One')")
+        var spec = MessageSpec(content: ["default": "Kept"])
+        spec.inbox = MessageSpec.InboxOptions(days: 30)
+        try connection.prepare(
+            """
+            INSERT INTO messages (code, app_id, status, request, send_at, created_at, updated_at, hash, pruned_at)
+            SELECT 'AAAA-00000000-00000001', id, 'done', ?2, ?1 - 100, ?1 - 100, ?1 - 100, 'h1', ?1 - 10 FROM applications
+            """
+        ).run([.integer(now), .text(try spec.storedText())])
+        try connection.prepare(
+            "INSERT INTO inbox_entries (device_id, message_id, status, sent_at, expires_at) VALUES (1, 1, 3, ?1, ?2), (2, 1, 1, ?1, ?2)"
+        ).run([.integer(now - 100), .integer(now - 100 + 30 * 86_400)])
+        connection.close()
+
+        let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
+        let database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: apps)
+        let devices = SQLiteDeviceStore(database: database)
+        let campaigns = SQLiteCampaignStore(database: database)
+        for hwid in ["H1", "H2"] {
+            try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "tok-\(hwid)", gateway: nil,
+                                                          attributes: DeviceAttributes(platform: 1), tags: []), now: now)
+        }
+        var statuses: [InboxStatus] = []
+        for hwid in ["H1", "H2"] {
+            let owner = try #require(try campaigns.inboxOwner(app: "APP-1", hwid: hwid))
+            let entry = try #require(try campaigns.inbox(owner, after: nil, limit: 0, now: now).entries.first)
+            #expect((entry.order, entry.sentAt, entry.expiresAt) == (1, now - 100, now - 100 + 30 * 86_400))
+            statuses.append(entry.status)
+        }
+        #expect(statuses == [.opened, .delivered])
+        #expect(try campaigns.pruneDeliveries(finishedBefore: now, limit: 100, now: now) == 0, "kept while the inbox lasts")
+    }
 }

@@ -56,6 +56,13 @@ struct InboxStoreContract {
 
     func titles(_ page: InboxPage) -> [String] { page.entries.map { $0.spec.title?["default"] ?? "" } }
 
+    /// How many copies devices H0…H(count-1) (none with a user id) list at `now`.
+    func copies(_ count: Int, now: Int64) throws -> Int {
+        try (0..<count).reduce(0) { total, index in
+            total + (try campaigns.inbox(try #require(try owner("H\(index)")), after: nil, limit: 0, now: now).entries.count)
+        }
+    }
+
     func sentAndThrottledPushesLeaveACopyThatIsPagedMarkedAndExpires() throws {
         let ids = try register(4)
         let day: Int64 = 86_400
@@ -66,18 +73,18 @@ struct InboxStoreContract {
                            schedule: RetrySchedule(nextAt: 1_005, expiresAt: 5_000)),
             DeliveryRecord(deviceID: ids[3], outcome: .throttled),
         ])
-        #expect(try fixture.count("SELECT count(*) FROM inbox_entries") == 2, "the failed and the retrying push have no copy yet")
+        #expect(try copies(4, now: 1_000) == 2, "the failed and the retrying push have no copy yet")
         #expect(try campaigns.claimRetries([ids[2]], work: first, worker: "w1"))
         #expect(try campaigns.recordRetries([DeliveryRecord(deviceID: ids[2], outcome: .sent)], work: first, worker: "w1",
                                             leaseUntil: 1_040, now: 1_006))
-        #expect(try fixture.count("SELECT count(*) FROM inbox_entries") == 3)
+        #expect(try copies(4, now: 1_006) == 3)
         #expect(try campaigns.finishShard(first, worker: "w1", resumeAt: nil) == nil)
         // A message without inbox options leaves nothing; a later one with a fixed expiry does.
         let plain = try send(inbox: nil, title: "B", now: 1_100, ids.map { DeliveryRecord(deviceID: $0, outcome: .sent) })
         #expect(try campaigns.finishShard(plain, worker: "w1", resumeAt: nil) == nil)
         let last = try send(inbox: MessageSpec.InboxOptions(expiresAt: 10 * day), title: "C", now: 1_200,
                             ids.map { DeliveryRecord(deviceID: $0, outcome: .sent) })
-        #expect(try fixture.count("SELECT count(*) FROM inbox_entries") == 7)
+        #expect(try copies(4, now: 1_200) == 7)
 
         let h0 = try #require(try owner("H0"))
         let all = try campaigns.inbox(h0, after: nil, limit: 0, now: 1_300)
@@ -109,10 +116,20 @@ struct InboxStoreContract {
         let h3 = try #require(try owner("H3"))
         #expect(titles(try campaigns.inbox(h3, after: nil, limit: 0, now: 1_000 + day)) == ["C"])
         #expect(try !campaigns.setInboxStatus(h3, order: a.order, status: .read, now: 1_000 + day))
-        #expect(try campaigns.pruneInbox(expiredAt: 999 + day, limit: 10) == 0, "not expired yet")
-        #expect(try campaigns.pruneInbox(expiredAt: 1_006 + day, limit: 2) == 2)
-        #expect(try campaigns.pruneInbox(expiredAt: 1_006 + day, limit: 2) == 1)
-        #expect(try fixture.count("SELECT count(*) FROM inbox_entries") == 4)
+        // Retention keeps the delivery rows of a message until its inbox is over: B's go, A's stay.
+        #expect(try campaigns.completeMessages(now: 1_300) == 2)
+        #expect(try campaigns.pruneInbox(expiredAt: 1_300, limit: 10) == 0, "not expired yet")
+        #expect(try campaigns.pruneDeliveries(finishedBefore: 1_301, limit: 100, now: 1_300) == 4)
+        #expect(try copies(4, now: 1_300) == 6)
+        // Its bound set when it was done, A's inbox is over an hour after its last copy could have
+        // expired: its status row goes, then its delivery rows.
+        let over = 1_300 + day + InboxBounds.settleMargin
+        #expect(try campaigns.pruneInbox(expiredAt: over - 1, limit: 10) == 0, "not over yet")
+        #expect(try campaigns.pruneInbox(expiredAt: over, limit: 1) == 1)
+        #expect(try campaigns.pruneInbox(expiredAt: over, limit: 1) == 0)
+        #expect(try fixture.count("SELECT count(*) FROM inbox_statuses") == 1, "C's deleted status stays")
+        #expect(try campaigns.pruneDeliveries(finishedBefore: 1_301, limit: 100, now: over) == 4)
+        #expect(try copies(4, now: over) == 3)
         #expect(try owner("nobody") == nil)
     }
 

@@ -25,7 +25,7 @@ ops/bench/campaign:
                                    createMessage with the filter (and inbox_days when given), then
                                    poll the funnel every 100 ms until status "done"; prints one JSON
                                    line with the timings
-  inbox-rows DB CODE               inbox copies of message CODE (SQL over inbox_entries)
+  inbox-rows DB CODE               inbox copies of message CODE getInboxMessages lists (SQL over deliveries)
   sink SINK CODE DB APP            check the sink lines of message CODE against the expected
                                    hwid set; prints one JSON line
   pg-copy DB PSQL...               copy the seeded devices, their tags and the tag definitions of
@@ -329,9 +329,12 @@ def campaign(url, app, token, timeout, inbox_days=""):
 
 
 def inbox_rows(db, code):
+    """The copies of message CODE that getInboxMessages lists now (the SQL of SQLiteCampaignStore.ownedCopies)."""
     con = connect_ro(db)
-    print(con.execute("SELECT count(*) FROM inbox_entries WHERE message_id = (SELECT id FROM messages WHERE code = ?)",
-                      (code,)).fetchone()[0])
+    print(con.execute("""
+        SELECT count(*) FROM messages m JOIN deliveries d ON d.message_id = m.id
+        WHERE m.code = ?1 AND m.inbox_until > ?2 AND d.status IN ('sent', 'throttled')
+          AND coalesce(d.created_at + m.inbox_seconds, m.inbox_until) > ?2""", (code, int(time.time()))).fetchone()[0])
     con.close()
 
 

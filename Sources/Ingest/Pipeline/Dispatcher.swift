@@ -208,7 +208,8 @@ final class Dispatcher: Sendable {
     }
 
     /// One retention pass: processed reports and finished messages' delivery rows past their
-    /// retention, inbox copies that expired, transaction ids past their window and old finished
+    /// retention (once their inbox is over), the inbox statuses of messages whose inbox is over,
+    /// transaction ids past their window and old finished
     /// bulkSetTags jobs, a batch of each. True when a full batch went (more may be waiting).
     private func prune() throws -> Bool {
         let now = clock.now()

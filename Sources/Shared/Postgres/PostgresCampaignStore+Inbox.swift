@@ -1,6 +1,7 @@
 import Core
 
-/// The message inbox on PostgreSQL (`inbox_entries`, migration 7).
+/// The message inbox on PostgreSQL (migration 12), as on SQLite: a device's copies are the delivery
+/// rows of its app's inbox messages, only the SDK's status changes are rows (`inbox_statuses`).
 extension PostgresCampaignStore {
     public func inboxOwner(app: String, hwid: String) throws(StoreError) -> InboxOwner? {
         try database.read { connection in
@@ -16,20 +17,21 @@ extension PostgresCampaignStore {
         try database.snapshot { connection in
             let rows = try connection.rows(
                 """
-                SELECT e.message_id, max(e.status), min(e.sent_at), max(e.expires_at), m.code, m.hash, m.request
-                FROM inbox_entries e JOIN messages m ON m.id = e.message_id
-                WHERE e.device_id IN (\(Self.ownedDevices)) AND e.expires_at > $4::bigint AND e.message_id < $5::bigint
-                GROUP BY e.message_id, m.code, m.hash, m.request HAVING max(e.status) < 4 ORDER BY e.message_id DESC LIMIT $6::bigint
+                \(Self.ownedCopies)
+                SELECT c.message_id, max(c.status), min(c.sent_at), max(c.expires_at), m.code, m.hash, m.request
+                FROM copies c JOIN messages m ON m.id = c.message_id
+                WHERE c.message_id < $5::bigint
+                GROUP BY c.message_id, m.code, m.hash, m.request HAVING max(c.status) < 4 ORDER BY c.message_id DESC LIMIT $6::bigint
                 """,
-                Self.ownerValues(owner) + [.integer(now), .integer(after ?? Int64.max), limit == 0 ? .null : .integer(Int64(limit + 1))]) { row in
+                Self.ownerValues(owner, now: now) + [.integer(after ?? Int64.max), limit == 0 ? .null : .integer(Int64(limit + 1))]) { row in
                 InboxEntry(order: row.int(0), code: row.text(4), hash: row.text(5), spec: try MessageSpec(storedText: row.text(6)),
                            status: InboxStatus(rawValue: Int(row.int(1))) ?? .delivered, sentAt: row.int(2), expiresAt: row.int(3))
             }
             let unread = try connection.first(
                 """
-                SELECT count(*) FROM (SELECT max(status) AS status FROM inbox_entries
-                  WHERE device_id IN (\(Self.ownedDevices)) AND expires_at > $4::bigint GROUP BY message_id) AS owned WHERE status = 1
-                """, Self.ownerValues(owner) + [.integer(now)]) { Int($0.int(0)) } ?? 0
+                \(Self.ownedCopies)
+                SELECT count(*) FROM (SELECT max(status) AS status FROM copies GROUP BY message_id) AS owned WHERE status = 1
+                """, Self.ownerValues(owner, now: now)) { Int($0.int(0)) } ?? 0
             let hasMore = limit > 0 && rows.count > limit
             return InboxPage(entries: hasMore ? Array(rows.prefix(limit)) : rows, hasMore: hasMore, unread: unread)
         }
@@ -39,42 +41,49 @@ extension PostgresCampaignStore {
         try database.write { transaction in
             try transaction.connection.run(
                 """
-                UPDATE inbox_entries SET status = greatest(status, $5::integer)
-                WHERE message_id = $4::bigint AND device_id IN (\(Self.ownedDevices)) AND expires_at > $6::bigint
-                """, Self.ownerValues(owner) + [.integer(order), .integer(Int64(status.rawValue)), .integer(now)]) > 0
+                \(Self.ownedCopies)
+                INSERT INTO inbox_statuses (message_id, device_id, status)
+                SELECT message_id, device_id, $6::integer FROM copies WHERE message_id = $5::bigint
+                ON CONFLICT (message_id, device_id) DO UPDATE SET status = greatest(inbox_statuses.status, excluded.status)
+                """, Self.ownerValues(owner, now: now) + [.integer(order), .integer(Int64(status.rawValue))]) > 0
         }
     }
 
     public func pruneInbox(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int {
         try database.write { transaction in
-            try transaction.connection.run(
+            let connection = transaction.connection
+            try connection.run(
+                "UPDATE messages SET inbox_until = $1 + inbox_seconds + $2 WHERE inbox_until = $3 AND status IN ('done', 'deleted')",
+                [.integer(now), .integer(InboxBounds.settleMargin), .integer(InboxBounds.sending)])
+            let removed = try connection.run(
                 """
-                DELETE FROM inbox_entries WHERE (device_id, message_id) IN
-                  (SELECT device_id, message_id FROM inbox_entries WHERE expires_at <= $1 LIMIT $2)
+                DELETE FROM inbox_statuses WHERE (message_id, device_id) IN (
+                  SELECT s.message_id, s.device_id FROM messages m JOIN inbox_statuses s ON s.message_id = m.id
+                  WHERE m.inbox_until <= $1 LIMIT $2)
                 """, [.integer(now), .integer(Int64(limit))])
+            if removed < limit {
+                try connection.run("UPDATE messages SET inbox_until = NULL WHERE inbox_until <= $1", [.integer(now)])
+            }
+            return removed
         }
     }
 
-    /// The devices whose copies an owner reads (parameters 1–3: app id, device id, user id).
-    static let ownedDevices = """
-        SELECT $2::bigint UNION SELECT id FROM devices WHERE $3::text IS NOT NULL AND app_id = $1::bigint AND user_id = $3::text
+    /// `copies`: the owner's unexpired copies, one row per device and message (parameters 1–4: app
+    /// id, device id, user id, now), as `SQLiteCampaignStore.ownedCopies` says.
+    static let ownedCopies = """
+        WITH owned(device) AS (
+          SELECT $2::bigint UNION SELECT id FROM devices WHERE $3::text IS NOT NULL AND app_id = $1::bigint AND user_id = $3::text),
+        copies AS (
+          SELECT m.id AS message_id, d.device_id, d.created_at AS sent_at,
+            coalesce(d.created_at + m.inbox_seconds, m.inbox_until) AS expires_at, coalesce(s.status, 1) AS status
+          FROM messages m CROSS JOIN owned o
+          JOIN deliveries d ON d.message_id = m.id AND d.device_id = o.device
+          LEFT JOIN inbox_statuses s ON s.message_id = m.id AND s.device_id = o.device
+          WHERE m.app_id = $1::bigint AND m.inbox_until > $4::bigint AND d.status IN ('sent', 'throttled')
+            AND coalesce(d.created_at + m.inbox_seconds, m.inbox_until) > $4::bigint)
         """
 
-    static func ownerValues(_ owner: InboxOwner) -> [PostgresValue] {
-        [.integer(owner.appID), .integer(owner.deviceID), .optional(owner.userID)]
-    }
-
-    /// Keeps a copy of an inbox message for each device in `devices` (one statement for the batch),
-    /// inside the transaction that records their pushes. Nothing when the message has no inbox
-    /// options or has already expired.
-    static func keepInInbox(_ devices: [Int64], work: ShardWork, now: Int64, _ connection: PostgresConnection) throws {
-        guard let inbox = work.spec.inbox, !devices.isEmpty else { return }
-        let expiry = inbox.expiry(sentAt: now)
-        guard expiry > now else { return }
-        try connection.run(
-            """
-            INSERT INTO inbox_entries (device_id, message_id, status, sent_at, expires_at)
-            SELECT u.device, $1::bigint, 1, $2::bigint, $3::bigint FROM unnest($4::bigint[]) AS u(device) ON CONFLICT DO NOTHING
-            """, [.integer(work.messageID), .integer(now), .integer(expiry), .integers(devices)])
+    static func ownerValues(_ owner: InboxOwner, now: Int64) -> [PostgresValue] {
+        [.integer(owner.appID), .integer(owner.deviceID), .optional(owner.userID), .integer(now)]
     }
 }

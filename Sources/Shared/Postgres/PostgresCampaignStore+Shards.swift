@@ -163,12 +163,10 @@ extension PostgresCampaignStore {
             var tally = ShardTally()
             var counted: Set<Int64> = []
             var retries: [DeliveryRecord] = []
-            var reached: [Int64] = []
             var sent: [Int64] = []
             for outcome in outcomes where inserted.contains(outcome.deviceID) && counted.insert(outcome.deviceID).inserted {
                 tally.targeted += 1
                 tally.count(outcome)
-                if outcome.reachesInbox { reached.append(outcome.deviceID) }
                 if outcome.outcome == .sent { sent.append(outcome.deviceID) }
                 if outcome.outcome == .retrying {
                     retries.append(outcome)
@@ -187,7 +185,6 @@ extension PostgresCampaignStore {
                      .integers(retries.map { $0.ambiguous ? 1 : 0 }), .integers(schedules.map(\.nextAt)), .integers(schedules.map(\.expiresAt)),
                      .texts(retries.map { $0.reason ?? "Unknown" })])
             }
-            try Self.keepInInbox(reached, work: work, now: now, connection)
             try Self.noteActivityPushes(sent, work: work, now: now, connection)
             return try tally.apply(to: work, keepingLeaseOf: worker, until: leaseUntil, connection)
         }
@@ -251,7 +248,6 @@ extension PostgresCampaignStore {
             let connection = transaction.connection
             try Self.markDead(outcomes, work: work, now: now, connection)
             var tally = ShardTally()
-            var reached: [Int64] = []
             var sent: [Int64] = []
             for outcome in outcomes {
                 let key: [PostgresValue] = [.integer(work.messageID), .integer(outcome.deviceID)]
@@ -276,10 +272,8 @@ extension PostgresCampaignStore {
                 try connection.run("DELETE FROM delivery_retries WHERE message_id = $1 AND device_id = $2", key)
                 tally.retrying -= 1
                 tally.count(outcome)
-                if outcome.reachesInbox { reached.append(outcome.deviceID) }
                 if outcome.outcome == .sent { sent.append(outcome.deviceID) }
             }
-            try Self.keepInInbox(reached, work: work, now: now, connection)
             try Self.noteActivityPushes(sent, work: work, now: now, connection)
             return try tally.apply(to: work, keepingLeaseOf: worker, until: leaseUntil, connection)
         }

@@ -51,12 +51,14 @@ public final class PostgresCampaignStore: CampaignStore {
                     ? request : try Self.advanceActivity(message, appID: appID, now: now, connection).storedText()
                 try connection.run(
                     """
-                    INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
+                    INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate,
+                                          inbox_until, inbox_seconds)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11)
                     """,
                     [.text(code), .integer(appID), .optional(message.transactionID),
                      .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(stored), .integer(sendAt), .integer(now),
-                     .text(MessageIdentifiers.newHash()), .optional(message.spec.sendRate)])
+                     .text(MessageIdentifiers.newHash()), .optional(message.spec.sendRate),
+                     .optional(message.spec.inbox?.storedUntil), .optional(message.spec.inbox?.keptSeconds)])
                 codes.append(code)
             }
             return codes
@@ -381,10 +383,14 @@ public final class PostgresCampaignStore: CampaignStore {
         try database.write { transaction in
             let connection = transaction.connection
             var removed = 0
-            // One message at a time, oldest first; its rows are one range of the primary key.
+            // One message at a time, oldest first; its rows are one range of the primary key. The
+            // rows of a message whose inbox is not over are its copies: they stay until it is.
             while removed < limit, let message = try connection.first(
-                "SELECT id FROM messages WHERE pruned_at IS NULL AND status IN ('done', 'deleted') AND updated_at < $1 ORDER BY id LIMIT 1",
-                [.integer(before)], { $0.int(0) }) {
+                """
+                SELECT id FROM messages WHERE pruned_at IS NULL AND status IN ('done', 'deleted') AND updated_at < $1
+                  AND (inbox_until IS NULL OR inbox_until <= $2) ORDER BY id LIMIT 1
+                """,
+                [.integer(before), .integer(now)], { $0.int(0) }) {
                 removed += try connection.run(
                     """
                     DELETE FROM deliveries WHERE message_id = $1

@@ -358,6 +358,32 @@ enum PostgresSchema {
             PRIMARY KEY (app_id, activity_id)
         );
         """,
+        // 12: SQLite's sixteenth: the inbox derived from the delivery rows, only status changes stored.
+        """
+        ALTER TABLE messages ADD COLUMN inbox_until bigint;
+        ALTER TABLE messages ADD COLUMN inbox_seconds bigint;
+        UPDATE messages SET
+          inbox_seconds = CASE WHEN request::jsonb -> 'inbox' ->> 'expiresAt' IS NULL
+                          THEN coalesce((request::jsonb -> 'inbox' ->> 'days')::bigint, 30) * 86400 END,
+          inbox_until = coalesce((request::jsonb -> 'inbox' ->> 'expiresAt')::bigint, 9223372036854775807)
+        WHERE jsonb_typeof(request::jsonb -> 'inbox') = 'object';
+        CREATE INDEX messages_by_inbox ON messages (app_id, inbox_until) WHERE inbox_until IS NOT NULL;
+        CREATE INDEX messages_by_inbox_expiry ON messages (inbox_until) WHERE inbox_until IS NOT NULL;
+        CREATE TABLE inbox_statuses (
+            message_id bigint NOT NULL,
+            device_id bigint NOT NULL,
+            status integer NOT NULL,
+            PRIMARY KEY (message_id, device_id)
+        );
+        INSERT INTO inbox_statuses (message_id, device_id, status) SELECT message_id, device_id, status FROM inbox_entries WHERE status > 1;
+        UPDATE messages SET pruned_at = NULL WHERE id IN (
+          SELECT e.message_id FROM inbox_entries e WHERE e.expires_at > extract(epoch FROM now()) AND NOT EXISTS (
+            SELECT 1 FROM deliveries d WHERE d.message_id = e.message_id AND d.device_id = e.device_id));
+        INSERT INTO deliveries (message_id, device_id, status, created_at)
+          SELECT message_id, device_id, 'sent', sent_at FROM inbox_entries WHERE expires_at > extract(epoch FROM now())
+          ON CONFLICT DO NOTHING;
+        DROP TABLE inbox_entries;
+        """,
     ]
 
     /// Runs `body` holding the migration lock, which serializes Herald processes starting at once.

@@ -1,6 +1,7 @@
 import Core
 
-/// The message inbox on SQLite (`inbox_entries`, migration 11).
+/// The message inbox on SQLite (migration 16): a device's copies are the delivery rows of its app's
+/// inbox messages, only the SDK's status changes are rows (`inbox_statuses`).
 extension SQLiteCampaignStore {
     public func inboxOwner(app: String, hwid: String) throws(StoreError) -> InboxOwner? {
         try database.read { connection in
@@ -16,21 +17,22 @@ extension SQLiteCampaignStore {
         try database.read { connection in
             let rows = try connection.prepare(
                 """
-                SELECT e.message_id, max(e.status), min(e.sent_at), max(e.expires_at), m.code, m.hash, m.request
-                FROM inbox_entries e JOIN messages m ON m.id = e.message_id
-                WHERE e.device_id IN (\(Self.ownedDevices)) AND e.expires_at > ?4 AND e.message_id < ?5
-                GROUP BY e.message_id HAVING max(e.status) < 4 ORDER BY e.message_id DESC LIMIT ?6
+                \(Self.ownedCopies)
+                SELECT c.message_id, max(c.status), min(c.sent_at), max(c.expires_at), m.code, m.hash, m.request
+                FROM copies c JOIN messages m ON m.id = c.message_id
+                WHERE c.message_id < ?5
+                GROUP BY c.message_id HAVING max(c.status) < 4 ORDER BY c.message_id DESC LIMIT ?6
                 """
-            ).rows(Self.ownerValues(owner) + [.integer(now), .integer(after ?? Int64.max), .integer(limit == 0 ? -1 : Int64(limit + 1))]) { row in
+            ).rows(Self.ownerValues(owner, now: now) + [.integer(after ?? Int64.max), .integer(limit == 0 ? -1 : Int64(limit + 1))]) { row in
                 InboxEntry(order: row.int(0), code: row.text(4), hash: row.text(5), spec: try MessageSpec(storedText: row.text(6)),
                            status: InboxStatus(rawValue: Int(row.int(1))) ?? .delivered, sentAt: row.int(2), expiresAt: row.int(3))
             }
             let unread = try connection.prepare(
                 """
-                SELECT count(*) FROM (SELECT max(status) AS status FROM inbox_entries
-                  WHERE device_id IN (\(Self.ownedDevices)) AND expires_at > ?4 GROUP BY message_id) WHERE status = 1
+                \(Self.ownedCopies)
+                SELECT count(*) FROM (SELECT max(status) AS status FROM copies GROUP BY message_id) WHERE status = 1
                 """
-            ).first(Self.ownerValues(owner) + [.integer(now)]) { Int($0.int(0)) } ?? 0
+            ).first(Self.ownerValues(owner, now: now)) { Int($0.int(0)) } ?? 0
             let hasMore = limit > 0 && rows.count > limit
             return InboxPage(entries: hasMore ? Array(rows.prefix(limit)) : rows, hasMore: hasMore, unread: unread)
         }
@@ -41,10 +43,12 @@ extension SQLiteCampaignStore {
             let connection = writer.connection
             try connection.prepare(
                 """
-                UPDATE inbox_entries SET status = max(status, ?5)
-                WHERE message_id = ?4 AND device_id IN (\(Self.ownedDevices)) AND expires_at > ?6
+                \(Self.ownedCopies)
+                INSERT INTO inbox_statuses (message_id, device_id, status)
+                SELECT message_id, device_id, ?6 FROM copies WHERE message_id = ?5
+                ON CONFLICT (message_id, device_id) DO UPDATE SET status = max(status, excluded.status)
                 """
-            ).run(Self.ownerValues(owner) + [.integer(order), .integer(Int64(status.rawValue)), .integer(now)])
+            ).run(Self.ownerValues(owner, now: now) + [.integer(order), .integer(Int64(status.rawValue))])
             return connection.changes > 0
         }
     }
@@ -54,33 +58,43 @@ extension SQLiteCampaignStore {
             let connection = writer.connection
             try connection.prepare(
                 """
-                DELETE FROM inbox_entries WHERE (device_id, message_id) IN
-                  (SELECT device_id, message_id FROM inbox_entries INDEXED BY inbox_entries_by_expiry WHERE expires_at <= ? LIMIT ?)
+                UPDATE messages INDEXED BY messages_by_inbox_expiry SET inbox_until = ?1 + inbox_seconds + ?2
+                WHERE inbox_until = ?3 AND status IN ('done', 'deleted')
+                """
+            ).run([.integer(now), .integer(InboxBounds.settleMargin), .integer(InboxBounds.sending)])
+            try connection.prepare(
+                """
+                DELETE FROM inbox_statuses WHERE (message_id, device_id) IN (
+                  SELECT s.message_id, s.device_id FROM messages m INDEXED BY messages_by_inbox_expiry
+                  JOIN inbox_statuses s ON s.message_id = m.id WHERE m.inbox_until <= ?1 LIMIT ?2)
                 """
             ).run([.integer(now), .integer(Int64(limit))])
-            return connection.changes
+            let removed = connection.changes
+            if removed < limit {
+                try connection.prepare("UPDATE messages INDEXED BY messages_by_inbox_expiry SET inbox_until = NULL WHERE inbox_until <= ?")
+                    .run([.integer(now)])
+            }
+            return removed
         }
     }
 
-    /// The devices whose copies an owner reads (parameters 1–3: app id, device id, user id).
-    static let ownedDevices = "SELECT ?2 UNION SELECT id FROM devices WHERE ?3 IS NOT NULL AND app_id = ?1 AND user_id = ?3"
+    /// `copies`: the owner's unexpired copies, one row per device and message (parameters 1–4: app
+    /// id, device id, user id, now). A copy is the delivery row of an inbox message whose push was
+    /// sent or held back by frequency capping (the inbox is not capped); a failed push has none,
+    /// a retried one has its copy once a retry is sent. Its status is 1 unless the SDK raised it.
+    static let ownedCopies = """
+        WITH owned(device) AS (SELECT ?2 UNION SELECT id FROM devices WHERE ?3 IS NOT NULL AND app_id = ?1 AND user_id = ?3),
+        copies AS (
+          SELECT m.id AS message_id, d.device_id, d.created_at AS sent_at,
+            coalesce(d.created_at + m.inbox_seconds, m.inbox_until) AS expires_at, coalesce(s.status, 1) AS status
+          FROM messages m INDEXED BY messages_by_inbox CROSS JOIN owned o
+          JOIN deliveries d ON d.message_id = m.id AND d.device_id = o.device
+          LEFT JOIN inbox_statuses s ON s.message_id = m.id AND s.device_id = o.device
+          WHERE m.app_id = ?1 AND m.inbox_until > ?4 AND d.status IN ('sent', 'throttled')
+            AND coalesce(d.created_at + m.inbox_seconds, m.inbox_until) > ?4)
+        """
 
-    static func ownerValues(_ owner: InboxOwner) -> [SQLiteValue] {
-        [.integer(owner.appID), .integer(owner.deviceID), owner.userID.map(SQLiteValue.text) ?? .null]
-    }
-
-    /// Keeps a copy of an inbox message for each device in `devices` (one statement for the batch),
-    /// inside the transaction that records their pushes. Nothing when the message has no inbox
-    /// options or has already expired.
-    static func keepInInbox(_ devices: [Int64], work: ShardWork, now: Int64, _ connection: SQLiteConnection) throws {
-        guard let inbox = work.spec.inbox, !devices.isEmpty else { return }
-        let expiry = inbox.expiry(sentAt: now)
-        guard expiry > now else { return }
-        try connection.prepare(
-            """
-            INSERT OR IGNORE INTO inbox_entries (device_id, message_id, status, sent_at, expires_at)
-            SELECT value, ?1, 1, ?2, ?3 FROM json_each(?4)
-            """
-        ).run([.integer(work.messageID), .integer(now), .integer(expiry), .text(JSON.array(devices.map { JSON.int($0) }).text)])
+    static func ownerValues(_ owner: InboxOwner, now: Int64) -> [SQLiteValue] {
+        [.integer(owner.appID), .integer(owner.deviceID), owner.userID.map(SQLiteValue.text) ?? .null, .integer(now)]
     }
 }

@@ -158,7 +158,6 @@ extension SQLiteCampaignStore {
             let insert = try connection.prepare(
                 "INSERT OR IGNORE INTO deliveries (message_id, device_id, status, reason, created_at) VALUES (?, ?, ?, ?, ?)")
             var tally = ShardTally()
-            var reached: [Int64] = []
             var sent: [Int64] = []
             for outcome in outcomes {
                 try Self.markDead(outcome, work: work, now: now, connection)
@@ -167,7 +166,6 @@ extension SQLiteCampaignStore {
                 guard connection.changes == 1 else { continue }
                 tally.targeted += 1
                 tally.count(outcome)
-                if outcome.reachesInbox { reached.append(outcome.deviceID) }
                 if outcome.outcome == .sent { sent.append(outcome.deviceID) }
                 if outcome.outcome == .retrying {
                     let schedule = outcome.schedule ?? RetrySchedule(nextAt: now, expiresAt: now)
@@ -181,7 +179,6 @@ extension SQLiteCampaignStore {
                     if outcome.ambiguous { tally.ambiguous += 1 }
                 }
             }
-            try Self.keepInInbox(reached, work: work, now: now, connection)
             try Self.noteActivityPushes(sent, work: work, now: now, connection)
             try tally.apply(to: work, connection)
             return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
@@ -243,7 +240,6 @@ extension SQLiteCampaignStore {
         try database.write { writer in
             let connection = writer.connection
             var tally = ShardTally()
-            var reached: [Int64] = []
             var sent: [Int64] = []
             for outcome in outcomes {
                 let key: [SQLiteValue] = [.integer(work.messageID), .integer(outcome.deviceID)]
@@ -268,10 +264,8 @@ extension SQLiteCampaignStore {
                 try connection.prepare("DELETE FROM delivery_retries WHERE message_id = ? AND device_id = ?").run(key)
                 tally.retrying -= 1
                 tally.count(outcome)
-                if outcome.reachesInbox { reached.append(outcome.deviceID) }
                 if outcome.outcome == .sent { sent.append(outcome.deviceID) }
             }
-            try Self.keepInInbox(reached, work: work, now: now, connection)
             try Self.noteActivityPushes(sent, work: work, now: now, connection)
             try tally.apply(to: work, connection)
             return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)

@@ -48,13 +48,16 @@ public final class SQLiteCampaignStore: CampaignStore {
                     ? request : try Self.advanceActivity(message, appID: appID, now: now, connection).storedText()
                 try connection.prepare(
                     """
-                    INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate,
+                                          inbox_until, inbox_seconds)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
                 ).run([.text(code), .integer(appID), message.transactionID.map(SQLiteValue.text) ?? .null,
                        .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(stored), .integer(sendAt),
                        .integer(now),
-                       .integer(now), .text(MessageIdentifiers.newHash()), message.spec.sendRate.map { .integer(Int64($0)) } ?? .null])
+                       .integer(now), .text(MessageIdentifiers.newHash()), message.spec.sendRate.map { .integer(Int64($0)) } ?? .null,
+                       message.spec.inbox.map { .integer($0.storedUntil) } ?? .null,
+                       message.spec.inbox?.keptSeconds.map(SQLiteValue.integer) ?? .null])
                 codes.append(code)
             }
             return codes
@@ -362,10 +365,14 @@ public final class SQLiteCampaignStore: CampaignStore {
         try database.write { writer in
             let connection = writer.connection
             var removed = 0
-            // One message at a time, oldest first; its rows are one range of the primary key.
+            // One message at a time, oldest first; its rows are one range of the primary key. The
+            // rows of a message whose inbox is not over are its copies: they stay until it is.
             while removed < limit, let message = try connection.prepare(
-                "SELECT id FROM messages WHERE pruned_at IS NULL AND status IN ('done', 'deleted') AND updated_at < ? ORDER BY id LIMIT 1"
-            ).first([.integer(before)], { $0.int(0) }) {
+                """
+                SELECT id FROM messages WHERE pruned_at IS NULL AND status IN ('done', 'deleted') AND updated_at < ?
+                  AND (inbox_until IS NULL OR inbox_until <= ?) ORDER BY id LIMIT 1
+                """
+            ).first([.integer(before), .integer(now)], { $0.int(0) }) {
                 try connection.prepare(
                     "DELETE FROM deliveries WHERE message_id = ?1 AND device_id IN (SELECT device_id FROM deliveries WHERE message_id = ?1 LIMIT ?2)"
                 ).run([.integer(message), .integer(Int64(limit - removed))])

@@ -403,6 +403,37 @@ enum Schema {
             PRIMARY KEY (app_id, activity_id)
         ) WITHOUT ROWID;
         """,
+        // 16: the inbox is derived from the delivery rows instead of a copy per recipient. A message
+        // with inbox options has `inbox_seconds` (how long each recipient keeps it after its push;
+        // NULL with a fixed `inbox_date`) and `inbox_until` (the date; with days 2^63-1 while the
+        // message sends, then a bound past its last copy's expiry, set by `pruneInbox`; NULL once its
+        // inbox is over). Only the SDK's status changes (2 read, 3 opened, 4 deleted) are rows.
+        // Existing copies keep their status, and their delivery rows come back where retention had
+        // deleted them (their message is pruned again once its inbox is over).
+        """
+        ALTER TABLE messages ADD COLUMN inbox_until INTEGER;
+        ALTER TABLE messages ADD COLUMN inbox_seconds INTEGER;
+        UPDATE messages SET
+          inbox_seconds = CASE WHEN json_extract(request, '$.inbox.expiresAt') IS NULL
+                          THEN coalesce(json_extract(request, '$.inbox.days'), 30) * 86400 END,
+          inbox_until = coalesce(json_extract(request, '$.inbox.expiresAt'), 9223372036854775807)
+        WHERE json_type(request, '$.inbox') = 'object';
+        CREATE INDEX messages_by_inbox ON messages (app_id, inbox_until) WHERE inbox_until IS NOT NULL;
+        CREATE INDEX messages_by_inbox_expiry ON messages (inbox_until) WHERE inbox_until IS NOT NULL;
+        CREATE TABLE inbox_statuses (
+            message_id INTEGER NOT NULL,
+            device_id INTEGER NOT NULL,
+            status INTEGER NOT NULL,
+            PRIMARY KEY (message_id, device_id)
+        ) WITHOUT ROWID;
+        INSERT INTO inbox_statuses (message_id, device_id, status) SELECT message_id, device_id, status FROM inbox_entries WHERE status > 1;
+        UPDATE messages SET pruned_at = NULL WHERE id IN (
+          SELECT e.message_id FROM inbox_entries e WHERE e.expires_at > CAST(strftime('%s', 'now') AS INTEGER) AND NOT EXISTS (
+            SELECT 1 FROM deliveries d WHERE d.message_id = e.message_id AND d.device_id = e.device_id));
+        INSERT OR IGNORE INTO deliveries (message_id, device_id, status, created_at)
+          SELECT message_id, device_id, 'sent', sent_at FROM inbox_entries WHERE expires_at > CAST(strftime('%s', 'now') AS INTEGER);
+        DROP TABLE inbox_entries;
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version.

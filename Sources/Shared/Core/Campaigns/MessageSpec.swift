@@ -116,8 +116,17 @@ public struct MessageSpec: Sendable, Equatable, Codable {
 
         /// When a copy whose push was sent at `sentAt` expires.
         public func expiry(sentAt: Int64) -> Int64 {
-            expiresAt ?? sentAt + Int64(days ?? Self.defaultDays) * 86_400
+            expiresAt ?? sentAt + (keptSeconds ?? 0)
         }
+
+        /// How long each recipient keeps the message after its push, in seconds; nil with a fixed `expiresAt`.
+        public var keptSeconds: Int64? {
+            expiresAt == nil ? Int64(days ?? Self.defaultDays) * 86_400 : nil
+        }
+
+        /// `messages.inbox_until` of a new message: its fixed expiry, or `InboxBounds.sending` while
+        /// the expiry of its last copy is not known yet.
+        package var storedUntil: Int64 { expiresAt ?? InboxBounds.sending }
     }
 
     /// The platforms on which the message is silent: only there does it reach devices that are not

@@ -312,12 +312,6 @@ public struct DeliveryRecord: Sendable, Equatable {
     /// worker's retry policy before the outcome is recorded.
     public var schedule: RetrySchedule?
 
-    /// Whether the device keeps a copy of an inbox message: when its push was sent, or held back
-    /// by frequency capping (the inbox is not capped: the vendor keeps those copies too). A
-    /// push that failed (rejected, dead token) leaves none, as the device most likely is gone; a
-    /// retried push gets its copy when a retry is sent.
-    public var reachesInbox: Bool { outcome == .sent || outcome == .throttled }
-
     public init(deviceID: Int64, outcome: Outcome, reason: String? = nil, deadToken: String? = nil, retryAfter: Double? = nil,
                 ambiguous: Bool = false, schedule: RetrySchedule? = nil) {
         self.deviceID = deviceID

@@ -1,5 +1,5 @@
-/// The message inbox: copies of inbox messages kept per device from the moment their push is
-/// recorded (`CampaignStore.record` writes them in the same transaction as the delivery rows), read
+/// The message inbox: a copy of an inbox message per device from the moment its push is recorded
+/// (the push's delivery row is the copy; only the SDK's status changes are stored beside it), read
 /// and marked by the SDK's `getInboxMessages` and `inboxStatus`. A device with a user id sees the
 /// messages of every device of that user, each message once.
 public protocol InboxStore: Sendable {
@@ -14,8 +14,9 @@ public protocol InboxStore: Sendable {
     /// stays opened); false when the owner has no unexpired copy of it, and nothing changed.
     func setInboxStatus(_ owner: InboxOwner, order: Int64, status: InboxStatus, now: Int64) throws(StoreError) -> Bool
 
-    /// Deletes up to `limit` copies that have expired at `now` (those `inbox` no longer lists);
-    /// returns how many went.
+    /// Deletes up to `limit` status rows of messages whose every copy has expired at `now` (none of
+    /// them is listed any more), and lets retention delete those messages' delivery rows; returns
+    /// how many status rows went.
     func pruneInbox(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int
 }
 
@@ -77,4 +78,14 @@ public struct InboxPage: Sendable, Equatable {
         self.hasMore = hasMore
         self.unread = unread
     }
+}
+
+/// The values of `messages.inbox_until`, the bound past which no copy of an inbox message is listed.
+package enum InboxBounds {
+    /// A message with `inbox_days` that may still send: its last copy's expiry is not known yet.
+    package static let sending = Int64.max
+    /// Once such a message is done or deleted, `pruneInbox` sets its bound to the time of that pass
+    /// plus `inbox_days` plus this margin: a worker still holding a lease on a deleted message may
+    /// record a last batch after the deletion.
+    package static let settleMargin: Int64 = 3_600
 }
