@@ -39,16 +39,7 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
     public func optIns(app: String, from: Int64, to: Int64) throws(StoreError) -> [OptInCount] {
         let appID = try database.appID(app)
         return try database.snapshot { connection in
-            try connection.rows(
-                """
-                SELECT at / 86400 * 86400 AS day, app_version, count(*) FILTER (WHERE registered),
-                  count(*) FILTER (WHERE opted_in), count(*) FILTER (WHERE NOT opted_in)
-                FROM permission_changes WHERE app_id = $1 AND at >= $2 AND at < $3
-                GROUP BY day, app_version ORDER BY day, app_version NULLS FIRST
-                """, [.integer(appID), .integer(from), .integer(to)]) {
-                OptInCount(day: $0.int(0), appVersion: $0.optionalText(1), registered: Int($0.int(2)),
-                           optedIn: Int($0.int(3)), optedOut: Int($0.int(4)))
-            }
+            try connection.rows(OptInCount.query, [.integer(appID), .integer(from), .integer(to)], OptInCount.init(row:))
         }
     }
 

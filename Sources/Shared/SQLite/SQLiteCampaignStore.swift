@@ -169,19 +169,8 @@ public final class SQLiteCampaignStore: CampaignStore {
     public func campaignTotals(app: String, since: Int64) throws(StoreError) -> CampaignTotals {
         let appID = try database.appID(app)
         return try database.read { connection in
-            try connection.prepare(
-                """
-                SELECT count(*), coalesce(sum(sent), 0), coalesce(sum(delivered), 0), coalesce(sum(opened), 0) FROM (
-                  SELECT (SELECT sum(s.sent) FROM message_shards s WHERE s.message_id = m.id) AS sent,
-                    (SELECT count(*) FROM message_reports r JOIN deliveries x ON x.message_id = r.message_id AND x.device_id = r.device_id
-                      AND x.status = 'sent' WHERE r.message_id = m.id AND r.kind = 'delivery') AS delivered,
-                    (SELECT count(*) FROM message_reports r JOIN deliveries x ON x.message_id = r.message_id AND x.device_id = r.device_id
-                      AND x.status = 'sent' WHERE r.message_id = m.id AND r.kind = 'push_stat') AS opened
-                  FROM messages m WHERE m.app_id = ?1 AND m.created_at >= ?2) AS funnels
-                """
-            ).first([.integer(appID), .integer(since)]) { row in
-                CampaignTotals(messages: Int(row.int(0)), sent: Int(row.int(1)), delivered: Int(row.int(2)), opened: Int(row.int(3)))
-            } ?? CampaignTotals()
+            try connection.prepare(CampaignTotals.query).first([.integer(appID), .integer(since)], CampaignTotals.init(row:))
+                ?? CampaignTotals()
         }
     }
 

@@ -1,10 +1,3 @@
-/// A result row as both store backends expose it, so that pages and in-apps are read from their
-/// columns in one place.
-package protocol StoredRow {
-    func text(_ column: Int32) -> String
-    func int(_ column: Int32) -> Int64
-}
-
 extension RichMediaPage {
     /// The page columns both backends select, of the table aliased `p` (or unqualified: `RETURNING` in SQLite).
     package static func columns(_ alias: String = "p.") -> String {

@@ -17,4 +17,18 @@ public struct OptInCount: Sendable, Equatable {
         self.optedIn = optedIn
         self.optedOut = optedOut
     }
+
+    /// The query both backends run (`$1` the application's id, `[$2, $3)` the window).
+    package static let query = """
+        SELECT at / 86400 * 86400 AS day, app_version, count(*) FILTER (WHERE registered),
+          count(*) FILTER (WHERE opted_in), count(*) FILTER (WHERE NOT opted_in)
+        FROM permission_changes WHERE app_id = $1 AND at >= $2 AND at < $3
+        GROUP BY day, app_version ORDER BY day, app_version NULLS FIRST
+        """
+
+    /// One day and version from `query`'s row.
+    package init(row: some StoredRow) {
+        self.init(day: row.int(0), appVersion: row.optionalText(1), registered: Int(row.int(2)), optedIn: Int(row.int(3)),
+                  optedOut: Int(row.int(4)))
+    }
 }
