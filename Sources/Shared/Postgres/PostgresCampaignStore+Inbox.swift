@@ -7,9 +7,7 @@ extension PostgresCampaignStore {
         try database.read { connection in
             try connection.first(
                 "SELECT d.app_id, d.id, d.user_id, d.language FROM devices d JOIN applications a ON a.id = d.app_id WHERE a.code = $1 AND d.hwid = $2",
-                [.text(app), .text(hwid)]) {
-                InboxOwner(appID: $0.int(0), deviceID: $0.int(1), userID: $0.optionalText(2), language: $0.optionalText(3))
-            }
+                [.text(app), .text(hwid)], InboxOwner.init(row:))
         }
     }
 
@@ -23,17 +21,14 @@ extension PostgresCampaignStore {
                 WHERE c.message_id < $5::bigint
                 GROUP BY c.message_id, m.code, m.hash, m.request HAVING max(c.status) < 4 ORDER BY c.message_id DESC LIMIT $6::bigint
                 """,
-                Self.ownerValues(owner, now: now) + [.integer(after ?? Int64.max), limit == 0 ? .null : .integer(Int64(limit + 1))]) { row in
-                InboxEntry(order: row.int(0), code: row.text(4), hash: row.text(5), spec: try MessageSpec(storedText: row.text(6)),
-                           status: InboxStatus(rawValue: Int(row.int(1))) ?? .delivered, sentAt: row.int(2), expiresAt: row.int(3))
-            }
+                Self.ownerValues(owner, now: now) + [.integer(after ?? Int64.max), limit == 0 ? .null : .integer(Int64(limit + 1))],
+                InboxEntry.init(row:))
             let unread = try connection.first(
                 """
                 \(Self.ownedCopies)
                 SELECT count(*) FROM (SELECT max(status) AS status FROM copies GROUP BY message_id) AS owned WHERE status = 1
                 """, Self.ownerValues(owner, now: now)) { Int($0.int(0)) } ?? 0
-            let hasMore = limit > 0 && rows.count > limit
-            return InboxPage(entries: hasMore ? Array(rows.prefix(limit)) : rows, hasMore: hasMore, unread: unread)
+            return InboxPage(rows: rows, limit: limit, unread: unread)
         }
     }
 

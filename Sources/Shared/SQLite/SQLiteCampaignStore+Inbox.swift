@@ -7,9 +7,7 @@ extension SQLiteCampaignStore {
         try database.read { connection in
             try connection.prepare(
                 "SELECT d.app_id, d.id, d.user_id, d.language FROM devices d JOIN applications a ON a.id = d.app_id WHERE a.code = ? AND d.hwid = ?"
-            ).first([.text(app), .text(hwid)]) {
-                InboxOwner(appID: $0.int(0), deviceID: $0.int(1), userID: $0.optionalText(2), language: $0.optionalText(3))
-            }
+            ).first([.text(app), .text(hwid)], InboxOwner.init(row:))
         }
     }
 
@@ -23,18 +21,15 @@ extension SQLiteCampaignStore {
                 WHERE c.message_id < ?5
                 GROUP BY c.message_id HAVING max(c.status) < 4 ORDER BY c.message_id DESC LIMIT ?6
                 """
-            ).rows(Self.ownerValues(owner, now: now) + [.integer(after ?? Int64.max), .integer(limit == 0 ? -1 : Int64(limit + 1))]) { row in
-                InboxEntry(order: row.int(0), code: row.text(4), hash: row.text(5), spec: try MessageSpec(storedText: row.text(6)),
-                           status: InboxStatus(rawValue: Int(row.int(1))) ?? .delivered, sentAt: row.int(2), expiresAt: row.int(3))
-            }
+            ).rows(Self.ownerValues(owner, now: now) + [.integer(after ?? Int64.max), .integer(limit == 0 ? -1 : Int64(limit + 1))],
+                   InboxEntry.init(row:))
             let unread = try connection.prepare(
                 """
                 \(Self.ownedCopies)
                 SELECT count(*) FROM (SELECT max(status) AS status FROM copies GROUP BY message_id) WHERE status = 1
                 """
             ).first(Self.ownerValues(owner, now: now)) { Int($0.int(0)) } ?? 0
-            let hasMore = limit > 0 && rows.count > limit
-            return InboxPage(entries: hasMore ? Array(rows.prefix(limit)) : rows, hasMore: hasMore, unread: unread)
+            return InboxPage(rows: rows, limit: limit, unread: unread)
         }
     }
 

@@ -33,6 +33,11 @@ public struct InboxOwner: Sendable, Equatable {
         self.userID = userID
         self.language = language
     }
+
+    /// The owner from the row of a query selecting app id, device id, user id and language.
+    package init(row: some StoredRow) {
+        self.init(appID: row.int(0), deviceID: row.int(1), userID: row.optionalText(2), language: row.optionalText(3))
+    }
 }
 
 /// The SDK's inbox status codes (`inboxStatus.status`, `messages[].status`).
@@ -63,6 +68,13 @@ public struct InboxEntry: Sendable, Equatable {
         self.sentAt = sentAt
         self.expiresAt = expiresAt
     }
+
+    /// The entry from the row both backends' inbox query selects: message id, highest status,
+    /// first sent, last expiry, code, hash, stored request.
+    package init(row: some StoredRow) throws {
+        self.init(order: row.int(0), code: row.text(4), hash: row.text(5), spec: try MessageSpec(storedText: row.text(6)),
+                  status: InboxStatus(rawValue: Int(row.int(1))) ?? .delivered, sentAt: row.int(2), expiresAt: row.int(3))
+    }
 }
 
 /// A page of an inbox.
@@ -77,6 +89,13 @@ public struct InboxPage: Sendable, Equatable {
         self.entries = entries
         self.hasMore = hasMore
         self.unread = unread
+    }
+
+    /// A page of at most `limit` entries (0: no limit) from `rows`, read with one more than the
+    /// limit so that a further row tells that older messages follow.
+    package init(rows: [InboxEntry], limit: Int, unread: Int) {
+        let hasMore = limit > 0 && rows.count > limit
+        self.init(entries: hasMore ? Array(rows.prefix(limit)) : rows, hasMore: hasMore, unread: unread)
     }
 }
 
