@@ -119,7 +119,7 @@ struct DeviceAPI: Sendable {
             // SDKs omit it): such a token names no activity and is only reported. No token is the
             // SDK's stopLiveActivity: the device's tokens of the activity (all, without an id) end.
             let hwid = try request.hwid(), attributes = try request.attributes()
-            let activityID = try request.optionalString("activity_id", maxLength: 256)
+            let activityID = try request.optionalString("activity_id", maxLength: MessageSpec.LiveActivity.maximumIDLength)
             let token = try request.optionalString("activity_token", maxLength: 1024)
             let report = try record(.action, app: app, request: request, name: method, hash: nil)
             return {

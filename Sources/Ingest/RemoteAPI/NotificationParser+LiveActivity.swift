@@ -4,8 +4,6 @@ import Core
 /// `liveActivity` is set, for iOS devices, sent at once. Its `aps.timestamp` is a placeholder until
 /// the store creates the message (`CampaignStore.createMessages`).
 extension NotificationParser {
-    /// The longest `live_activity_id`: the longest `activity_id` setActivityToken keeps.
-    static let maximumActivityIDLength = 256
     /// Fields that choose devices, which an update does not take (it goes to the activity's tokens).
     static let targetingFields = ["users", "devices", "conditions", "conditions_operator", "filter", "filter_code"]
 
@@ -70,8 +68,8 @@ extension NotificationParser {
     /// `ios_ttl` and `priority`; iOS devices only.
     func liveActivity(event: MessageSpec.LiveActivity.Event, block: NotificationParser) throws -> (MessageSpec, MessageSpec.LiveActivity) {
         guard let id = try string("live_activity_id") else { throw fail("live_activity_id", "is required") }
-        guard id.utf8.count <= Self.maximumActivityIDLength else {
-            throw fail("live_activity_id", "is longer than \(Self.maximumActivityIDLength) bytes")
+        guard id.utf8.count <= MessageSpec.LiveActivity.maximumIDLength else {
+            throw fail("live_activity_id", "is longer than \(MessageSpec.LiveActivity.maximumIDLength) bytes")
         }
         guard let state = try block.object("content-state") else { throw block.fail("content-state", "is required (an object)") }
         var activity = MessageSpec.LiveActivity(id: id, event: event, contentState: state, timestamp: now)

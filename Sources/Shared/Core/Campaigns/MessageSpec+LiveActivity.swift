@@ -12,6 +12,9 @@ extension MessageSpec {
         /// The `apns-priority` values Apple takes for a Live Activity push: 10 is sent at once and
         /// counts against the activity's update budget, 5 is sent when the device's power allows.
         public static let priorities: Set<Int> = [5, 10]
+        /// The longest activity id Herald keeps, in bytes: setActivityToken's `activity_id` and the
+        /// Remote API's `live_activity_id`.
+        public static let maximumIDLength = 256
 
         /// `live_activity_id`: the activity the SDK registered its tokens for.
         public var id: String
