@@ -6,8 +6,8 @@ import Delivery
 /// 1. devices an earlier holder handed to a provider without recording an outcome become ambiguous
 ///    retries (sent again once);
 /// 2. first attempts: pages through the devices without an outcome, applies the frequency caps,
-///    builds payloads and hands each batch to the app's provider, one batch on the network while the
-///    next is prepared and the previous recorded;
+///    builds payloads and hands each batch to the app's provider, two batches on the network while
+///    the next is prepared, each page marked attempted in the commit that records an earlier batch;
 /// 3. retries: sends the shard's due retries, and waits in place for the next ones when they are
 ///    due within a few seconds;
 /// 4. hands the shard back: done, or pending until its next retry (or until a provider's circuit
@@ -106,7 +106,8 @@ struct ShardRunner: Sendable {
                 return DeliveryRecord(deviceID: target.deviceID, outcome: .retrying, reason: "WorkerLost", ambiguous: true,
                                       schedule: RetrySchedule(nextAt: now, expiresAt: now + retryPolicy.ttl(of: channel, work.spec)))
             }
-            guard try store.record(outcomes, work: work, worker: workerID, leaseUntil: now + leaseSeconds, now: now) else { return }
+            guard try store.record(outcomes, work: work, worker: workerID, leaseUntil: now + leaseSeconds, now: now,
+                                   attemptedThrough: nil) else { return }
             recovered += page.count
         }
         if recovered > 0 {
@@ -122,12 +123,16 @@ struct ShardRunner: Sendable {
         var after = work.firstDevice - 1
         var sentSoFar = 0
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
-        // One batch is on the network while the next is read and prepared and the previous recorded.
-        var inFlight: InFlightBatch?
+        // Up to two batches are on the network, oldest first, while the next is read and prepared.
+        // One commit records the older of two and marks the next page attempted, so a page costs
+        // one commit and at most two batches are sent but unrecorded when a worker dies.
+        var inFlight: [InFlightBatch] = []
         func settle() throws -> Bool {
-            guard let batch = inFlight else { return true }
-            inFlight = nil
-            return try record(batch, work: work, provider: provider)
+            var keep = true
+            while !inFlight.isEmpty {
+                keep = try record(inFlight.removeFirst(), work: work, provider: provider, attemptedThrough: nil) && keep
+            }
+            return keep
         }
         while true {
             if stop() {
@@ -150,20 +155,18 @@ struct ShardRunner: Sendable {
                 continue
             }
             after = page[page.count - 1].deviceID
-            guard try store.markAttempted(work, through: after, worker: workerID) else {
-                _ = try settle()
-                return .stopped
-            }
             let now = clock.now()
             let (throttled, pushes) = try prepare(page, work: work, now: now)
-            let batch = InFlightBatch(throttled: throttled, pushes: pushes, now: now, work: work, provider: provider)
-            sentSoFar += page.count
-            guard try settle() else {
-                _ = try record(batch, work: work, provider: provider)
+            let marked = inFlight.count < 2
+                ? try store.markAttempted(work, through: after, worker: workerID)
+                : try record(inFlight.removeFirst(), work: work, provider: provider, attemptedThrough: after)
+            guard marked else {
+                _ = try settle()
                 logger.info("shard stopped: lease lost or message deleted", ["shard.id": String(work.shardID), "message.code": work.messageCode])
                 return .stopped
             }
-            inFlight = batch
+            inFlight.append(InFlightBatch(throttled: throttled, pushes: pushes, now: now, work: work, provider: provider))
+            sentSoFar += page.count
             // A short page was the last one, unless a probe sent only part of it.
             if fetched < pageSize && page.count == fetched { break }
             if let rate = work.spec.sendRate {
@@ -174,14 +177,16 @@ struct ShardRunner: Sendable {
         return try settle() ? .complete : .stopped
     }
 
-    /// Waits for a batch, schedules its transient failures, tells the breakers, counts, and records.
-    private func record(_ batch: InFlightBatch, work: ShardWork, provider: (any PushProvider)?) throws -> Bool {
+    /// Waits for a batch, schedules its transient failures, tells the breakers, counts, and records
+    /// (noting `attemptedThrough` in the same commit).
+    private func record(_ batch: InFlightBatch, work: ShardWork, provider: (any PushProvider)?, attemptedThrough: Int64?) throws -> Bool {
         let (throttled, delivered) = batch.wait()
         let resolved = resolve(delivered, provider: provider, now: batch.now) { push in
             (attempts: 1, ambiguousBefore: 0, expiresAt: batch.now + retryPolicy.ttl(of: push.channel, work.spec))
         }
         for _ in throttled { stats.count(provider: "none", outcome: "throttled") }
-        return try store.record(throttled + resolved, work: work, worker: workerID, leaseUntil: clock.now() + leaseSeconds, now: clock.now())
+        return try store.record(throttled + resolved, work: work, worker: workerID, leaseUntil: clock.now() + leaseSeconds, now: clock.now(),
+                                attemptedThrough: attemptedThrough)
     }
 
     // MARK: - Retries

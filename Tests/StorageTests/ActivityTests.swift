@@ -27,7 +27,7 @@ import TestSupport
         let targets = try stores.campaigns.targets(of: work, after: work.firstDevice - 1, limit: 10)
         #expect(targets.count == 3)
         let outcomes = targets.map { DeliveryRecord(deviceID: $0.deviceID, outcome: $0.hwid == "H2" ? .failed : .sent, reason: "BadDeviceToken") }
-        #expect(try stores.campaigns.record(outcomes, work: work, worker: "w", leaseUntil: 1_100, now: 1_065))
+        #expect(try stores.campaigns.record(outcomes, work: work, worker: "w", leaseUntil: 1_100, now: 1_065, attemptedThrough: nil))
         func report(_ kind: SDKReport.Kind, _ hwid: String, at time: Int64) -> SDKReport {
             SDKReport(kind: kind, app: "APP-1", hwid: hwid, userID: nil, platform: 1, name: nil, hash: work.hash, body: [:],
                       timestampUTC: time, timestampCurrent: nil)

@@ -94,7 +94,7 @@ struct CampaignStoreContract {
         #expect(try campaigns.markAttempted(work, through: ids[2], worker: "w1"))
         #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent), retrying(ids[1], next: 1_005),
                                       DeliveryRecord(deviceID: ids[2], outcome: .failed, reason: "BadDeviceToken")],
-                                     work: work, worker: "w1", leaseUntil: 1_030, now: 1_000))
+                                     work: work, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: nil))
         var status = try funnel()
         #expect((status.targeted, status.sent, status.failed, status.retrying) == (3, 1, 1, 1))
         // A retrying device is not targeted again by a page; it waits until it is due.
@@ -123,7 +123,7 @@ struct CampaignStoreContract {
     func retentionDeletesFinishedMessagesDeliveryRowsAndKeepsTheFunnel() throws {
         let work = try leasedShard(devices: 3)
         let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
-        _ = try campaigns.record(ids.map { DeliveryRecord(deviceID: $0, outcome: .sent) }, work: work, worker: "w1", leaseUntil: 1_030, now: 1_000)
+        _ = try campaigns.record(ids.map { DeliveryRecord(deviceID: $0, outcome: .sent) }, work: work, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: nil)
         _ = try campaigns.finishShard(work, worker: "w1", resumeAt: nil)
         #expect(try campaigns.completeMessages(now: 1_010) == 1)
         #expect(try campaigns.pruneDeliveries(finishedBefore: 1_005, limit: 10, now: 2_000) == 0, "finished after the bound")
@@ -156,7 +156,7 @@ struct CampaignStoreContract {
     func aRetryThatFailsAgainIsRescheduledAndEndsFailedWithItsReason() throws {
         let work = try leasedShard(devices: 1)
         let id = try #require(try campaigns.targets(of: work, after: 0, limit: 10).first?.deviceID)
-        _ = try campaigns.record([retrying(id, next: 1_001)], work: work, worker: "w1", leaseUntil: 1_030, now: 1_000)
+        _ = try campaigns.record([retrying(id, next: 1_001)], work: work, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: nil)
         _ = try campaigns.claimRetries([id], work: work, worker: "w1")
         _ = try campaigns.recordRetries([retrying(id, next: 1_003)], work: work, worker: "w1", leaseUntil: 1_030, now: 1_001)
         let due = try campaigns.dueRetries(of: work, now: 1_003, limit: 10)
@@ -172,10 +172,13 @@ struct CampaignStoreContract {
     func aLaterHolderFindsWhatTheLostWorkerHadHandedOverAndWasSending() throws {
         let work = try leasedShard(devices: 4)
         let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
-        // w1 recorded the first device, handed the next two to the provider, and was sending a retry of the last.
-        _ = try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent), retrying(ids[3], next: 1_000)], work: work,
-                                 worker: "w1", leaseUntil: 1_030, now: 1_000)
-        #expect(try campaigns.markAttempted(work, through: ids[2], worker: "w1"))
+        // w1 handed the first device to the provider, recorded it while handing over the next two (one
+        // commit), and was sending a retry of the last.
+        #expect(try campaigns.markAttempted(work, through: ids[0], worker: "w1"))
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent), retrying(ids[3], next: 1_000)], work: work,
+                                     worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: ids[2]))
+        // Noting a lower device never moves the mark back.
+        #expect(try campaigns.record([], work: work, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: ids[1]))
         #expect(try campaigns.claimRetries([ids[3]], work: work, worker: "w1"))
         // w1 vanishes; its lease runs out and w2 takes the shard.
         #expect(try campaigns.releaseLeases(now: 1_031, liveWorkers: ["w2"]) == 1)
@@ -192,8 +195,9 @@ struct CampaignStoreContract {
         #expect(try campaigns.targets(of: range, after: 0, limit: 10).map(\.deviceID) == [ids[1], ids[2]])
         // The old holder can no longer write.
         #expect(try campaigns.record([DeliveryRecord(deviceID: ids[1], outcome: .sent)], work: work, worker: "w1", leaseUntil: 1_060,
-                                     now: 1_032) == false)
+                                     now: 1_032, attemptedThrough: ids[3]) == false)
         #expect(try campaigns.markAttempted(work, through: ids[3], worker: "w1") == false)
+        #expect(try fixture.count("SELECT attempted_through FROM message_shards WHERE id = \(work.shardID)") == Int(ids[2]))
     }
 
     func message(_ transactionID: String, at now: Int64) throws -> String {
@@ -263,7 +267,7 @@ struct CampaignStoreContract {
         #expect(try campaigns.markAttempted(work, through: ids[2], worker: "w1"))
         #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent), DeliveryRecord(deviceID: ids[1], outcome: .sent),
                                       DeliveryRecord(deviceID: ids[2], outcome: .failed, reason: "BadDeviceToken")],
-                                     work: work, worker: "w1", leaseUntil: 1_030, now: 1_000))
+                                     work: work, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: nil))
         var later: [String] = []
         for index in 0..<3 {
             var spec = MessageSpec(content: ["default": "Later \(index)"])
@@ -286,7 +290,7 @@ struct CampaignStoreContract {
         #expect(try campaigns.deleteMessage(app: "APP-1", code: work.messageCode, now: 1_001))
         // The push went out before the worker heard: it counts, and the worker is told to stop.
         #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent)], work: work, worker: "w1", leaseUntil: 1_060,
-                                     now: 1_002) == false)
+                                     now: 1_002, attemptedThrough: nil) == false)
         let status = try funnel()
         #expect(status.status == .deleted && status.sent == 1)
         // Cancelled, no longer leased: never taken back from its worker and handed out again.

@@ -50,7 +50,7 @@ struct InboxStoreContract {
     /// Records `outcomes` for a new message and finishes its shard.
     func send(inbox: MessageSpec.InboxOptions?, title: String, now: Int64, _ outcomes: [DeliveryRecord]) throws -> ShardWork {
         let work = try shard(inbox: inbox, title: title, now: now)
-        #expect(try campaigns.record(outcomes, work: work, worker: "w1", leaseUntil: now + 30, now: now))
+        #expect(try campaigns.record(outcomes, work: work, worker: "w1", leaseUntil: now + 30, now: now, attemptedThrough: nil))
         return work
     }
 

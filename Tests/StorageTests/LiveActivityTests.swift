@@ -113,7 +113,7 @@ import TestSupport
         // A sent start notes its timestamp on the push-to-start token, which stays active.
         let (start, starters) = try claimed(message(.start), at: 100)
         #expect(try stores.campaigns.record(starters.map { DeliveryRecord(deviceID: $0.deviceID, outcome: .sent) }, work: start, worker: "w",
-                                            leaseUntil: 1_000_000, now: 100))
+                                            leaseUntil: 1_000_000, now: 100, attemptedThrough: nil))
         #expect(try tokens("H0") == ["start-H0 true 100", "m1-H0 true -"])
 
         // The end: sent to H0, retried for H1, whose token stays active until the retry is sent.
@@ -122,7 +122,7 @@ import TestSupport
         let outcomes = [DeliveryRecord(deviceID: targets[0].deviceID, outcome: .sent),
                         DeliveryRecord(deviceID: targets[1].deviceID, outcome: .retrying, reason: "ServiceUnavailable",
                                        schedule: RetrySchedule(nextAt: 210, expiresAt: 3_600))]
-        #expect(try stores.campaigns.record(outcomes, work: end, worker: "w", leaseUntil: 1_000_000, now: 201))
+        #expect(try stores.campaigns.record(outcomes, work: end, worker: "w", leaseUntil: 1_000_000, now: 201, attemptedThrough: nil))
         #expect(try tokens("H0") == ["start-H0 true 100", "m1-H0 false 200"])
         #expect(try tokens("H1") == ["start-H1 true 100", "m1-H1 true -"])
         let due = try stores.campaigns.dueRetries(of: end, now: 210, limit: 10)
@@ -132,7 +132,7 @@ import TestSupport
                                                    leaseUntil: 1_000_000, now: 211))
         #expect(try tokens("H1") == ["start-H1 true 100", "m1-H1 false 200"])
         // Recording the end again (a second holder of the shard) changes nothing.
-        #expect(try stores.campaigns.record(outcomes, work: end, worker: "w", leaseUntil: 1_000_000, now: 212))
+        #expect(try stores.campaigns.record(outcomes, work: end, worker: "w", leaseUntil: 1_000_000, now: 212, attemptedThrough: nil))
         #expect(try tokens("H0") == ["start-H0 true 100", "m1-H0 false 200"])
         #expect(try fixture.count("SELECT count(*) FROM live_activity_tokens WHERE activity_id = 'm-1' AND last_timestamp = 200") == 2)
     }

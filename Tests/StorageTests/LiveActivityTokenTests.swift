@@ -108,14 +108,14 @@ import TestSupport
         let retries = targets.map { DeliveryRecord(deviceID: $0.deviceID, outcome: .retrying, reason: "ServiceUnavailable",
                                                    schedule: RetrySchedule(nextAt: 30, expiresAt: 3_600)) }
         #expect(try stores.campaigns.markAttempted(update, through: targets[1].deviceID, worker: "w"))
-        #expect(try stores.campaigns.record(retries, work: update, worker: "w", leaseUntil: 1_000_000, now: 24))
+        #expect(try stores.campaigns.record(retries, work: update, worker: "w", leaseUntil: 1_000_000, now: 24, attemptedThrough: nil))
         #expect(try stores.devices.deactivateActivityTokens(app: "APP-1", hwid: "H2", activityID: "m-1", now: 25) == 1)
         let due = try stores.campaigns.dueRetries(of: update, now: 30, limit: 10)
         #expect(due.map { $0.target.map { "\($0.hwid) \($0.pushToken)" } ?? "none" }.sorted() == ["H0 m1-H0", "none"])
 
         // A token APNs calls dead becomes inactive; the device's push token stays valid.
         let dead = DeliveryRecord(deviceID: targets[0].deviceID, outcome: .failed, reason: "BadDeviceToken", deadToken: "m1-H0")
-        #expect(try stores.campaigns.record([dead], work: end, worker: "w", leaseUntil: 1_000_000, now: 31))
+        #expect(try stores.campaigns.record([dead], work: end, worker: "w", leaseUntil: 1_000_000, now: 31, attemptedThrough: nil))
         #expect(try stores.devices.activityTokens(app: "APP-1", hwid: "H0").map { "\($0.token) \($0.active)" }
             == ["start-H0 true", "m1-H0 false", "m2-H0 true"])
         #expect(try fixture.count("SELECT count(*) FROM devices WHERE token_invalid_reason IS NOT NULL") == 0)

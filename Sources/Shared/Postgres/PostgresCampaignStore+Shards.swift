@@ -146,7 +146,8 @@ extension PostgresCampaignStore {
         }
     }
 
-    public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> Bool {
+    public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64,
+                       attemptedThrough: Int64?) throws(StoreError) -> Bool {
         try database.write { transaction in
             let connection = transaction.connection
             try Self.markDead(outcomes, work: work, now: now, connection)
@@ -186,7 +187,7 @@ extension PostgresCampaignStore {
                      .texts(retries.map { $0.reason ?? "Unknown" })])
             }
             try Self.noteActivityPushes(sent, work: work, now: now, connection)
-            return try tally.apply(to: work, keepingLeaseOf: worker, until: leaseUntil, connection)
+            return try tally.apply(to: work, keepingLeaseOf: worker, until: leaseUntil, attemptedThrough: attemptedThrough, connection)
         }
     }
 
@@ -342,7 +343,10 @@ extension ShardTally {
     /// `PostgresCampaignStore.ownsLease` and then extending the lease would: returns whether the shard
     /// is still leased to `worker` and its message not deleted, extends the lease when it is, and
     /// cancels the shard when its message was deleted. One round trip instead of three.
-    func apply(to work: ShardWork, keepingLeaseOf worker: String, until leaseUntil: Int64, _ connection: PostgresConnection) throws -> Bool {
+    /// Adds the tally to the shard, extends the lease when it is still the worker's and notes
+    /// `attemptedThrough` then (see `markAttempted`); whether the lease is still the worker's.
+    func apply(to work: ShardWork, keepingLeaseOf worker: String, until leaseUntil: Int64, attemptedThrough: Int64? = nil,
+               _ connection: PostgresConnection) throws -> Bool {
         if !errors.isEmpty {
             let reasons = errors.keys.sorted()
             try connection.run(
@@ -357,11 +361,13 @@ extension ShardTally {
             UPDATE message_shards s SET targeted = s.targeted + $1, sent = s.sent + $2, failed = s.failed + $3,
               throttled = s.throttled + $4, retrying = s.retrying + $5, ambiguous = s.ambiguous + $6,
               lease_until = CASE WHEN s.status = 'leased' AND s.lease_owner = $8 AND m.status <> 'deleted' THEN $9 ELSE s.lease_until END,
+              attempted_through = CASE WHEN s.status = 'leased' AND s.lease_owner = $8 AND m.status <> 'deleted'
+                THEN greatest(s.attempted_through, $10::bigint) ELSE s.attempted_through END,
               status = CASE WHEN s.status = 'leased' AND s.lease_owner = $8 AND m.status = 'deleted' THEN 'cancelled' ELSE s.status END
             FROM messages m WHERE s.id = $7 AND m.id = s.message_id
             RETURNING s.status = 'leased' AND s.lease_owner = $8
             """,
             [.integer(targeted), .integer(sent), .integer(failed), .integer(throttled), .integer(retrying), .integer(ambiguous),
-             .integer(work.shardID), .text(worker), .integer(leaseUntil)]) { $0.bool(0) } ?? false
+             .integer(work.shardID), .text(worker), .integer(leaseUntil), attemptedThrough.map(PostgresValue.integer) ?? .null]) { $0.bool(0) } ?? false
     }
 }

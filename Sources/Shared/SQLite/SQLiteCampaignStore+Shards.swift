@@ -152,7 +152,8 @@ extension SQLiteCampaignStore {
         }
     }
 
-    public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> Bool {
+    public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64,
+                       attemptedThrough: Int64?) throws(StoreError) -> Bool {
         try database.write { writer in
             let connection = writer.connection
             let insert = try connection.prepare(
@@ -181,7 +182,7 @@ extension SQLiteCampaignStore {
             }
             try Self.noteActivityPushes(sent, work: work, now: now, connection)
             try tally.apply(to: work, connection)
-            return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, connection)
+            return try Self.keepLease(work, worker: worker, leaseUntil: leaseUntil, attemptedThrough: attemptedThrough, connection)
         }
     }
 
@@ -319,9 +320,13 @@ extension SQLiteCampaignStore {
     }
 
     /// `ownsLease`, and when it does, extends the lease.
-    static func keepLease(_ work: ShardWork, worker: String, leaseUntil: Int64, _ connection: SQLiteConnection) throws -> Bool {
+    /// Extends the lease when it is still the worker's, and notes `attemptedThrough` (see `markAttempted`).
+    static func keepLease(_ work: ShardWork, worker: String, leaseUntil: Int64, attemptedThrough: Int64? = nil,
+                          _ connection: SQLiteConnection) throws -> Bool {
         guard try ownsLease(work, worker: worker, connection) else { return false }
-        try connection.prepare("UPDATE message_shards SET lease_until = ? WHERE id = ?").run([.integer(leaseUntil), .integer(work.shardID)])
+        try connection.prepare(
+            "UPDATE message_shards SET lease_until = ?1, attempted_through = max(coalesce(attempted_through, ?2), coalesce(?2, attempted_through)) WHERE id = ?3"
+        ).run([.integer(leaseUntil), attemptedThrough.map(SQLiteValue.integer) ?? .null, .integer(work.shardID)])
         return true
     }
 }

@@ -97,7 +97,7 @@ public protocol CampaignStore: InboxStore {
 
     /// Notes that the shard's devices up to `deviceID` are about to be handed to a provider, so that
     /// a later holder knows which devices without an outcome may have been sent. False when the lease
-    /// is lost.
+    /// is lost. (`record` notes it too, in the commit that records a batch.)
     func markAttempted(_ work: ShardWork, through deviceID: Int64, worker: String) throws(StoreError) -> Bool
 
     /// The next page of devices of the shard with an id above `after`, not yet recorded for the message.
@@ -107,9 +107,11 @@ public protocol CampaignStore: InboxStore {
     func recentSends(deviceIDs: [Int64], since1: Int64, since2: Int64) throws(StoreError) -> [Int64: (Int, Int)]
 
     /// Records a batch of first-attempt outcomes (idempotent per message and device; a `retrying`
-    /// outcome also stores its retry) and extends the lease. Returns false when the worker must
-    /// stop: the lease was lost or the message deleted.
-    func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> Bool
+    /// outcome also stores its retry) and extends the lease. With `attemptedThrough`, the same commit
+    /// does what `markAttempted` does. Returns false when the worker must stop: the lease was lost or the
+    /// message deleted.
+    func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64,
+                attemptedThrough: Int64?) throws(StoreError) -> Bool
 
     /// Up to `limit` retries of the shard due at `now`, earliest first, with the device's current token.
     func dueRetries(of work: ShardWork, now: Int64, limit: Int) throws(StoreError) -> [PendingRetry]
