@@ -125,9 +125,13 @@ struct ShardRunner: Sendable {
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
         // Up to two batches are on the network, oldest first, while the next is read and prepared.
         // One commit records the older of two and marks the next page attempted, so a page costs
-        // one commit and at most two batches are sent but unrecorded when a worker dies.
+        // one commit and at most two batches are sent but unrecorded when a worker dies. The page
+        // after is read and prepared on a thread of its own meanwhile.
         var inFlight: [InFlightBatch] = []
+        var ahead: PageAhead?
         func settle() throws -> Bool {
+            _ = ahead?.wait()
+            ahead = nil
             var keep = true
             while !inFlight.isEmpty {
                 keep = try record(inFlight.removeFirst(), work: work, provider: provider, attemptedThrough: nil) && keep
@@ -139,24 +143,27 @@ struct ShardRunner: Sendable {
                 _ = try settle()
                 return .stopped
             }
-            var page = try store.targets(of: work, after: after, limit: pageSize)
-            guard !page.isEmpty else { break }
-            let fetched = page.count
-            switch gate(for: page, provider: provider) {
+            var next = try (ahead ?? readAhead(work, after: after, limit: pageSize)).wait().get()
+            ahead = nil
+            guard !next.page.isEmpty else { break }
+            let fetched = next.page.count
+            switch gate(for: next.page, provider: provider) {
             case .closed:
                 break
             case .probe:
                 guard try settle() else { return .stopped }
-                page = Array(page.prefix(Self.probeSize))
+                next = try prepare(Array(next.page.prefix(Self.probeSize)), work: work, now: clock.now())
             case .open(let seconds):
                 guard try settle() else { return .stopped }
                 if seconds > Self.maxWaitInPlace { return .resume(at: clock.now() + Int64(seconds.rounded(.up))) }
                 if !pause(seconds, stop: stop) { return .stopped }
                 continue
             }
-            after = page[page.count - 1].deviceID
-            let now = clock.now()
-            let (throttled, pushes) = try prepare(page, work: work, now: now)
+            after = next.page[next.page.count - 1].deviceID
+            // A short page was the last one, unless a probe sent only part of it. (A send rate
+            // paces the pages: each is read when its turn comes.)
+            let isLast = fetched < pageSize && next.page.count == fetched
+            if !isLast && work.spec.sendRate == nil { ahead = readAhead(work, after: after, limit: pageSize) }
             let marked = inFlight.count < 2
                 ? try store.markAttempted(work, through: after, worker: workerID)
                 : try record(inFlight.removeFirst(), work: work, provider: provider, attemptedThrough: after)
@@ -165,16 +172,23 @@ struct ShardRunner: Sendable {
                 logger.info("shard stopped: lease lost or message deleted", ["shard.id": String(work.shardID), "message.code": work.messageCode])
                 return .stopped
             }
-            inFlight.append(InFlightBatch(throttled: throttled, pushes: pushes, now: now, work: work, provider: provider))
-            sentSoFar += page.count
-            // A short page was the last one, unless a probe sent only part of it.
-            if fetched < pageSize && page.count == fetched { break }
+            inFlight.append(InFlightBatch(next, work: work, provider: provider))
+            sentSoFar += next.page.count
+            if isLast { break }
             if let rate = work.spec.sendRate {
                 let wait = started + Double(sentSoFar) / Double(rate) - monotonicSeconds()
                 if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             }
         }
         return try settle() ? .complete : .stopped
+    }
+
+    /// Starts reading and preparing the page after `after` on a thread of its own.
+    private func readAhead(_ work: ShardWork, after: Int64, limit: Int) -> PageAhead {
+        let now = clock.now()
+        return PageAhead { [self] in
+            Result { try prepare(try store.targets(of: work, after: after, limit: limit), work: work, now: now) }
+        }
     }
 
     /// Waits for a batch, schedules its transient failures, tells the breakers, counts, and records
@@ -306,13 +320,15 @@ struct ShardRunner: Sendable {
         return !stop()
     }
 
-    /// Applies the frequency caps to one page: the throttled outcomes, and the pushes to deliver.
+    /// Applies the frequency caps to one page: the throttled outcomes, and the pushes to deliver at `now`.
     /// The update or end of a running Live Activity is not capped: it changes what the activity
     /// already shows, so a capped one would leave the activity stale, or on the lock screen after it
     /// ended, without anyone noticing (APNs budgets such pushes per activity itself).
-    private func prepare(_ page: [Target], work: ShardWork, now: Int64) throws -> ([DeliveryRecord], [OutgoingPush]) {
-        guard !page.isEmpty else { return ([], []) }
-        if let activity = work.spec.liveActivity, activity.event != .start { return ([], pushes(for: page, work: work, now: now)) }
+    private func prepare(_ page: [Target], work: ShardWork, now: Int64) throws -> PreparedPage {
+        guard !page.isEmpty else { return PreparedPage(page: page, throttled: [], pushes: [], now: now) }
+        if let activity = work.spec.liveActivity, activity.event != .start {
+            return PreparedPage(page: page, throttled: [], pushes: pushes(for: page, work: work, now: now), now: now)
+        }
         let cappingWindow = work.spec.cappingDays.map { Int64($0) * 86_400 } ?? 0
         let recent = try store.recentSends(deviceIDs: page.map(\.deviceID), since1: now - Int64(throttle.perDeviceWindowSeconds),
                                            since2: now - cappingWindow)
@@ -326,7 +342,7 @@ struct ShardRunner: Sendable {
                 allowed.append(target)
             }
         }
-        return (throttled, pushes(for: allowed, work: work, now: now))
+        return PreparedPage(page: page, throttled: throttled, pushes: pushes(for: allowed, work: work, now: now), now: now)
     }
 
     /// The payloads of `targets` sent at `now`: devices with the same language and badge share one
@@ -349,6 +365,38 @@ struct ShardRunner: Sendable {
     }
 }
 
+/// A page of a shard's first pass with the frequency caps applied: the throttled outcomes, and
+/// the pushes to deliver, built at `now`.
+struct PreparedPage: Sendable {
+    let page: [Target]
+    let throttled: [DeliveryRecord]
+    let pushes: [OutgoingPush]
+    let now: Int64
+}
+
+/// A page being read and prepared on its own thread while the runner records the previous one.
+/// `@unchecked Sendable` invariant: `result` is written by the reading thread before `done` is
+/// signalled and read by the runner only after waiting on it.
+final class PageAhead: @unchecked Sendable {
+    private var result: Result<PreparedPage, any Error>?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ read: @escaping @Sendable () -> Result<PreparedPage, any Error>) {
+        let thread = Thread { [self] in
+            result = read()
+            done.signal()
+        }
+        thread.name = "herald-read-ahead"
+        thread.start()
+    }
+
+    func wait() -> Result<PreparedPage, any Error> {
+        done.wait()
+        done.signal()
+        return result!
+    }
+}
+
 /// A batch being delivered on its own thread while the runner prepares the next one.
 /// `@unchecked Sendable` invariant: `outcomes` is written by the delivering thread before `done`
 /// is signalled and read by the runner only after waiting on it.
@@ -359,10 +407,10 @@ final class InFlightBatch: @unchecked Sendable {
     private var outcomes: [DeliveryRecord] = []
     private let done = DispatchSemaphore(value: 0)
 
-    init(throttled: [DeliveryRecord], pushes: [OutgoingPush], now: Int64, work: ShardWork, provider: (any PushProvider)?) {
-        self.now = now
-        self.throttled = throttled
-        self.pushes = pushes
+    init(_ prepared: PreparedPage, work: ShardWork, provider: (any PushProvider)?) {
+        now = prepared.now
+        throttled = prepared.throttled
+        pushes = prepared.pushes
         guard !pushes.isEmpty else {
             done.signal()
             return
