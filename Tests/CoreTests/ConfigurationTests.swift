@@ -180,6 +180,19 @@ import TestSupport
         #expect(problem(queue(["secret_key_file": "ingest.key", "bogus": 1]))?.key == "queue.curve.bogus")
     }
 
+    @Test func authorizedKeysFilesFromOtherEditorsAreRead() throws {
+        let folder = try TemporaryDirectory()
+        // Z85 has `#` among its characters: a key may start with it.
+        let keys = [String(repeating: "Zz9+", count: 10), "#" + String(repeating: "a1B.", count: 9) + "a1B", String(repeating: "x", count: 40)]
+        let path = folder.file("authorized")
+        try Data("# workers\r\n\(keys[0])\thost-b\r\n\r\n  \(keys[1]) host-c\r\n\(keys[2])\r\n#\(keys[0]) is a comment\r\n".utf8)
+            .write(to: URL(fileURLWithPath: path))
+        #expect(try CurveSettings.readAuthorizedKeys(path: path, key: "k") == Set(keys))
+        try Data("\(keys[0])\r\n#not a key either\r\n\(keys[2])x\r\n".utf8).write(to: URL(fileURLWithPath: path))
+        let error = #expect(throws: ConfigurationError.self) { try CurveSettings.readAuthorizedKeys(path: path, key: "k") }
+        #expect(error?.problem == "\(path) line 3 is not a Z85 CURVE public key (40 characters)")
+    }
+
     @Test func ingestListensBeyondLoopbackOnlyWithCurve() throws {
         func check(_ jobs: String, allow: Bool = false) -> String? {
             var settings = QueueSettings()

@@ -40,18 +40,20 @@ public struct CurveSettings: Sendable, Equatable {
         return text
     }
 
-    /// The public keys of an authorized-keys file: one per line; blank lines and lines starting with
-    /// `#` are skipped; anything after the key on its line (a comment naming the worker) is ignored.
+    /// The public keys of an authorized-keys file: one per line (LF or CRLF), first on its line;
+    /// anything after the key and a space or tab (a comment naming the worker) is ignored. Blank
+    /// lines are skipped, and so are other lines starting with `#` (a key may start with `#` too:
+    /// it is one of Z85's characters).
     public static func readAuthorizedKeys(path: String, key: String) throws(ConfigurationError) -> Set<String> {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError(key: key, problem: "cannot read \(path)")
         }
         var keys: Set<String> = []
-        for (number, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
-            let first = String(trimmed.split(separator: " ", maxSplits: 1)[0])
+        for (number, line) in String(decoding: data, as: UTF8.self).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            guard let word = line.split(whereSeparator: \.isWhitespace).first else { continue }
+            let first = String(word)
             guard isKey(first) else {
+                if first.hasPrefix("#") { continue }
                 throw ConfigurationError(key: key, problem: "\(path) line \(number + 1) is not a Z85 CURVE public key (40 characters)")
             }
             keys.insert(first)
