@@ -113,5 +113,6 @@ import TestSupport
         }
         guard case .backend(let failure) = error else { throw error }
         #expect(failure.context == "reading database.password_file" && !failure.isRetryable)
+        #expect(failure.message.hasPrefix("cannot read /nonexistent/herald-password: "), "\(failure.message)")
     }
 }

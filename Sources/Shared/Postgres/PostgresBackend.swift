@@ -21,7 +21,7 @@ public final class PostgresBackend: StoreBackend {
                 while password.last?.isNewline == true { password.removeLast() }
                 connection.password = password
             } catch {
-                throw .backend(BackendFailure(backend: "postgres", code: 0, message: error.localizedDescription,
+                throw .backend(BackendFailure(backend: "postgres", code: 0, message: "cannot read \(file): \(error.localizedDescription)",
                                               context: "reading database.password_file", isRetryable: false))
             }
         }
