@@ -100,6 +100,40 @@ import TestSupport
         #expect(refused.sqlState == "08006" && refused.isRetryable)
     }
 
+    /// A server that wants a password: the one of `database.password_file` opens the store, also
+    /// over a wrong one in the URL; none, or a wrong one, is refused with the server's reason.
+    @Test func aServerThatWantsAPasswordTakesTheOneOfThePasswordFile() throws {
+        let server = try PostgresServer(passwordRole: "app")
+        try server.psql("CREATE ROLE app LOGIN PASSWORD 'from-the-file'")
+        try server.psql("CREATE DATABASE app OWNER app")
+        let folder = try TemporaryDirectory()
+        let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
+        func open(_ url: String, passwordIn contents: String?) -> StoreError? {
+            var settings = DatabaseSettings(path: "unused")
+            settings.url = url
+            if let contents {
+                settings.passwordFile = folder.file("password")
+                try? contents.write(toFile: folder.file("password"), atomically: true, encoding: .utf8)
+            }
+            do {
+                _ = try PostgresBackend(database: settings, apps: apps)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let url = "postgresql://app@127.0.0.1:\(server.port)/app"
+        #expect(open(url, passwordIn: "from-the-file\n") == nil)
+        #expect(open("postgresql://app:wrong@127.0.0.1:\(server.port)/app", passwordIn: "from-the-file") == nil)
+        for (contents, reason) in [(nil, "no password supplied"), ("wrong\n", "password authentication failed")] as [(String?, String)] {
+            guard case .backend(let failure) = open(url, passwordIn: contents) else {
+                Issue.record("opened without the right password (\(String(describing: contents)))")
+                continue
+            }
+            #expect(failure.message.contains(reason), "\(failure.message)")
+        }
+    }
+
     @Test func theURLsParametersWinOverHeraldsDefaultsAndThePasswordFileWinsOverTheURL() throws {
         let keywords = PostgresConnectionSettings(url: "postgresql://h@db/herald?connect_timeout=9", password: "secret").keywords.map(\.0)
         let url = try #require(keywords.firstIndex(of: "dbname"))

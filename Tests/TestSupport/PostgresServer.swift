@@ -36,8 +36,9 @@ package final class PostgresServer: Sendable {
 
     /// Creates the cluster and starts the server (about two seconds). It listens on 127.0.0.1 and
     /// on `address` when given, and lets clients of `network` (CIDR) in without a password, as it
-    /// does those on loopback: a second "host" of a test.
-    package init(alsoListeningOn address: String? = nil, trusting network: String? = nil) throws {
+    /// does those on loopback: a second "host" of a test. The role `passwordRole`, when given, must
+    /// give its password (scram-sha-256) to connect over TCP.
+    package init(alsoListeningOn address: String? = nil, trusting network: String? = nil, passwordRole: String? = nil) throws {
         listenAddresses = (["127.0.0.1"] + [address].compactMap { $0 }).joined(separator: ",")
         binaries = try Self.binaryDirectory()
         folder = NSTemporaryDirectory() + "herald-pg-" + UUID().uuidString.prefix(8)
@@ -62,11 +63,13 @@ package final class PostgresServer: Sendable {
         // From here on, a failure runs `deinit`, which cleans up.
         try run([binaries + "/initdb", "-D", folder + "/data", "-A", "trust", "-U", "herald", "-E", "UTF8", "--locale=C",
                  "--no-sync", "--no-instructions"], timeout: 60)
-        if let network {
-            let rules = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/data/pg_hba.conf"))
-            defer { try? rules.close() }
-            try rules.seekToEnd()
-            try rules.write(contentsOf: Data("host all all \(network) trust\n".utf8))
+        if network != nil || passwordRole != nil {
+            // The first matching line wins: the password rule goes before initdb's trust lines.
+            let path = folder + "/data/pg_hba.conf"
+            let rules = try String(contentsOfFile: path, encoding: .utf8)
+            let password = passwordRole.map { "host all \($0) all scram-sha-256\n" } ?? ""
+            let trusted = network.map { "host all all \($0) trust\n" } ?? ""
+            try (password + rules + trusted).write(toFile: path, atomically: false, encoding: .utf8)
         }
         try start()
     }
