@@ -116,6 +116,8 @@ import Testing
         let hwids = try herald.sinkHWIDs(code)
         #expect(Set(hwids).count == total, "\(Set(hwids).count) of \(total) devices reached")
         #expect(hwids.count - total <= 1000, "\(hwids.count - total) duplicates")
+        // ... and counted: each was sent again as ambiguous.
+        #expect(hwids.count - total <= Int(funnel["ambiguous"]?.lenientInt ?? 0), "\(hwids.count - total) duplicates, funnel \(funnel)")
         #expect(herald.ingest?.isRunning == true && herald.workers.allSatisfy(\.isRunning), "\(herald.log().suffix(2000))")
         // A write acknowledged after the restart is kept as well.
         #expect(try herald.client.request("POST", "/json/1.3/registerDevice", body: request, timeoutSeconds: 10).status == 200)
