@@ -55,6 +55,28 @@ import Glibc
         #expect(flagStatus == 2)
     }
 
+    /// A PostgreSQL server that cannot be reached, a malformed URL or an unreadable password file
+    /// stops either program at start, naming what is wrong, without printing the URL's password.
+    @Test(arguments: ["herald-ingest", "herald-worker"])
+    func aDatabaseThatCannotBeOpenedStopsStartUpNamingIt(_ executable: String) throws {
+        let herald = try HeraldProcesses()
+        let closedPort = try HeraldProcesses.freePort()
+        func attempt(_ database: String) throws -> (status: Int32, output: String) {
+            let path = herald.folder + "/database.json"
+            try #"{"apps": [{"code": "A", "api_token": "t", "sink": "s"}], "database": \#(database)}"#
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            return try run(executable, ["--config", path])
+        }
+        let unreachable = try attempt(#"{"url": "postgresql://herald:sup3r-secret@127.0.0.1:\#(closedPort)/herald"}"#)
+        #expect(unreachable.status == 1 && unreachable.output.contains("cannot open the database"), "\(unreachable.output)")
+        #expect(unreachable.output.contains("database.url") && !unreachable.output.contains("sup3r-secret"), "\(unreachable.output)")
+        let malformed = try attempt(#"{"url": "mysql://herald@127.0.0.1/herald"}"#)
+        #expect(malformed.status == 2 && malformed.output.contains("database.url"), "\(malformed.output)")
+        let noPassword = try attempt(#"{"url": "postgresql://herald@127.0.0.1:\#(closedPort)/herald", "password_file": "absent-pw"}"#)
+        #expect(noPassword.status == 1 && noPassword.output.contains("database.password_file")
+                && noPassword.output.contains(herald.folder + "/absent-pw"), "\(noPassword.output)")
+    }
+
     @Test func workersJoinAndLeave() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
