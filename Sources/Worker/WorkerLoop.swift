@@ -49,8 +49,10 @@ final class WorkerLoop: Sendable {
         let queueThread = Thread { [self] in
             let sockets: [QueueSockets]
             do {
-                sockets = try zip(configuration.queue.jobs, configuration.queue.results).map { jobs, results in
-                    try QueueSockets(context: context, curve: configuration.queue.curve, jobsEndpoint: jobs, resultsEndpoint: results, id: id)
+                let queue = configuration.queue
+                sockets = try queue.jobs.indices.map { index in
+                    try QueueSockets(context: context, curve: queue.curve, serverKey: queue.curve?.serverPublicKeys[index],
+                                     jobsEndpoint: queue.jobs[index], resultsEndpoint: queue.results[index], id: id)
                 }
             } catch {
                 failure.withLock { $0 = error }
@@ -90,16 +92,11 @@ final class WorkerLoop: Sendable {
     private func runQueue(_ ingests: [QueueSockets]) {
         var lastHeartbeat = 0.0
         while !queueStopping.load(ordering: .relaxed) {
-            // When heartbeats stop leaving (ingest refused the CURVE handshake, which libzmq does not
-            // retry, or ingest is gone), the sockets are opened anew, so a key listed later works.
-            for ingest in ingests where monotonicSeconds() - ingest.lastDelivered > Pipeline.workerSilenceSeconds {
-                logger.warning("cannot reach ingest; connecting again (with CURVE, check that this worker's public key is listed)",
-                               ["queue.jobs": ingest.jobsEndpoint])
-                do {
-                    try ingest.reopen()
-                } catch {
-                    logger.error("cannot open the queue sockets", ["queue.jobs": ingest.jobsEndpoint, "error": "\(error)"])
-                }
+            // Each link logs when its handshake completes, and warns and connects anew while it
+            // has not (a refused CURVE handshake is not retried by libzmq; a key listed later works).
+            for ingest in ingests {
+                ingest.jobs.check(logger: logger)
+                ingest.results.check(logger: logger)
             }
             let now = monotonicSeconds()
             var outgoing = pendingAcks()
@@ -113,16 +110,15 @@ final class WorkerLoop: Sendable {
             for message in outgoing {
                 for ingest in ingests {
                     do {
-                        try ingest.results.send([message.encoded], wait: false)
-                        ingest.lastDelivered = monotonicSeconds()
+                        try ingest.results.socket.send([message.encoded], wait: false)
                     } catch {
-                        logger.debug("queue message not sent", ["queue.results": ingest.resultsEndpoint, "error": "\(error)"])
+                        logger.debug("queue message not sent", ["queue.results": ingest.results.endpoint, "error": "\(error)"])
                     }
                 }
             }
             do {
-                guard let ready = try QueueSocket.firstReadable(ingests.map(\.jobs), timeoutMilliseconds: 20),
-                      let frames = try ingests[ready].jobs.receive(timeoutMilliseconds: 0) else { continue }
+                guard let ready = try QueueSocket.firstReadable(ingests.map(\.jobs.socket), timeoutMilliseconds: 20),
+                      let frames = try ingests[ready].jobs.socket.receive(timeoutMilliseconds: 0) else { continue }
                 switch frames.last.flatMap(QueueMessage.decode) {
                 case .job(let shard):
                     jobs.withLock { $0.append(shard) }
@@ -146,7 +142,7 @@ final class WorkerLoop: Sendable {
         var last = pendingAcks()
         last.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0, stats: stats.snapshot()))
         for message in last {
-            for ingest in ingests { try? ingest.results.send([message.encoded], wait: false) }
+            for ingest in ingests { try? ingest.results.socket.send([message.encoded], wait: false) }
         }
     }
 
@@ -202,55 +198,5 @@ final class WorkerLoop: Sendable {
         reportsFinished.wait()
         queueStopping.store(true, ordering: .relaxed)
         queueFinished.wait()
-    }
-}
-
-/// The worker's two queue sockets to one ingest: DEALER for jobs (its identity is the worker id)
-/// and PUSH for results, CURVE clients when `queue.curve` is set. Used only by the queue thread.
-final class QueueSockets {
-    let context: QueueContext
-    let curve: CurveSettings?
-    let jobsEndpoint: String
-    let resultsEndpoint: String
-    let id: String
-    private(set) var jobs: QueueSocket
-    private(set) var results: QueueSocket
-    /// When a message last left for this ingest (or the sockets were opened).
-    var lastDelivered = monotonicSeconds()
-
-    init(context: QueueContext, curve: CurveSettings?, jobsEndpoint: String, resultsEndpoint: String, id: String) throws {
-        self.context = context
-        self.curve = curve
-        self.jobsEndpoint = jobsEndpoint
-        self.resultsEndpoint = resultsEndpoint
-        self.id = id
-        (jobs, results) = try Self.open(context: context, curve: curve, jobs: jobsEndpoint, results: resultsEndpoint, id: id)
-    }
-
-    static func open(context: QueueContext, curve: CurveSettings?, jobs jobsEndpoint: String, results resultsEndpoint: String,
-                     id: String) throws -> (QueueSocket, QueueSocket) {
-        let jobs = try QueueSocket(context, kind: .dealer)
-        try jobs.setIdentity(id)
-        let results = try QueueSocket(context, kind: .push)
-        try results.setHighWaterMark(10_000)
-        if let curve, let server = curve.serverPublicKey {
-            try jobs.makeCurveClient(serverKey: server, secretKey: curve.secretKey)
-            try results.makeCurveClient(serverKey: server, secretKey: curve.secretKey)
-        }
-        try jobs.connect(jobsEndpoint)
-        try results.connect(resultsEndpoint)
-        return (jobs, results)
-    }
-
-    /// Closes both sockets and opens them again (a new connection and handshake).
-    func reopen() throws {
-        close()
-        lastDelivered = monotonicSeconds()
-        (jobs, results) = try Self.open(context: context, curve: curve, jobs: jobsEndpoint, results: resultsEndpoint, id: id)
-    }
-
-    func close() {
-        jobs.close()
-        results.close()
     }
 }

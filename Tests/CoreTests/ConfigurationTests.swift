@@ -193,6 +193,43 @@ import TestSupport
         #expect(error?.problem == "\(path) line 3 is not a Z85 CURVE public key (40 characters)")
     }
 
+    @Test func serverPublicKeyIsOneKeyForEveryIngestOrOnePerIngestInOrder() throws {
+        let folder = try TemporaryDirectory()
+        try Data((String(repeating: "a1B.", count: 10) + "\n").utf8).write(to: URL(fileURLWithPath: folder.file("worker.key")))
+        let (keyA, keyB) = (String(repeating: "Aa1+", count: 10), String(repeating: "Bb2-", count: 10))
+        func worker(_ server: JSON, jobs: [JSON] = ["tcp://10.0.0.5:5557", "tcp://10.0.0.6:5557"]) throws(ConfigurationError) -> Configuration {
+            let results = JSON.array(jobs.indices.map { .string("tcp://10.0.0.\(5 + $0):5558") })
+            return try Configuration.decode(["apps": [Self.minimalApp],
+                                             "queue": ["jobs": .array(jobs), "results": results,
+                                                       "curve": ["secret_key_file": "worker.key", "server_public_key": server]]],
+                                            baseDirectory: folder.path)
+        }
+        func problem(_ server: JSON) -> ConfigurationError? {
+            do {
+                _ = try worker(server)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        // A string: the ingests share one key pair.
+        let shared = try worker(.string(keyA))
+        #expect(shared.queue.curve?.serverPublicKeys == [keyA, keyA])
+        try shared.queue.checkWorker()
+        // A list: paired by position with queue.jobs and queue.results.
+        let paired = try worker([.string(keyA), .string(keyB)])
+        #expect(paired.queue.curve?.serverPublicKeys == [keyA, keyB])
+        #expect(try worker([.string(keyB)], jobs: ["tcp://10.0.0.5:5557"]).queue.curve?.serverPublicKeys == [keyB])
+        // A list of another length names the key and says how many were expected.
+        let short = problem([.string(keyA), .string(keyB), .string(keyA)])
+        #expect(short?.key == "queue.curve.server_public_key" && short?.problem.contains("3 keys, queue.jobs 2 endpoints") == true,
+                "\(String(describing: short))")
+        #expect(problem([.string(keyA), "not-a-key"])?.key == "queue.curve.server_public_key")
+        #expect(problem([])?.key == "queue.curve.server_public_key")
+        #expect(problem([.string(keyA), 7])?.key == "queue.curve.server_public_key")
+        #expect(problem(7)?.key == "queue.curve.server_public_key")
+    }
+
     @Test func ingestListensBeyondLoopbackOnlyWithCurve() throws {
         func check(_ jobs: String, allow: Bool = false) -> String? {
             var settings = QueueSettings()

@@ -162,6 +162,111 @@ import Glibc
         #expect(Set(try herald.sinkHWIDs(code)).count == 40)
     }
 
+    /// Two ingests on one database, each with its own CURVE key pair, and a worker that lists both
+    /// public keys in the order of its endpoints: both ingests hear it, and when the dispatching one
+    /// is killed the other finishes the campaign.
+    @Test func aWorkerListingEachIngestsKeyFollowsTheDispatcherThroughAFailover() throws {
+        let herald = try HeraldProcesses()
+        let (keyA, keyB) = (try Self.keyPair(herald, "ingest-a"), try Self.keyPair(herald, "ingest-b"))
+        let worker = try Self.keyPair(herald, "worker")
+        let authorized = herald.folder + "/authorized_keys"
+        try Data("\(worker.publicKey)\n".utf8).write(to: URL(fileURLWithPath: authorized))
+        let ports = try (0..<4).map { _ in try HeraldProcesses.freePort() }
+        let portB = try HeraldProcesses.freePort()
+        func ingestConfig(_ name: String, key: String, jobs: UInt16, results: UInt16) throws -> String {
+            try herald.writeConfig(name) {
+                if name == "ingest-b.json" { $0["http"] = ["listen": .string("127.0.0.1:\(portB)"), "threads": 2] }
+                $0["queue"] = Self.queue(host: "127.0.0.1", jobs: jobs, results: results,
+                                         curve: ["secret_key_file": .string(key), "authorized_keys_file": .string(authorized)])
+            }
+        }
+        let configA = try ingestConfig("ingest-a.json", key: keyA.file, jobs: ports[0], results: ports[1])
+        let configB = try ingestConfig("ingest-b.json", key: keyB.file, jobs: ports[2], results: ports[3])
+        let (jobsA, jobsB) = ("tcp://127.0.0.1:\(ports[0])", "tcp://127.0.0.1:\(ports[2])")
+        let workerConfig = try herald.writeConfig("worker.json") {
+            $0["queue"] = ["jobs": [.string(jobsA), .string(jobsB)],
+                           "results": [.string("tcp://127.0.0.1:\(ports[1])"), .string("tcp://127.0.0.1:\(ports[3])")],
+                           "curve": ["secret_key_file": .string(worker.file),
+                                     "server_public_key": [.string(keyA.publicKey), .string(keyB.publicKey)]]]
+        }
+        try herald.startIngest(config: configA)
+        try waitUntil("ingest A dispatching", timeout: 5) { IngestFailoverTests.health(herald.httpPort)?["dispatching"] == true }
+        let ingestB = try HeraldProcesses.launch("herald-ingest", arguments: ["--config", configB], log: herald.folder + "/ingest-b.log")
+        defer {
+            kill(ingestB.processIdentifier, SIGKILL)
+            ingestB.waitUntilExit()
+        }
+        try waitUntil("ingest B healthy", timeout: 10) { IngestFailoverTests.health(portB) != nil }
+        try herald.startWorker(config: workerConfig)
+        try waitUntil("both ingests hear the worker", timeout: 10) {
+            IngestFailoverTests.health(herald.httpPort)?["workers"] == 1 && IngestFailoverTests.health(portB)?["workers"] == 1
+        }
+        let workerLog = { (try? String(contentsOfFile: herald.workerLogPath(0), encoding: .utf8)) ?? "" }
+        // The handshake events are read beside the heartbeats, so the lines may follow them a little.
+        try waitUntil("the worker logs both connections", timeout: 10) {
+            let log = workerLog()
+            return log.contains("connected to ingest") && log.contains(jobsA) && log.contains(jobsB)
+        }
+
+        let devices = 1500
+        try herald.seedDevices(devices, prefix: "cm-")
+        let clientB = DeviceAPIClient(port: portB)
+        let request: JSON = ["auth": .string(HeraldProcesses.apiToken), "application": .string(HeraldProcesses.appCode),
+                             "notifications": [["send_date": "now", "content": "Failover over CURVE", "send_rate": 300]]]
+        let created = try clientB.call("createMessage", request)
+        let code = try #require(created.body["response"]?["Messages"]?.arrayValue?.first?.stringValue, "\(created.body.text)")
+        let before = try herald.waitForFunnel(code) { ($0["sent"]?.lenientInt ?? 0) > 0 }
+
+        // Kill the dispatching ingest mid-campaign; B takes over and finishes it.
+        herald.stopIngest(signal: SIGKILL)
+        #expect((before["sent"]?.lenientInt ?? 0) < devices, "\(before.text)")
+        try waitUntil("ingest B takes over", timeout: 12) { IngestFailoverTests.health(portB)?["dispatching"] == true }
+        var funnel = JSON.null
+        try waitUntil("the campaign done through B", timeout: 40) {
+            funnel = try JSON.parse(try clientB.http.request("GET", "/api/v1/messages/\(code)",
+                                                             headers: [("Authorization", "Token \(HeraldProcesses.apiToken)")]).body)
+            return funnel["status"] == "done"
+        }
+        #expect(funnel["targeted"] == .int(Int64(devices)) && funnel["sent"] == .int(Int64(devices)) && funnel["failed"] == 0,
+                "\(funnel.text)")
+        // Every device got the push; a second copy only for a push counted ambiguous.
+        let hwids = try herald.sinkHWIDs(code)
+        let ambiguous = funnel["ambiguous"]?.lenientInt ?? 0
+        #expect(Set(hwids).count == devices && hwids.count - devices <= ambiguous,
+                "\(hwids.count) lines, \(Set(hwids).count) devices, \(ambiguous) ambiguous")
+        // The worker says that the killed ingest is out of reach, naming its endpoint.
+        try waitUntil("the worker warns about ingest A", timeout: 10) {
+            workerLog().split(separator: "\n").contains { $0.contains("cannot reach ingest") && $0.contains(jobsA) }
+        }
+    }
+
+    @Test func aWorkerWithAWrongServerKeyWarnsNamingTheEndpoint() throws {
+        let herald = try HeraldProcesses()
+        let ingestKey = try Self.keyPair(herald, "ingest")
+        let otherKey = try Self.keyPair(herald, "not-ingest")
+        let worker = try Self.keyPair(herald, "worker")
+        let authorized = herald.folder + "/authorized_keys"
+        try Data("\(worker.publicKey)\n".utf8).write(to: URL(fileURLWithPath: authorized))
+        let (jobs, results) = (try HeraldProcesses.freePort(), try HeraldProcesses.freePort())
+        let ingestConfig = try herald.writeConfig("ingest.json") {
+            $0["queue"] = Self.queue(host: "127.0.0.1", jobs: jobs, results: results,
+                                     curve: ["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(authorized)])
+        }
+        let workerConfig = try herald.writeConfig("worker.json") {
+            $0["queue"] = Self.queue(host: "127.0.0.1", jobs: jobs, results: results,
+                                     curve: ["secret_key_file": .string(worker.file), "server_public_key": .string(otherKey.publicKey)])
+        }
+        try herald.startIngest(config: ingestConfig)
+        try herald.startWorker(config: workerConfig)
+        let workerLog = { (try? String(contentsOfFile: herald.workerLogPath(0), encoding: .utf8)) ?? "" }
+        try waitUntil("the worker warns naming both endpoints", timeout: 15) {
+            let warnings = workerLog().split(separator: "\n").filter { $0.contains("cannot reach ingest") }
+            return warnings.contains { $0.contains("tcp://127.0.0.1:\(jobs)") } && warnings.contains { $0.contains("tcp://127.0.0.1:\(results)") }
+        }
+        #expect(!workerLog().contains("connected to ingest"), "\(workerLog().suffix(2000))")
+        #expect(try Self.connectedWorkers(herald) == "herald_workers_connected 0")
+    }
+
     @Test func badKeysStopStartUpNamingTheKeyOrLine() throws {
         let herald = try HeraldProcesses()
         let ingestKey = try Self.keyPair(herald, "ingest")
@@ -187,6 +292,15 @@ import Glibc
         }
         let worker = try Self.run("herald-worker", ["--config", config])
         #expect(worker.status == 2 && worker.output.contains("queue.curve.server_public_key"), "\(worker)")
+        // One key per ingest: as many as queue.jobs lists.
+        let twoKeys = try herald.writeConfig("worker-two-keys.json") {
+            $0["queue"] = Self.queue(host: "127.0.0.1", jobs: 1, results: 2,
+                                     curve: ["secret_key_file": .string(ingestKey.file),
+                                             "server_public_key": [.string(ingestKey.publicKey), .string(ingestKey.publicKey)]])
+        }
+        let mismatched = try Self.run("herald-worker", ["--config", twoKeys])
+        #expect(mismatched.status == 2 && mismatched.output.contains("queue.curve.server_public_key")
+                && mismatched.output.contains("2 keys, queue.jobs 1 endpoint:"), "\(mismatched)")
         // An existing key file is never overwritten.
         let again = try Self.run("herald-ingest", ["--generate-curve-key", ingestKey.file])
         let kept = try CurveSettings.readSecretKey(path: ingestKey.file, key: "k")

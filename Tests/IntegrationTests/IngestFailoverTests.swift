@@ -35,25 +35,18 @@ import Glibc
             kill(ingestB.processIdentifier, SIGKILL)
             ingestB.waitUntilExit()
         }
-        func wait(_ what: String, timeout: Double, until condition: () -> Bool) throws {
-            let deadline = Date().addingTimeInterval(timeout)
-            while !condition() {
-                guard Date() < deadline else { throw HTTPClient.Failure(description: "\(what) within \(timeout) s") }
-                usleep(50_000)
-            }
-        }
-        try wait("ingest B healthy", timeout: 10) { Self.health(portB) != nil }
-        try wait("one ingest dispatching", timeout: 5) { Self.health(herald.httpPort)?["dispatching"] == true }
+        try waitUntil("ingest B healthy", timeout: 10) { Self.health(portB) != nil }
+        try waitUntil("one ingest dispatching", timeout: 5) { Self.health(herald.httpPort)?["dispatching"] == true }
         #expect(Self.health(portB)?["dispatching"] == false)
         // Both ingests name the one that dispatches: /healthz, /metrics and the dashboard.
         let idA = try #require(Self.health(herald.httpPort)?["ingest"]?.stringValue)
-        try wait("ingest B names A as dispatching", timeout: 5) { Self.health(portB)?["dispatcher"] == .string(idA) }
+        try waitUntil("ingest B names A as dispatching", timeout: 5) { Self.health(portB)?["dispatcher"] == .string(idA) }
         #expect(try Self.metrics(portB).contains("herald_dispatcher{ingest=\"\(idA)\"} 1"))
         #expect(try herald.dashboardPage().contains("this ingest, \(idA)"))
 
         for _ in 0..<2 { try herald.startWorker(config: workerConfig) }
         try herald.waitForWorkers(2)
-        try wait("ingest B hears both workers", timeout: 5) { Self.health(portB)?["workers"] == 2 }
+        try waitUntil("ingest B hears both workers", timeout: 5) { Self.health(portB)?["workers"] == 2 }
 
         // Devices register through either ingest; the campaign is created on B.
         let (clientA, clientB) = (DeviceAPIClient(port: herald.httpPort), DeviceAPIClient(port: portB))
@@ -70,7 +63,7 @@ import Glibc
         // Kill the dispatching ingest mid-campaign; B takes over.
         let killedAt = Date()
         herald.stopIngest(signal: SIGKILL)
-        try wait("ingest B takes over", timeout: 12) { Self.health(portB)?["dispatching"] == true }
+        try waitUntil("ingest B takes over", timeout: 12) { Self.health(portB)?["dispatching"] == true }
         let takeover = Date().timeIntervalSince(killedAt)
         #expect(takeover <= 10, "took \(takeover) s")
         let idB = try #require(Self.health(portB)?["ingest"]?.stringValue)

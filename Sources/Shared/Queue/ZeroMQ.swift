@@ -30,7 +30,7 @@ public final class QueueContext: @unchecked Sendable {
 /// One ZeroMQ socket. Sockets are not thread-safe: create, use and close each on one thread.
 public final class QueueSocket {
     public enum Kind {
-        case push, pull, router, dealer, reply
+        case push, pull, router, dealer, reply, pair
 
         var raw: Int32 {
             switch self {
@@ -39,11 +39,12 @@ public final class QueueSocket {
             case .router: return ZMQ_ROUTER
             case .dealer: return ZMQ_DEALER
             case .reply: return ZMQ_REP
+            case .pair: return ZMQ_PAIR
             }
         }
     }
 
-    private var handle: UnsafeMutableRawPointer?
+    private(set) var handle: UnsafeMutableRawPointer?
 
     /// Creates a socket with a short linger, so that closing never blocks shutdown.
     public init(_ context: QueueContext, kind: Kind, lingerMilliseconds: Int32 = 200) throws(QueueError) {

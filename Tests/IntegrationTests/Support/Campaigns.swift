@@ -178,3 +178,12 @@ func utcText(_ seconds: Int64, withSeconds: Bool = false) -> String {
 }
 
 func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
+
+/// Polls `condition` every 50 ms until it holds; throws naming `what` after `timeout` seconds.
+func waitUntil(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while try !condition() {
+        guard Date() < deadline else { throw HTTPClient.Failure(description: "\(what) within \(timeout) s") }
+        usleep(50_000)
+    }
+}

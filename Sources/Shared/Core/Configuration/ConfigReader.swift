@@ -37,6 +37,16 @@ public struct ConfigReader {
         return text
     }
 
+    /// A string or a non-empty list of strings, as a list; `what` names one item in the error.
+    mutating func strings(_ key: String, what: String) throws(ConfigurationError) -> [String]? {
+        guard let value = value(key) else { return nil }
+        switch value {
+        case .string(let text): return [text]
+        case .array(let items) where !items.isEmpty && items.allSatisfy({ $0.stringValue != nil }): return items.compactMap(\.stringValue)
+        default: throw ConfigurationError(key: keyPath(key), problem: "expected \(what) or a non-empty list of them, found \(value.typeName)")
+        }
+    }
+
     mutating func int(_ key: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         guard let value = value(key) else { return fallback }
         guard case .int(let number) = value else {

@@ -129,15 +129,8 @@ extension Configuration {
 
         if var queue = try root.object("queue") {
             for (key, keyPath) in [("jobs", \QueueSettings.jobs), ("results", \QueueSettings.results)] {
-                guard let value = queue.value(key) else { continue }
                 // One endpoint, or (for workers) the list of every ingest's.
-                let endpoints: [String]
-                switch value {
-                case .string(let endpoint): endpoints = [endpoint]
-                case .array(let items) where !items.isEmpty && items.allSatisfy({ $0.stringValue != nil }): endpoints = items.compactMap(\.stringValue)
-                default:
-                    throw ConfigurationError(key: queue.keyPath(key), problem: "expected an endpoint or a non-empty list of endpoints")
-                }
+                guard let endpoints = try queue.strings(key, what: "an endpoint") else { continue }
                 for endpoint in endpoints where !["tcp://", "ipc://", "inproc://"].contains(where: { endpoint.hasPrefix($0) }) {
                     throw ConfigurationError(key: queue.keyPath(key), problem: "expected a ZeroMQ endpoint such as tcp://127.0.0.1:5557, found \(endpoint)")
                 }
@@ -153,11 +146,18 @@ extension Configuration {
                 let file = resolve(try curve.requiredString("secret_key_file"))
                 var settings = CurveSettings(secretKeyFile: file,
                                              secretKey: try CurveSettings.readSecretKey(path: file, key: "queue.curve.secret_key_file"))
-                if let server = try curve.string("server_public_key") {
-                    guard CurveSettings.isKey(server) else {
+                // One key for every ingest (they share a key pair), or one per ingest in queue.jobs' order.
+                if let servers = try curve.strings("server_public_key", what: "a Z85 CURVE public key") {
+                    guard servers.allSatisfy(CurveSettings.isKey) else {
                         throw ConfigurationError(key: "queue.curve.server_public_key", problem: "expected a Z85 CURVE public key (40 characters)")
                     }
-                    settings.serverPublicKey = server
+                    guard servers.count == 1 || servers.count == config.queue.jobs.count else {
+                        let endpoints = config.queue.jobs.count
+                        throw ConfigurationError(key: "queue.curve.server_public_key",
+                                                 problem: "lists \(servers.count) keys, queue.jobs \(endpoints) endpoint\(endpoints == 1 ? "" : "s"): "
+                                                     + "give one key for every ingest, or one per endpoint in the same order")
+                    }
+                    settings.serverPublicKeys = servers.count == 1 ? Array(repeating: servers[0], count: config.queue.jobs.count) : servers
                 }
                 if let authorized = try curve.string("authorized_keys_file") {
                     let path = resolve(authorized)

@@ -7,18 +7,19 @@ public struct CurveSettings: Sendable, Equatable {
     public var secretKeyFile: String
     /// The secret key read from that file.
     public var secretKey: String
-    /// `queue.curve.server_public_key` (herald-worker): ingest's public key.
-    public var serverPublicKey: String?
+    /// `queue.curve.server_public_key` (herald-worker): each ingest's public key, one per endpoint
+    /// of `queue.jobs` and in its order (a single key in the file is every ingest's); empty when unset.
+    public var serverPublicKeys: [String]
     /// `queue.curve.authorized_keys_file` (herald-ingest): the workers' public keys, one per line.
     public var authorizedKeysFile: String?
     /// The keys read from that file at start (ingest re-reads it on SIGHUP).
     public var authorizedKeys: Set<String> = []
 
-    public init(secretKeyFile: String, secretKey: String, serverPublicKey: String? = nil, authorizedKeysFile: String? = nil,
+    public init(secretKeyFile: String, secretKey: String, serverPublicKeys: [String] = [], authorizedKeysFile: String? = nil,
                 authorizedKeys: Set<String> = []) {
         self.secretKeyFile = secretKeyFile
         self.secretKey = secretKey
-        self.serverPublicKey = serverPublicKey
+        self.serverPublicKeys = serverPublicKeys
         self.authorizedKeysFile = authorizedKeysFile
         self.authorizedKeys = authorizedKeys
     }
@@ -84,7 +85,7 @@ extension QueueSettings {
 
     /// Fails when CURVE lacks the worker's server key.
     public func checkWorker() throws(ConfigurationError) {
-        if let curve, curve.serverPublicKey == nil {
+        if let curve, curve.serverPublicKeys.isEmpty {
             throw ConfigurationError(key: "queue.curve.server_public_key", problem: "is required on herald-worker when queue.curve is set")
         }
     }
