@@ -145,11 +145,22 @@ final class Dispatcher: Sendable {
         }
     }
 
-    /// Renews (or tries to take) the dispatcher role.
+    /// Renews (or tries to take) the dispatcher role. When the store cannot be asked, this ingest
+    /// stops dispatching at once: another one may take the role once its hold runs out.
     private func holdRole() throws {
         let now = clock.now()
-        let holds = try store.holdDispatcher(ingest: id, now: now, until: now + Pipeline.dispatcherLeaseSeconds)
-        let dispatcher = holds ? id : try store.dispatcherHolder(now: now)
+        let holds: Bool
+        let dispatcher: String?
+        do {
+            holds = try store.holdDispatcher(ingest: id, now: now, until: now + Pipeline.dispatcherLeaseSeconds)
+            dispatcher = holds ? id : try store.dispatcherHolder(now: now)
+        } catch {
+            holder.withLock { $0 = nil }
+            if active.exchange(false, ordering: .relaxed) {
+                logger.warning("standing by: the dispatcher role cannot be renewed", ["ingest.id": id])
+            }
+            throw error
+        }
         holder.withLock { $0 = dispatcher }
         guard holds != active.exchange(holds, ordering: .relaxed) else { return }
         if holds {
