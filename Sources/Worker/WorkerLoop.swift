@@ -12,6 +12,8 @@ final class WorkerLoop: Sendable {
     let configuration: Configuration
     let logger: Logger
     let id: String
+    /// The host named in heartbeats.
+    let host: String
     let runner: ShardRunner
     let analytics: any AnalyticsStore
     let clock: any Clock
@@ -32,7 +34,7 @@ final class WorkerLoop: Sendable {
     /// Acks of finished shards and report batches, for the queue thread to send.
     private let acks = Mutex<[QueueMessage]>([])
 
-    init(configuration: Configuration, logger: Logger, id: String, runner: ShardRunner, analytics: any AnalyticsStore,
+    init(configuration: Configuration, logger: Logger, id: String, host: String, runner: ShardRunner, analytics: any AnalyticsStore,
          clock: any Clock, stats: DeliveryStats) {
         self.analytics = analytics
         self.clock = clock
@@ -40,6 +42,7 @@ final class WorkerLoop: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.id = id
+        self.host = host
         self.runner = runner
     }
 
@@ -103,7 +106,7 @@ final class WorkerLoop: Sendable {
             if now - lastHeartbeat >= 1 || !outgoing.isEmpty {
                 // While stopping, capacity 0 tells the dispatcher to send nothing more.
                 let capacity = stopping.load(ordering: .relaxed) ? 0 : Pipeline.workerCapacity
-                outgoing.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: capacity, jobsInFlight: inFlight,
+                outgoing.append(.heartbeat(worker: id, host: host, pid: Int64(getpid()), capacity: capacity, jobsInFlight: inFlight,
                                            stats: stats.snapshot()))
                 lastHeartbeat = now
             }
@@ -140,7 +143,7 @@ final class WorkerLoop: Sendable {
             try? runner.store.releaseLease(shard: shard, worker: id)
         }
         var last = pendingAcks()
-        last.append(.heartbeat(worker: id, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0, stats: stats.snapshot()))
+        last.append(.heartbeat(worker: id, host: host, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0, stats: stats.snapshot()))
         for message in last {
             for ingest in ingests { try? ingest.results.socket.send([message.encoded], wait: false) }
         }

@@ -14,7 +14,8 @@ let (configuration, logger) = Startup.configure(
     generateCurveKey: { try CurveKeys.generate(writingSecretTo: $0) },
     validate: { configuration throws(ConfigurationError) in try configuration.queue.checkWorker() })
 
-let workerID = "\(ProcessInfo.processInfo.hostName)-\(getpid())"
+let identity = WorkerIdentity.draw(hostName: ProcessInfo.processInfo.hostName, pid: getpid())
+let workerID = identity.id
 
 let backend: any StoreBackend
 do {
@@ -40,7 +41,7 @@ let runner = ShardRunner(
     retryPolicy: RetryPolicy(defaultTTL: configuration.delivery.defaultTTLSeconds), clock: clock, logger: logger, workerID: workerID, batchSize: Pipeline.deliveryBatchSize, leaseSeconds: Pipeline.leaseSeconds,
     stats: stats)
 let context = QueueContext()
-let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, runner: runner,
+let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, host: identity.host, runner: runner,
                         analytics: backend.analytics, clock: clock, stats: stats)
 do {
     try worker.start(context: context)

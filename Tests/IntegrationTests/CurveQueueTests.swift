@@ -124,6 +124,9 @@ import Glibc
         let funnel = try herald.waitForMessage(try herald.send(["send_date": "now", "content": "Across hosts"]), timeout: 20)
         #expect(funnel["sent"] == 20, "\(funnel.text)")
         #expect(herald.log().contains("worker joined"))
+        // Ingest lists the worker at its address on the other side of the link.
+        let listed = HeraldProcesses.workerInfo(try herald.client.request("GET", "/metrics").text)
+        #expect(listed.map(\.address) == [hosts.namespaceAddress], "\(listed)")
     }
 
     /// Several hosts as deployed: ingest here, a worker in another network namespace, both on one

@@ -53,6 +53,9 @@ import Testing
                                         "attributes": ["screen_name": .string(screen)], "timestampUTC": .int(now), "timestampCurrent": .int(now)])
         }
 
+        let workerPID = try #require(herald.workers.first?.processIdentifier)
+        let workerID = try #require(HeraldProcesses.workerInfo(try herald.client.request("GET", "/metrics").text).first?.worker)
+
         let shot = ProcessInfo.processInfo.environment["HERALD_DASHBOARD_SCREENSHOT"]
         let report = try Self.signIn(port: herald.httpPort, app: app, token: "shop-secret", folder: herald.folder, screenshot: shot)
         let dom = report["signed_in"]?["dom"]?.stringValue ?? ""
@@ -67,6 +70,12 @@ import Testing
         #expect(dom.contains("Home"))
         #expect(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !dom.contains("<script>alert(1)"))
         #expect(dom.contains("Workers connected"))
+        // The worker's row names its host (this machine) and where its heartbeats come from (over the
+        // tests' IPC endpoints, the worker process's credentials).
+        #expect(dom.contains("<th>Worker</th><th>Host</th><th>Address</th>"))
+        let row = "<tr><td>\(workerID)</td><td>\(try HeraldProcesses.machineHostName())</td>"
+            + "<td>localhost:\(getuid()):\(getgid()):\(workerPID)</td><td class=\"n\">\(workerPID)</td>"
+        #expect(dom.contains(row), "\(row)")
         #expect(dom.contains("Reports pending"))
         #expect(!dom.contains("http://") && !dom.contains("https://"), "no external resources")
         #expect(!dom.contains("shop-secret"), "the token never appears in a page")

@@ -37,6 +37,14 @@ import Testing
         #expect(metric(text, #"herald_messages{status="sending"}"#) == 0)
         #expect(metric(text, #"herald_shards{status="pending"}"#) == 0)
         #expect(metric(text, "herald_workers_connected") == 1)
+        // The worker is listed with its host (this machine) and where its heartbeats come from: over
+        // the tests' IPC endpoints, the worker process's credentials.
+        let workerPID = try #require(herald.workers.first?.processIdentifier)
+        let host = try HeraldProcesses.machineHostName()
+        #expect(id.hasPrefix("\(host)-\(workerPID)-") && id.wholeMatch(of: #/.+-[0-9]+-[0-9a-f]{4}/#) != nil, "\(id)")
+        #expect(text.contains("# TYPE herald_worker_info gauge\n"))
+        #expect(HeraldProcesses.workerInfo(text).map { [$0.worker, $0.host, $0.address] } == [[id, host, "localhost:\(getuid()):\(getgid()):\(workerPID)"]],
+                "\(text)")
         #expect(metric(text, "herald_sqlite_busy_total") == 0)
 
         // Memory: the process's resident set as /proc shows it, and SQLite's part of it.
@@ -52,5 +60,25 @@ import Testing
         } else {
             #expect(sqlite == 0, "PostgreSQL's memory is the server's, not Herald's")
         }
+    }
+
+    /// Over TCP, as workers on other hosts connect, each worker is listed with its host and its IP
+    /// address; two workers on one host are two workers.
+    @Test func everyWorkerIsListedWithItsHostAndAddress() throws {
+        let herald = try HeraldProcesses()
+        let (jobs, results) = (try HeraldProcesses.freePort(), try HeraldProcesses.freePort())
+        let config = try herald.writeConfig("tcp.json") {
+            $0["queue"] = ["jobs": .string("tcp://127.0.0.1:\(jobs)"), "results": .string("tcp://127.0.0.1:\(results)")]
+        }
+        try herald.startIngest(config: config)
+        for _ in 0..<2 { try herald.startWorker(config: config) }
+        try herald.waitForWorkers(2)
+        let text = try herald.waitForMetrics { HeraldProcesses.workerInfo($0).count == 2 }
+        let host = try HeraldProcesses.machineHostName()
+        let listed = HeraldProcesses.workerInfo(text)
+        #expect(listed.map(\.host) == [host, host] && listed.map(\.address) == ["127.0.0.1", "127.0.0.1"], "\(text)")
+        let pids = listed.compactMap { $0.worker.wholeMatch(of: #/.+-([0-9]+)-[0-9a-f]{4}/#).map { Int32($0.output.1) } ?? nil }
+        #expect(Set(pids) == Set(herald.workers.map(\.processIdentifier)), "\(listed)")
+        #expect(metric(text, "herald_workers_connected") == 2)
     }
 }

@@ -9,6 +9,20 @@ import Testing
 /// are answered 503 with `Retry-After` at once, never hang, and `/healthz` says the database is
 /// unreachable; afterwards ingest and the workers carry on, and nothing acknowledged is lost.
 @Suite struct PostgresOutageTests {
+    /// Polls `/healthz` (any status) every 100 ms until its `dispatching` is `expected`, at most
+    /// `timeout` seconds; returns the last body.
+    @discardableResult
+    static func waitForDispatching(_ herald: HeraldProcesses, _ expected: Bool, timeout: Double = 10) -> JSON? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var body: JSON?
+        repeat {
+            body = (try? herald.client.request("GET", "/healthz", timeoutSeconds: 5)).flatMap { try? JSON.parse($0.body) }
+            if body?["dispatching"] == .bool(expected) { break }
+            usleep(100_000)
+        } while Date() < deadline
+        return body
+    }
+
     @Test func aDatabaseRestartIsAnsweredWith503AndRiddenOut() throws {
         let server = try PostgresServer()
         let herald = try HeraldProcesses(postgresURL: server.url)
@@ -16,6 +30,7 @@ import Testing
         try herald.startWorker()
         try herald.waitForWorkers(1)
         for index in 0..<30 { try herald.register(SDKDevice("before-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
+        #expect(Self.waitForDispatching(herald, true)?["dispatching"] == true)
 
         server.stop(immediately: true)
         let request = JSON.object(["request": ["application": .string(HeraldProcesses.appCode), "hwid": "during", "device_type": 3,
@@ -28,6 +43,12 @@ import Testing
         }
         let health = try herald.client.request("GET", "/healthz", timeoutSeconds: 10)
         #expect(health.status == 503 && health.text.contains("degraded"), "\(health.text)")
+        // Cut off from the database, ingest cannot renew its hold on the dispatcher role, so it stops
+        // dispatching and says so (another ingest may take the role over meanwhile).
+        let standingBy = Self.waitForDispatching(herald, false)
+        #expect(standingBy?["dispatching"] == false, "\(standingBy?.text ?? "no answer")")
+        let metrics = try herald.client.request("GET", "/metrics", timeoutSeconds: 10).text
+        #expect(metrics.contains("\nherald_dispatcher_active 0\n") && !metrics.contains("\nherald_dispatcher{"), "\(metrics)")
 
         try server.start()
         let deadline = Date().addingTimeInterval(20)
@@ -43,6 +64,8 @@ import Testing
         #expect(log.components(separatedBy: "database commits are failing").count - 1 == 1, "\(log.suffix(3000))")
         #expect(log.contains("database commits succeed again") && log.contains("database.url="), "\(log.suffix(3000))")
         #expect(try herald.client.request("GET", "/healthz", timeoutSeconds: 10).status == 200)
+        #expect(Self.waitForDispatching(herald, true)?["dispatching"] == true, "\(herald.log().suffix(2000))")
+        #expect(log.contains("standing by: the dispatcher role cannot be renewed"), "\(log.suffix(3000))")
         #expect(herald.ingest?.isRunning == true && herald.workers.allSatisfy(\.isRunning))
 
         // The worker carries on too: a campaign reaches every device, those acknowledged before the crash included.

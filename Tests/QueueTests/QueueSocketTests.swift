@@ -44,6 +44,28 @@ import TestSupport
         }
     }
 
+    /// Ingest lists each worker with the address its heartbeats come from: over TCP the sender's IP
+    /// address, over IPC the sending process's credentials.
+    @Test func aReceivedMessageTellsWhereItCameFrom() throws {
+        let context = QueueContext()
+        defer { context.terminate() }
+        let folder = try TemporaryDirectory()
+        let port = try HeraldProcesses.freePort()
+        for (endpoint, address) in [("tcp://127.0.0.1:\(port)", "127.0.0.1"),
+                                    ("ipc://\(folder.path)/queue", "localhost:\(getuid()):\(getgid()):\(getpid())")] {
+            let pull = try QueueSocket(context, kind: .pull)
+            defer { pull.close() }
+            try pull.bind(endpoint)
+            let push = try QueueSocket(context, kind: .push)
+            defer { push.close() }
+            try push.connect(endpoint)
+            try push.send([Array("first".utf8), Array("second".utf8)])
+            let received = try #require(try pull.receiveMessage(timeoutMilliseconds: 5_000))
+            #expect(received.frames == [Array("first".utf8), Array("second".utf8)])
+            #expect(received.peerAddress == address, "\(endpoint)")
+        }
+    }
+
     @Test func receiveGivesUpAfterItsTimeout() throws {
         try withBoundSocket(.pull) { _, pull, _ in
             let received = try pull.receive(timeoutMilliseconds: 50)

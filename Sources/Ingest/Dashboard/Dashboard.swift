@@ -257,8 +257,9 @@ struct Dashboard: Sendable {
                              rows: try richMedia.pages(app: app.code).map { page in
                                  [page.code, String(page.version), String(page.size), TagDate.format(page.updatedAt), String(page.actions)]
                              }, empty: "No rich media pages yet.")
-        html += HTML.section("Workers", columns: ["Worker", "PID", "Shards held", "Capacity"], numeric: ["PID", "Shards held", "Capacity"],
-                             rows: live.map { [$0.id, String($0.pid), String($0.jobsInFlight), String($0.capacity)] },
+        html += HTML.section("Workers", columns: ["Worker", "Host", "Address", "PID", "Shards held", "Capacity"],
+                             numeric: ["PID", "Shards held", "Capacity"],
+                             rows: live.map { [$0.id, $0.host ?? "–", $0.address ?? "–", String($0.pid), String($0.jobsInFlight), String($0.capacity)] },
                              empty: "No worker is connected: campaigns wait until one starts.", emptyClass: "error")
         // Refresh is a plain GET (the session cookie says who); sign-out ends the session.
         html += "<p><a href=\"\(Self.path)\">Refresh</a></p>"

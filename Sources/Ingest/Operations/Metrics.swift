@@ -104,8 +104,13 @@ final class Metrics: Sendable {
         if let dispatcher { lines.append("herald_dispatcher{ingest=\"\(Self.label(dispatcher))\"} 1") }
         family("herald_workers_connected", "gauge", "Workers whose heartbeat arrived within the last 5 seconds.")
         lines.append("herald_workers_connected \(workers.count)")
-        family("herald_worker_jobs_in_flight", "gauge", "Shards each connected worker holds.")
         let sorted = workers.sorted(by: { $0.id < $1.id })
+        family("herald_worker_info", "gauge",
+               "1 for each connected worker, labelled with the host it names and the address its heartbeats come from (empty when unknown).")
+        for worker in sorted {
+            lines.append("herald_worker_info{worker=\"\(Self.label(worker.id))\",host=\"\(Self.label(worker.host ?? ""))\",address=\"\(Self.label(worker.address ?? ""))\"} 1")
+        }
+        family("herald_worker_jobs_in_flight", "gauge", "Shards each connected worker holds.")
         for worker in sorted { lines.append("herald_worker_jobs_in_flight{worker=\"\(Self.label(worker.id))\"} \(worker.jobsInFlight)") }
         family("herald_pushes_total", "counter", "Pushes by worker, provider (apns, fcm, sink; none when throttled) and outcome.")
         for worker in sorted {

@@ -15,6 +15,10 @@ import Queue
 final class Dispatcher: Sendable {
     struct Worker: Sendable {
         let id: String
+        /// The host the worker says it runs on (nil from a worker that does not say).
+        let host: String?
+        /// Where its heartbeats come from, as ZeroMQ tells (`QueueSocket.Message.peerAddress`).
+        let address: String?
         let pid: Int64
         let capacity: Int64
         let jobsInFlight: Int64
@@ -111,10 +115,10 @@ final class Dispatcher: Sendable {
         var nextPrune = 0.0
         while !stopping.load(ordering: .relaxed) {
             do {
-                if let frames = try results.receive(timeoutMilliseconds: 50) {
-                    handle(frames)
+                if let message = try results.receiveMessage(timeoutMilliseconds: 50) {
+                    handle(message)
                     // Drain what else arrived before dispatching.
-                    while let more = try results.receive(timeoutMilliseconds: 0) { handle(more) }
+                    while let more = try results.receiveMessage(timeoutMilliseconds: 0) { handle(more) }
                 }
                 let now = monotonicSeconds()
                 if now - lastHold >= 1 {
@@ -145,11 +149,22 @@ final class Dispatcher: Sendable {
         }
     }
 
-    /// Renews (or tries to take) the dispatcher role.
+    /// Renews (or tries to take) the dispatcher role. When the store cannot be asked, this ingest
+    /// stops dispatching at once: another one may take the role once its hold runs out.
     private func holdRole() throws {
         let now = clock.now()
-        let holds = try store.holdDispatcher(ingest: id, now: now, until: now + Pipeline.dispatcherLeaseSeconds)
-        let dispatcher = holds ? id : try store.dispatcherHolder(now: now)
+        let holds: Bool
+        let dispatcher: String?
+        do {
+            holds = try store.holdDispatcher(ingest: id, now: now, until: now + Pipeline.dispatcherLeaseSeconds)
+            dispatcher = holds ? id : try store.dispatcherHolder(now: now)
+        } catch {
+            holder.withLock { $0 = nil }
+            if active.exchange(false, ordering: .relaxed) {
+                logger.warning("standing by: the dispatcher role cannot be renewed", ["ingest.id": id])
+            }
+            throw error
+        }
         holder.withLock { $0 = dispatcher }
         guard holds != active.exchange(holds, ordering: .relaxed) else { return }
         if holds {
@@ -162,7 +177,8 @@ final class Dispatcher: Sendable {
     /// When a malformed message was last logged: one line a minute, however many arrive.
     private let malformedLoggedAt = Atomic<Double>(-.infinity)
 
-    private func handle(_ frames: [[UInt8]]) {
+    private func handle(_ received: QueueSocket.Message) {
+        let frames = received.frames
         guard let frame = frames.last, let message = QueueMessage.decode(frame) else {
             let now = monotonicSeconds()
             if now - malformedLoggedAt.load(ordering: .relaxed) >= 60 {
@@ -172,14 +188,17 @@ final class Dispatcher: Sendable {
             return
         }
         switch message {
-        case .heartbeat(let id, let pid, let capacity, let inFlight, let stats):
+        case .heartbeat(let id, let host, let pid, let capacity, let inFlight, let stats):
             let isNew = workers.withLock { registry in
                 let isNew = registry[id] == nil
-                registry[id] = Worker(id: id, pid: pid, capacity: capacity, jobsInFlight: inFlight, lastSeen: monotonicSeconds(),
-                                      stats: stats)
+                registry[id] = Worker(id: id, host: host, address: received.peerAddress, pid: pid, capacity: capacity,
+                                      jobsInFlight: inFlight, lastSeen: monotonicSeconds(), stats: stats)
                 return isNew
             }
-            if isNew { logger.info("worker joined", ["worker.id": id, "worker.pid": String(pid)]) }
+            if isNew {
+                logger.info("worker joined", ["worker.id": id, "worker.host": host ?? "?", "worker.address": received.peerAddress ?? "?",
+                                              "worker.pid": String(pid)])
+            }
         case .ack(let id, let shard):
             logger.verbose("shard acknowledged", ["worker.id": id, "shard.id": String(shard)])
         case .reportsDone(let id, let after, let processed):

@@ -177,7 +177,8 @@ struct Router: Sendable {
 
     func health() -> HTTPResponse {
         if let failure = commitFailure() {
-            return .json(["status": "degraded", "error": .string("database commits fail: \(failure)")], status: 503)
+            return .json(["status": "degraded", "error": .string("database commits fail: \(failure)"),
+                          "dispatching": .bool(workers.isDispatching)], status: 503)
         }
         do {
             try store.ping()
@@ -185,7 +186,7 @@ struct Router: Sendable {
                           "dispatching": .bool(workers.isDispatching), "dispatcher": workers.dispatchingIngest.map(JSON.string) ?? .null])
         } catch {
             logger.error("health check failed", ["error": "\(error)"])
-            return .json(["status": "unavailable", "error": "database unreachable"], status: 503)
+            return .json(["status": "unavailable", "error": "database unreachable", "dispatching": .bool(workers.isDispatching)], status: 503)
         }
     }
 }

@@ -110,8 +110,22 @@ public final class QueueSocket {
         }
     }
 
+    /// One received multi-part message and the address of the connection it came over.
+    public struct Message: Sendable {
+        public let frames: [[UInt8]]
+        /// ZeroMQ's `Peer-Address` of the sender: its IP address over TCP (`127.0.0.1`, `10.0.0.7`),
+        /// `localhost:<uid>:<gid>:<pid>` over IPC (the peer process's credentials); nil in-process.
+        public let peerAddress: String?
+    }
+
     /// Receives one multi-part message, or nil when none arrives within `timeoutMilliseconds`.
     public func receive(timeoutMilliseconds: Int) throws(QueueError) -> [[UInt8]]? {
+        try receiveMessage(timeoutMilliseconds: timeoutMilliseconds)?.frames
+    }
+
+    /// Receives one multi-part message with its sender's address, or nil when none arrives within
+    /// `timeoutMilliseconds`.
+    public func receiveMessage(timeoutMilliseconds: Int) throws(QueueError) -> Message? {
         var item = zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
         let ready = zmq_poll(&item, 1, timeoutMilliseconds)
         if ready < 0 {
@@ -121,11 +135,14 @@ public final class QueueSocket {
         }
         guard ready > 0 else { return nil }
         var frames: [[UInt8]] = []
+        var peerAddress: String?
         while true {
             var message = zmq_msg_t()
             zmq_msg_init(&message)
             defer { zmq_msg_close(&message) }
             guard zmq_msg_recv(&message, handle, 0) >= 0 else { throw QueueError(operation: "receive", errno: zmq_errno()) }
+            // Every frame of a message came over the same connection: the first one tells.
+            if frames.isEmpty, let address = zmq_msg_gets(&message, "Peer-Address") { peerAddress = String(cString: address) }
             let size = zmq_msg_size(&message)
             if let data = zmq_msg_data(&message), size > 0 {
                 frames.append(Array(UnsafeRawBufferPointer(start: data, count: size)))
@@ -134,7 +151,7 @@ public final class QueueSocket {
             }
             guard zmq_msg_more(&message) != 0 else { break }
         }
-        return frames
+        return Message(frames: frames, peerAddress: peerAddress)
     }
 
     /// Waits up to `timeoutMilliseconds` until one of `sockets` has a message to receive; returns

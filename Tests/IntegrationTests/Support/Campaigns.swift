@@ -127,6 +127,18 @@ extension HeraldProcesses {
         throw HTTPClient.Failure(description: "/metrics condition not met within \(timeout) s:\n\(text)")
     }
 
+    /// The `herald_worker_info` series of a `/metrics` text: each connected worker's id, host and address.
+    static func workerInfo(_ metrics: String) -> [(worker: String, host: String, address: String)] {
+        metrics.matches(of: #/herald_worker_info\{worker="([^"]*)",host="([^"]*)",address="([^"]*)"\} 1\n/#).map {
+            (String($0.output.1), String($0.output.2), String($0.output.3))
+        }
+    }
+
+    /// This machine's name, as the kernel has it.
+    static func machineHostName() throws -> String {
+        try String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// The Shop app's dashboard page, signed in through the form.
     func dashboardPage() throws -> String {
         let body = "app=\(Self.appCode)&token=\(Self.apiToken)"

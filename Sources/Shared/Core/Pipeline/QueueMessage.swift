@@ -2,8 +2,9 @@
 /// Results channel (worker → ingest): `heartbeat`, `ack`, `reports_done`. Jobs channel (ingest →
 /// worker): `job`, `reports`.
 public enum QueueMessage: Sendable, Equatable {
-    /// Every second: who the worker is, how many shards it can hold, how many it holds.
-    case heartbeat(worker: String, pid: Int64, capacity: Int64, jobsInFlight: Int64, stats: JSON)
+    /// Every second: who the worker is and on which host (nil from a worker that does not say),
+    /// how many shards it can hold, how many it holds.
+    case heartbeat(worker: String, host: String?, pid: Int64, capacity: Int64, jobsInFlight: Int64, stats: JSON)
     /// A shard is finished (or abandoned); wakes the dispatcher.
     case ack(worker: String, shard: Int64)
     /// Process this shard (its lease is in the database).
@@ -15,9 +16,11 @@ public enum QueueMessage: Sendable, Equatable {
 
     public var encoded: [UInt8] {
         switch self {
-        case .heartbeat(let worker, let pid, let capacity, let jobs, let stats):
-            return JSON.object(["type": "heartbeat", "worker": .string(worker), "pid": .int(pid), "capacity": .int(capacity),
-                                "jobs_in_flight": .int(jobs), "stats": stats]).encoded()
+        case .heartbeat(let worker, let host, let pid, let capacity, let jobs, let stats):
+            var members: [String: JSON] = ["type": "heartbeat", "worker": .string(worker), "pid": .int(pid), "capacity": .int(capacity),
+                                           "jobs_in_flight": .int(jobs), "stats": stats]
+            members["host"] = host.map(JSON.string)
+            return JSON.object(members).encoded()
         case .ack(let worker, let shard):
             return JSON.object(["type": "ack", "worker": .string(worker), "shard": .int(shard)]).encoded()
         case .job(let shard):
@@ -34,9 +37,10 @@ public enum QueueMessage: Sendable, Equatable {
     public static let maxFrameBytes = 262_144
 
     /// Decodes one frame strictly: nil for anything malformed or out of range (logged by the
-    /// caller, never fatal). Worker ids are 1–200 characters of letters, digits and `.-_:`; numbers
-    /// must lie in their ranges; a heartbeat's capacity is capped at `Pipeline.workerCapacity`; its
-    /// statistics must have the shape `DeliveryStats` sends, else they are dropped.
+    /// caller, never fatal). Worker ids, and a heartbeat's host when it names one, are 1–200
+    /// characters of letters, digits and `.-_:`; numbers must lie in their ranges; a heartbeat's
+    /// capacity is capped at `Pipeline.workerCapacity`; its statistics must have the shape
+    /// `DeliveryStats` sends, else they are dropped.
     public static func decode(_ frame: [UInt8]) -> QueueMessage? {
         guard frame.count <= maxFrameBytes, let json = try? JSON.parse(frame), let type = json["type"]?.stringValue else { return nil }
         func int(_ key: String, _ range: ClosedRange<Int64>) -> Int64? {
@@ -49,9 +53,14 @@ public enum QueueMessage: Sendable, Equatable {
         }
         switch type {
         case "heartbeat":
+            var host: String?
+            if let named = json["host"] {
+                guard let name = named.stringValue, isWorkerID(name) else { return nil }
+                host = name
+            }
             guard let worker = worker(), let pid = int("pid", 1...Int64(Int32.max)), let capacity = int("capacity", 0...Int64(Int32.max)),
                   let jobs = int("jobs_in_flight", 0...1_000_000) else { return nil }
-            return .heartbeat(worker: worker, pid: pid, capacity: min(capacity, Pipeline.workerCapacity), jobsInFlight: jobs,
+            return .heartbeat(worker: worker, host: host, pid: pid, capacity: min(capacity, Pipeline.workerCapacity), jobsInFlight: jobs,
                               stats: json["stats"].flatMap(validStats) ?? [:])
         case "ack":
             guard let worker = worker(), let shard = int("shard", 1...Int64.max) else { return nil }
@@ -72,11 +81,16 @@ public enum QueueMessage: Sendable, Equatable {
         }
     }
 
-    /// Whether `id` can name a worker (and so appear in logs and `/metrics` labels).
+    /// Whether `id` can name a worker or its host (and so appear in logs and `/metrics` labels).
     public static func isWorkerID(_ id: String) -> Bool {
-        (1...200).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
-            (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || byte == 46 || byte == 45
-                || byte == 95 || byte == 58
+        (1...200).contains(id.utf8.count) && id.unicodeScalars.allSatisfy(isNameCharacter)
+    }
+
+    /// Whether a worker id may hold `scalar`: an ASCII letter or digit, or one of `.-_:`.
+    static func isNameCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "0"..."9", "A"..."Z", "a"..."z", ".", "-", "_", ":": return true
+        default: return false
         }
     }
 

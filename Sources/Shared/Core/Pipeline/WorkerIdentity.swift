@@ -1,0 +1,29 @@
+/// How a worker names itself to ingest: the host it runs on (shown on `/metrics` and the dashboard)
+/// and its id on the queue, `<host>-<pid>-<4 hex digits>`. The hex digits are drawn at start, so two
+/// containers with the same host name and pid still get different ids (one id is one DEALER identity
+/// and one holder of shard leases).
+public struct WorkerIdentity: Sendable, Equatable {
+    /// The host name as a worker id can carry it (`QueueMessage.isWorkerID`).
+    public let host: String
+    public let id: String
+
+    /// The longest host name kept (Linux allows 64 characters), so that the id stays within 200.
+    static let maximumHostLength = 100
+
+    /// - Parameter hostName: the machine's name; each character a worker id cannot hold becomes
+    ///   `_`, and it is cut to 100 characters (an empty name becomes `unknown`).
+    /// - Parameter tag: the number written as the id's last 4 hex digits.
+    public init(hostName: String, pid: Int32, tag: UInt16) {
+        let kept = String(String.UnicodeScalarView(hostName.unicodeScalars.prefix(Self.maximumHostLength).map { scalar in
+            QueueMessage.isNameCharacter(scalar) ? scalar : "_"
+        }))
+        host = kept.isEmpty ? "unknown" : kept
+        let hex = String(tag, radix: 16)
+        id = "\(host)-\(pid)-\(String(repeating: "0", count: 4 - hex.count))\(hex)"
+    }
+
+    /// The identity of a worker starting now, with a random tag.
+    public static func draw(hostName: String, pid: Int32) -> WorkerIdentity {
+        WorkerIdentity(hostName: hostName, pid: pid, tag: .random(in: 0...UInt16.max))
+    }
+}
