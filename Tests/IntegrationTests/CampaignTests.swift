@@ -411,8 +411,8 @@ import Glibc
         try herald.startWorker()
 
         // send_date has minute precision in the Pushwoosh docs; Herald's parser also takes seconds,
-        // which lets the test wait 3 s instead of up to a minute.
-        let due = unixNow() + 3
+        // which lets the test wait 4 s instead of up to a minute.
+        let due = unixNow() + 4
         let code = try herald.send(["content": "later", "send_date": .string(utcText(due, withSeconds: true))])
         #expect(try herald.funnel(code).body["status"] == "scheduled")
         let details = try herald.remote("getMessageDetails", message: code)
@@ -436,7 +436,9 @@ import Glibc
             if status == "done" { break }
             usleep(100_000)
         }
-        #expect(checkedBeforeDue >= 10, "only \(checkedBeforeDue) observations before the due time")
+        // Observed before the due time more than once (each look is two requests and a 100 ms pause,
+        // so a busy machine makes fewer of them).
+        #expect(checkedBeforeDue >= 3, "only \(checkedBeforeDue) observations before the due time")
         #expect(statuses.first == "scheduled" && statuses.last == "done", "\(statuses)")
         let funnel = try herald.funnel(code).body
         #expect(funnel["sent"] == 4 && funnel["targeted"] == 4)
