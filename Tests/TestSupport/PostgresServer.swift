@@ -55,7 +55,7 @@ package final class PostgresServer: Sendable {
         }
         // It outlives this process if that dies: it then stops the server and removes the folder.
         let stop = Self.asServerUser([binaries + "/pg_ctl", "stop", "-D", folder + "/data", "-m", "immediate", "-w", "-t", "10"])
-        watchdog = try Self.spawn(["/bin/sh", "-c", """
+        watchdog = try Command.spawn(["/bin/sh", "-c", """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
             \(stop.map { "'\($0)'" }.joined(separator: " "))
             rm -rf '\(folder)'
@@ -197,41 +197,9 @@ package final class PostgresServer: Sendable {
 
     /// Runs a command to its end (killing it after `timeout` seconds); throws with its output when it fails.
     private func run(_ arguments: [String], timeout: TimeInterval, asServerUser: Bool = true) throws {
-        let outputPath = NSTemporaryDirectory() + "herald-pg-command-" + UUID().uuidString
-        defer { unlink(outputPath) }
-        let pid = try Self.spawn(asServerUser ? Self.asServerUser(arguments) : arguments, output: outputPath)
-        let name = (arguments[0] as NSString).lastPathComponent
-        let deadline = Date().addingTimeInterval(timeout)
-        var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            guard Date() < deadline else {
-                kill(pid, SIGKILL)
-                waitpid(pid, &status, 0)
-                throw Failure(description: "\(name) did not finish within \(Int(timeout)) s")
-            }
-            usleep(10_000)
+        let (status, output) = try Command.run(asServerUser ? Self.asServerUser(arguments) : arguments, timeout: timeout)
+        guard status == 0 else {
+            throw Failure(description: "\((arguments[0] as NSString).lastPathComponent) failed (status \(status)): \(output)")
         }
-        // Exited normally with status 0 (the low seven bits hold a terminating signal, if any).
-        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
-            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-            throw Failure(description: "\(name) failed (status \(status)): \(text)")
-        }
-    }
-
-    /// Starts `arguments` with standard input from /dev/null and its output to `output`. Processes
-    /// are spawned and reaped here directly (not with `Process`), so that every wait has a deadline.
-    private static func spawn(_ arguments: [String], output: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
-        guard result == 0 else { throw Failure(description: "cannot start \(arguments[0]): error \(result)") }
-        return pid
     }
 }

@@ -19,27 +19,9 @@ enum Repository {
 /// Returns its combined output; throws when it fails or overruns.
 @discardableResult
 func runTool(_ executable: String, _ arguments: [String], timeout: Double = 20) throws -> String {
-    let log = NSTemporaryDirectory() + "herald-tool-" + UUID().uuidString + ".log"
-    defer { try? FileManager.default.removeItem(atPath: log) }
-    _ = FileManager.default.createFile(atPath: log, contents: nil)
-    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-    defer { try? handle.close() }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(20_000) }
-    if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw HTTPClient.Failure(description: "\(executable) did not finish within \(timeout) s")
-    }
-    let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-    guard process.terminationStatus == 0 else {
-        throw HTTPClient.Failure(description: "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(output)")
+    let (status, output) = try Command.run([executable] + arguments, timeout: timeout)
+    guard status == 0 else {
+        throw HTTPClient.Failure(description: "\(executable) \(arguments.joined(separator: " ")) exited \(status): \(output)")
     }
     return output
 }
