@@ -50,11 +50,11 @@ final class RequestCollector: @unchecked Sendable {
         return (slot.refused ? [] : slot.items, slot.refused)
     }
 
-    /// True when `item` joins the batch being gathered (the caller is a request's work on a lane,
+    /// True when `items` join the batch being gathered (the caller is a request's work on a lane,
     /// which must not wait for its own batch).
-    func collect(_ item: RegistrationBatcher.Item) -> Bool {
+    func collect(_ items: [RegistrationBatcher.Item]) -> Bool {
         guard let slot = gathering else { return false }
-        if !slot.refused { slot.items.append(item) }
+        if !slot.refused { slot.items += items }
         return true
     }
 
