@@ -364,6 +364,8 @@ final class RegistrationBatcher: Sendable {
             WITH ORDINALITY AS u(app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
               sdk_version, notification_types, now, push_token, gateway, kind, user_id, n)),
         -- The devices that exist, and whether the attributes given change them (COALESCE: those not given stay).
+        -- One index lookup per row: OFFSET 0 keeps the lookup from becoming a join, which a generic plan
+        -- made while the table was small turns into a scan of every device for each batch.
         existing AS (
           SELECT i.n, d.id, ROW(COALESCE(i.platform, d.platform), COALESCE(i.language, d.language),
               COALESCE(i.timezone_offset, d.timezone_offset), COALESCE(i.app_version, d.app_version),
@@ -371,7 +373,9 @@ final class RegistrationBatcher: Sendable {
               COALESCE(i.user_id, d.user_id), COALESCE(i.notification_types, d.notification_types))
             IS DISTINCT FROM ROW(d.platform, d.language, d.timezone_offset, d.app_version, d.os_version, d.device_model,
               d.sdk_version, d.user_id, d.notification_types) AS changed
-          FROM input i JOIN devices d ON d.app_id = i.app_id AND d.hwid = i.hwid),
+          FROM input i CROSS JOIN LATERAL (
+            SELECT id, platform, language, timezone_offset, app_version, os_version, device_model, sdk_version, user_id,
+              notification_types FROM devices WHERE app_id = i.app_id AND hwid = i.hwid OFFSET 0) d),
         -- registerDevice: attributes, token, gateway and subscription, rewritten only when something changed.
         registered AS (
           UPDATE devices d SET platform = i.platform, language = COALESCE(i.language, d.language),
