@@ -190,11 +190,12 @@ import TestSupport
     }
 
     /// The SDKs' session writes submitted without waiting, many for the same devices: registrations
-    /// with a user, setTags with device attributes and a list tag, applicationOpen and postEvent all
-    /// join the batches, and each device ends as its writes in the order they came left it (its
-    /// last tags, list items, attributes and open time; its reports in order). A report the
-    /// database refuses, and an applicationOpen of a device never registered, fail alone; a setTags
-    /// naming the platform of a device not seen yet creates it, as on its own.
+    /// with a user, setTags with device attributes, a list tag and an increment, applicationOpen and
+    /// postEvent all join the batches, and each device ends as its writes in the order they came
+    /// left it (its last tags, list items, attributes and open time, every increment counted once;
+    /// its reports in order). A report the database refuses, an increment that overflows and an
+    /// applicationOpen of a device never registered fail alone; a setTags naming the platform of a
+    /// device not seen yet creates it, as on its own.
     @Test func sessionWritesKeepEachDevicesOrderAndABadOneFailsAlone() throws {
         let url = try PostgresServer.shared().makeSchema()
         let backend = try PostgresRestartTests.backend(url: url)
@@ -202,7 +203,7 @@ import TestSupport
         // The first use of each tag defines its type (the ordinary path); later ones are batched.
         try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: "seed", pushToken: "t", gateway: nil,
                                                       attributes: DeviceAttributes(platform: 1),
-                                                      tags: TagUpdate.parse(["Level": 0, "Interests": ["a"]])), now: 1)
+                                                      tags: TagUpdate.parse(["Level": 0, "Interests": ["a"], "Visits": 0])), now: 1)
         // Too large for its index entry (random, so that it does not compress).
         let huge = (0..<3_000).map { _ in String(UnicodeScalar(UInt8.random(in: 65...90))) }.joined()
         let count = 400
@@ -222,6 +223,9 @@ import TestSupport
                 return { try devices.record([report], now: 2) }
             case 151:
                 return { try devices.applicationOpen(app: "APP-1", hwid: "never-registered", attributes: DeviceAttributes(), now: 2) }
+            case 153:
+                let updates = try TagUpdate.parse(["Visits": ["operation": "increment", "value": .int(Int64.max)]])
+                return { try devices.setTags(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(), updates: updates, now: 2) }
             case 152:
                 let updates = try TagUpdate.parse(["Level": 152])
                 return {
@@ -230,7 +234,8 @@ import TestSupport
             default:
                 switch index % 3 {
                 case 0:
-                    let updates = try TagUpdate.parse(["Level": .int(Int64(index)), "Interests": .array(interests(index))])
+                    let updates = try TagUpdate.parse(["Level": .int(Int64(index)), "Interests": .array(interests(index)),
+                                                       "Visits": ["operation": "increment", "value": 1]])
                     let attributes = DeviceAttributes(platform: 3, sdkVersion: "6.\(index)", userID: user)
                     return { try devices.setTags(app: "APP-1", hwid: hwid, attributes: attributes, updates: updates, now: 2) }
                 case 1:
@@ -267,16 +272,18 @@ import TestSupport
             switch index {
             case 150: #expect(answer.contains("too long"), "request \(index): \(answer)")
             case 151: #expect(answer.contains("register it first"), "request \(index): \(answer)")
+            case 153: #expect(answer.contains("overflows"), "request \(index): \(answer)")
             default: #expect(answer == "ok", "request \(index): \(answer)")
             }
         }
         let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
         let reports = try devices.reports(app: "APP-1", limit: 10_000)
         for device in 0..<4 {
-            let mine = (4..<count).filter { $0 % 4 == device && ![150, 151, 152].contains($0) }
+            let mine = (4..<count).filter { $0 % 4 == device && ![150, 151, 152, 153].contains($0) }
             let lastTags = try #require(mine.last { $0 % 3 == 0 }), lastOpen = try #require(mine.last { $0 % 3 == 1 })
             #expect(try devices.getTags(app: "APP-1", hwid: "s-\(device)", userID: nil)
-                == ["Level": .integer(Int64(lastTags)), "Interests": .list(["i\(lastTags)", "common"])])
+                == ["Level": .integer(Int64(lastTags)), "Interests": .list(["i\(lastTags)", "common"]),
+                    "Visits": .integer(Int64(mine.filter { $0 % 3 == 0 }.count))])
             let items = try connection.rows(
                 "SELECT i.item FROM device_tag_items i JOIN devices d ON d.id = i.device_id WHERE d.hwid = $1 ORDER BY i.item",
                 [.text("s-\(device)")]) { $0.text(0) }

@@ -241,25 +241,41 @@ public final class PostgresDeviceStore: DeviceStore {
     public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
         let appID = try database.appID(registration.app)
         if registration.attributes.platform != nil, let tags = try batchable(registration.tags, appID: appID) {
-            try batcher.register([RegistrationBatcher.Item(appID: appID, write: .registration(registration), tags: tags, now: now)])
+            try batcher.register([RegistrationBatcher.Item(appID: appID, write: .registration(registration), tags: tags.values,
+                                                           steps: tags.steps, now: now)])
         } else {
             try registerAlone(appID: appID, registration: registration, now: now)
         }
     }
 
+    /// Tag updates written without reading anything: values set, and integer increments.
+    struct BatchTags {
+        var values: [(name: String, value: TagValue)] = []
+        var steps: [(name: String, step: Int64)] = []
+    }
+
     /// The tags as the batcher writes them, when they can be written without reading anything: set
-    /// operations on tags of a known type, not `badge`. Nil when they must take the ordinary path;
-    /// throws when a tag value does not fit its type.
-    func batchable(_ updates: [TagUpdate], appID: Int64) throws(StoreError) -> [(name: String, value: TagValue)]? {
-        var tags: [(name: String, value: TagValue)] = []
+    /// operations on tags of a known type, and increments of integer tags, each tag once and not
+    /// `badge`. Nil when they must take the ordinary path; throws when a tag value does not fit its type.
+    func batchable(_ updates: [TagUpdate], appID: Int64) throws(StoreError) -> BatchTags? {
+        var tags = BatchTags()
+        var names: Set<String> = []
         for update in updates {
-            guard case .set = update.operation, update.name != "badge",
+            guard update.name != "badge", names.insert(update.name).inserted,
                 let type = database.cachedTagType(appID: appID, name: update.name) else { return nil }
-            do {
-                guard let value = try TagRules.apply(update.operation, name: update.name, to: nil, type: type) else { return nil }
-                tags.append((update.name, value))
-            } catch {
-                throw .invalid(error.message)
+            switch update.operation {
+            case .set:
+                do {
+                    guard let value = try TagRules.apply(update.operation, name: update.name, to: nil, type: type) else { return nil }
+                    tags.values.append((update.name, value))
+                } catch {
+                    throw .invalid(error.message)
+                }
+            case .increment(let amount):
+                guard type == .integer, let step = amount.lenientInt else { return nil }
+                tags.steps.append((update.name, step))
+            case .append, .remove, .delete:
+                return nil
             }
         }
         return tags
@@ -316,7 +332,7 @@ public final class PostgresDeviceStore: DeviceStore {
         let appID = try database.appID(app)
         if let tags = try batchable(updates, appID: appID) {
             try batcher.register([RegistrationBatcher.Item(appID: appID, write: .tags(hwid: hwid, attributes: attributes, updates: updates),
-                                                           tags: tags, now: now)])
+                                                           tags: tags.values, steps: tags.steps, now: now)])
         } else {
             try setTagsAlone(appID: appID, hwid: hwid, attributes: attributes, updates: updates, now: now)
         }

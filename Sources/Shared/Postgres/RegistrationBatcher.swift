@@ -7,8 +7,8 @@ import Core
 /// Device API's requests (`PostgresBackend.submitRequest`).
 ///
 /// Writes known without reading the database are written many per statement: registrations and
-/// setTags calls whose tag updates are set operations on tags of a known type (not `badge`), with
-/// the device attributes they carry; applicationOpen's attributes and time; reports. The devices
+/// setTags calls whose tag updates are set operations on tags of a known type or increments of
+/// integer tags (not `badge`), with the device attributes they carry; applicationOpen's attributes and time; reports. The devices
 /// (updated when they changed, inserted when new, without drawing sequence values for the existing
 /// ones), the registrations' users, the tags, the list tags' items and the reports are each written
 /// by one multi-row part of the statement. A busy server thus pays one round trip and one commit for
@@ -47,7 +47,10 @@ final class RegistrationBatcher: Sendable {
 
         let appID: Int64
         let write: Write
+        /// Tag values to set.
         let tags: [(name: String, value: TagValue)]
+        /// Integer tags to increment, and by how much.
+        var steps: [(name: String, step: Int64)] = []
         let now: Int64
 
         /// The device it is about (a report's too, so that a device's reports keep their order).
@@ -343,6 +346,14 @@ final class RegistrationBatcher: Sendable {
                 }
             }
         }
+        var steps: (rows: [Int64], names: [String?], steps: [Int64]) = ([], [], [])
+        for (row, write) in writes.enumerated() {
+            for (name, step) in write.steps {
+                steps.rows.append(Int64(row + 1))
+                steps.names.append(name)
+                steps.steps.append(step)
+            }
+        }
         let reports = items.filter { $0.report != nil }
         let values: [PostgresValue] = [
             .integers(writes.map(\.appID)), .texts(writes.map(\.hwid)),
@@ -353,6 +364,7 @@ final class RegistrationBatcher: Sendable {
             .texts(registrations.map { $0?.pushToken }), .texts(registrations.map { $0?.gateway }),
             .integers(writes.map(\.kind)), .texts(attributes.map(\.userID)),
         ] + TagValue.columns(writes.map(\.tags)) + [.integers(lists.rows), .texts(lists.names), .texts(lists.items)]
+            + [.integers(steps.rows), .texts(steps.names), .integers(steps.steps)]
             + PostgresDeviceStore.reportColumns(reports.compactMap(\.report), appIDs: reports.map(\.appID), receivedAt: reports.map(\.now))
         return Set(try connection.rows(sql, values) { devices[Int($0.int(0)) - 1] })
     }
@@ -444,7 +456,13 @@ final class RegistrationBatcher: Sendable {
           WHERE t.type = \(TagType.list.rawValue) AND x.device_id = ids.id AND x.name = t.name
             AND NOT EXISTS (SELECT 1 FROM items WHERE items.id = x.device_id AND items.name = x.name AND items.item = x.item)),
         added AS (INSERT INTO device_tag_items (device_id, name, item, app_id) SELECT id, name, item, app_id FROM items ON CONFLICT DO NOTHING),
-        reported AS (\(PostgresDeviceStore.reportsInsert(from: 24)))
+        -- Integer increments, added to the stored value (a sum beyond bigint fails the batch, then the write alone).
+        counted AS (
+          INSERT INTO device_tags (device_id, name, app_id, type, num)
+          SELECT ids.id, c.name, i.app_id, \(TagType.integer.rawValue), c.step
+          FROM unnest($24::bigint[], $25::text[], $26::bigint[]) AS c(n, name, step) JOIN ids ON ids.n = c.n JOIN input i ON i.n = c.n
+          ON CONFLICT (device_id, name) DO UPDATE SET num = (device_tags.num + excluded.num)::bigint),
+        reported AS (\(PostgresDeviceStore.reportsInsert(from: 27)))
         SELECT i.n FROM input i WHERE i.kind > 0 AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n)
         """
 }
