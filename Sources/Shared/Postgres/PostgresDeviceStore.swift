@@ -2,7 +2,8 @@ import Core
 
 /// `DeviceStore` on PostgreSQL. Each call is one transaction of a few statements: the device row
 /// in one upsert, and a request's tags in one multi-row statement per table. Registrations and
-/// setTags calls whose tags need no reading are written many per statement (`RegistrationBatcher`).
+/// setTags calls whose tags need no reading, applicationOpen and reports are written many per
+/// statement (`RegistrationBatcher`).
 public final class PostgresDeviceStore: DeviceStore {
     let database: PostgresDatabase
     private let batcher: RegistrationBatcher

@@ -5,9 +5,9 @@ import Glibc
 #endif
 
 /// What the registration batcher's lanes gather while they run a request's work (see
-/// `RegistrationBatcher`): the device writes the work makes, which join the lane's batch, and
-/// whether the work reached the database in any other way, which is refused before its first
-/// statement so that the request can run again on a thread that may block.
+/// `RegistrationBatcher`): the writes the work makes (devices, their tags, reports), which join the
+/// lane's batch, and whether the work reached the database in any other way, which is refused
+/// before its first statement so that the request can run again on a thread that may block.
 ///
 /// `@unchecked Sendable` invariant: a slot's `gathering`, `items` and `refused` are touched only on
 /// the thread that adopted it (`adoptCurrentThread`); other threads only compare its thread id.
