@@ -121,4 +121,109 @@ import TestSupport
             #expect(try store.device(app: "APP-1", hwid: hwid) != nil, "\(hwid) was answered as registered but is missing")
         }
     }
+
+    /// kill -9 of the server while SDK sessions stream through the batches in flight, each device
+    /// registering with a user, setting tags with a list, opening the app and posting an event, one
+    /// request at a time: every request is answered (503 while the server is away), and the effect of
+    /// every one answered as done is there after the restart.
+    @Test func aCrashDuringSessionsInFlightLosesNoAnsweredWrite() throws {
+        let server = try PostgresServer()
+        let backend = try Self.backend(url: server.url)
+        let store = backend.devices
+        // Defines the tag types, so that the sessions' writes are batched.
+        try store.registerDevice(DeviceRegistration(app: "APP-1", hwid: "seed", pushToken: "t", gateway: nil,
+                                                    attributes: DeviceAttributes(platform: 3),
+                                                    tags: try TagUpdate.parse(["Level": 1, "Interests": ["a"]])), now: 1)
+        enum Step: Int, CaseIterable { case register, tags, open, event }
+        /// Runs `step` of device `hwid` (number `index`).
+        @Sendable func run(_ step: Step, _ hwid: String, _ index: Int) throws(StoreError) {
+            switch step {
+            case .register:
+                try store.registerDevice(DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "tok-\(hwid)", gateway: nil,
+                                                            attributes: DeviceAttributes(platform: 3, userID: "u-\(hwid)"), tags: []),
+                                         now: 2)
+            case .tags:
+                try store.setTags(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(platform: 3, sdkVersion: "6.0"),
+                                  updates: try! TagUpdate.parse(["Level": .int(Int64(index)), "Interests": [.string(hwid), "b"]]), now: 2)
+            case .open:
+                try store.applicationOpen(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(platform: 3), now: Int64(10_000 + index))
+            case .event:
+                try store.record([SDKReport(kind: .event, app: "APP-1", hwid: hwid, userID: nil, platform: 3, name: "e-\(hwid)", hash: nil,
+                                            body: [:], timestampUTC: nil, timestampCurrent: nil)], now: 2)
+            }
+        }
+        struct Key: Hashable {
+            let hwid: String
+            let index: Int
+            let step: Step
+        }
+        let answered = Mutex<[Key: String]>([:])
+        let stop = Atomic<Bool>(false)
+        let unanswered = Atomic<Int>(0)
+        let clients = DispatchGroup()
+        // Eight clients, each with one request in flight at a time, as the SDKs behave.
+        for client in 0..<8 {
+            clients.enter()
+            Thread {
+                defer { clients.leave() }
+                var index = 0
+                while !stop.load(ordering: .relaxed) && index < 100_000 {
+                    let hwid = "c\(client)-\(index)", number = index
+                    for step in Step.allCases {
+                        let reply = DispatchSemaphore(value: 0)
+                        backend.submitRequest({
+                            do {
+                                try run(step, hwid, number)
+                                return "done"
+                            } catch {
+                                return "\(error)"
+                            }
+                        }, onFailure: { "503" }, completion: { answer in
+                            answered.withLock { $0[Key(hwid: hwid, index: number, step: step)] = answer }
+                            reply.signal()
+                        })
+                        guard reply.wait(timeout: .now() + 30) == .success else {
+                            unanswered.add(1, ordering: .relaxed)
+                            return
+                        }
+                    }
+                    index += 1
+                }
+            }.start()
+        }
+        func doneCount() -> Int { answered.withLock { $0.values.filter { $0 == "done" }.count } }
+        let deadline = Date().addingTimeInterval(30)
+        while doneCount() < 800 && Date() < deadline { usleep(10_000) }
+        try server.crash()
+        usleep(500_000)
+        try server.start()
+        let recovery = Date().addingTimeInterval(30)
+        let before = doneCount()
+        while doneCount() < before + 800 && Date() < recovery { usleep(10_000) }
+        stop.store(true, ordering: .relaxed)
+        #expect(clients.wait(timeout: .now() + 60) == .success)
+        #expect(unanswered.load(ordering: .relaxed) == 0, "requests not answered within 30 s")
+        let answers = answered.withLock { $0 }
+        let done = answers.filter { $0.value == "done" }.map(\.key)
+        let failed = Set(answers.values.filter { $0 != "done" })
+        #expect(done.count >= before + 800, "\(done.count) writes done, \(before) before the crash")
+        // While the server was away: 503 (a setTags or applicationOpen naming the platform creates a
+        // device whose registration got one).
+        #expect(failed == ["503"], "answers while the server was away: \(failed)")
+        let events = Set(try store.reports(app: "APP-1", limit: 1_000_000).map(\.hwid))
+        for key in done {
+            let device = try store.device(app: "APP-1", hwid: key.hwid)
+            switch key.step {
+            case .register:
+                #expect(device?.pushToken == "tok-\(key.hwid)" && device?.userID == "u-\(key.hwid)", "\(key.hwid) registered")
+            case .tags:
+                #expect(try store.getTags(app: "APP-1", hwid: key.hwid, userID: nil)
+                    == ["Level": .integer(Int64(key.index)), "Interests": .list([key.hwid, "b"])], "\(key.hwid) tags")
+            case .open:
+                #expect(device?.lastOpenAt == Int64(10_000 + key.index), "\(key.hwid) open")
+            case .event:
+                #expect(events.contains(key.hwid), "\(key.hwid) event")
+            }
+        }
+    }
 }

@@ -188,4 +188,115 @@ import TestSupport
         }
         #expect(try devices.device(app: "APP-1", hwid: "never-registered") == nil)
     }
+
+    /// The SDKs' session writes submitted without waiting, many for the same devices: registrations
+    /// with a user, setTags with device attributes, a list tag and an increment, applicationOpen and
+    /// postEvent all join the batches, and each device ends as its writes in the order they came
+    /// left it (its last tags, list items, attributes and open time, every increment counted once;
+    /// its reports in order). A report the database refuses, an increment that overflows and an
+    /// applicationOpen of a device never registered fail alone; a setTags naming the platform of a
+    /// device not seen yet creates it, as on its own.
+    @Test func sessionWritesKeepEachDevicesOrderAndABadOneFailsAlone() throws {
+        let url = try PostgresServer.shared().makeSchema()
+        let backend = try PostgresRestartTests.backend(url: url)
+        let devices = backend.devices
+        // The first use of each tag defines its type (the ordinary path); later ones are batched.
+        try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: "seed", pushToken: "t", gateway: nil,
+                                                      attributes: DeviceAttributes(platform: 1),
+                                                      tags: TagUpdate.parse(["Level": 0, "Interests": ["a"], "Visits": 0])), now: 1)
+        // Too large for its index entry (random, so that it does not compress).
+        let huge = (0..<3_000).map { _ in String(UnicodeScalar(UInt8.random(in: 65...90))) }.joined()
+        let count = 400
+        func hwid(_ index: Int) -> String { "s-\(index % 4)" }
+        func interests(_ index: Int) -> [JSON] { [.string("i\(index)"), "common"] }
+        func work(_ index: Int) throws -> @Sendable () throws -> Void {
+            let hwid = hwid(index), user = "u-\(index % 4)"
+            switch index {
+            case 0..<4:
+                let registration = try DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "t-\(index)", gateway: nil,
+                                                          attributes: DeviceAttributes(platform: 3, userID: user),
+                                                          tags: TagUpdate.parse(["Level": .int(Int64(index))]))
+                return { try devices.registerDevice(registration, now: 2) }
+            case 150:
+                let report = SDKReport(kind: .event, app: "APP-1", hwid: hwid, userID: nil, platform: 3, name: huge, hash: nil,
+                                       body: [:], timestampUTC: nil, timestampCurrent: nil)
+                return { try devices.record([report], now: 2) }
+            case 151:
+                return { try devices.applicationOpen(app: "APP-1", hwid: "never-registered", attributes: DeviceAttributes(), now: 2) }
+            case 153:
+                let updates = try TagUpdate.parse(["Visits": ["operation": "increment", "value": .int(Int64.max)]])
+                return { try devices.setTags(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(), updates: updates, now: 2) }
+            case 152:
+                let updates = try TagUpdate.parse(["Level": 152])
+                return {
+                    try devices.setTags(app: "APP-1", hwid: "new-by-tags", attributes: DeviceAttributes(platform: 1), updates: updates, now: 2)
+                }
+            default:
+                switch index % 3 {
+                case 0:
+                    let updates = try TagUpdate.parse(["Level": .int(Int64(index)), "Interests": .array(interests(index)),
+                                                       "Visits": ["operation": "increment", "value": 1]])
+                    let attributes = DeviceAttributes(platform: 3, sdkVersion: "6.\(index)", userID: user)
+                    return { try devices.setTags(app: "APP-1", hwid: hwid, attributes: attributes, updates: updates, now: 2) }
+                case 1:
+                    let attributes = DeviceAttributes(platform: 3, appVersion: "1.\(index)")
+                    return { try devices.applicationOpen(app: "APP-1", hwid: hwid, attributes: attributes, now: Int64(1_000 + index)) }
+                default:
+                    let report = SDKReport(kind: .event, app: "APP-1", hwid: hwid, userID: user, platform: 3, name: "e\(index)", hash: nil,
+                                           body: ["n": .int(Int64(index))], timestampUTC: nil, timestampCurrent: nil)
+                    return { try devices.record([report], now: 2) }
+                }
+            }
+        }
+        let answers = Mutex<[Int: String]>([:])
+        let done = DispatchGroup()
+        for index in 0..<count {
+            let write = try work(index)
+            done.enter()
+            backend.submitRequest({
+                do {
+                    try write()
+                    return "ok"
+                } catch {
+                    return "\(error)"
+                }
+            }, onFailure: { "503" }, completion: { answer in
+                answers.withLock { $0[index] = answer }
+                done.leave()
+            })
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        let seen = answers.withLock { $0 }
+        #expect(seen.count == count)
+        for (index, answer) in seen.sorted(by: { $0.key < $1.key }) {
+            switch index {
+            case 150: #expect(answer.contains("too long"), "request \(index): \(answer)")
+            case 151: #expect(answer.contains("register it first"), "request \(index): \(answer)")
+            case 153: #expect(answer.contains("overflows"), "request \(index): \(answer)")
+            default: #expect(answer == "ok", "request \(index): \(answer)")
+            }
+        }
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        let reports = try devices.reports(app: "APP-1", limit: 10_000)
+        for device in 0..<4 {
+            let mine = (4..<count).filter { $0 % 4 == device && ![150, 151, 152, 153].contains($0) }
+            let lastTags = try #require(mine.last { $0 % 3 == 0 }), lastOpen = try #require(mine.last { $0 % 3 == 1 })
+            #expect(try devices.getTags(app: "APP-1", hwid: "s-\(device)", userID: nil)
+                == ["Level": .integer(Int64(lastTags)), "Interests": .list(["i\(lastTags)", "common"]),
+                    "Visits": .integer(Int64(mine.filter { $0 % 3 == 0 }.count))])
+            let items = try connection.rows(
+                "SELECT i.item FROM device_tag_items i JOIN devices d ON d.id = i.device_id WHERE d.hwid = $1 ORDER BY i.item",
+                [.text("s-\(device)")]) { $0.text(0) }
+            #expect(items == ["common", "i\(lastTags)"])
+            let record = try #require(try devices.device(app: "APP-1", hwid: "s-\(device)"))
+            #expect(record.sdkVersion == "6.\(lastTags)" && record.appVersion == "1.\(lastOpen)" && record.lastOpenAt == Int64(1_000 + lastOpen)
+                && record.userID == "u-\(device)" && record.pushToken == "t-\(device)")
+            let events = reports.filter { $0.hwid == "s-\(device)" }.map(\.name)
+            #expect(events == mine.filter { $0 % 3 == 2 }.map { "e\($0)" })
+        }
+        let users = try connection.rows("SELECT user_id FROM users ORDER BY user_id") { $0.text(0) }
+        #expect(users == ["u-0", "u-1", "u-2", "u-3"])
+        #expect(try devices.device(app: "APP-1", hwid: "never-registered") == nil)
+        #expect(try devices.getTags(app: "APP-1", hwid: "new-by-tags", userID: nil) == ["Level": .integer(152)])
+    }
 }

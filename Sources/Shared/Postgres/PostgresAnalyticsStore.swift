@@ -45,8 +45,13 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
 
     public func reportBacklog() throws(StoreError) -> ReportBacklog {
         try database.read { connection in
+            // ORDER BY … LIMIT 1 rather than min(): the plan, made once (the statement has no
+            // parameters), may not count the whole backlog when it was made while the table was empty.
             try connection.first(
-                "SELECT (SELECT min(id) FROM reports WHERE processed_at IS NULL), (SELECT max(id) FROM reports)"
+                """
+                SELECT (SELECT id FROM reports WHERE processed_at IS NULL ORDER BY id LIMIT 1),
+                  (SELECT id FROM reports ORDER BY id DESC LIMIT 1)
+                """
             ) { ReportBacklog(firstUnprocessed: $0.optionalInt(0), last: $0.optionalInt(1) ?? 0) } ?? ReportBacklog(firstUnprocessed: nil, last: 0)
         }
     }

@@ -34,7 +34,7 @@ public final class PostgresBackend: StoreBackend {
         richMedia = PostgresRichMediaStore(database: database)
     }
 
-    /// Runs `work` on the registration batcher's thread: its registrations join the next batch,
+    /// Runs `work` on the registration batcher's thread: its batchable writes join the next batch,
     /// and `completion` gets its result once they are committed (`onFailure()` when they could not
     /// be). Work that needs the database otherwise runs on a request thread, where each store write
     /// commits on its own before it returns.

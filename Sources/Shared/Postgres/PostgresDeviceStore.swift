@@ -2,7 +2,8 @@ import Core
 
 /// `DeviceStore` on PostgreSQL. Each call is one transaction of a few statements: the device row
 /// in one upsert, and a request's tags in one multi-row statement per table. Registrations and
-/// setTags calls whose tags need no reading are written many per statement (`RegistrationBatcher`).
+/// setTags calls whose tags need no reading, applicationOpen and reports are written many per
+/// statement (`RegistrationBatcher`).
 public final class PostgresDeviceStore: DeviceStore {
     let database: PostgresDatabase
     private let batcher: RegistrationBatcher
@@ -240,27 +241,42 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
         let appID = try database.appID(registration.app)
-        if registration.attributes.platform != nil, registration.attributes.userID == nil,
-            let tags = try batchable(registration.tags, appID: appID) {
-            try batcher.register(RegistrationBatcher.Item(appID: appID, write: .registration(registration), tags: tags, now: now))
+        if registration.attributes.platform != nil, let tags = try batchable(registration.tags, appID: appID) {
+            try batcher.register([RegistrationBatcher.Item(appID: appID, write: .registration(registration), tags: tags.values,
+                                                           steps: tags.steps, now: now)])
         } else {
             try registerAlone(appID: appID, registration: registration, now: now)
         }
     }
 
+    /// Tag updates written without reading anything: values set, and integer increments.
+    struct BatchTags {
+        var values: [(name: String, value: TagValue)] = []
+        var steps: [(name: String, step: Int64)] = []
+    }
+
     /// The tags as the batcher writes them, when they can be written without reading anything: set
-    /// operations on tags of a known type other than list, not `badge`. Nil when they must take the
-    /// ordinary path; throws when a tag value does not fit its type.
-    func batchable(_ updates: [TagUpdate], appID: Int64) throws(StoreError) -> [(name: String, value: TagValue)]? {
-        var tags: [(name: String, value: TagValue)] = []
+    /// operations on tags of a known type, and increments of integer tags, each tag once and not
+    /// `badge`. Nil when they must take the ordinary path; throws when a tag value does not fit its type.
+    func batchable(_ updates: [TagUpdate], appID: Int64) throws(StoreError) -> BatchTags? {
+        var tags = BatchTags()
+        var names: Set<String> = []
         for update in updates {
-            guard case .set = update.operation, update.name != "badge",
-                let type = database.cachedTagType(appID: appID, name: update.name), type != .list else { return nil }
-            do {
-                guard let value = try TagRules.apply(update.operation, name: update.name, to: nil, type: type) else { return nil }
-                tags.append((update.name, value))
-            } catch {
-                throw .invalid(error.message)
+            guard update.name != "badge", names.insert(update.name).inserted,
+                let type = database.cachedTagType(appID: appID, name: update.name) else { return nil }
+            switch update.operation {
+            case .set:
+                do {
+                    guard let value = try TagRules.apply(update.operation, name: update.name, to: nil, type: type) else { return nil }
+                    tags.values.append((update.name, value))
+                } catch {
+                    throw .invalid(error.message)
+                }
+            case .increment(let amount):
+                guard type == .integer, let step = amount.lenientInt else { return nil }
+                tags.steps.append((update.name, step))
+            case .append, .remove, .delete:
+                return nil
             }
         }
         return tags
@@ -271,8 +287,12 @@ public final class PostgresDeviceStore: DeviceStore {
         switch item.write {
         case .registration(let registration):
             try registerAlone(appID: item.appID, registration: registration, now: item.now)
-        case .tags(let hwid, let updates):
-            try setTagsAlone(appID: item.appID, hwid: hwid, attributes: DeviceAttributes(), updates: updates, now: item.now)
+        case .tags(let hwid, let attributes, let updates):
+            try setTagsAlone(appID: item.appID, hwid: hwid, attributes: attributes, updates: updates, now: item.now)
+        case .open(let hwid, let attributes):
+            try openAlone(appID: item.appID, hwid: hwid, attributes: attributes, now: item.now)
+        case .report(let report):
+            try database.write { transaction in try Self.insert([report], appIDs: [item.appID], now: item.now, transaction.connection) }
         }
     }
 
@@ -298,6 +318,11 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func applicationOpen(app: String, hwid: String, attributes: DeviceAttributes, now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
+        try batcher.register([RegistrationBatcher.Item(appID: appID, write: .open(hwid: hwid, attributes: attributes), tags: [], now: now)])
+    }
+
+    /// applicationOpen in a transaction of its own.
+    private func openAlone(appID: Int64, hwid: String, attributes: DeviceAttributes, now: Int64) throws(StoreError) {
         try database.write { transaction in
             let id = try upsertDevice(transaction.connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
             try transaction.connection.run("UPDATE devices SET last_open_at = $1 WHERE id = $2", [.integer(now), .integer(id)])
@@ -306,8 +331,9 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func setTags(app: String, hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
-        if attributes == DeviceAttributes(), let tags = try batchable(updates, appID: appID) {
-            try batcher.register(RegistrationBatcher.Item(appID: appID, write: .tags(hwid: hwid, updates: updates), tags: tags, now: now))
+        if let tags = try batchable(updates, appID: appID) {
+            try batcher.register([RegistrationBatcher.Item(appID: appID, write: .tags(hwid: hwid, attributes: attributes, updates: updates),
+                                                           tags: tags.values, steps: tags.steps, now: now)])
         } else {
             try setTagsAlone(appID: appID, hwid: hwid, attributes: attributes, updates: updates, now: now)
         }
@@ -438,31 +464,44 @@ public final class PostgresDeviceStore: DeviceStore {
     }
 
     public func record(_ reports: [SDKReport], now: Int64) throws(StoreError) {
-        guard !reports.isEmpty else { return }
-        var ids: [Int64] = []
-        for report in reports { ids.append(try database.appID(report.app)) }
-        try database.write { transaction in try Self.insert(reports, appIDs: ids, now: now, transaction.connection) }
+        var items: [RegistrationBatcher.Item] = []
+        for report in reports {
+            items.append(RegistrationBatcher.Item(appID: try database.appID(report.app), write: .report(report), tags: [], now: now))
+        }
+        try batcher.register(items)
     }
 
     /// Inserts reports into `reports` (the caller's transaction) in one multi-row statement, in
     /// the order given (ids follow it); `appIDs` in the same order.
     static func insert(_ reports: [SDKReport], appIDs: [Int64], now: Int64, _ connection: PostgresConnection) throws {
-        let values: [PostgresValue] = [
-            .integer(now), .integers(appIDs), .texts(reports.map(\.kind.rawValue)), .texts(reports.map(\.hwid)),
-            .texts(reports.map(\.userID)), .texts(reports.map { $0.platform.map { String($0) } }), .texts(reports.map(\.name)),
-            .texts(reports.map(\.hash)), .texts(reports.map(\.body.text)), .texts(reports.map { $0.timestampUTC.map { String($0) } }),
-            .texts(reports.map { $0.timestampCurrent.map { String($0) } }),
-        ]
-        try connection.run(
-            """
+        try connection.run(reportsInsert(from: 1),
+                           reportColumns(reports, appIDs: appIDs, receivedAt: Array(repeating: now, count: reports.count)))
+    }
+
+    /// An INSERT of the reports in the eleven parallel arrays `reportColumns` makes, bound from
+    /// `$first` on, in their order (ids follow it).
+    static func reportsInsert(from first: Int) -> String {
+        let p = (first..<first + 11).map { "$\($0)" }
+        return """
             INSERT INTO reports (app_id, kind, hwid, user_id, platform, name, hash, body, timestamp_utc, timestamp_current,
               received_at, occurred_at)
-            SELECT u.app_id, u.kind, u.hwid, u.user_id, u.platform, u.name, u.hash, u.body, u.utc, u.local, $1::bigint,
-              coalesce(u.utc, $1::bigint)
-            FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::text[],
-              $10::bigint[], $11::bigint[]) WITH ORDINALITY AS u(app_id, kind, hwid, user_id, platform, name, hash, body, utc, local, n)
+            SELECT u.app_id, u.kind, u.hwid, u.user_id, u.platform, u.name, u.hash, u.body, u.utc, u.local, u.received,
+              coalesce(u.utc, u.received)
+            FROM unnest(\(p[0])::bigint[], \(p[1])::text[], \(p[2])::text[], \(p[3])::text[], \(p[4])::integer[], \(p[5])::text[],
+              \(p[6])::text[], \(p[7])::text[], \(p[8])::bigint[], \(p[9])::bigint[], \(p[10])::bigint[])
+              WITH ORDINALITY AS u(app_id, kind, hwid, user_id, platform, name, hash, body, utc, local, received, n)
             ORDER BY u.n
-            """, values)
+            """
+    }
+
+    /// The parameters of `reportsInsert`: each report with its application's id and when it was received.
+    static func reportColumns(_ reports: [SDKReport], appIDs: [Int64], receivedAt: [Int64]) -> [PostgresValue] {
+        [
+            .integers(appIDs), .texts(reports.map(\.kind.rawValue)), .texts(reports.map(\.hwid)), .texts(reports.map(\.userID)),
+            .texts(reports.map { $0.platform.map { String($0) } }), .texts(reports.map(\.name)), .texts(reports.map(\.hash)),
+            .texts(reports.map(\.body.text)), .texts(reports.map { $0.timestampUTC.map { String($0) } }),
+            .texts(reports.map { $0.timestampCurrent.map { String($0) } }), .integers(receivedAt),
+        ]
     }
 
     public func device(app: String, hwid: String) throws(StoreError) -> DeviceRecord? {

@@ -2,15 +2,17 @@ import Foundation
 import Synchronization
 import Core
 
-/// Group commit for the Device API's busiest writes, registerDevice and setTags, and the thread
-/// that runs the Device API's requests (`PostgresBackend.submitRequest`).
+/// Group commit for the Device API's busiest writes: registerDevice, setTags, applicationOpen and
+/// the SDKs' reports (postEvent, pushStat, messageDeliveryEvent, …), and the thread that runs the
+/// Device API's requests (`PostgresBackend.submitRequest`).
 ///
-/// Device writes whose tag updates are known without reading the database (set operations on
-/// tags whose type is known, no list, no `badge`; a registration without a user, a setTags without
-/// device attributes) are written many per statement, in autocommit: the devices (updated when
-/// they changed, inserted when new, without drawing sequence values for the existing ones) and
-/// their tags, each table in one multi-row write. A busy server thus pays one round trip and one
-/// commit for many writes.
+/// Writes known without reading the database are written many per statement: registrations and
+/// setTags calls whose tag updates are set operations on tags of a known type or increments of
+/// integer tags (not `badge`), with the device attributes they carry; applicationOpen's attributes and time; reports. The devices
+/// (updated when they changed, inserted when new, without drawing sequence values for the existing
+/// ones), the registrations' users, the tags, the list tags' items and the reports are each written
+/// by one multi-row part of the statement. A busy server thus pays one round trip and one commit for
+/// many writes.
 ///
 /// Each of its `lanes` threads, when free, takes everything waiting at that moment: writes that
 /// callers on other threads hand over and wait for, and whole requests, whose work it runs itself,
@@ -30,28 +32,61 @@ import Core
 /// request whose write failed so runs again on a request thread, which gets that failure as it
 /// would have alone).
 final class RegistrationBatcher: Sendable {
-    /// One device write with its tags already converted.
+    /// One write with its tags already converted: a device write, or a report.
     struct Item: Sendable {
         enum Write: Sendable {
+            /// registerDevice.
             case registration(DeviceRegistration)
-            /// setTags without device attributes, on a device that must exist.
-            case tags(hwid: String, updates: [TagUpdate])
+            /// setTags on a device that must exist unless `attributes` name its platform.
+            case tags(hwid: String, attributes: DeviceAttributes, updates: [TagUpdate])
+            /// applicationOpen.
+            case open(hwid: String, attributes: DeviceAttributes)
+            /// An SDK report (postEvent, pushStat, …), appended to `reports`.
+            case report(SDKReport)
         }
 
         let appID: Int64
         let write: Write
+        /// Tag values to set.
         let tags: [(name: String, value: TagValue)]
+        /// Integer tags to increment, and by how much.
+        var steps: [(name: String, step: Int64)] = []
         let now: Int64
 
+        /// The device it is about (a report's too, so that a device's reports keep their order).
         var hwid: String {
             switch write {
             case .registration(let registration): registration.hwid
-            case .tags(let hwid, _): hwid
+            case .tags(let hwid, _, _), .open(let hwid, _): hwid
+            case .report(let report): report.hwid
             }
         }
 
         var registration: DeviceRegistration? {
             if case .registration(let registration) = write { registration } else { nil }
+        }
+
+        var report: SDKReport? {
+            if case .report(let report) = write { report } else { nil }
+        }
+
+        /// The device attributes it writes; nil for a report.
+        var attributes: DeviceAttributes? {
+            switch write {
+            case .registration(let registration): registration.attributes
+            case .tags(_, let attributes, _), .open(_, let attributes): attributes
+            case .report: nil
+            }
+        }
+
+        /// `input.kind` in the batch statement: 0 registration, 1 setTags, 2 applicationOpen.
+        var kind: Int64 {
+            switch write {
+            case .registration: 0
+            case .tags: 1
+            case .open: 2
+            case .report: -1
+            }
         }
     }
 
@@ -175,14 +210,14 @@ final class RegistrationBatcher: Sendable {
         for _ in 0..<Self.lanes { available.signal() }
     }
 
-    /// Writes `item` with whatever else is waiting; returns once it is committed. On a lane, inside
-    /// a request's work, the item joins the batch being gathered instead.
-    func register(_ item: Item) throws(StoreError) {
-        if database.collector.collect(item) { return }
-        let pending = Pending(item)
-        enqueue(.call(pending))
-        pending.done.wait()
-        if let error = pending.error { throw error }
+    /// Writes `items` with whatever else is waiting; returns once they are committed, throwing the
+    /// first one's error. On a lane, inside a request's work, they join the batch being gathered instead.
+    func register(_ items: [Item]) throws(StoreError) {
+        if database.collector.collect(items) { return }
+        let pending = items.map(Pending.init)
+        for write in pending { enqueue(.call(write)) }
+        for write in pending { write.done.wait() }
+        if let error = pending.lazy.compactMap(\.error).first { throw error }
     }
 
     /// Runs `request` on a lane with its next batch.
@@ -265,93 +300,169 @@ final class RegistrationBatcher: Sendable {
     /// Writes the batch; the error of each item (nil when committed).
     private func write(_ items: [Item]) -> [StoreError?] {
         do {
-            let unknown = try database.autocommit { connection in try Self.statement(items, connection) }
-            return items.indices.map { unknown.contains($0 + 1) ? .invalid(PostgresDeviceStore.unregistered) : nil }
+            // Upserts may run twice when the connection is lost with the outcome unknown; a report
+            // may not, so a batch with reports commits in a transaction of its own, which is known
+            // not to have committed when the connection is lost before COMMIT.
+            let missing = try items.contains { $0.report != nil }
+                ? database.write { transaction in try Self.statement(items, transaction.connection) }
+                : database.autocommit { connection in try Self.statement(items, connection) }
+            // A device that does not exist yet: a setTags or applicationOpen naming its platform
+            // creates it, and without one fails; the ordinary path knows which.
+            return items.indices.map { missing.contains($0) ? alone(items[$0]) : nil }
         } catch {
             if case .backend(let failure) = error, failure.isRetryable {
                 return Array(repeating: error, count: items.count)
             }
-            return items.map { item -> StoreError? in
-                do throws(StoreError) {
-                    try single(item)
-                    return nil
-                } catch {
-                    return error
-                }
-            }
+            return items.map(alone)
+        }
+    }
+
+    /// Makes one write on its own; its error, or nil.
+    private func alone(_ item: Item) -> StoreError? {
+        do throws(StoreError) {
+            try single(item)
+            return nil
+        } catch {
+            return error
         }
     }
 
     /// The whole batch in one statement (see `PostgresDeviceStore.registration` for one device);
-    /// returns the positions (from 1) of the tag writes whose device does not exist, which wrote nothing.
+    /// returns the indexes of the setTags and applicationOpen writes whose device does not exist,
+    /// which wrote nothing.
     static func statement(_ items: [Item], _ connection: PostgresConnection) throws -> Set<Int> {
-        let registrations = items.map(\.registration)
-        let attributes = registrations.map { $0?.attributes ?? DeviceAttributes() }
-        return Set(try connection.rows(sql, [
-            .integers(items.map(\.appID)), .texts(items.map(\.hwid)),
+        let devices = items.indices.filter { items[$0].report == nil }
+        let writes = devices.map { items[$0] }
+        let registrations = writes.map(\.registration)
+        let attributes = writes.map { $0.attributes ?? DeviceAttributes() }
+        var lists: (rows: [Int64], names: [String?], items: [String?]) = ([], [], [])
+        for (row, write) in writes.enumerated() {
+            for (name, value) in write.tags {
+                guard case .list(let items) = value else { continue }
+                for item in items {
+                    lists.rows.append(Int64(row + 1))
+                    lists.names.append(name)
+                    lists.items.append(item)
+                }
+            }
+        }
+        var steps: (rows: [Int64], names: [String?], steps: [Int64]) = ([], [], [])
+        for (row, write) in writes.enumerated() {
+            for (name, step) in write.steps {
+                steps.rows.append(Int64(row + 1))
+                steps.names.append(name)
+                steps.steps.append(step)
+            }
+        }
+        let reports = items.filter { $0.report != nil }
+        let values: [PostgresValue] = [
+            .integers(writes.map(\.appID)), .texts(writes.map(\.hwid)),
             .texts(attributes.map { $0.platform.map { String($0) } }), .texts(attributes.map(\.language)),
             .texts(attributes.map { $0.timezoneOffset.map { String($0) } }), .texts(attributes.map(\.appVersion)),
             .texts(attributes.map(\.osVersion)), .texts(attributes.map(\.deviceModel)), .texts(attributes.map(\.sdkVersion)),
-            .texts(attributes.map { $0.notificationTypes.map { String($0) } }), .integers(items.map(\.now)),
+            .texts(attributes.map { $0.notificationTypes.map { String($0) } }), .integers(writes.map(\.now)),
             .texts(registrations.map { $0?.pushToken }), .texts(registrations.map { $0?.gateway }),
-            .booleans(registrations.map { $0 != nil }),
-        ] + TagValue.columns(items.map(\.tags))) { Int($0.int(0)) })
+            .integers(writes.map(\.kind)), .texts(attributes.map(\.userID)),
+        ] + TagValue.columns(writes.map(\.tags)) + [.integers(lists.rows), .texts(lists.names), .texts(lists.items)]
+            + [.integers(steps.rows), .texts(steps.names), .integers(steps.steps)]
+            + PostgresDeviceStore.reportColumns(reports.compactMap(\.report), appIDs: reports.map(\.appID), receivedAt: reports.map(\.now))
+        return Set(try connection.rows(sql, values) { devices[Int($0.int(0)) - 1] })
     }
 
     static let sql = """
         WITH input AS (
           SELECT * FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-            $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::boolean[])
+            $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::integer[], $15::text[])
             WITH ORDINALITY AS u(app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
-              sdk_version, notification_types, now, push_token, gateway, registers, n)),
-        existing AS (SELECT i.n, d.id FROM input i JOIN devices d ON d.app_id = i.app_id AND d.hwid = i.hwid),
-        updated AS (
+              sdk_version, notification_types, now, push_token, gateway, kind, user_id, n)),
+        -- The devices that exist, and whether the attributes given change them (COALESCE: those not given stay).
+        -- One index lookup per row: OFFSET 0 keeps the lookup from becoming a join, which a generic plan
+        -- made while the table was small turns into a scan of every device for each batch.
+        existing AS (
+          SELECT i.n, d.id, ROW(COALESCE(i.platform, d.platform), COALESCE(i.language, d.language),
+              COALESCE(i.timezone_offset, d.timezone_offset), COALESCE(i.app_version, d.app_version),
+              COALESCE(i.os_version, d.os_version), COALESCE(i.device_model, d.device_model), COALESCE(i.sdk_version, d.sdk_version),
+              COALESCE(i.user_id, d.user_id), COALESCE(i.notification_types, d.notification_types))
+            IS DISTINCT FROM ROW(d.platform, d.language, d.timezone_offset, d.app_version, d.os_version, d.device_model,
+              d.sdk_version, d.user_id, d.notification_types) AS changed
+          FROM input i CROSS JOIN LATERAL (
+            SELECT id, platform, language, timezone_offset, app_version, os_version, device_model, sdk_version, user_id,
+              notification_types FROM devices WHERE app_id = i.app_id AND hwid = i.hwid OFFSET 0) d),
+        -- registerDevice: attributes, token, gateway and subscription, rewritten only when something changed.
+        registered AS (
           UPDATE devices d SET platform = i.platform, language = COALESCE(i.language, d.language),
             timezone_offset = COALESCE(i.timezone_offset, d.timezone_offset), app_version = COALESCE(i.app_version, d.app_version),
             os_version = COALESCE(i.os_version, d.os_version), device_model = COALESCE(i.device_model, d.device_model),
-            sdk_version = COALESCE(i.sdk_version, d.sdk_version),
+            sdk_version = COALESCE(i.sdk_version, d.sdk_version), user_id = COALESCE(i.user_id, d.user_id),
             notification_types = COALESCE(i.notification_types, d.notification_types), updated_at = i.now,
             push_token = i.push_token, gateway = COALESCE(i.gateway, d.gateway), subscribed = true, token_invalid_reason = NULL
           FROM input i JOIN existing e ON e.n = i.n
-          WHERE d.id = e.id AND i.registers AND (i.platform IS DISTINCT FROM d.platform OR COALESCE(i.language, d.language) IS DISTINCT FROM d.language
-            OR COALESCE(i.timezone_offset, d.timezone_offset) IS DISTINCT FROM d.timezone_offset
-            OR COALESCE(i.app_version, d.app_version) IS DISTINCT FROM d.app_version
-            OR COALESCE(i.os_version, d.os_version) IS DISTINCT FROM d.os_version
-            OR COALESCE(i.device_model, d.device_model) IS DISTINCT FROM d.device_model
-            OR COALESCE(i.sdk_version, d.sdk_version) IS DISTINCT FROM d.sdk_version
-            OR COALESCE(i.notification_types, d.notification_types) IS DISTINCT FROM d.notification_types
-            OR i.push_token IS DISTINCT FROM d.push_token OR COALESCE(i.gateway, d.gateway) IS DISTINCT FROM d.gateway
-            OR NOT d.subscribed OR d.token_invalid_reason IS NOT NULL)
+          WHERE d.id = e.id AND i.kind = 0 AND (e.changed OR i.push_token IS DISTINCT FROM d.push_token
+            OR COALESCE(i.gateway, d.gateway) IS DISTINCT FROM d.gateway OR NOT d.subscribed OR d.token_invalid_reason IS NOT NULL)
+          RETURNING d.id),
+        -- setTags and applicationOpen: the attributes when they changed (updated_at with them), an open's time.
+        touched AS (
+          UPDATE devices d SET platform = COALESCE(i.platform, d.platform), language = COALESCE(i.language, d.language),
+            timezone_offset = COALESCE(i.timezone_offset, d.timezone_offset), app_version = COALESCE(i.app_version, d.app_version),
+            os_version = COALESCE(i.os_version, d.os_version), device_model = COALESCE(i.device_model, d.device_model),
+            sdk_version = COALESCE(i.sdk_version, d.sdk_version), user_id = COALESCE(i.user_id, d.user_id),
+            notification_types = COALESCE(i.notification_types, d.notification_types),
+            updated_at = CASE WHEN e.changed THEN i.now ELSE d.updated_at END,
+            last_open_at = CASE WHEN i.kind = 2 THEN i.now ELSE d.last_open_at END
+          FROM input i JOIN existing e ON e.n = i.n
+          WHERE d.id = e.id AND i.kind > 0 AND (e.changed OR i.kind = 2)
           RETURNING d.id),
         inserted AS (
           INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
-            sdk_version, notification_types, created_at, updated_at, push_token, gateway)
+            sdk_version, user_id, notification_types, created_at, updated_at, push_token, gateway)
           SELECT i.app_id, i.hwid, i.platform, i.language, i.timezone_offset, i.app_version, i.os_version, i.device_model,
-            i.sdk_version, i.notification_types, i.now, i.now, i.push_token, i.gateway
-          FROM input i WHERE i.registers AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n
+            i.sdk_version, i.user_id, i.notification_types, i.now, i.now, i.push_token, i.gateway
+          FROM input i WHERE i.kind = 0 AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n
           ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform,
             language = COALESCE(excluded.language, devices.language),
             timezone_offset = COALESCE(excluded.timezone_offset, devices.timezone_offset),
             app_version = COALESCE(excluded.app_version, devices.app_version),
             os_version = COALESCE(excluded.os_version, devices.os_version),
             device_model = COALESCE(excluded.device_model, devices.device_model),
-            sdk_version = COALESCE(excluded.sdk_version, devices.sdk_version),
+            sdk_version = COALESCE(excluded.sdk_version, devices.sdk_version), user_id = COALESCE(excluded.user_id, devices.user_id),
             notification_types = COALESCE(excluded.notification_types, devices.notification_types),
             updated_at = excluded.updated_at, push_token = excluded.push_token, gateway = COALESCE(excluded.gateway, devices.gateway),
             subscribed = true, token_invalid_reason = NULL
           RETURNING id, app_id, hwid),
+        -- A registration's user, as registerDevice alone adds it.
+        users_added AS (
+          INSERT INTO users (app_id, user_id, created_at, updated_at)
+          SELECT DISTINCT ON (app_id, user_id) app_id, user_id, now, now FROM input WHERE kind = 0 AND user_id IS NOT NULL
+          ORDER BY app_id, user_id
+          ON CONFLICT DO NOTHING),
         ids AS (
           SELECT n, id FROM existing
           UNION ALL
-          SELECT i.n, x.id FROM inserted x JOIN input i ON i.app_id = x.app_id AND i.hwid = x.hwid AND i.registers),
+          SELECT i.n, x.id FROM inserted x JOIN input i ON i.app_id = x.app_id AND i.hwid = x.hwid AND i.kind = 0),
+        tags AS (SELECT * FROM unnest($16::bigint[], $17::text[], $18::integer[], $19::numeric[], $20::text[]) AS t(n, name, type, num, str)),
         tagged AS (
           INSERT INTO device_tags (device_id, name, app_id, type, num, str)
           SELECT ids.id, t.name, i.app_id, t.type, t.num, t.str
-          FROM unnest($15::bigint[], $16::text[], $17::integer[], $18::numeric[], $19::text[]) AS t(n, name, type, num, str)
-          JOIN ids ON ids.n = t.n JOIN input i ON i.n = t.n
+          FROM tags t JOIN ids ON ids.n = t.n JOIN input i ON i.n = t.n
           ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, num = excluded.num, str = excluded.str
           WHERE device_tags.type IS DISTINCT FROM excluded.type OR device_tags.num IS DISTINCT FROM excluded.num
-            OR device_tags.str IS DISTINCT FROM excluded.str)
-        SELECT i.n FROM input i WHERE NOT i.registers AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n)
+            OR device_tags.str IS DISTINCT FROM excluded.str),
+        -- A list tag's items: those no longer in the list go, new ones come.
+        items AS (
+          SELECT ids.id, l.name, l.item, i.app_id FROM unnest($21::bigint[], $22::text[], $23::text[]) AS l(n, name, item)
+          JOIN ids ON ids.n = l.n JOIN input i ON i.n = l.n),
+        dropped AS (
+          DELETE FROM device_tag_items x USING tags t JOIN ids ON ids.n = t.n
+          WHERE t.type = \(TagType.list.rawValue) AND x.device_id = ids.id AND x.name = t.name
+            AND NOT EXISTS (SELECT 1 FROM items WHERE items.id = x.device_id AND items.name = x.name AND items.item = x.item)),
+        added AS (INSERT INTO device_tag_items (device_id, name, item, app_id) SELECT id, name, item, app_id FROM items ON CONFLICT DO NOTHING),
+        -- Integer increments, added to the stored value (a sum beyond bigint fails the batch, then the write alone).
+        counted AS (
+          INSERT INTO device_tags (device_id, name, app_id, type, num)
+          SELECT ids.id, c.name, i.app_id, \(TagType.integer.rawValue), c.step
+          FROM unnest($24::bigint[], $25::text[], $26::bigint[]) AS c(n, name, step) JOIN ids ON ids.n = c.n JOIN input i ON i.n = c.n
+          ON CONFLICT (device_id, name) DO UPDATE SET num = (device_tags.num + excluded.num)::bigint),
+        reported AS (\(PostgresDeviceStore.reportsInsert(from: 27)))
+        SELECT i.n FROM input i WHERE i.kind > 0 AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n)
         """
 }

@@ -5,9 +5,9 @@ import Glibc
 #endif
 
 /// What the registration batcher's lanes gather while they run a request's work (see
-/// `RegistrationBatcher`): the device writes the work makes, which join the lane's batch, and
-/// whether the work reached the database in any other way, which is refused before its first
-/// statement so that the request can run again on a thread that may block.
+/// `RegistrationBatcher`): the writes the work makes (devices, their tags, reports), which join the
+/// lane's batch, and whether the work reached the database in any other way, which is refused
+/// before its first statement so that the request can run again on a thread that may block.
 ///
 /// `@unchecked Sendable` invariant: a slot's `gathering`, `items` and `refused` are touched only on
 /// the thread that adopted it (`adoptCurrentThread`); other threads only compare its thread id.
@@ -50,11 +50,11 @@ final class RequestCollector: @unchecked Sendable {
         return (slot.refused ? [] : slot.items, slot.refused)
     }
 
-    /// True when `item` joins the batch being gathered (the caller is a request's work on a lane,
+    /// True when `items` join the batch being gathered (the caller is a request's work on a lane,
     /// which must not wait for its own batch).
-    func collect(_ item: RegistrationBatcher.Item) -> Bool {
+    func collect(_ items: [RegistrationBatcher.Item]) -> Bool {
         guard let slot = gathering else { return false }
-        if !slot.refused { slot.items.append(item) }
+        if !slot.refused { slot.items += items }
         return true
     }
 
