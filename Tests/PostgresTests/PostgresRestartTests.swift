@@ -101,14 +101,7 @@ import TestSupport
             }.start()
         }
         func doneCount() -> Int { answered.withLock { $0.values.filter { $0 == "done" }.count } }
-        let deadline = Date().addingTimeInterval(30)
-        while doneCount() < 400 && Date() < deadline { usleep(10_000) }
-        try server.crash()
-        usleep(500_000)
-        try server.start()
-        let recovery = Date().addingTimeInterval(30)
-        let before = doneCount()
-        while doneCount() < before + 400 && Date() < recovery { usleep(10_000) }
+        let before = try Self.crashMidStream(server, count: 400, done: doneCount)
         stop.store(true, ordering: .relaxed)
         #expect(clients.wait(timeout: .now() + 60) == .success)
         #expect(unanswered.load(ordering: .relaxed) == 0, "requests not answered within 30 s")
@@ -192,14 +185,7 @@ import TestSupport
             }.start()
         }
         func doneCount() -> Int { answered.withLock { $0.values.filter { $0 == "done" }.count } }
-        let deadline = Date().addingTimeInterval(30)
-        while doneCount() < 800 && Date() < deadline { usleep(10_000) }
-        try server.crash()
-        usleep(500_000)
-        try server.start()
-        let recovery = Date().addingTimeInterval(30)
-        let before = doneCount()
-        while doneCount() < before + 800 && Date() < recovery { usleep(10_000) }
+        let before = try Self.crashMidStream(server, count: 800, done: doneCount)
         stop.store(true, ordering: .relaxed)
         #expect(clients.wait(timeout: .now() + 60) == .success)
         #expect(unanswered.load(ordering: .relaxed) == 0, "requests not answered within 30 s")
@@ -225,5 +211,19 @@ import TestSupport
                 #expect(events.contains(key.hwid), "\(key.hwid) event")
             }
         }
+    }
+
+    /// Waits (at most 30 s) until `count` writes are done, kills the server with SIGKILL, starts it
+    /// again and waits (at most 30 s) for `count` more; returns how many were done before the crash.
+    static func crashMidStream(_ server: PostgresServer, count: Int, done: () -> Int) throws -> Int {
+        let deadline = Date().addingTimeInterval(30)
+        while done() < count && Date() < deadline { usleep(10_000) }
+        try server.crash()
+        usleep(500_000)
+        try server.start()
+        let recovery = Date().addingTimeInterval(30)
+        let before = done()
+        while done() < before + count && Date() < recovery { usleep(10_000) }
+        return before
     }
 }
