@@ -68,44 +68,10 @@ import TestSupport
         let backend = try Self.backend(url: server.url)
         let store = backend.devices
         try register(store, "seed")
-        let answered = Mutex<[String: String]>([:])
-        let stop = Atomic<Bool>(false)
-        let unanswered = Atomic<Int>(0)
-        let clients = DispatchGroup()
-        // Eight clients, each with one request in flight at a time, as the SDKs behave.
-        for client in 0..<8 {
-            clients.enter()
-            Thread {
-                defer { clients.leave() }
-                var index = 0
-                while !stop.load(ordering: .relaxed) && index < 100_000 {
-                    let hwid = "c\(client)-\(index)"
-                    index += 1
-                    let reply = DispatchSemaphore(value: 0)
-                    backend.submitRequest({
-                        do {
-                            try self.register(store, hwid)
-                            return "done"
-                        } catch {
-                            return "\(error)"
-                        }
-                    }, onFailure: { "503" }, completion: { answer in
-                        answered.withLock { $0[hwid] = answer }
-                        reply.signal()
-                    })
-                    guard reply.wait(timeout: .now() + 30) == .success else {
-                        unanswered.add(1, ordering: .relaxed)
-                        return
-                    }
-                }
-            }.start()
+        let (answers, before) = try Self.stream(through: server, backend: backend, count: 400) { client, index in
+            let hwid = "c\(client)-\(index)"
+            return [(hwid, { @Sendable in try self.register(store, hwid) })]
         }
-        func doneCount() -> Int { answered.withLock { $0.values.filter { $0 == "done" }.count } }
-        let before = try Self.crashMidStream(server, count: 400, done: doneCount)
-        stop.store(true, ordering: .relaxed)
-        #expect(clients.wait(timeout: .now() + 60) == .success)
-        #expect(unanswered.load(ordering: .relaxed) == 0, "requests not answered within 30 s")
-        let answers = answered.withLock { $0 }
         let done = answers.filter { $0.value == "done" }.map(\.key)
         let failed = answers.values.filter { $0 != "done" }
         #expect(done.count >= before + 400, "\(done.count) registrations done, \(before) before the crash")
@@ -150,46 +116,10 @@ import TestSupport
             let index: Int
             let step: Step
         }
-        let answered = Mutex<[Key: String]>([:])
-        let stop = Atomic<Bool>(false)
-        let unanswered = Atomic<Int>(0)
-        let clients = DispatchGroup()
-        // Eight clients, each with one request in flight at a time, as the SDKs behave.
-        for client in 0..<8 {
-            clients.enter()
-            Thread {
-                defer { clients.leave() }
-                var index = 0
-                while !stop.load(ordering: .relaxed) && index < 100_000 {
-                    let hwid = "c\(client)-\(index)", number = index
-                    for step in Step.allCases {
-                        let reply = DispatchSemaphore(value: 0)
-                        backend.submitRequest({
-                            do {
-                                try run(step, hwid, number)
-                                return "done"
-                            } catch {
-                                return "\(error)"
-                            }
-                        }, onFailure: { "503" }, completion: { answer in
-                            answered.withLock { $0[Key(hwid: hwid, index: number, step: step)] = answer }
-                            reply.signal()
-                        })
-                        guard reply.wait(timeout: .now() + 30) == .success else {
-                            unanswered.add(1, ordering: .relaxed)
-                            return
-                        }
-                    }
-                    index += 1
-                }
-            }.start()
+        let (answers, before) = try Self.stream(through: server, backend: backend, count: 800) { client, index in
+            let hwid = "c\(client)-\(index)"
+            return Step.allCases.map { step in (Key(hwid: hwid, index: index, step: step), { try run(step, hwid, index) }) }
         }
-        func doneCount() -> Int { answered.withLock { $0.values.filter { $0 == "done" }.count } }
-        let before = try Self.crashMidStream(server, count: 800, done: doneCount)
-        stop.store(true, ordering: .relaxed)
-        #expect(clients.wait(timeout: .now() + 60) == .success)
-        #expect(unanswered.load(ordering: .relaxed) == 0, "requests not answered within 30 s")
-        let answers = answered.withLock { $0 }
         let done = answers.filter { $0.value == "done" }.map(\.key)
         let failed = Set(answers.values.filter { $0 != "done" })
         #expect(done.count >= before + 800, "\(done.count) writes done, \(before) before the crash")
@@ -211,6 +141,54 @@ import TestSupport
                 #expect(events.contains(key.hwid), "\(key.hwid) event")
             }
         }
+    }
+
+    /// Eight clients, each with one request in flight at a time as the SDKs behave, send the writes
+    /// `writes(client, index)` gives for index 0, 1, … through `backend.submitRequest`, while the server
+    /// is killed with SIGKILL once `count` are done and started again (`crashMidStream`); then they
+    /// stop. Checks that every client finished and every request was answered within 30 s; returns
+    /// each write's answer ("done", the error, or "503"), and how many were done before the crash.
+    static func stream<Key: Hashable & Sendable>(
+        through server: PostgresServer, backend: PostgresBackend, count: Int,
+        _ writes: @escaping @Sendable (_ client: Int, _ index: Int) -> [(Key, @Sendable () throws -> Void)]
+    ) throws -> (answers: [Key: String], before: Int) {
+        let answered = Mutex<[Key: String]>([:])
+        let stop = Atomic<Bool>(false)
+        let unanswered = Atomic<Int>(0)
+        let clients = DispatchGroup()
+        for client in 0..<8 {
+            clients.enter()
+            Thread {
+                defer { clients.leave() }
+                var index = 0
+                while !stop.load(ordering: .relaxed) && index < 100_000 {
+                    for (key, write) in writes(client, index) {
+                        let reply = DispatchSemaphore(value: 0)
+                        backend.submitRequest({
+                            do {
+                                try write()
+                                return "done"
+                            } catch {
+                                return "\(error)"
+                            }
+                        }, onFailure: { "503" }, completion: { answer in
+                            answered.withLock { $0[key] = answer }
+                            reply.signal()
+                        })
+                        guard reply.wait(timeout: .now() + 30) == .success else {
+                            unanswered.add(1, ordering: .relaxed)
+                            return
+                        }
+                    }
+                    index += 1
+                }
+            }.start()
+        }
+        let before = try crashMidStream(server, count: count) { answered.withLock { $0.values.filter { $0 == "done" }.count } }
+        stop.store(true, ordering: .relaxed)
+        #expect(clients.wait(timeout: .now() + 60) == .success)
+        #expect(unanswered.load(ordering: .relaxed) == 0, "requests not answered within 30 s")
+        return (answered.withLock { $0 }, before)
     }
 
     /// Waits (at most 30 s) until `count` writes are done, kills the server with SIGKILL, starts it

@@ -153,28 +153,12 @@ import TestSupport
         let backend = try PostgresRestartTests.backend(url: try PostgresServer.shared().makeSchema())
         let devices = backend.devices
         for device in 0..<4 { try devices.registerDevice(try registration("o-\(device)", token: "t-\(device)", level: 0), now: 1) }
-        let answers = Mutex<[Int: String]>([:])
-        let done = DispatchGroup()
         let count = 400
-        for index in 0..<count {
+        let seen = try Self.submitAll(backend, count: count) { index in
             let hwid = index == 150 ? "never-registered" : "o-\(index % 4)"
             let updates = try TagUpdate.parse(["Level": .int(Int64(index)), "City": .string("c\(index)")])
-            done.enter()
-            backend.submitRequest({
-                do {
-                    try devices.setTags(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(), updates: updates, now: 2)
-                    return "ok"
-                } catch {
-                    return "\(error)"
-                }
-            }, onFailure: { "503" }, completion: { answer in
-                answers.withLock { $0[index] = answer }
-                done.leave()
-            })
+            return { try devices.setTags(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(), updates: updates, now: 2) }
         }
-        #expect(done.wait(timeout: .now() + 60) == .success)
-        let seen = answers.withLock { $0 }
-        #expect(seen.count == count)
         for (index, answer) in seen.sorted(by: { $0.key < $1.key }) {
             if index == 150 {
                 #expect(answer.contains("register it first"), "request \(index): \(answer)")
@@ -248,26 +232,7 @@ import TestSupport
                 }
             }
         }
-        let answers = Mutex<[Int: String]>([:])
-        let done = DispatchGroup()
-        for index in 0..<count {
-            let write = try work(index)
-            done.enter()
-            backend.submitRequest({
-                do {
-                    try write()
-                    return "ok"
-                } catch {
-                    return "\(error)"
-                }
-            }, onFailure: { "503" }, completion: { answer in
-                answers.withLock { $0[index] = answer }
-                done.leave()
-            })
-        }
-        #expect(done.wait(timeout: .now() + 60) == .success)
-        let seen = answers.withLock { $0 }
-        #expect(seen.count == count)
+        let seen = try Self.submitAll(backend, count: count, work)
         for (index, answer) in seen.sorted(by: { $0.key < $1.key }) {
             switch index {
             case 150: #expect(answer.contains("too long"), "request \(index): \(answer)")
@@ -298,5 +263,32 @@ import TestSupport
         #expect(users == ["u-0", "u-1", "u-2", "u-3"])
         #expect(try devices.device(app: "APP-1", hwid: "never-registered") == nil)
         #expect(try devices.getTags(app: "APP-1", hwid: "new-by-tags", userID: nil) == ["Level": .integer(152)])
+    }
+
+    /// Submits `count` requests at once through `backend.submitRequest`, the one of `index` running
+    /// `write(index)`, and waits (at most 60 s) for every answer: "ok", the error, or "503".
+    static func submitAll(_ backend: PostgresBackend, count: Int,
+                          _ write: (_ index: Int) throws -> @Sendable () throws -> Void) throws -> [Int: String] {
+        let answers = Mutex<[Int: String]>([:])
+        let done = DispatchGroup()
+        for index in 0..<count {
+            let work = try write(index)
+            done.enter()
+            backend.submitRequest({
+                do {
+                    try work()
+                    return "ok"
+                } catch {
+                    return "\(error)"
+                }
+            }, onFailure: { "503" }, completion: { answer in
+                answers.withLock { $0[index] = answer }
+                done.leave()
+            })
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        let seen = answers.withLock { $0 }
+        #expect(seen.count == count)
+        return seen
     }
 }

@@ -37,41 +37,30 @@ import TestSupport
 
     @Test func curveReportsAWrongServerKeyAsNoHandshakeAndAnUnlistedKeyAsRefused() throws {
         let folder = try TemporaryDirectory()
-        let serverPublic = try CurveKeys.generate(writingSecretTo: folder.file("server.key"))
-        let serverSecret = try CurveSettings.readSecretKey(path: folder.file("server.key"), key: "k")
+        let server = try curveKeyPair(in: folder, "server.key")
         let otherPublic = try CurveKeys.generate(writingSecretTo: folder.file("other-server.key"))
-        let workerPublic = try CurveKeys.generate(writingSecretTo: folder.file("worker.key"))
-        let workerSecret = try CurveSettings.readSecretKey(path: folder.file("worker.key"), key: "k")
-        _ = try CurveKeys.generate(writingSecretTo: folder.file("stranger.key"))
-        let strangerSecret = try CurveSettings.readSecretKey(path: folder.file("stranger.key"), key: "k")
+        let worker = try curveKeyPair(in: folder, "worker.key")
+        let strangerSecret = try curveKeyPair(in: folder, "stranger.key").secretKey
 
-        let context = QueueContext()
-        defer { context.terminate() }
-        let authenticator = CurveAuthenticator(keys: [workerPublic], logger: Logger(label: "test", level: .none))
-        try authenticator.start(context: context)
-        defer { authenticator.stop() }
-        let server = try QueueSocket(context, kind: .pull)
-        defer { server.close() }
-        try server.makeCurveServer(secretKey: serverSecret)
-        let port = try HeraldProcesses.freePort()
-        try server.bind("tcp://127.0.0.1:\(port)")
+        let ingest = try CurveTestServer(secretKey: server.secretKey, admitting: [worker.publicKey])
+        defer { ingest.close() }
 
         func watch(serverKey: String, secret: String, until stop: ([QueueLinkEvent]) -> Bool) throws -> [QueueLinkEvent] {
-            let client = try QueueSocket(context, kind: .push)
-            let monitor = try QueueMonitor(context, watching: client)
+            let client = try QueueSocket(ingest.context, kind: .push)
+            let monitor = try QueueMonitor(ingest.context, watching: client)
             defer {
                 client.close()
                 monitor.close()
             }
             try client.makeCurveClient(serverKey: serverKey, secretKey: secret)
-            try client.connect("tcp://127.0.0.1:\(port)")
+            try client.connect(ingest.endpoint)
             return try events(monitor, until: stop)
         }
-        #expect(try watch(serverKey: serverPublic, secret: workerSecret) { $0.contains(.connected) } == [.connected])
+        #expect(try watch(serverKey: server.publicKey, secret: worker.secretKey) { $0.contains(.connected) } == [.connected])
         // A wrong server key: libzmq keeps trying, and no handshake ever completes.
-        let wrong = try watch(serverKey: otherPublic, secret: workerSecret) { $0.count >= 3 }
+        let wrong = try watch(serverKey: otherPublic, secret: worker.secretKey) { $0.count >= 3 }
         #expect(wrong.count >= 3 && !wrong.contains(.connected), "\(wrong)")
-        let stranger = try watch(serverKey: serverPublic, secret: strangerSecret) { !$0.isEmpty }
+        let stranger = try watch(serverKey: server.publicKey, secret: strangerSecret) { !$0.isEmpty }
         #expect(stranger.first == .refused && !stranger.contains(.connected), "\(stranger)")
     }
 }

@@ -92,28 +92,18 @@ import TestSupport
 
     @Test func onlyListedWorkersGetThrough() throws {
         let folder = try TemporaryDirectory()
-        let serverPublic = try CurveKeys.generate(writingSecretTo: folder.file("server.key"))
-        let serverSecret = try CurveSettings.readSecretKey(path: folder.file("server.key"), key: "k")
-        let listedPublic = try CurveKeys.generate(writingSecretTo: folder.file("listed.key"))
-        let listedSecret = try CurveSettings.readSecretKey(path: folder.file("listed.key"), key: "k")
-        _ = try CurveKeys.generate(writingSecretTo: folder.file("other.key"))
-        let otherSecret = try CurveSettings.readSecretKey(path: folder.file("other.key"), key: "k")
+        let serverKeys = try curveKeyPair(in: folder, "server.key")
+        let listed = try curveKeyPair(in: folder, "listed.key")
+        let otherSecret = try curveKeyPair(in: folder, "other.key").secretKey
 
-        let context = QueueContext()
-        defer { context.terminate() }
-        let authenticator = CurveAuthenticator(keys: [listedPublic], logger: Logger(label: "test", level: .none))
-        try authenticator.start(context: context)
-        defer { authenticator.stop() }
-        let server = try QueueSocket(context, kind: .pull)
-        defer { server.close() }
-        try server.makeCurveServer(secretKey: serverSecret)
-        let port = try HeraldProcesses.freePort()
-        try server.bind("tcp://127.0.0.1:\(port)")
+        let ingest = try CurveTestServer(secretKey: serverKeys.secretKey, admitting: [listed.publicKey])
+        defer { ingest.close() }
+        let server = ingest.socket
 
         func client(_ secret: String) throws -> QueueSocket {
-            let socket = try QueueSocket(context, kind: .push)
-            try socket.makeCurveClient(serverKey: serverPublic, secretKey: secret)
-            try socket.connect("tcp://127.0.0.1:\(port)")
+            let socket = try QueueSocket(ingest.context, kind: .push)
+            try socket.makeCurveClient(serverKey: serverKeys.publicKey, secretKey: secret)
+            try socket.connect(ingest.endpoint)
             return socket
         }
         let stranger = try client(otherSecret)
@@ -121,14 +111,14 @@ import TestSupport
         try stranger.send([Array("from a stranger".utf8)], wait: false)
         #expect(try server.receive(timeoutMilliseconds: 500) == nil, "an unlisted key gets nothing through")
 
-        let listed = try client(listedSecret)
-        defer { listed.close() }
-        try listed.send([Array("hello".utf8)])
+        let listedClient = try client(listed.secretKey)
+        defer { listedClient.close() }
+        try listedClient.send([Array("hello".utf8)])
         let received = try #require(try server.receive(timeoutMilliseconds: 5_000))
         #expect(received == [Array("hello".utf8)])
 
         // After the key is listed (SIGHUP in ingest), the stranger's next handshake succeeds.
-        authenticator.replace([listedPublic, try CurveKeys.publicKey(ofSecret: otherSecret)])
+        ingest.authenticator.replace([listed.publicKey, try CurveKeys.publicKey(ofSecret: otherSecret)])
         let again = try client(otherSecret)
         defer { again.close() }
         try again.send([Array("now listed".utf8)])
