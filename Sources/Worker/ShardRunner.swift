@@ -128,7 +128,7 @@ struct ShardRunner: Sendable {
         // one commit and at most two batches are sent but unrecorded when a worker dies. The page
         // after is read and prepared on a thread of its own meanwhile.
         var inFlight: [InFlightBatch] = []
-        var ahead: PageAhead?
+        var ahead: Background<Result<PreparedPage, any Error>>?
         func settle() throws -> Bool {
             _ = ahead?.wait()
             ahead = nil
@@ -184,9 +184,9 @@ struct ShardRunner: Sendable {
     }
 
     /// Starts reading and preparing the page after `after` on a thread of its own.
-    private func readAhead(_ work: ShardWork, after: Int64, limit: Int) -> PageAhead {
+    private func readAhead(_ work: ShardWork, after: Int64, limit: Int) -> Background<Result<PreparedPage, any Error>> {
         let now = clock.now()
-        return PageAhead { [self] in
+        return Background(thread: "herald-read-ahead") { [self] in
             Result { try prepare(try store.targets(of: work, after: after, limit: limit), work: work, now: now) }
         }
     }
@@ -374,65 +374,62 @@ struct PreparedPage: Sendable {
     let now: Int64
 }
 
-/// A page being read and prepared on its own thread while the runner records the previous one.
-/// `@unchecked Sendable` invariant: `result` is written by the reading thread before `done` is
-/// signalled and read by the runner only after waiting on it.
-final class PageAhead: @unchecked Sendable {
-    private var result: Result<PreparedPage, any Error>?
+/// A value computed on a thread of its own while the runner goes on: the page after the one being
+/// committed (`readAhead`), a batch's outcomes (`InFlightBatch`).
+/// `@unchecked Sendable` invariant: `value` is written before `done` is signalled (by the thread,
+/// or in `init(ready:)`) and read only after waiting on it.
+final class Background<Value: Sendable>: @unchecked Sendable {
+    private var value: Value?
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ read: @escaping @Sendable () -> Result<PreparedPage, any Error>) {
+    init(thread name: String, _ compute: @escaping @Sendable () -> Value) {
         let thread = Thread { [self] in
-            result = read()
+            value = compute()
             done.signal()
         }
-        thread.name = "herald-read-ahead"
+        thread.name = name
         thread.start()
     }
 
-    func wait() -> Result<PreparedPage, any Error> {
+    /// A value known at once.
+    init(ready value: Value) {
+        self.value = value
+        done.signal()
+    }
+
+    func wait() -> Value {
         done.wait()
         done.signal()
-        return result!
+        return value!
     }
 }
 
 /// A batch being delivered on its own thread while the runner prepares the next one.
-/// `@unchecked Sendable` invariant: `outcomes` is written by the delivering thread before `done`
-/// is signalled and read by the runner only after waiting on it.
-final class InFlightBatch: @unchecked Sendable {
+struct InFlightBatch: Sendable {
     let now: Int64
     private let throttled: [DeliveryRecord]
     private let pushes: [OutgoingPush]
-    private var outcomes: [DeliveryRecord] = []
-    private let done = DispatchSemaphore(value: 0)
+    private let outcomes: Background<[DeliveryRecord]>
 
     init(_ prepared: PreparedPage, work: ShardWork, provider: (any PushProvider)?) {
         now = prepared.now
         throttled = prepared.throttled
-        pushes = prepared.pushes
-        guard !pushes.isEmpty else {
-            done.signal()
-            return
+        let pushes = prepared.pushes
+        self.pushes = pushes
+        if pushes.isEmpty {
+            outcomes = Background(ready: [])
+        } else if let provider {
+            outcomes = Background(thread: "herald-deliver") { provider.deliver(pushes, message: work) }
+        } else {
+            outcomes = Background(ready: pushes.map {
+                DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: "NoProviderConfigured")
+            })
         }
-        guard let provider else {
-            outcomes = pushes.map { DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: "NoProviderConfigured") }
-            done.signal()
-            return
-        }
-        let thread = Thread { [self] in
-            outcomes = provider.deliver(pushes, message: work)
-            done.signal()
-        }
-        thread.name = "herald-deliver"
-        thread.start()
     }
 
     /// Waits for the delivery: the throttled outcomes, and each push with its outcome.
     func wait() -> (throttled: [DeliveryRecord], delivered: [(OutgoingPush, DeliveryRecord)]) {
-        done.wait()
-        done.signal()
-        return (throttled, Array(zip(pushes, outcomes)))
+        (throttled, Array(zip(pushes, outcomes.wait())))
     }
 }
 
