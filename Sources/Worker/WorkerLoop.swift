@@ -92,6 +92,11 @@ final class WorkerLoop: Sendable {
 
     /// Heartbeats and acks go to every ingest (any of them may be dispatching, or take over); jobs
     /// come from whichever dispatches.
+    /// This worker's heartbeat: who and where it is, what it can take, and its delivery counts.
+    private func heartbeat(capacity: Int64, jobsInFlight: Int64) -> QueueMessage {
+        .heartbeat(worker: id, host: host, pid: Int64(getpid()), capacity: capacity, jobsInFlight: jobsInFlight, stats: stats.snapshot())
+    }
+
     private func runQueue(_ ingests: [QueueSockets]) {
         var lastHeartbeat = 0.0
         while !queueStopping.load(ordering: .relaxed) {
@@ -106,8 +111,7 @@ final class WorkerLoop: Sendable {
             if now - lastHeartbeat >= 1 || !outgoing.isEmpty {
                 // While stopping, capacity 0 tells the dispatcher to send nothing more.
                 let capacity = stopping.load(ordering: .relaxed) ? 0 : Pipeline.workerCapacity
-                outgoing.append(.heartbeat(worker: id, host: host, pid: Int64(getpid()), capacity: capacity, jobsInFlight: inFlight,
-                                           stats: stats.snapshot()))
+                outgoing.append(heartbeat(capacity: capacity, jobsInFlight: inFlight))
                 lastHeartbeat = now
             }
             for message in outgoing {
@@ -143,7 +147,7 @@ final class WorkerLoop: Sendable {
             try? runner.store.releaseLease(shard: shard, worker: id)
         }
         var last = pendingAcks()
-        last.append(.heartbeat(worker: id, host: host, pid: Int64(getpid()), capacity: 0, jobsInFlight: 0, stats: stats.snapshot()))
+        last.append(heartbeat(capacity: 0, jobsInFlight: 0))
         for message in last {
             for ingest in ingests { try? ingest.results.socket.send([message.encoded], wait: false) }
         }
