@@ -13,12 +13,7 @@ import Glibc
 /// and durability across kill -9.
 @Suite(.serialized) struct ProcessTests {
     func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let folder = NSTemporaryDirectory() + "herald-run-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let process = try HeraldProcesses.launch(executable, arguments: arguments, log: folder + "/out.log")
-        process.waitUntilExit()
-        return (process.terminationStatus, (try? String(contentsOfFile: folder + "/out.log", encoding: .utf8)) ?? "")
+        try HeraldProcesses.runToCompletion(executable, arguments: arguments, limit: 60)
     }
 
     @Test(arguments: ["herald-ingest", "herald-worker"])

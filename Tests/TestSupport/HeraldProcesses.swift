@@ -136,17 +136,7 @@ package final class HeraldProcesses {
     /// Runs `executable` from the build folder to completion (at most `limit` seconds, then SIGKILL and
     /// a thrown failure); returns its exit status and its standard output and error together.
     package static func runToCompletion(_ executable: String, arguments: [String], limit: Double) throws -> (status: Int32, output: String) {
-        let log = NSTemporaryDirectory() + "\(executable)-" + UUID().uuidString + ".log"
-        defer { try? FileManager.default.removeItem(atPath: log) }
-        let process = try launch(executable, arguments: arguments, log: log)
-        let deadline = Date().addingTimeInterval(limit)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        let overran = process.isRunning
-        if overran { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        if overran { throw HTTPClient.Failure(description: "\(executable) ran past \(limit) s: \(output)") }
-        return (process.terminationStatus, output)
+        try Command.run([binaryDirectory + "/" + executable] + arguments, timeout: limit)
     }
 
     /// Starts ingest (with the test's configuration, or `config`) and waits (at most 10 s) until `/healthz` answers 200.
