@@ -173,6 +173,29 @@ import TestSupport
         #expect(try devices.device(app: "APP-1", hwid: "never-registered") == nil)
     }
 
+    /// An increment in a batch whose reply is lost (the server committed, the answer never came)
+    /// is not made again: such a batch commits between BEGIN and COMMIT, and only a batch known not
+    /// to have committed runs again.
+    @Test func anIncrementWhoseReplyIsLostCountsOnce() throws {
+        let server = try PostgresServer.shared()
+        let proxy = try ReplyDroppingProxy(to: server.port)
+        let url = try server.makeSchema().replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
+        var settings = DatabaseSettings(path: "unused")
+        settings.url = url
+        settings.poolSize = 1
+        let backend = try PostgresBackend(database: settings, apps: PostgresRestartTests.apps)
+        let devices = backend.devices
+        try devices.registerDevice(try registration("counted", token: "t", level: 0), now: 1)
+        let increment = try TagUpdate.parse(["Visits": ["operation": "increment", "value": 1]])
+        // The first use defines the tag on the ordinary path; the next ones are batched.
+        for _ in 0..<2 { try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 2) }
+        proxy.dropNextReply()
+        try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 3)
+        #expect(proxy.dropped)
+        let visits = try devices.getTags(app: "APP-1", hwid: "counted", userID: nil)["Visits"]
+        #expect(visits == .integer(3), "three increments counted as \(String(describing: visits))")
+    }
+
     /// The SDKs' session writes submitted without waiting, many for the same devices: registrations
     /// with a user, setTags with device attributes, a list tag and an increment, applicationOpen and
     /// postEvent all join the batches, and each device ends as its writes in the order they came

@@ -301,9 +301,9 @@ final class RegistrationBatcher: Sendable {
     private func write(_ items: [Item]) -> [StoreError?] {
         do {
             // Upserts may run twice when the connection is lost with the outcome unknown; a report
-            // may not, so a batch with reports commits in a transaction of its own, which is known
-            // not to have committed when the connection is lost before COMMIT.
-            let missing = try items.contains { $0.report != nil }
+            // or an increment may not, so a batch holding one commits in a transaction of its own,
+            // which is known not to have committed when the connection is lost before COMMIT.
+            let missing = try items.contains { $0.report != nil || !$0.steps.isEmpty }
                 ? database.write { transaction in try Self.statement(items, transaction.connection) }
                 : database.autocommit { connection in try Self.statement(items, connection) }
             // A device that does not exist yet: a setTags or applicationOpen naming its platform
