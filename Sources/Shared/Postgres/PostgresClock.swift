@@ -13,9 +13,9 @@ import Core
 /// for the server, and a measurement that fails (the server unreachable) keeps the last offset.
 /// An offset beyond a second is logged (a warning beyond 10 s, which usually means a broken NTP),
 /// and again when it moves by more than a second.
-public final class PostgresClock: Clock {
+final class PostgresClock: Clock {
     /// How often the offset is measured again.
-    public static let remeasureSeconds = 60.0
+    static let remeasureSeconds = 60.0
     /// Round trips per measurement.
     static let samples = 5
 
@@ -33,7 +33,7 @@ public final class PostgresClock: Clock {
     private let loggedOffset = Mutex<Double>(0)
 
     /// Measures the offset (throws when the server cannot be read) and logs it if it is large.
-    public init(database: PostgresDatabase, local: any Clock, logger: Logger,
+    init(database: PostgresDatabase, local: any Clock, logger: Logger,
                 remeasureSeconds: Double = PostgresClock.remeasureSeconds) throws(StoreError) {
         self.local = local
         self.database = database
@@ -45,18 +45,19 @@ public final class PostgresClock: Clock {
         scheduleNextMeasurement()
     }
 
-    public func now() -> Int64 { Int64(preciseNow().rounded(.down)) }
+    func now() -> Int64 { Int64(preciseNow().rounded(.down)) }
 
-    public func preciseNow() -> Double {
+    func preciseNow() -> Double {
         remeasureIfDue()
         return local.preciseNow() + offset
     }
 
     /// The server's time minus this host's, in seconds, as last measured.
-    public var offset: Double { Double(offsetMicroseconds.load(ordering: .relaxed)) / 1e6 }
+    var offset: Double { Double(offsetMicroseconds.load(ordering: .relaxed)) / 1e6 }
 
     /// Measures the offset again and keeps it, or keeps the last one when the server cannot be
-    /// read; true when it was measured. Blocks for the round trips (a connect timeout at most).
+    /// read; true when it was measured. Blocks for the round trips: a connect timeout at most while
+    /// the server is down, the connection's TCP timeouts when it stalls.
     @discardableResult
     func measure() -> Bool {
         defer { scheduleNextMeasurement() }
