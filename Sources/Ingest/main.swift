@@ -19,8 +19,11 @@ let (configuration, logger) = Startup.configure(
     validate: { configuration throws(ConfigurationError) in try configuration.queue.checkIngest() })
 
 let backend: any StoreBackend
+// Every time ingest writes or compares goes by the database's clock (PostgreSQL: the server's).
+let clock: any Clock
 do {
     backend = try Storage.open(configuration)
+    clock = try backend.makeClock(logger: logger)
 } catch {
     let location = configuration.database.location
     logger.error("cannot open the database", [location.key: location.value, "error": "\(error)"])
@@ -30,7 +33,6 @@ do {
 let store = backend.devices
 let campaigns = backend.campaigns
 let analytics = backend.analytics
-let clock = SystemClock()
 let queueContext = QueueContext()
 // With CURVE, the ZAP handler must be in place before the queue endpoints bind.
 let authenticator = configuration.queue.curve.map { CurveAuthenticator(keys: $0.authorizedKeys, logger: logger) }

@@ -18,19 +18,22 @@ let identity = WorkerIdentity.draw(hostName: ProcessInfo.processInfo.hostName, p
 let workerID = identity.id
 
 let backend: any StoreBackend
+// Leases, retries and deliveries go by the database's clock (PostgreSQL: the server's), which the
+// ingests share; provider tokens by this host's, which Apple and Google check against theirs.
+let clock: any Clock
 do {
     backend = try Storage.open(configuration)
+    clock = try backend.makeClock(logger: logger)
 } catch {
     let location = configuration.database.location
     logger.error("cannot open the database", [location.key: location.value, "error": "\(error)"])
     exit(1)
 }
 
-let clock = SystemClock()
 let stats = DeliveryStats()
 let providers: Providers
 do {
-    providers = try Providers(apps: configuration.apps, clock: clock, logger: logger, stats: stats)
+    providers = try Providers(apps: configuration.apps, clock: SystemClock(), logger: logger, stats: stats)
 } catch {
     logger.error("cannot set up delivery", ["app": error.app, "error": error.cause])
     exit(1)

@@ -62,6 +62,11 @@ public final class PostgresBackend: StoreBackend {
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
         database.watchCommits(handler)
     }
+
+    /// The server's clock (`PostgresClock`), read through this host's.
+    public func makeClock(logger: Logger) throws(StoreError) -> any Clock {
+        try PostgresClock(database: database, local: SystemClock(), logger: logger)
+    }
 }
 
 /// A request's result between its work and its answer. `@unchecked Sendable` invariant: written by

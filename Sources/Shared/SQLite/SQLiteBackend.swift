@@ -43,4 +43,7 @@ public final class SQLiteBackend: StoreBackend {
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
         database.watchHealth(handler)
     }
+
+    /// The system's clock: every process of a SQLite database runs on its one host.
+    public func makeClock(logger: Logger) throws(StoreError) -> any Clock { SystemClock() }
 }

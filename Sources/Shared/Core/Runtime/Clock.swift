@@ -6,6 +6,13 @@ import Glibc
 public protocol Clock: Sendable {
     /// Unix time in seconds.
     func now() -> Int64
+    /// Unix time in seconds with its fraction, for measuring one clock against another (whole
+    /// seconds unless the clock knows better).
+    func preciseNow() -> Double
+}
+
+extension Clock {
+    public func preciseNow() -> Double { Double(now()) }
 }
 
 /// The system's wall clock.
@@ -15,6 +22,11 @@ public struct SystemClock: Clock {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Int64(spec.tv_sec)
+    }
+    public func preciseNow() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }
 

@@ -25,4 +25,10 @@ public protocol StoreBackend: Sendable {
 
     /// Calls `handler` each time commits start failing (with the error) or succeed again (nil).
     func watchCommits(_ handler: @escaping @Sendable (String?) -> Void)
+
+    /// The clock for every time this process writes or compares (shard leases, the dispatcher role,
+    /// `created_at`): the database server's for PostgreSQL, whose processes may run on hosts whose
+    /// own clocks disagree; the system's for SQLite, whose processes share one host. Logs through
+    /// `logger` what it notices about this host's clock.
+    func makeClock(logger: Logger) throws(StoreError) -> any Clock
 }
