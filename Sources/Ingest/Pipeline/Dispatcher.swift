@@ -27,7 +27,7 @@ final class Dispatcher: Sendable {
         let stats: JSON
     }
 
-    /// This ingest's name in the dispatcher role (host and pid).
+    /// This ingest's name in the dispatcher role (`ProcessIdentity.id`: host, pid and 4 hex digits).
     let id: String
     private let settings: QueueSettings
     private let retention: RetentionSettings
@@ -105,7 +105,7 @@ final class Dispatcher: Sendable {
     /// Whether this ingest dispatches now (false while it stands by).
     var isDispatching: Bool { active.load(ordering: .relaxed) }
 
-    /// The id (host-pid) of the ingest that dispatches, this one or another, as of the last look
+    /// The id of the ingest that dispatches, this one or another, as of the last look
     /// (at most a second old); nil while no ingest holds the role.
     var dispatchingIngest: String? { holder.withLock { $0 } }
 
