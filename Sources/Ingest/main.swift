@@ -42,7 +42,8 @@ do {
     logger.error("cannot start the CURVE authenticator", ["error": "\(error)"])
     exit(1)
 }
-let workers = Dispatcher(id: "\(ProcessInfo.processInfo.hostName)-\(getpid())", settings: configuration.queue,
+let identity = ProcessIdentity.draw(hostName: ProcessInfo.processInfo.hostName, pid: getpid())
+let workers = Dispatcher(id: identity.id, settings: configuration.queue,
                          retention: configuration.retention, store: campaigns, devices: store, analytics: analytics, clock: clock,
                          logger: logger)
 do {

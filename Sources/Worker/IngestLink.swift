@@ -4,8 +4,10 @@ import Queue
 
 /// One of the worker's sockets to one ingest endpoint, with the monitor that tells whether its
 /// handshake completed. It logs when the link comes up and, when no handshake has completed for
-/// 5 s, warns naming the endpoint and connects anew (every 5 s while it stays down). Used only by
-/// the queue thread.
+/// 5 s, warns naming the endpoint. The socket is opened anew only when ingest refused its handshake
+/// (libzmq never tries a refused connection again); while ingest is merely away, libzmq connects
+/// again by itself, and what was sent to it meanwhile (up to the high-water mark) goes out once the
+/// handshake completes: closing the socket would drop it. Used only by the queue thread.
 final class IngestLink {
     /// `queue.jobs` or `queue.results`, for the logs.
     let key: String
@@ -37,8 +39,13 @@ final class IngestLink {
         }
     }
 
-    /// Reads the monitor's events and does what they and the time call for.
-    func check(logger: Logger) {
+    /// Whether the last handshake completed and the connection has not dropped since.
+    var isUp: Bool { watch.isUp }
+
+    /// Reads the monitor's events and does what they and the time call for; true when the link
+    /// came up.
+    @discardableResult
+    func check(logger: Logger) -> Bool {
         var actions: [LinkWatch.Action] = []
         do {
             for event in try monitor.events() {
@@ -48,9 +55,11 @@ final class IngestLink {
             logger.error("cannot read the queue socket's monitor", [key: endpoint, "error": "\(error)"])
         }
         actions += watch.check(now: monotonicSeconds())
+        var cameUp = false
         for action in actions {
             switch action {
             case .connected:
+                cameUp = true
                 logger.info("connected to ingest", [key: endpoint])
             case .unreachable(let seconds, refused: true):
                 logger.warning("cannot reach ingest: it refused this worker's handshake (with CURVE, list the worker's public key in "
@@ -58,12 +67,14 @@ final class IngestLink {
                                [key: endpoint, "down_seconds": String(Int(seconds))])
             case .unreachable(let seconds, refused: false):
                 logger.warning("cannot reach ingest: no handshake completed (is it running and reachable? with CURVE, is "
-                               + "queue.curve.server_public_key that ingest's public key?); connecting again every 5 s",
+                               + "queue.curve.server_public_key that ingest's public key?); still trying, and what this worker "
+                               + "sends it waits until it is back",
                                [key: endpoint, "down_seconds": String(Int(seconds))])
             case .reconnect:
                 reconnect(logger: logger)
             }
         }
+        return cameUp
     }
 
     /// Closes the socket and opens it anew: a new connection and handshake.

@@ -13,6 +13,7 @@ final class LeaseKeeper: Sendable {
     init(store: any CampaignStore, shard: Int64, worker: String, leaseSeconds: Int64, clock: any Clock, logger: Logger) {
         let interval = Double(leaseSeconds) / 3
         let thread = Thread { [self] in
+            var failures = FailureSpell(subject: "shard lease keeper", context: [("shard.id", String(shard))])
             while stopping.wait(timeout: .now() + interval) == .timedOut {
                 do {
                     guard try store.extendLease(shard: shard, worker: worker, leaseUntil: clock.now() + leaseSeconds) else {
@@ -20,8 +21,9 @@ final class LeaseKeeper: Sendable {
                         logger.warning("shard lease lost while working on it", ["shard.id": String(shard)])
                         break
                     }
+                    failures.succeeded(logger: logger)
                 } catch {
-                    logger.warning("cannot extend the shard lease; trying again", ["shard.id": String(shard), "error": "\(error)"])
+                    failures.failed(error, logger: logger)
                 }
             }
             finished.signal()

@@ -90,32 +90,36 @@ final class WorkerLoop: Sendable {
 
     private var inFlight: Int64 { Int64(jobs.withLock { $0.count } + running.load(ordering: .relaxed)) }
 
-    /// Heartbeats and acks go to every ingest (any of them may be dispatching, or take over); jobs
-    /// come from whichever dispatches.
     /// This worker's heartbeat: who and where it is, what it can take, and its delivery counts.
     private func heartbeat(capacity: Int64, jobsInFlight: Int64) -> QueueMessage {
         .heartbeat(worker: id, host: host, pid: Int64(getpid()), capacity: capacity, jobsInFlight: jobsInFlight, stats: stats.snapshot())
     }
 
+    /// Heartbeats and acks go to every ingest (any of them may be dispatching, or take over); jobs
+    /// come from whichever dispatches.
     private func runQueue(_ ingests: [QueueSockets]) {
         var lastHeartbeat = 0.0
         while !queueStopping.load(ordering: .relaxed) {
-            // Each link logs when its handshake completes, and warns and connects anew while it
-            // has not (a refused CURVE handshake is not retried by libzmq; a key listed later works).
-            for ingest in ingests {
+            // Each link logs when its handshake completes, and warns while it has not (and connects
+            // anew after a refused CURVE handshake, which libzmq does not retry: a key listed later works).
+            let cameUp = ingests.map { ingest in
                 ingest.jobs.check(logger: logger)
-                ingest.results.check(logger: logger)
+                return ingest.results.check(logger: logger)
             }
             let now = monotonicSeconds()
-            var outgoing = pendingAcks()
-            if now - lastHeartbeat >= 1 || !outgoing.isEmpty {
-                // While stopping, capacity 0 tells the dispatcher to send nothing more.
-                let capacity = stopping.load(ordering: .relaxed) ? 0 : Pipeline.workerCapacity
-                outgoing.append(heartbeat(capacity: capacity, jobsInFlight: inFlight))
-                lastHeartbeat = now
-            }
-            for message in outgoing {
-                for ingest in ingests {
+            let acks = pendingAcks()
+            let beat = now - lastHeartbeat >= 1 || !acks.isEmpty
+            if beat { lastHeartbeat = now }
+            // Acks wait in the queue of an ingest that is away until it is back. A heartbeat tells how
+            // things stand now, so it goes only over links that are up (at once over one that just
+            // came up): none arrives stale, nor takes the room of acks in an absent ingest's queue.
+            // While stopping, capacity 0 tells the dispatcher to send nothing more.
+            let current = beat || cameUp.contains(true)
+                ? heartbeat(capacity: stopping.load(ordering: .relaxed) ? 0 : Pipeline.workerCapacity, jobsInFlight: inFlight) : nil
+            for (index, ingest) in ingests.enumerated() {
+                var outgoing = acks
+                if let current, ingest.results.isUp, beat || cameUp[index] { outgoing.append(current) }
+                for message in outgoing {
                     do {
                         try ingest.results.socket.send([message.encoded], wait: false)
                     } catch {

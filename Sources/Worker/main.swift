@@ -14,7 +14,7 @@ let (configuration, logger) = Startup.configure(
     generateCurveKey: { try CurveKeys.generate(writingSecretTo: $0) },
     validate: { configuration throws(ConfigurationError) in try configuration.queue.checkWorker() })
 
-let identity = WorkerIdentity.draw(hostName: ProcessInfo.processInfo.hostName, pid: getpid())
+let identity = ProcessIdentity.draw(hostName: ProcessInfo.processInfo.hostName, pid: getpid())
 let workerID = identity.id
 
 let backend: any StoreBackend

@@ -46,6 +46,14 @@ import Testing
         #expect(HeraldProcesses.workerInfo(text).map { [$0.worker, $0.host, $0.address] } == [[id, host, "localhost:\(getuid()):\(getgid()):\(workerPID)"]],
                 "\(text)")
         #expect(metric(text, "herald_sqlite_busy_total") == 0)
+        // Ingest names itself as workers do: its host, its pid and 4 hex digits drawn at start, so
+        // that two ingests in containers with equal host names and pids never share the dispatcher
+        // role's name. /healthz, /metrics and the dashboard show it.
+        let ingestPID = try #require(herald.ingest?.processIdentifier)
+        let ingestID = try #require(JSON.parse(herald.client.request("GET", "/healthz").body)["ingest"]?.stringValue)
+        #expect(ingestID.hasPrefix("\(host)-\(ingestPID)-") && ingestID.wholeMatch(of: #/.+-[0-9]+-[0-9a-f]{4}/#) != nil, "\(ingestID)")
+        #expect(text.contains("\nherald_dispatcher{ingest=\"\(ingestID)\"} 1\n"), "\(text)")
+        #expect(try herald.dashboardPage().contains("this ingest, \(ingestID)"))
 
         // Memory: the process's resident set as /proc shows it, and SQLite's part of it.
         let pid = try #require(herald.ingest?.processIdentifier)

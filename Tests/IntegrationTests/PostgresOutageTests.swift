@@ -66,6 +66,14 @@ import Testing
         #expect(try herald.client.request("GET", "/healthz", timeoutSeconds: 10).status == 200)
         #expect(Self.waitForDispatching(herald, true)?["dispatching"] == true, "\(herald.log().suffix(2000))")
         #expect(log.contains("standing by: the dispatcher role cannot be renewed"), "\(log.suffix(3000))")
+        // The dispatcher failed at each of its steps (several a second) while the server was down: one
+        // ERROR line with the reason, and one INFO line with the count once it works again.
+        try waitUntil("the dispatcher logs its recovery", timeout: 5) { herald.log().contains("dispatcher recovered after") }
+        let afterwards = herald.log()
+        #expect(afterwards.components(separatedBy: "dispatcher step").count - 1 == 1, "\(afterwards.suffix(3000))")
+        #expect(afterwards.contains(#/ERROR herald-ingest dispatcher step failed.* error=".*SQLSTATE/#), "\(afterwards.suffix(3000))")
+        let count = try #require(afterwards.firstMatch(of: #/INFO herald-ingest dispatcher recovered after [0-9.]+ s failures=([0-9]+)/#))
+        #expect(Int(count.1)! >= 2, "\(afterwards.suffix(3000))")
         #expect(herald.ingest?.isRunning == true && herald.workers.allSatisfy(\.isRunning))
 
         // The worker carries on too: a campaign reaches every device, those acknowledged before the crash included.

@@ -47,6 +47,7 @@ final class BulkTagRunner: Sendable {
     }
 
     private func run() {
+        var failures = FailureSpell(subject: "bulkSetTags runner")
         while !stopping.load(ordering: .relaxed) {
             var worked = false
             if isDispatching() {
@@ -54,8 +55,9 @@ final class BulkTagRunner: Sendable {
                     for (job, devices) in try store.unfinishedBulkTagJobs() where !stopping.load(ordering: .relaxed) {
                         if try apply(job, devices: devices) { worked = true }
                     }
+                    failures.succeeded(logger: logger)
                 } catch {
-                    logger.error("bulkSetTags job step failed; trying again", ["error": "\(error)"])
+                    failures.failed(error, logger: logger)
                 }
             }
             if !worked { _ = wake.wait(timeout: .now() + 1) }

@@ -100,7 +100,7 @@ final class Metrics: Sendable {
         }
         family("herald_dispatcher_active", "gauge", "1 when this ingest hands out the work; 0 while it stands by for another ingest.")
         lines.append("herald_dispatcher_active \(dispatching ? 1 : 0)")
-        family("herald_dispatcher", "gauge", "1 for the ingest (host-pid) that hands out the work, as this ingest last saw it; absent while none does.")
+        family("herald_dispatcher", "gauge", "1 for the ingest (host-pid-4 hex digits) that hands out the work, as this ingest last saw it; absent while none does.")
         if let dispatcher { lines.append("herald_dispatcher{ingest=\"\(Self.label(dispatcher))\"} 1") }
         family("herald_workers_connected", "gauge", "Workers whose heartbeat arrived within the last 5 seconds.")
         lines.append("herald_workers_connected \(workers.count)")

@@ -27,7 +27,7 @@ final class Dispatcher: Sendable {
         let stats: JSON
     }
 
-    /// This ingest's name in the dispatcher role (host and pid).
+    /// This ingest's name in the dispatcher role (`ProcessIdentity.id`: host, pid and 4 hex digits).
     let id: String
     private let settings: QueueSettings
     private let retention: RetentionSettings
@@ -105,7 +105,7 @@ final class Dispatcher: Sendable {
     /// Whether this ingest dispatches now (false while it stands by).
     var isDispatching: Bool { active.load(ordering: .relaxed) }
 
-    /// The id (host-pid) of the ingest that dispatches, this one or another, as of the last look
+    /// The id of the ingest that dispatches, this one or another, as of the last look
     /// (at most a second old); nil while no ingest holds the role.
     var dispatchingIngest: String? { holder.withLock { $0 } }
 
@@ -113,6 +113,8 @@ final class Dispatcher: Sendable {
         var lastHousekeeping = 0.0
         var lastHold = 0.0
         var nextPrune = 0.0
+        // While the database is down every step fails: one line when that starts, one when it ends.
+        var failures = FailureSpell(subject: "dispatcher")
         while !stopping.load(ordering: .relaxed) {
             do {
                 if let message = try results.receiveMessage(timeoutMilliseconds: 50) {
@@ -121,25 +123,29 @@ final class Dispatcher: Sendable {
                     while let more = try results.receiveMessage(timeoutMilliseconds: 0) { handle(more) }
                 }
                 let now = monotonicSeconds()
-                if now - lastHold >= 1 {
+                // A step that asked the store nothing (standing by between two holds) tells nothing.
+                let holding = now - lastHold >= 1
+                if holding {
                     lastHold = now
                     try holdRole()
                 }
-                guard isDispatching else { continue }
-                if now - lastHousekeeping >= 0.25 || wake.exchange(false, ordering: .relaxed) {
-                    lastHousekeeping = now
-                    try housekeeping()
+                if isDispatching {
+                    if now - lastHousekeeping >= 0.25 || wake.exchange(false, ordering: .relaxed) {
+                        lastHousekeeping = now
+                        try housekeeping()
+                    }
+                    if now >= nextPrune {
+                        // Again in a second while there is a backlog of old rows, else in a minute.
+                        nextPrune = now + (try prune() ? 1 : 60)
+                    }
+                    // Workers that take work (a stopping worker advertises capacity 0).
+                    let live = liveWorkers().filter { $0.capacity > 0 }
+                    try dispatch(jobs: jobs, to: live)
+                    try dispatchReports(jobs: jobs, to: live.map(\.id))
                 }
-                if now >= nextPrune {
-                    // Again in a second while there is a backlog of old rows, else in a minute.
-                    nextPrune = now + (try prune() ? 1 : 60)
-                }
-                // Workers that take work (a stopping worker advertises capacity 0).
-                let live = liveWorkers().filter { $0.capacity > 0 }
-                try dispatch(jobs: jobs, to: live)
-                try dispatchReports(jobs: jobs, to: live.map(\.id))
+                if holding || isDispatching { failures.succeeded(logger: logger) }
             } catch {
-                logger.error("dispatcher step failed", ["error": "\(error)"])
+                failures.failed(error, logger: logger)
                 Thread.sleep(forTimeInterval: 0.2)
             }
         }

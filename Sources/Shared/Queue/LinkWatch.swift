@@ -7,7 +7,9 @@ public struct LinkWatch: Sendable, Equatable {
         case connected
         /// No handshake for `downSeconds`; `refused` when the peer refused the last one.
         case unreachable(downSeconds: Double, refused: Bool)
-        /// Close the socket and open it anew (libzmq does not retry a refused handshake).
+        /// Close the socket and open it anew: the peer refused its handshake, and libzmq does not try
+        /// a refused connection again. Only then: while the peer is merely away, libzmq connects
+        /// again by itself and keeps what was sent meanwhile, which closing the socket would drop.
         case reconnect
     }
 
@@ -16,6 +18,7 @@ public struct LinkWatch: Sendable, Equatable {
     /// Seconds between warnings while the link stays down.
     public let warningInterval: Double
     public private(set) var isUp = false
+    /// Whether the peer refused a handshake since the socket was opened.
     private var refused = false
     /// When the link went down, or the watch started.
     private var downSince: Double
@@ -48,8 +51,9 @@ public struct LinkWatch: Sendable, Equatable {
         }
     }
 
-    /// What is due at `now`: while the link is down, a warning (then one per `warningInterval`)
-    /// and a new connection every `patience` seconds.
+    /// What is due at `now`: while the link is down, a warning after `patience` seconds (then one
+    /// per `warningInterval`), and, if the peer refused the handshake, a new connection every
+    /// `patience` seconds.
     public mutating func check(now: Double) -> [Action] {
         guard !isUp, now - lastAttempt >= patience else { return [] }
         lastAttempt = now
@@ -58,7 +62,11 @@ public struct LinkWatch: Sendable, Equatable {
             lastWarning = now
             actions.append(.unreachable(downSeconds: now - downSince, refused: refused))
         }
-        actions.append(.reconnect)
+        if refused {
+            // The new socket has not been refused yet.
+            refused = false
+            actions.append(.reconnect)
+        }
         return actions
     }
 }

@@ -36,7 +36,18 @@ public struct Logger: Sendable {
     public func log(_ candidate: LogLevel, _ message: @autoclosure () -> String,
                     _ metadata: KeyValuePairs<String, String> = [:]) {
         guard isEnabled(candidate) else { return }
-        var line = "\(Self.timestamp()) \(candidate.name) \(label) \(message())"
+        emit(candidate, message(), metadata)
+    }
+
+    /// `log` with pairs put together at run time.
+    public func log(_ candidate: LogLevel, _ message: @autoclosure () -> String, _ metadata: [(key: String, value: String)]) {
+        guard isEnabled(candidate) else { return }
+        emit(candidate, message(), metadata)
+    }
+
+    private func emit<Pairs: Sequence>(_ candidate: LogLevel, _ message: String, _ metadata: Pairs)
+    where Pairs.Element == (key: String, value: String) {
+        var line = "\(Self.timestamp()) \(candidate.name) \(label) \(message)"
         for (key, value) in metadata {
             line += " \(key)=\(Self.quoted(value))"
         }

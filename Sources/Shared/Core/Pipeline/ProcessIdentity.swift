@@ -1,8 +1,9 @@
-/// How a worker names itself to ingest: the host it runs on (shown on `/metrics` and the dashboard)
-/// and its id on the queue, `<host>-<pid>-<4 hex digits>`. The hex digits are drawn at start, so two
-/// containers with the same host name and pid still get different ids (one id is one DEALER identity
-/// and one holder of shard leases).
-public struct WorkerIdentity: Sendable, Equatable {
+/// How a Herald process names itself: the host it runs on (shown on `/metrics` and the dashboard)
+/// and its id, `<host>-<pid>-<4 hex digits>`. The hex digits are drawn at start, so two containers
+/// with the same host name and pid still get different ids. A worker's id is its DEALER identity on
+/// the queue and the holder of its shard leases; an ingest's is its name in the dispatcher role
+/// (`/healthz`, `/metrics`, the dashboard).
+public struct ProcessIdentity: Sendable, Equatable {
     /// The host name as a worker id can carry it (`QueueMessage.isWorkerID`).
     public let host: String
     public let id: String
@@ -22,8 +23,8 @@ public struct WorkerIdentity: Sendable, Equatable {
         id = "\(host)-\(pid)-\(String(repeating: "0", count: 4 - hex.count))\(hex)"
     }
 
-    /// The identity of a worker starting now, with a random tag.
-    public static func draw(hostName: String, pid: Int32) -> WorkerIdentity {
-        WorkerIdentity(hostName: hostName, pid: pid, tag: .random(in: 0...UInt16.max))
+    /// The identity of a process starting now, with a random tag.
+    public static func draw(hostName: String, pid: Int32) -> ProcessIdentity {
+        ProcessIdentity(hostName: hostName, pid: pid, tag: .random(in: 0...UInt16.max))
     }
 }

@@ -1,0 +1,37 @@
+import Testing
+@testable import Core
+
+@Suite struct ProcessIdentityTests {
+    @Test func theIdIsTheHostThePidAndFourHexDigits() {
+        let identity = ProcessIdentity(hostName: "vm-3198.example", pid: 4242, tag: 0x0a3f)
+        #expect(identity.host == "vm-3198.example")
+        #expect(identity.id == "vm-3198.example-4242-0a3f")
+        #expect(ProcessIdentity(hostName: "vm", pid: 1, tag: 0).id == "vm-1-0000")
+        #expect(ProcessIdentity(hostName: "vm", pid: 1, tag: .max).id == "vm-1-ffff")
+    }
+
+    /// Two containers with the same host name and pid differ by their tags, so they never share an id
+    /// (two workers one DEALER identity and shard leases, two ingests one name in the dispatcher role).
+    @Test func theSameHostAndPidWithAnotherTagIsAnotherProcess() {
+        let first = ProcessIdentity(hostName: "web", pid: 1, tag: 0x1234)
+        let second = ProcessIdentity(hostName: "web", pid: 1, tag: 0x1235)
+        #expect(first.host == second.host && first.id != second.id)
+        let drawn = ProcessIdentity.draw(hostName: "web", pid: 1)
+        #expect(drawn.host == "web")
+        #expect(drawn.id.wholeMatch(of: #/web-1-[0-9a-f]{4}/#) != nil, "\(drawn.id)")
+    }
+
+    /// Whatever the machine is called, ingest accepts the id and the host it names.
+    @Test func aHostNameAWorkerIDCannotCarryIsMadeSafe() {
+        let odd = ProcessIdentity(hostName: "café host/1", pid: 7, tag: 1)
+        #expect(odd.host == "caf__host_1" && odd.id == "caf__host_1-7-0001")
+        let long = ProcessIdentity(hostName: String(repeating: "h", count: 300), pid: Int32.max, tag: .max)
+        #expect(long.host.count == 100)
+        #expect(ProcessIdentity(hostName: "", pid: 7, tag: 1).host == "unknown")
+        for identity in [odd, long, ProcessIdentity(hostName: "", pid: 7, tag: 1)] {
+            #expect(QueueMessage.isWorkerID(identity.id) && QueueMessage.isWorkerID(identity.host), "\(identity)")
+            let heartbeat = QueueMessage.heartbeat(worker: identity.id, host: identity.host, pid: 7, capacity: 2, jobsInFlight: 0, stats: [:])
+            #expect(QueueMessage.decode(heartbeat.encoded) == heartbeat)
+        }
+    }
+}
