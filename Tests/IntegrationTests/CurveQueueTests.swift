@@ -270,6 +270,43 @@ import Glibc
         #expect(try Self.connectedWorkers(herald) == "herald_workers_connected 0")
     }
 
+    /// Text of Z85's alphabet that is not Z85 (a group of 5 characters standing for more than
+    /// 2^32 − 1) stops start-up like any bad key: exit 2 naming the key or line, before the
+    /// database is opened (libzmq itself would refuse it only when the queue sockets are set up).
+    @Test func undecodableKeysStopStartUpBeforeTheDatabaseOpens() throws {
+        // SQLite: whether start-up went as far as the database shows as its file.
+        let herald = try HeraldProcesses(database: .sqlite)
+        let ingestKey = try Self.keyPair(herald, "ingest")
+        let workerKey = try Self.keyPair(herald, "worker")
+        let undecodable = "#" + String(repeating: "0", count: 39)
+        let secret = herald.folder + "/undecodable.key"
+        try Data("\(undecodable)\n".utf8).write(to: URL(fileURLWithPath: secret))
+        let listed = herald.folder + "/authorized_keys"
+        try Data("\(workerKey.publicKey)\n".utf8).write(to: URL(fileURLWithPath: listed))
+        let badList = herald.folder + "/bad_keys"
+        try Data("\(workerKey.publicKey) worker-b\n$\(undecodable.dropFirst()) worker-a\n".utf8).write(to: URL(fileURLWithPath: badList))
+        let (jobs, results) = (try HeraldProcesses.freePort(), try HeraldProcesses.freePort())
+        let refusal = "characters 1–5 stand for more than 2^32 − 1"
+        let cases: [(executable: String, curve: [String: JSON], error: String)] = [
+            ("herald-ingest", ["secret_key_file": .string(secret), "authorized_keys_file": .string(listed)],
+             "queue.curve.secret_key_file: \(secret) does not hold a Z85 CURVE secret key: \(refusal)"),
+            ("herald-ingest", ["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(badList)],
+             "queue.curve.authorized_keys_file: \(badList) line 2 is not a Z85 CURVE public key: \(refusal)"),
+            ("herald-worker", ["secret_key_file": .string(secret), "server_public_key": .string(ingestKey.publicKey)],
+             "queue.curve.secret_key_file: \(secret) does not hold a Z85 CURVE secret key: \(refusal)"),
+            ("herald-worker", ["secret_key_file": .string(workerKey.file), "server_public_key": .string(undecodable)],
+             "queue.curve.server_public_key: is not a Z85 CURVE public key: \(refusal)"),
+        ]
+        for (executable, curve, error) in cases {
+            let config = try herald.writeConfig("undecodable.json") {
+                $0["queue"] = Self.queue(host: "127.0.0.1", jobs: jobs, results: results, curve: curve)
+            }
+            let run = try Self.run(executable, ["--config", config])
+            #expect(run.status == 2 && run.output.contains(error), "\(executable): \(run)")
+            #expect(!FileManager.default.fileExists(atPath: herald.databasePath), "\(executable) opened the database: \(run)")
+        }
+    }
+
     @Test func badKeysStopStartUpNamingTheKeyOrLine() throws {
         let herald = try HeraldProcesses()
         let ingestKey = try Self.keyPair(herald, "ingest")

@@ -31,14 +31,6 @@ public enum CurveKeys {
     static func text(_ buffer: [CChar]) -> String {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
-
-    /// Z85 text of a 32-byte key.
-    static func z85(_ bytes: [UInt8]) -> String? {
-        guard bytes.count == 32 else { return nil }
-        var text = [CChar](repeating: 0, count: 41)
-        guard zmq_z85_encode(&text, bytes, bytes.count) != nil else { return nil }
-        return self.text(text)
-    }
 }
 
 extension QueueSocket {
@@ -114,7 +106,7 @@ public final class CurveAuthenticator: Sendable {
             return [Array("1.0".utf8), request.count > 1 ? request[1] : [], Array("400".utf8), Array("malformed request".utf8), [], []]
         }
         let address = String(decoding: request[3], as: UTF8.self)
-        guard request[5] == Array("CURVE".utf8), let key = CurveKeys.z85(request[6]) else {
+        guard request[5] == Array("CURVE".utf8), request[6].count == 32, let key = Z85.encode(request[6]) else {
             return [request[0], request[1], Array("400".utf8), Array("CURVE required".utf8), [], []]
         }
         guard keys.withLock({ $0.contains(key) }) else {
