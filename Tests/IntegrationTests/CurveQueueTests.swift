@@ -1,5 +1,6 @@
 import Foundation
 import Core
+import Queue
 import SDKClient
 import TestSupport
 import Testing
@@ -39,6 +40,37 @@ import Glibc
         ["jobs": .string("tcp://\(host):\(jobs)"), "results": .string("tcp://\(host):\(results)"), "curve": .object(curve)]
     }
 
+    /// Knocks on `endpoint` (ingest's results endpoint, a CURVE server with `serverKey`) with
+    /// `count` new key pairs, 100 PUSH sockets at a time as a worker's, each open until ingest
+    /// refused its handshake (at most 10 s a round).
+    static func knock(_ endpoint: String, serverKey: String, count: Int) throws {
+        let context = QueueContext()
+        defer { context.terminate() }
+        for _ in 0..<count / 100 {
+            var sockets: [QueueSocket] = [], monitors: [QueueMonitor] = []
+            defer {
+                sockets.forEach { $0.close() }
+                monitors.forEach { $0.close() }
+            }
+            for _ in 0..<100 {
+                let socket = try QueueSocket(context, kind: .push, lingerMilliseconds: 0)
+                sockets.append(socket)
+                monitors.append(try QueueMonitor(context, watching: socket))
+                try socket.makeCurveClient(serverKey: serverKey, secretKey: try CurveKeys.pair().secretKey)
+                try socket.connect(endpoint)
+            }
+            var refused = Set<Int>()
+            let deadline = Date().addingTimeInterval(10)
+            while refused.count < monitors.count && Date() < deadline {
+                for (index, monitor) in monitors.enumerated() where try monitor.events().contains(.refused) { refused.insert(index) }
+                usleep(20_000)
+            }
+            guard refused.count == monitors.count else {
+                throw HTTPClient.Failure(description: "\(monitors.count - refused.count) of 100 handshakes not refused within 10 s")
+            }
+        }
+    }
+
     static func connectedWorkers(_ herald: HeraldProcesses) throws -> String {
         try herald.client.request("GET", "/metrics").text.split(separator: "\n").first { $0.hasPrefix("herald_workers_connected ") }
             .map(String.init) ?? ""
@@ -69,12 +101,18 @@ import Glibc
         try herald.register(SDKDevice("c-2", platform: 3))
 
         // The stranger connects, but its handshake is refused: no heartbeat, no shard.
+        let knocking = Date()
         try herald.startWorker(config: try workerConfig(stranger, "worker-b.json"))
         let code = try herald.send(["send_date": "now", "content": "Hello"])
         Thread.sleep(forTimeInterval: 2)
         #expect(try Self.connectedWorkers(herald) == "herald_workers_connected 0")
         #expect(try herald.funnel(code).body["sent"] == 0)
         #expect(herald.log().contains("worker refused") && herald.log().contains(stranger.publicKey), "\(herald.log().suffix(1500))")
+        // Anyone reaching the port can knock with as many new keys as they like: ingest still writes
+        // one refusal line a minute (the first at once, then a summary).
+        try Self.knock("tcp://127.0.0.1:\(results)", serverKey: ingestKey.publicKey, count: 300)
+        let refusalLines = herald.log().split(separator: "\n").filter { $0.contains("worker refused") }
+        #expect(refusalLines.count <= 1 + Int(Date().timeIntervalSince(knocking) / 60), "\(refusalLines.count) lines")
 
         // The listed worker gets the campaign.
         try herald.startWorker(config: try workerConfig(listed, "worker-a.json"))
