@@ -1,5 +1,6 @@
 import Foundation
 import Core
+import Postgres
 import Queue
 import SDKClient
 import TestSupport
@@ -69,6 +70,14 @@ import Glibc
                 throw HTTPClient.Failure(description: "\(monitors.count - refused.count) of 100 handshakes not refused within 10 s")
             }
         }
+    }
+
+    /// Whether Herald has created its database: the SQLite file, or tables in the test's PostgreSQL schema.
+    static func databaseCreated(_ herald: HeraldProcesses) throws -> Bool {
+        guard let url = herald.databaseURL else { return FileManager.default.fileExists(atPath: herald.databasePath) }
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        defer { connection.close() }
+        return try connection.first("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") { $0.int(0) } != 0
     }
 
     static func connectedWorkers(_ herald: HeraldProcesses) throws -> String {
@@ -312,8 +321,7 @@ import Glibc
     /// 2^32 − 1) stops start-up like any bad key: exit 2 naming the key or line, before the
     /// database is opened (libzmq itself would refuse it only when the queue sockets are set up).
     @Test func undecodableKeysStopStartUpBeforeTheDatabaseOpens() throws {
-        // SQLite: whether start-up went as far as the database shows as its file.
-        let herald = try HeraldProcesses(database: .sqlite)
+        let herald = try HeraldProcesses()
         let ingestKey = try Self.keyPair(herald, "ingest")
         let workerKey = try Self.keyPair(herald, "worker")
         let undecodable = "#" + String(repeating: "0", count: 39)
@@ -341,7 +349,7 @@ import Glibc
             }
             let run = try Self.run(executable, ["--config", config])
             #expect(run.status == 2 && run.output.contains(error), "\(executable): \(run)")
-            #expect(!FileManager.default.fileExists(atPath: herald.databasePath), "\(executable) opened the database: \(run)")
+            #expect(try !Self.databaseCreated(herald), "\(executable) opened the database: \(run)")
         }
     }
 
