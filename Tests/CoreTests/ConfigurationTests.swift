@@ -145,7 +145,7 @@ import TestSupport
 
     @Test func curveKeysAreReadAndCheckedNamingTheKeyAndLine() throws {
         let folder = try TemporaryDirectory()
-        // Well-formed Z85 text of 40 characters: only the format is checked here.
+        // Z85 text of 32 bytes each, not real key pairs: only the format is checked here.
         let secret = String(repeating: "a1B.", count: 10)
         let worker = String(repeating: "Zz9+", count: 10)
         try Data((secret + "\n").utf8).write(to: URL(fileURLWithPath: folder.file("ingest.key")))
@@ -175,6 +175,16 @@ import TestSupport
         #expect(problem(queue(["secret_key_file": "missing.key"]))?.key == "queue.curve.secret_key_file")
         #expect(problem(queue(["secret_key_file": "bad.key"]))?.key == "queue.curve.secret_key_file")
         #expect(problem(queue(["secret_key_file": "ingest.key", "server_public_key": "xyz"]))?.key == "queue.curve.server_public_key")
+        // 40 characters of Z85's alphabet whose first group stands for more than 2^32 − 1: not a key.
+        let overflowing = "#" + String(repeating: "0", count: 39)
+        try Data((overflowing + "\n").utf8).write(to: URL(fileURLWithPath: folder.file("overflowing.key")))
+        let secretProblem = problem(queue(["secret_key_file": "overflowing.key", "authorized_keys_file": "authorized"]))
+        #expect(secretProblem?.key == "queue.curve.secret_key_file"
+                && secretProblem?.problem.hasSuffix("does not hold a Z85 CURVE secret key: characters 1–5 stand for more than 2^32 − 1") == true,
+                "\(String(describing: secretProblem))")
+        #expect(secretProblem?.problem.contains(overflowing) == false)
+        let serverProblem = problem(queue(["secret_key_file": "ingest.key", "server_public_key": .string(overflowing)]))
+        #expect(serverProblem?.description == "queue.curve.server_public_key: is not a Z85 CURVE public key: characters 1–5 stand for more than 2^32 − 1")
         let badLine = problem(queue(["secret_key_file": "ingest.key", "authorized_keys_file": "bad-authorized"]))
         #expect(badLine?.key == "queue.curve.authorized_keys_file" && badLine?.problem.contains("line 2") == true, "\(String(describing: badLine))")
         #expect(problem(queue(["secret_key_file": "ingest.key", "bogus": 1]))?.key == "queue.curve.bogus")
@@ -182,15 +192,19 @@ import TestSupport
 
     @Test func authorizedKeysFilesFromOtherEditorsAreRead() throws {
         let folder = try TemporaryDirectory()
-        // Z85 has `#` among its characters: a key may start with it.
-        let keys = [String(repeating: "Zz9+", count: 10), "#" + String(repeating: "a1B.", count: 9) + "a1B", String(repeating: "x", count: 40)]
+        let keys = [String(repeating: "Zz9+", count: 10), "%nSc0" + String(repeating: "a1B.", count: 8) + "a1B", String(repeating: "x", count: 40)]
         let path = folder.file("authorized")
-        try Data("# workers\r\n\(keys[0])\thost-b\r\n\r\n  \(keys[1]) host-c\r\n\(keys[2])\r\n#\(keys[0]) is a comment\r\n".utf8)
+        // A line starting with `#` is a comment, even when a key follows: no key starts with `#`.
+        try Data("# workers\r\n\(keys[0])\thost-b\r\n\r\n  \(keys[1]) host-c\r\n\(keys[2])\r\n#\(keys[0]) retired\r\n  # old host-d\r\n".utf8)
             .write(to: URL(fileURLWithPath: path))
         #expect(try CurveSettings.readAuthorizedKeys(path: path, key: "k") == Set(keys))
         try Data("\(keys[0])\r\n#not a key either\r\n\(keys[2])x\r\n".utf8).write(to: URL(fileURLWithPath: path))
         let error = #expect(throws: ConfigurationError.self) { try CurveSettings.readAuthorizedKeys(path: path, key: "k") }
-        #expect(error?.problem == "\(path) line 3 is not a Z85 CURVE public key (40 characters)")
+        #expect(error?.problem == "\(path) line 3 is not a Z85 CURVE public key: 41 characters, not 40")
+        // 40 characters of the alphabet are not enough: `$` starts a group above 2^32 − 1.
+        try Data("\(keys[0])\n$\(String(repeating: "0", count: 39)) worker-a\n".utf8).write(to: URL(fileURLWithPath: path))
+        let overflow = #expect(throws: ConfigurationError.self) { try CurveSettings.readAuthorizedKeys(path: path, key: "k") }
+        #expect(overflow?.problem == "\(path) line 2 is not a Z85 CURVE public key: characters 1–5 stand for more than 2^32 − 1")
     }
 
     @Test func serverPublicKeyIsOneKeyForEveryIngestOrOnePerIngestInOrder() throws {
@@ -224,7 +238,8 @@ import TestSupport
         let short = problem([.string(keyA), .string(keyB), .string(keyA)])
         #expect(short?.key == "queue.curve.server_public_key" && short?.problem.contains("3 keys, queue.jobs 2 endpoints") == true,
                 "\(String(describing: short))")
-        #expect(problem([.string(keyA), "not-a-key"])?.key == "queue.curve.server_public_key")
+        #expect(problem([.string(keyA), "not-a-key"])?.key == "queue.curve.server_public_key[1]")
+        #expect(problem([.string("$" + keyA.dropFirst()), .string(keyB)])?.key == "queue.curve.server_public_key[0]")
         #expect(problem([])?.key == "queue.curve.server_public_key")
         #expect(problem([.string(keyA), 7])?.key == "queue.curve.server_public_key")
         #expect(problem(7)?.key == "queue.curve.server_public_key")

@@ -1,5 +1,7 @@
 import Foundation
 import Core
+import Postgres
+import Queue
 import SDKClient
 import TestSupport
 import Testing
@@ -39,6 +41,45 @@ import Glibc
         ["jobs": .string("tcp://\(host):\(jobs)"), "results": .string("tcp://\(host):\(results)"), "curve": .object(curve)]
     }
 
+    /// Knocks on `endpoint` (ingest's results endpoint, a CURVE server with `serverKey`) with
+    /// `count` new key pairs, 100 PUSH sockets at a time as a worker's, each open until ingest
+    /// refused its handshake (at most 10 s a round).
+    static func knock(_ endpoint: String, serverKey: String, count: Int) throws {
+        let context = QueueContext()
+        defer { context.terminate() }
+        for _ in 0..<count / 100 {
+            var sockets: [QueueSocket] = [], monitors: [QueueMonitor] = []
+            defer {
+                sockets.forEach { $0.close() }
+                monitors.forEach { $0.close() }
+            }
+            for _ in 0..<100 {
+                let socket = try QueueSocket(context, kind: .push, lingerMilliseconds: 0)
+                sockets.append(socket)
+                monitors.append(try QueueMonitor(context, watching: socket))
+                try socket.makeCurveClient(serverKey: serverKey, secretKey: try CurveKeys.pair().secretKey)
+                try socket.connect(endpoint)
+            }
+            var refused = Set<Int>()
+            let deadline = Date().addingTimeInterval(10)
+            while refused.count < monitors.count && Date() < deadline {
+                for (index, monitor) in monitors.enumerated() where try monitor.events().contains(.refused) { refused.insert(index) }
+                usleep(20_000)
+            }
+            guard refused.count == monitors.count else {
+                throw HTTPClient.Failure(description: "\(monitors.count - refused.count) of 100 handshakes not refused within 10 s")
+            }
+        }
+    }
+
+    /// Whether Herald has created its database: the SQLite file, or tables in the test's PostgreSQL schema.
+    static func databaseCreated(_ herald: HeraldProcesses) throws -> Bool {
+        guard let url = herald.databaseURL else { return FileManager.default.fileExists(atPath: herald.databasePath) }
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        defer { connection.close() }
+        return try connection.first("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") { $0.int(0) } != 0
+    }
+
     static func connectedWorkers(_ herald: HeraldProcesses) throws -> String {
         try herald.client.request("GET", "/metrics").text.split(separator: "\n").first { $0.hasPrefix("herald_workers_connected ") }
             .map(String.init) ?? ""
@@ -69,12 +110,18 @@ import Glibc
         try herald.register(SDKDevice("c-2", platform: 3))
 
         // The stranger connects, but its handshake is refused: no heartbeat, no shard.
+        let knocking = Date()
         try herald.startWorker(config: try workerConfig(stranger, "worker-b.json"))
         let code = try herald.send(["send_date": "now", "content": "Hello"])
         Thread.sleep(forTimeInterval: 2)
         #expect(try Self.connectedWorkers(herald) == "herald_workers_connected 0")
         #expect(try herald.funnel(code).body["sent"] == 0)
         #expect(herald.log().contains("worker refused") && herald.log().contains(stranger.publicKey), "\(herald.log().suffix(1500))")
+        // Anyone reaching the port can knock with as many new keys as they like: ingest still writes
+        // one refusal line a minute (the first at once, then a summary).
+        try Self.knock("tcp://127.0.0.1:\(results)", serverKey: ingestKey.publicKey, count: 300)
+        let refusalLines = herald.log().split(separator: "\n").filter { $0.contains("worker refused") }
+        #expect(refusalLines.count <= 1 + Int(Date().timeIntervalSince(knocking) / 60), "\(refusalLines.count) lines")
 
         // The listed worker gets the campaign.
         try herald.startWorker(config: try workerConfig(listed, "worker-a.json"))
@@ -268,6 +315,42 @@ import Glibc
         }
         #expect(!workerLog().contains("connected to ingest"), "\(workerLog().suffix(2000))")
         #expect(try Self.connectedWorkers(herald) == "herald_workers_connected 0")
+    }
+
+    /// Text of Z85's alphabet that is not Z85 (a group of 5 characters standing for more than
+    /// 2^32 − 1) stops start-up like any bad key: exit 2 naming the key or line, before the
+    /// database is opened (libzmq itself would refuse it only when the queue sockets are set up).
+    @Test func undecodableKeysStopStartUpBeforeTheDatabaseOpens() throws {
+        let herald = try HeraldProcesses()
+        let ingestKey = try Self.keyPair(herald, "ingest")
+        let workerKey = try Self.keyPair(herald, "worker")
+        let undecodable = "#" + String(repeating: "0", count: 39)
+        let secret = herald.folder + "/undecodable.key"
+        try Data("\(undecodable)\n".utf8).write(to: URL(fileURLWithPath: secret))
+        let listed = herald.folder + "/authorized_keys"
+        try Data("\(workerKey.publicKey)\n".utf8).write(to: URL(fileURLWithPath: listed))
+        let badList = herald.folder + "/bad_keys"
+        try Data("\(workerKey.publicKey) worker-b\n$\(undecodable.dropFirst()) worker-a\n".utf8).write(to: URL(fileURLWithPath: badList))
+        let (jobs, results) = (try HeraldProcesses.freePort(), try HeraldProcesses.freePort())
+        let refusal = "characters 1–5 stand for more than 2^32 − 1"
+        let cases: [(executable: String, curve: [String: JSON], error: String)] = [
+            ("herald-ingest", ["secret_key_file": .string(secret), "authorized_keys_file": .string(listed)],
+             "queue.curve.secret_key_file: \(secret) does not hold a Z85 CURVE secret key: \(refusal)"),
+            ("herald-ingest", ["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(badList)],
+             "queue.curve.authorized_keys_file: \(badList) line 2 is not a Z85 CURVE public key: \(refusal)"),
+            ("herald-worker", ["secret_key_file": .string(secret), "server_public_key": .string(ingestKey.publicKey)],
+             "queue.curve.secret_key_file: \(secret) does not hold a Z85 CURVE secret key: \(refusal)"),
+            ("herald-worker", ["secret_key_file": .string(workerKey.file), "server_public_key": .string(undecodable)],
+             "queue.curve.server_public_key: is not a Z85 CURVE public key: \(refusal)"),
+        ]
+        for (executable, curve, error) in cases {
+            let config = try herald.writeConfig("undecodable.json") {
+                $0["queue"] = Self.queue(host: "127.0.0.1", jobs: jobs, results: results, curve: curve)
+            }
+            let run = try Self.run(executable, ["--config", config])
+            #expect(run.status == 2 && run.output.contains(error), "\(executable): \(run)")
+            #expect(try !Self.databaseCreated(herald), "\(executable) opened the database: \(run)")
+        }
     }
 
     @Test func badKeysStopStartUpNamingTheKeyOrLine() throws {

@@ -128,4 +128,41 @@ import TestSupport
         }
         #expect(texts.contains("now listed"), "\(texts)")
     }
+
+    /// Many peers knocking with keys nobody listed, each key new: one line is written (the rest
+    /// wait for the next minute's summary, counted in bounded memory), and a listed worker still
+    /// gets through.
+    @Test func manyUnlistedKeysAreLoggedOnceInBoundedMemory() throws {
+        let folder = try TemporaryDirectory()
+        let serverKeys = try curveKeyPair(in: folder, "server.key")
+        let listed = try curveKeyPair(in: folder, "listed.key")
+        let ingest = try CurveTestServer(secretKey: serverKeys.secretKey, admitting: [listed.publicKey])
+        defer { ingest.close() }
+
+        // In rounds of 100 sockets, within the process's file descriptors.
+        let strangers = 600
+        for round in 0..<strangers / 100 {
+            let sockets = try (0..<100).map { _ in
+                let socket = try QueueSocket(ingest.context, kind: .push, lingerMilliseconds: 0)
+                try socket.makeCurveClient(serverKey: serverKeys.publicKey, secretKey: try CurveKeys.pair().secretKey)
+                try socket.connect(ingest.endpoint)
+                return socket
+            }
+            defer { sockets.forEach { $0.close() } }
+            let deadline = Date().addingTimeInterval(20)
+            while ingest.authenticator.heldRefusals.heldCount < (round + 1) * 100 - 1 && Date() < deadline { usleep(10_000) }
+        }
+        let held = ingest.authenticator.heldRefusals
+        // The first refusal was written; every other one is held for the summary, none forgotten.
+        #expect(held.heldCount >= strangers - 1 && abs(held.heldKeys.count - (strangers - 1)) < 30,
+                "\(held.heldCount) refusals, \(held.heldKeys.count) keys")
+        #expect(held.heldKeys.encoded.count <= 4_097)
+
+        let client = try QueueSocket(ingest.context, kind: .push)
+        defer { client.close() }
+        try client.makeCurveClient(serverKey: serverKeys.publicKey, secretKey: listed.secretKey)
+        try client.connect(ingest.endpoint)
+        try client.send([Array("still let in".utf8)])
+        #expect(try ingest.socket.receive(timeoutMilliseconds: 5_000) == [Array("still let in".utf8)])
+    }
 }

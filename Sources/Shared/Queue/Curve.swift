@@ -8,16 +8,22 @@ public enum CurveKeys {
     /// Writes a new secret key to `path` (mode 0600; an existing file is never overwritten) and
     /// returns its public key.
     public static func generate(writingSecretTo path: String) throws -> String {
+        let keys = try pair()
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw QueueError(operation: "create \(path)", errno: errno) }
+        defer { close(fd) }
+        let line = Array(keys.secretKey.utf8) + [UInt8(ascii: "\n")]
+        guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else { throw QueueError(operation: "write \(path)", errno: errno) }
+        return keys.publicKey
+    }
+
+    /// A new key pair.
+    public static func pair() throws(QueueError) -> (publicKey: String, secretKey: String) {
         guard zmq_has("curve") != 0 else { throw QueueError(operation: "CURVE (libzmq was built without it)", errno: 0) }
         var publicKey = [CChar](repeating: 0, count: 41)
         var secretKey = [CChar](repeating: 0, count: 41)
         guard zmq_curve_keypair(&publicKey, &secretKey) == 0 else { throw QueueError(operation: "curve_keypair", errno: zmq_errno()) }
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw QueueError(operation: "create \(path)", errno: errno) }
-        defer { close(fd) }
-        let line = Array(text(secretKey).utf8) + [UInt8(ascii: "\n")]
-        guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else { throw QueueError(operation: "write \(path)", errno: errno) }
-        return text(publicKey)
+        return (text(publicKey), text(secretKey))
     }
 
     /// The public key of a secret key.
@@ -30,14 +36,6 @@ public enum CurveKeys {
     /// The text of a NUL-terminated buffer.
     static func text(_ buffer: [CChar]) -> String {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// Z85 text of a 32-byte key.
-    static func z85(_ bytes: [UInt8]) -> String? {
-        guard bytes.count == 32 else { return nil }
-        var text = [CChar](repeating: 0, count: 41)
-        guard zmq_z85_encode(&text, bytes, bytes.count) != nil else { return nil }
-        return self.text(text)
     }
 }
 
@@ -59,11 +57,12 @@ extension QueueSocket {
 
 /// Ingest's ZAP handler (ZeroMQ's authentication protocol, RFC 27): every CURVE handshake on the
 /// context's server sockets asks it whether the client's public key is authorized. A worker whose
-/// key is not listed gets nothing (its handshake is refused) and is logged once a minute per key.
-/// The key set can be replaced while running (SIGHUP re-reads the file).
+/// key is not listed gets nothing (its handshake is refused) and is logged, in at most one line a
+/// minute whoever knocks (`RefusalLog`). The key set can be replaced while running (SIGHUP re-reads
+/// the file).
 public final class CurveAuthenticator: Sendable {
     private let keys: Mutex<Set<String>>
-    private let refusedAt = Mutex<[String: Double]>([:])
+    private let refusals = Mutex(RefusalLog())
     private let logger: Logger
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
@@ -96,7 +95,10 @@ public final class CurveAuthenticator: Sendable {
             }
             ready.signal()
             while !stopping.load(ordering: .relaxed) {
-                guard let request = try? socket.receive(timeoutMilliseconds: 200) else { continue }
+                guard let request = try? socket.receive(timeoutMilliseconds: 200) else {
+                    log(refusals.withLock { $0.due(at: monotonicSeconds()) })
+                    continue
+                }
                 try? socket.send(answer(request))
             }
             socket.close()
@@ -114,24 +116,32 @@ public final class CurveAuthenticator: Sendable {
             return [Array("1.0".utf8), request.count > 1 ? request[1] : [], Array("400".utf8), Array("malformed request".utf8), [], []]
         }
         let address = String(decoding: request[3], as: UTF8.self)
-        guard request[5] == Array("CURVE".utf8), let key = CurveKeys.z85(request[6]) else {
+        guard request[5] == Array("CURVE".utf8), request[6].count == 32, let key = Z85.encode(request[6]) else {
             return [request[0], request[1], Array("400".utf8), Array("CURVE required".utf8), [], []]
         }
         guard keys.withLock({ $0.contains(key) }) else {
-            let now = monotonicSeconds()
-            let log = refusedAt.withLock { seen in
-                guard now - (seen[key] ?? -.infinity) >= 60 else { return false }
-                seen[key] = now
-                return true
-            }
-            if log {
-                logger.warning("worker refused: its CURVE key is not in queue.curve.authorized_keys_file",
-                               ["curve.public_key": key, "peer.address": address])
-            }
+            log(refusals.withLock { $0.refused(key: key, address: address, at: monotonicSeconds()) })
             return [request[0], request[1], Array("400".utf8), Array("key not authorized".utf8), [], []]
         }
         return [request[0], request[1], Array("200".utf8), Array("OK".utf8), Array(key.utf8), []]
     }
+
+    /// Writes the refusal line `RefusalLog` asked for, if any.
+    func log(_ line: RefusalLog.Line?) {
+        switch line {
+        case .refused(let key, let address):
+            logger.warning("worker refused: its CURVE key is not in queue.curve.authorized_keys_file",
+                           ["curve.public_key": key, "peer.address": address])
+        case .held(let count, let keys, let lastKey, let lastAddress):
+            logger.warning("worker refused: \(count) more refused from \(keys) key\(keys == 1 ? "" : "s"), last",
+                           ["curve.public_key": lastKey, "peer.address": lastAddress])
+        case nil:
+            break
+        }
+    }
+
+    /// The refusals counted and not logged yet.
+    package var heldRefusals: RefusalLog { refusals.withLock { $0 } }
 
     public func stop() {
         stopping.store(true, ordering: .relaxed)

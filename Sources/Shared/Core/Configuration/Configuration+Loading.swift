@@ -147,9 +147,12 @@ extension Configuration {
                 var settings = CurveSettings(secretKeyFile: file,
                                              secretKey: try CurveSettings.readSecretKey(path: file, key: "queue.curve.secret_key_file"))
                 // One key for every ingest (they share a key pair), or one per ingest in queue.jobs' order.
+                let listsServers = curve.value("server_public_key")?.arrayValue != nil
                 if let servers = try curve.strings("server_public_key", what: "a Z85 CURVE public key") {
-                    guard servers.allSatisfy(CurveSettings.isKey) else {
-                        throw ConfigurationError(key: "queue.curve.server_public_key", problem: "expected a Z85 CURVE public key (40 characters)")
+                    for (index, server) in servers.enumerated() {
+                        guard let problem = CurveSettings.keyProblem(server) else { continue }
+                        throw ConfigurationError(key: "queue.curve.server_public_key" + (listsServers ? "[\(index)]" : ""),
+                                                 problem: "is not a Z85 CURVE public key: \(problem)")
                     }
                     guard servers.count == 1 || servers.count == config.queue.jobs.count else {
                         let endpoints = config.queue.jobs.count

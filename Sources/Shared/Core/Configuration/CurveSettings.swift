@@ -24,11 +24,21 @@ public struct CurveSettings: Sendable, Equatable {
         self.authorizedKeys = authorizedKeys
     }
 
-    static let alphabet = Set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#")
+    /// Whether `text` is a CURVE key: Z85 text of 32 bytes.
+    public static func isKey(_ text: some StringProtocol) -> Bool { keyProblem(text) == nil }
 
-    /// Whether `text` is a Z85-encoded 32-byte key.
-    public static func isKey(_ text: String) -> Bool {
-        text.count == 40 && text.allSatisfy { alphabet.contains($0) }
+    /// Why `text` is not a CURVE key (40 Z85 characters that decode to 32 bytes), or nil when it is
+    /// one. A group of 5 characters above 2^32 − 1 is not Z85: libzmq would refuse the key only
+    /// once the queue sockets are set up.
+    public static func keyProblem(_ text: some StringProtocol) -> String? {
+        let count = text.utf8.count
+        guard count == 40 else { return "\(count) characters, not 40" }
+        do {
+            _ = try Z85.decode(text)
+            return nil
+        } catch {
+            return error.description
+        }
     }
 
     /// The secret key in the file at `path`: its only line, a Z85 key.
@@ -37,27 +47,27 @@ public struct CurveSettings: Sendable, Equatable {
             throw ConfigurationError(key: key, problem: "cannot read \(path) (create one with --generate-curve-key \(path))")
         }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard isKey(text) else { throw ConfigurationError(key: key, problem: "\(path) does not hold a Z85 CURVE secret key (40 characters)") }
+        if let problem = keyProblem(text) {
+            throw ConfigurationError(key: key, problem: "\(path) does not hold a Z85 CURVE secret key: \(problem)")
+        }
         return text
     }
 
     /// The public keys of an authorized-keys file: one per line (LF or CRLF), first on its line;
     /// anything after the key and a space or tab (a comment naming the worker) is ignored. Blank
-    /// lines are skipped, and so are other lines starting with `#` (a key may start with `#` too:
-    /// it is one of Z85's characters).
+    /// lines are skipped, and so are lines starting with `#`: no key starts with it (`#` is Z85's
+    /// last character, and a group starting with it stands for more than 2^32 − 1).
     public static func readAuthorizedKeys(path: String, key: String) throws(ConfigurationError) -> Set<String> {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError(key: key, problem: "cannot read \(path)")
         }
         var keys: Set<String> = []
         for (number, line) in String(decoding: data, as: UTF8.self).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            guard let word = line.split(whereSeparator: \.isWhitespace).first else { continue }
-            let first = String(word)
-            guard isKey(first) else {
-                if first.hasPrefix("#") { continue }
-                throw ConfigurationError(key: key, problem: "\(path) line \(number + 1) is not a Z85 CURVE public key (40 characters)")
+            guard let word = line.split(whereSeparator: \.isWhitespace).first, !word.hasPrefix("#") else { continue }
+            if let problem = keyProblem(word) {
+                throw ConfigurationError(key: key, problem: "\(path) line \(number + 1) is not a Z85 CURVE public key: \(problem)")
             }
-            keys.insert(first)
+            keys.insert(String(word))
         }
         return keys
     }
