@@ -23,6 +23,12 @@ import Glibc
         for flag in ["--config", "--log-level", "HERALD_CONFIG", "VERBOSE", "--help"] {
             #expect(output.contains(flag))
         }
+        // Only ingest takes --backup, and its help says it copies SQLite only.
+        if executable == "herald-ingest" {
+            #expect(output.contains("herald-ingest --config FILE --backup COPY") && output.contains("SQLite only"), "\(output)")
+        } else {
+            #expect(!output.contains("--backup"), "\(output)")
+        }
     }
 
     @Test(arguments: ["herald-ingest", "herald-worker"])
@@ -212,14 +218,16 @@ import Glibc
         #expect(again.terminationStatus == 1)
     }
 
-    @Test func aBackupOfAPostgreSQLDatabaseIsRefusedNamingPgDump() throws {
+    @Test func aBackupOfAPostgreSQLDatabaseIsRefusedNamingPgDumpBeforeConnecting() throws {
         let herald = try HeraldProcesses(database: .postgres)
         let copy = herald.folder + "/backup.sqlite"
         let process = try HeraldProcesses.launch("herald-ingest", arguments: ["--config", herald.configPath, "--backup", copy],
                                                  log: herald.folder + "/backup.log")
         process.waitUntilExit()
         let output = (try? String(contentsOfFile: herald.folder + "/backup.log", encoding: .utf8)) ?? ""
-        #expect(process.terminationStatus == 1 && output.contains("pg_dump"), "\(output)")
+        #expect(process.terminationStatus == 2 && output.contains("pg_dump") && output.contains("database.url"), "\(output)")
         #expect(!FileManager.default.fileExists(atPath: copy))
+        // Refused before connecting: the empty schema was not migrated.
+        #expect(try herald.count("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") == 0)
     }
 }
