@@ -20,7 +20,7 @@ let (configuration, logger) = Startup.configure(
 
 let backend: any StoreBackend
 do {
-    backend = try Storage.open(configuration)
+    backend = try Storage.open(configuration, logger: logger)
 } catch {
     let location = configuration.database.location
     logger.error("cannot open the database", [location.key: location.value, "error": "\(error)"])

@@ -1,5 +1,6 @@
 import Foundation
 import Core
+import Postgres
 import SDKClient
 import SQLite
 import TestSupport
@@ -216,6 +217,28 @@ import Glibc
                                                log: herald.folder + "/backup-again.log")
         again.waitUntilExit()
         #expect(again.terminationStatus == 1)
+    }
+
+    /// What the PostgreSQL server says besides answers (here a trigger's `RAISE WARNING`) is logged
+    /// as Herald's own line, never printed raw by libpq.
+    @Test func aPostgreSQLWarningIsLoggedInHeraldsFormat() throws {
+        let herald = try HeraldProcesses(database: .postgres)
+        try herald.startIngest()
+        try PostgresConnection(PostgresConnectionSettings(url: try #require(herald.databaseURL))).execute("""
+            CREATE FUNCTION warn_on_device() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE WARNING 'a device was written'; RETURN NEW; END $$;
+            CREATE TRIGGER warn_on_device AFTER INSERT ON devices FOR EACH ROW EXECUTE FUNCTION warn_on_device()
+            """)
+        try herald.register(SDKDevice("noticed", platform: 1))
+        let deadline = Date().addingTimeInterval(10)
+        var lines: [Substring] = []
+        repeat {
+            lines = herald.log().split(separator: "\n").filter { $0.contains("a device was written") }
+            if lines.isEmpty { usleep(50_000) }
+        } while lines.isEmpty && Date() < deadline
+        #expect(lines.count == 1 && lines.allSatisfy { $0.contains(" WARNING herald-ingest PostgreSQL server notice ")
+            && $0.contains("postgres.severity=WARNING") }, "\(herald.log().suffix(2000))")
+        #expect(!herald.log().contains("WARNING:  "), "\(herald.log().suffix(2000))")
     }
 
     @Test func aBackupOfAPostgreSQLDatabaseIsRefusedNamingPgDumpBeforeConnecting() throws {

@@ -15,6 +15,9 @@ public struct PostgresConnectionSettings: Sendable {
     public var applicationName: String
     /// How long one connection attempt may take before it fails (libpq `connect_timeout`).
     public var connectTimeoutSeconds = 5
+    /// Where the server's notices and warnings (`RAISE WARNING`, `terminating connection due to
+    /// immediate shutdown command`) are logged; nil drops them.
+    public var logger: Logger?
 
     public init(url: String, password: String? = nil, applicationName: String = "herald") {
         self.url = url
@@ -51,9 +54,11 @@ public final class PostgresConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [String: String] = [:]
     private var statementCount = 0
+    private let logger: Logger?
 
     /// Connects (blocking, at most `connectTimeoutSeconds` per host tried).
     public init(_ settings: PostgresConnectionSettings) throws(PostgresError) {
+        logger = settings.logger
         let pairs = settings.keywords
         let keywords = pairs.map { strdup($0.0) }
         let values = pairs.map { strdup($0.1) }
@@ -70,8 +75,29 @@ public final class PostgresConnection: @unchecked Sendable {
             PQfinish(connection)
             throw PostgresError(sqlState: PostgresError.connectionFailure, message: message, context: "connecting to the database")
         }
-        herald_pq_silence_notices(connection)
         handle = connection
+        // libpq would print notices to standard error, outside Herald's log format. The receiver
+        // runs on the thread that uses the connection, inside a libpq call, while `self` owns it.
+        PQsetNoticeReceiver(connection, { argument, notice in
+            guard let argument, let notice else { return }
+            Unmanaged<PostgresConnection>.fromOpaque(argument).takeUnretainedValue().log(notice: notice)
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Logs a notice the server sent: warnings at WARNING, the chatter (`relation already exists,
+    /// skipping` while migrating) at DEBUG and VERBOSE.
+    private func log(notice: OpaquePointer) {
+        guard let logger else { return }
+        let severity = herald_pq_severity(notice).map { String(cString: $0) } ?? "NOTICE"
+        let level: LogLevel = switch severity {
+        case "WARNING": .warning
+        case "NOTICE", "INFO": .debug
+        case "LOG", "DEBUG": .verbose
+        default: .error
+        }
+        let message = herald_pq_primary_message(notice).map { String(cString: $0) } ?? Self.message(PQresultErrorMessage(notice))
+        logger.log(level, "PostgreSQL server notice", ["postgres.severity": severity, "postgres.sqlstate":
+                    herald_pq_sqlstate(notice).map { String(cString: $0) } ?? "", "postgres.message": message])
     }
 
     /// Closes the connection. Safe to call more than once; later calls fail.
