@@ -17,6 +17,7 @@ public final class PostgresBackend: StoreBackend {
                 applicationName: String = ProcessInfo.processInfo.processName) throws(StoreError) {
         var connection = PostgresConnectionSettings(url: settings.url ?? "", applicationName: applicationName)
         connection.logger = logger
+        connection.statementTimeoutMilliseconds = settings.statementTimeoutMilliseconds
         if let file = settings.passwordFile {
             do {
                 var password = try String(contentsOfFile: file, encoding: .utf8)
