@@ -127,6 +127,31 @@ import Testing
         #expect(herald.ingest?.isRunning == true)
     }
 
+    /// While a renewal of the dispatcher role waits on a frozen server (bounded only by the 30 s
+    /// statement timeout set here), the ingest stops counting itself as the dispatcher once its
+    /// last renewal is older than the hold time: a standby may have taken over by then.
+    @Test func aDispatcherWhoseRenewalHangsStandsByOnceItsHoldRunsOut() throws {
+        let server = try PostgresServer()
+        let herald = try HeraldProcesses(postgresURL: server.url)
+        let config = try herald.writeConfig("slow.json") { config in
+            config["database"] = ["url": .string(server.url), "pool_size": 4, "statement_timeout_ms": 30000, "busy_timeout_ms": 2000]
+        }
+        try herald.startIngest(config: config)
+        #expect(Self.waitForDispatching(herald, true)?["dispatching"] == true)
+
+        try server.freeze()
+        defer { try? server.thaw() }
+        // The next renewal (once a second) is then waiting on the frozen server, with a connection
+        // it opened before (the health check below would drop those, and renewals would fail fast).
+        usleep(1_500_000)
+        let standingBy = Self.waitForDispatching(herald, false, timeout: Double(Pipeline.dispatcherLeaseSeconds) + 8, requestTimeout: 10)
+        #expect(standingBy?["dispatching"] == false, "\(standingBy?.text ?? "no answer")")
+
+        try server.thaw()
+        let dispatching = Self.waitForDispatching(herald, true, timeout: 40, requestTimeout: 10)
+        #expect(dispatching?["dispatching"] == true, "\(herald.log().suffix(2000))")
+    }
+
     /// The JSON routes answer like the Pushwoosh ones: a rich media download (what the SDK
     /// retries), the in-app list, the events API, a message's funnel and a bulkSetTags progress
     /// query get 503 with `Retry-After` while the database is down, and 200 once it is back.
