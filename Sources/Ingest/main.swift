@@ -22,7 +22,7 @@ let backend: any StoreBackend
 // Every time ingest writes or compares goes by the database's clock (PostgreSQL: the server's).
 let clock: any Clock
 do {
-    backend = try Storage.open(configuration)
+    backend = try Storage.open(configuration, logger: logger)
     clock = try backend.makeClock(logger: logger)
 } catch {
     let location = configuration.database.location

@@ -22,7 +22,7 @@ let backend: any StoreBackend
 // ingests share; provider tokens by this host's, which Apple and Google check against theirs.
 let clock: any Clock
 do {
-    backend = try Storage.open(configuration)
+    backend = try Storage.open(configuration, logger: logger)
     clock = try backend.makeClock(logger: logger)
 } catch {
     let location = configuration.database.location

@@ -50,6 +50,17 @@ import Testing
         }
     }
 
+    @Test func statementTimeoutIsForPostgreSQLOnlyAndBounded() throws {
+        let url: JSON = "postgresql://herald@127.0.0.1/herald"
+        #expect(try decode(["url": url]).database.statementTimeoutMilliseconds == 15000)
+        #expect(try decode(["url": url, "statement_timeout_ms": 2000]).database.statementTimeoutMilliseconds == 2000)
+        for database in [["url": url, "statement_timeout_ms": 0], ["url": url, "statement_timeout_ms": "2000"],
+                         ["path": "h.sqlite", "statement_timeout_ms": 2000]] as [JSON] {
+            let error = #expect(throws: ConfigurationError.self) { try decode(database) }
+            #expect(error?.key == "database.statement_timeout_ms", "\(database)")
+        }
+    }
+
     @Test func logsNameTheURLWithoutItsPassword() throws {
         #expect(try decode(["path": "h.sqlite"]).database.location == ("database.path", "/etc/herald/h.sqlite"))
         for (url, shown) in [("postgresql://herald:s3cret@db.example:5432/herald?sslmode=require",

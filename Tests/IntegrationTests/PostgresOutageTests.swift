@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Core
 import SDKClient
 import TestSupport
@@ -12,11 +13,11 @@ import Testing
     /// Polls `/healthz` (any status) every 100 ms until its `dispatching` is `expected`, at most
     /// `timeout` seconds; returns the last body.
     @discardableResult
-    static func waitForDispatching(_ herald: HeraldProcesses, _ expected: Bool, timeout: Double = 10) -> JSON? {
+    static func waitForDispatching(_ herald: HeraldProcesses, _ expected: Bool, timeout: Double = 10, requestTimeout: Int = 5) -> JSON? {
         let deadline = Date().addingTimeInterval(timeout)
         var body: JSON?
         repeat {
-            body = (try? herald.client.request("GET", "/healthz", timeoutSeconds: 5)).flatMap { try? JSON.parse($0.body) }
+            body = (try? herald.client.request("GET", "/healthz", timeoutSeconds: requestTimeout)).flatMap { try? JSON.parse($0.body) }
             if body?["dispatching"] == .bool(expected) { break }
             usleep(100_000)
         } while Date() < deadline
@@ -81,6 +82,82 @@ import Testing
         let funnel = try herald.waitForMessage(code, timeout: 30)
         #expect(funnel["targeted"] == .int(31) && funnel["sent"] == .int(31), "\(funnel)")
         #expect(Set(try herald.sinkHWIDs(code)).count == 31)
+    }
+
+    /// A server that stops answering without closing anything (all its processes SIGSTOPped, as a
+    /// frozen host or a silent network looks) gets the calls already waiting on it answered 503
+    /// with `Retry-After` once `database.statement_timeout_ms` and a second have passed, instead of
+    /// holding them until the client gives up; once the server answers again, so does Herald.
+    @Test func callsWaitingOnAFrozenServerAreAnswered503AfterTheStatementTimeout() throws {
+        let server = try PostgresServer()
+        let herald = try HeraldProcesses(postgresURL: server.url)
+        let config = try herald.writeConfig("bounded.json") { config in
+            config["database"] = ["url": .string(server.url), "pool_size": 4, "statement_timeout_ms": 2000]
+        }
+        try herald.startIngest(config: config)
+        let app = JSON.string(HeraldProcesses.appCode)
+        try herald.register(SDKDevice("frozen", platform: 1))
+        let calls = [("getTags", JSON.object(["request": ["application": app, "hwid": "frozen"]]).encoded()),
+                     ("registerDevice", JSON.object(["request": ["application": app, "hwid": "during", "device_type": 3,
+                                                                 "push_token": "t-during"]]).encoded())]
+        let port = herald.httpPort
+        /// Each call at once, on a client of its own; the statuses and Retry-After headers, in order.
+        func callAll(timeoutSeconds: Int) -> [String] {
+            let answers = Mutex([String](repeating: "no answer", count: calls.count))
+            DispatchQueue.concurrentPerform(iterations: calls.count) { index in
+                let response = try? HTTPClient(port: port).request("POST", "/json/1.3/\(calls[index].0)", body: calls[index].1,
+                                                                   timeoutSeconds: timeoutSeconds)
+                answers.withLock { $0[index] = response.map { "\($0.status) \($0.headers["retry-after"] ?? "-")" } ?? "no answer" }
+            }
+            return answers.withLock { $0 }
+        }
+        // Several calls at once leave several connections open in the pool, for the calls below to
+        // find waiting on the frozen server.
+        for _ in 0..<3 { _ = callAll(timeoutSeconds: 10) }
+        #expect(callAll(timeoutSeconds: 10) == ["200 -", "200 -"])
+
+        try server.freeze()
+        defer { try? server.thaw() }
+        // The bound is 3 s; the client waits far longer than that.
+        #expect(callAll(timeoutSeconds: 30) == ["503 1", "503 1"], "\(herald.log().suffix(2000))")
+        let health = try herald.client.request("GET", "/healthz", timeoutSeconds: 30)
+        #expect(health.status == 503, "\(health.text)")
+
+        try server.thaw()
+        let deadline = Date().addingTimeInterval(30)
+        var answered = callAll(timeoutSeconds: 10)
+        while answered != ["200 -", "200 -"] && Date() < deadline {
+            usleep(200_000)
+            answered = callAll(timeoutSeconds: 10)
+        }
+        #expect(answered == ["200 -", "200 -"], "\(herald.log().suffix(2000))")
+        #expect(herald.log().contains("no answer from the server within 3000 ms"), "\(herald.log().suffix(3000))")
+        #expect(herald.ingest?.isRunning == true)
+    }
+
+    /// While a renewal of the dispatcher role waits on a frozen server (bounded only by the 30 s
+    /// statement timeout set here), the ingest stops counting itself as the dispatcher once its
+    /// last renewal is older than the hold time: a standby may have taken over by then.
+    @Test func aDispatcherWhoseRenewalHangsStandsByOnceItsHoldRunsOut() throws {
+        let server = try PostgresServer()
+        let herald = try HeraldProcesses(postgresURL: server.url)
+        let config = try herald.writeConfig("slow.json") { config in
+            config["database"] = ["url": .string(server.url), "pool_size": 4, "statement_timeout_ms": 30000, "busy_timeout_ms": 2000]
+        }
+        try herald.startIngest(config: config)
+        #expect(Self.waitForDispatching(herald, true)?["dispatching"] == true)
+
+        try server.freeze()
+        defer { try? server.thaw() }
+        // The next renewal (once a second) is then waiting on the frozen server, with a connection
+        // it opened before (the health check below would drop those, and renewals would fail fast).
+        usleep(1_500_000)
+        let standingBy = Self.waitForDispatching(herald, false, timeout: Double(Pipeline.dispatcherLeaseSeconds) + 8, requestTimeout: 10)
+        #expect(standingBy?["dispatching"] == false, "\(standingBy?.text ?? "no answer")")
+
+        try server.thaw()
+        let dispatching = Self.waitForDispatching(herald, true, timeout: 40, requestTimeout: 10)
+        #expect(dispatching?["dispatching"] == true, "\(herald.log().suffix(2000))")
     }
 
     /// The JSON routes answer like the Pushwoosh ones: a rich media download (what the SDK

@@ -1,5 +1,6 @@
 import Foundation
 import Core
+import Postgres
 import SDKClient
 import SQLite
 import TestSupport
@@ -22,6 +23,12 @@ import Glibc
         #expect(status == 0)
         for flag in ["--config", "--log-level", "HERALD_CONFIG", "VERBOSE", "--help"] {
             #expect(output.contains(flag))
+        }
+        // Only ingest takes --backup, and its help says it copies SQLite only.
+        if executable == "herald-ingest" {
+            #expect(output.contains("herald-ingest --config FILE --backup COPY") && output.contains("SQLite only"), "\(output)")
+        } else {
+            #expect(!output.contains("--backup"), "\(output)")
         }
     }
 
@@ -212,14 +219,38 @@ import Glibc
         #expect(again.terminationStatus == 1)
     }
 
-    @Test func aBackupOfAPostgreSQLDatabaseIsRefusedNamingPgDump() throws {
+    /// What the PostgreSQL server says besides answers (here a trigger's `RAISE WARNING`) is logged
+    /// as Herald's own line, never printed raw by libpq.
+    @Test func aPostgreSQLWarningIsLoggedInHeraldsFormat() throws {
+        let herald = try HeraldProcesses(database: .postgres)
+        try herald.startIngest()
+        try PostgresConnection(PostgresConnectionSettings(url: try #require(herald.databaseURL))).execute("""
+            CREATE FUNCTION warn_on_device() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE WARNING 'a device was written'; RETURN NEW; END $$;
+            CREATE TRIGGER warn_on_device AFTER INSERT ON devices FOR EACH ROW EXECUTE FUNCTION warn_on_device()
+            """)
+        try herald.register(SDKDevice("noticed", platform: 1))
+        let deadline = Date().addingTimeInterval(10)
+        var lines: [Substring] = []
+        repeat {
+            lines = herald.log().split(separator: "\n").filter { $0.contains("a device was written") }
+            if lines.isEmpty { usleep(50_000) }
+        } while lines.isEmpty && Date() < deadline
+        #expect(lines.count == 1 && lines.allSatisfy { $0.contains(" WARNING herald-ingest PostgreSQL server notice ")
+            && $0.contains("postgres.severity=WARNING") }, "\(herald.log().suffix(2000))")
+        #expect(!herald.log().contains("WARNING:  "), "\(herald.log().suffix(2000))")
+    }
+
+    @Test func aBackupOfAPostgreSQLDatabaseIsRefusedNamingPgDumpBeforeConnecting() throws {
         let herald = try HeraldProcesses(database: .postgres)
         let copy = herald.folder + "/backup.sqlite"
         let process = try HeraldProcesses.launch("herald-ingest", arguments: ["--config", herald.configPath, "--backup", copy],
                                                  log: herald.folder + "/backup.log")
         process.waitUntilExit()
         let output = (try? String(contentsOfFile: herald.folder + "/backup.log", encoding: .utf8)) ?? ""
-        #expect(process.terminationStatus == 1 && output.contains("pg_dump"), "\(output)")
+        #expect(process.terminationStatus == 2 && output.contains("pg_dump") && output.contains("database.url"), "\(output)")
         #expect(!FileManager.default.fileExists(atPath: copy))
+        // Refused before connecting: the empty schema was not migrated.
+        #expect(try herald.count("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") == 0)
     }
 }

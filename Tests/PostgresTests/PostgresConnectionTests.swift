@@ -92,6 +92,19 @@ import TestSupport
         #expect(!victim.isHealthy)
     }
 
+    /// `statement_timeout_ms` ends a statement that runs longer (retryable, the connection kept);
+    /// `unbounded`, which the migrations run in, lifts it and puts it back afterwards.
+    @Test func theStatementTimeoutBoundsStatementsExceptUnboundedOnes() throws {
+        var settings = PostgresConnectionSettings(url: try PostgresServer.shared().makeSchema())
+        settings.statementTimeoutMilliseconds = 200
+        let bounded = try PostgresConnection(settings)
+        let timedOut = try #require(throws: PostgresError.self) { try bounded.run("SELECT pg_sleep(1)") }
+        #expect(timedOut.sqlState == "57014" && timedOut.failure.isRetryable && bounded.isHealthy, "\(timedOut)")
+        try bounded.unbounded { _ = try bounded.run("SELECT pg_sleep(0.5)") }
+        #expect(throws: PostgresError.self) { try bounded.run("SELECT pg_sleep(1)") }
+        #expect(try bounded.first("SHOW statement_timeout") { $0.text(0) } == "200ms")
+    }
+
     @Test func aServerThatIsNotThereFailsFastAndRetryably() throws {
         let port = try HeraldProcesses.freePort()
         let refused = try #require(throws: PostgresError.self) {

@@ -98,12 +98,7 @@ package final class PostgresServer: Sendable {
     /// Kills the postmaster and every backend with SIGKILL, as the OOM killer or a power cut would:
     /// nothing is flushed or shut down, and the next `start()` recovers from the WAL.
     package func crash() throws {
-        let lockFile = folder + "/data/postmaster.pid"
-        guard let text = try? String(contentsOfFile: lockFile, encoding: .utf8),
-              let postmaster = text.split(separator: "\n").first.flatMap({ pid_t($0) }) else {
-            throw Failure(description: "no running server to crash (\(lockFile) unreadable)")
-        }
-        let processes = [postmaster] + Self.children(of: postmaster)
+        let processes = try serverProcesses()
         for process in processes { kill(process, SIGKILL) }
         let deadline = Date().addingTimeInterval(10)
         while processes.contains(where: Self.isAlive) {
@@ -114,8 +109,28 @@ package final class PostgresServer: Sendable {
         // Where init does not reap orphans (as in this sandbox) its pid stays a zombie that still
         // answers kill(pid, 0), which PostgreSQL would take for a running server; a reaping init
         // lets it see the files are stale by itself.
-        unlink(lockFile)
+        unlink(folder + "/data/postmaster.pid")
         unlink(folder + "/.s.PGSQL.\(port).lock")
+    }
+
+    /// Stops (SIGSTOP) the postmaster and every backend: connections stay open and nothing
+    /// answers, as with a frozen host or a network gone silent. `thaw()` resumes them.
+    package func freeze() throws {
+        for process in try serverProcesses() { kill(process, SIGSTOP) }
+    }
+
+    package func thaw() throws {
+        for process in try serverProcesses() { kill(process, SIGCONT) }
+    }
+
+    /// The postmaster and its children (the backends and the server's own workers).
+    private func serverProcesses() throws -> [pid_t] {
+        let lockFile = folder + "/data/postmaster.pid"
+        guard let text = try? String(contentsOfFile: lockFile, encoding: .utf8),
+              let postmaster = text.split(separator: "\n").first.flatMap({ pid_t($0) }) else {
+            throw Failure(description: "no running server (\(lockFile) unreadable)")
+        }
+        return [postmaster] + Self.children(of: postmaster)
     }
 
     /// The processes whose parent is `parent`, from /proc.

@@ -48,6 +48,10 @@ final class Dispatcher: Sendable {
     private let active = Atomic<Bool>(false)
     /// The ingest that held the dispatcher role at the last look (once a second), nil when none did.
     private let holder = Mutex<String?>(nil)
+    /// Until when (`monotonicSeconds`) the last successful look holds: the hold time from when it
+    /// was asked. Past it, a renewal still waiting for the database does not count: another ingest
+    /// may have taken the role over meanwhile.
+    private let lookHoldsUntil = Atomic<Double>(-.infinity)
     private let finished = DispatchSemaphore(value: 0)
 
     init(id: String, settings: QueueSettings, retention: RetentionSettings, store: any CampaignStore, devices: any DeviceStore,
@@ -102,12 +106,15 @@ final class Dispatcher: Sendable {
     /// Asks the dispatcher to look for due work now (after a message was created).
     func nudge() { wake.store(true, ordering: .relaxed) }
 
-    /// Whether this ingest dispatches now (false while it stands by).
-    var isDispatching: Bool { active.load(ordering: .relaxed) }
+    /// Whether this ingest dispatches now (false while it stands by, and once its last renewal of
+    /// the role is older than the hold time).
+    var isDispatching: Bool { active.load(ordering: .relaxed) && isLookCurrent }
 
     /// The id of the ingest that dispatches, this one or another, as of the last look
-    /// (at most a second old); nil while no ingest holds the role.
-    var dispatchingIngest: String? { holder.withLock { $0 } }
+    /// (at most a second old); nil while no ingest holds the role, or nobody can tell.
+    var dispatchingIngest: String? { isLookCurrent ? holder.withLock { $0 } : nil }
+
+    private var isLookCurrent: Bool { monotonicSeconds() < lookHoldsUntil.load(ordering: .relaxed) }
 
     private func run(jobs: QueueSocket, results: QueueSocket) {
         var lastHousekeeping = 0.0
@@ -149,7 +156,7 @@ final class Dispatcher: Sendable {
                 Thread.sleep(forTimeInterval: 0.2)
             }
         }
-        if isDispatching {
+        if active.load(ordering: .relaxed) {
             try? store.releaseDispatcher(ingest: id)
             active.store(false, ordering: .relaxed)
         }
@@ -158,6 +165,7 @@ final class Dispatcher: Sendable {
     /// Renews (or tries to take) the dispatcher role. When the store cannot be asked, this ingest
     /// stops dispatching at once: another one may take the role once its hold runs out.
     private func holdRole() throws {
+        let asked = monotonicSeconds()
         let now = clock.now()
         let holds: Bool
         let dispatcher: String?
@@ -172,6 +180,7 @@ final class Dispatcher: Sendable {
             throw error
         }
         holder.withLock { $0 = dispatcher }
+        lookHoldsUntil.store(asked + Double(Pipeline.dispatcherLeaseSeconds), ordering: .relaxed)
         guard holds != active.exchange(holds, ordering: .relaxed) else { return }
         if holds {
             logger.info("dispatching: this ingest hands out the work", ["ingest.id": id])

@@ -11,10 +11,13 @@ public final class PostgresBackend: StoreBackend {
     public let richMedia: any RichMediaStore
 
     /// Connects to `database.url` (with the password of `database.password_file`, if set), applies
-    /// the migrations and registers `apps`. `applicationName` shows in `pg_stat_activity`.
-    public init(database settings: DatabaseSettings, apps: [AppConfiguration],
+    /// the migrations and registers `apps`. `applicationName` shows in `pg_stat_activity`; the
+    /// server's notices go to `logger`.
+    public init(database settings: DatabaseSettings, apps: [AppConfiguration], logger: Logger? = nil,
                 applicationName: String = ProcessInfo.processInfo.processName) throws(StoreError) {
         var connection = PostgresConnectionSettings(url: settings.url ?? "", applicationName: applicationName)
+        connection.logger = logger
+        connection.statementTimeoutMilliseconds = settings.statementTimeoutMilliseconds
         if let file = settings.passwordFile {
             do {
                 var password = try String(contentsOfFile: file, encoding: .utf8)

@@ -15,6 +15,13 @@ public struct PostgresConnectionSettings: Sendable {
     public var applicationName: String
     /// How long one connection attempt may take before it fails (libpq `connect_timeout`).
     public var connectTimeoutSeconds = 5
+    /// `database.statement_timeout_ms`: every connection's `statement_timeout` and
+    /// `idle_in_transaction_session_timeout`, and one second more is how long a call waits for the
+    /// server's answer (`PostgresConnection.unbounded` lifts both). Nil: no bound.
+    public var statementTimeoutMilliseconds: Int?
+    /// Where the server's notices and warnings (`RAISE WARNING`, `terminating connection due to
+    /// immediate shutdown command`) are logged; nil drops them.
+    public var logger: Logger?
 
     public init(url: String, password: String? = nil, applicationName: String = "herald") {
         self.url = url
@@ -42,8 +49,14 @@ public struct PostgresConnectionSettings: Sendable {
 /// Owns one `PGconn*` and its prepared statements.
 ///
 /// Every statement with parameters is prepared once per connection (named `h1`, `h2` … in a cache
-/// keyed by its text) and then executed with `PQexecPrepared`, so the server parses and plans it
+/// keyed by its text) and then executed with `PQsendQueryPrepared`, so the server parses and plans it
 /// once. Calls block: they run on Herald's own threads, never on the cooperative pool.
+///
+/// Every call is bounded (with `statementTimeoutMilliseconds`): the server cancels a statement
+/// that runs too long, and a server that answers nothing at all (stopped, or the network went
+/// silent without a reset) is waited for one second longer; then the connection is closed and the
+/// call fails with SQLSTATE 57014, retryable. Asking the server to cancel (`PQcancel`) would wait
+/// for that same server, so the connection is dropped instead.
 ///
 /// `@unchecked Sendable` invariant: a connection is used by one thread at a time (the pool hands it
 /// out under a lock) and closed exactly once by its owner.
@@ -51,9 +64,16 @@ public final class PostgresConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [String: String] = [:]
     private var statementCount = 0
+    private let logger: Logger?
+    private let statementTimeoutMilliseconds: Int?
+    /// How long a call waits for the server's answer; nil waits as long as it takes.
+    private var answerDeadline: Duration?
 
     /// Connects (blocking, at most `connectTimeoutSeconds` per host tried).
     public init(_ settings: PostgresConnectionSettings) throws(PostgresError) {
+        logger = settings.logger
+        statementTimeoutMilliseconds = settings.statementTimeoutMilliseconds
+        answerDeadline = settings.statementTimeoutMilliseconds.map { .milliseconds($0 + 1000) }
         let pairs = settings.keywords
         let keywords = pairs.map { strdup($0.0) }
         let values = pairs.map { strdup($0.1) }
@@ -70,8 +90,71 @@ public final class PostgresConnection: @unchecked Sendable {
             PQfinish(connection)
             throw PostgresError(sqlState: PostgresError.connectionFailure, message: message, context: "connecting to the database")
         }
-        herald_pq_silence_notices(connection)
         handle = connection
+        // libpq would print notices to standard error, outside Herald's log format. The receiver
+        // runs on the thread that uses the connection, inside a libpq call, while `self` owns it.
+        PQsetNoticeReceiver(connection, { argument, notice in
+            guard let argument, let notice else { return }
+            Unmanaged<PostgresConnection>.fromOpaque(argument).takeUnretainedValue().log(notice: notice)
+        }, Unmanaged.passUnretained(self).toOpaque())
+        // Sending never blocks either: `awaitResult` flushes within the deadline.
+        PQsetnonblocking(connection, 1)
+        if let milliseconds = statementTimeoutMilliseconds {
+            do {
+                try execute(Self.timeouts(milliseconds))
+            } catch {
+                close()
+                throw error
+            }
+        }
+    }
+
+    /// Logs a notice the server sent: warnings at WARNING, the chatter (`relation already exists,
+    /// skipping` while migrating) at DEBUG and VERBOSE.
+    private func log(notice: OpaquePointer) {
+        guard let logger else { return }
+        let severity = herald_pq_severity(notice).map { String(cString: $0) } ?? "NOTICE"
+        let level: LogLevel = switch severity {
+        case "WARNING": .warning
+        case "NOTICE", "INFO": .debug
+        case "LOG", "DEBUG": .verbose
+        default: .error
+        }
+        let message = herald_pq_primary_message(notice).map { String(cString: $0) } ?? Self.message(PQresultErrorMessage(notice))
+        logger.log(level, "PostgreSQL server notice", ["postgres.severity": severity, "postgres.sqlstate":
+                    herald_pq_sqlstate(notice).map { String(cString: $0) } ?? "", "postgres.message": message])
+    }
+
+    /// Runs `body` waiting at most `limit` for each answer, when that is sooner than the statement
+    /// timeout allows: for the health check, which must answer before a load balancer gives up.
+    public func answering<T>(within limit: Duration, _ body: () throws -> T) rethrows -> T {
+        let deadline = answerDeadline
+        answerDeadline = min(limit, deadline ?? limit)
+        defer { answerDeadline = deadline }
+        return try body()
+    }
+
+    /// The server-side bounds of a session.
+    private static func timeouts(_ milliseconds: Int) -> String {
+        "SET statement_timeout = \(milliseconds); SET idle_in_transaction_session_timeout = \(milliseconds)"
+    }
+
+    /// Runs `body` without the statement timeout and the answer deadline: for the migrations at
+    /// start, which may rewrite large tables, and the wait for another process's migration lock.
+    public func unbounded<T>(_ body: () throws -> T) throws -> T {
+        guard let milliseconds = statementTimeoutMilliseconds else { return try body() }
+        try execute(Self.timeouts(0))
+        let deadline = answerDeadline
+        answerDeadline = nil
+        let outcome = Result { try body() }
+        answerDeadline = deadline
+        // A connection that cannot be bounded again is not handed out again.
+        do {
+            try execute(Self.timeouts(milliseconds))
+        } catch {
+            close()
+        }
+        return try outcome.get()
     }
 
     /// Closes the connection. Safe to call more than once; later calls fail.
@@ -97,9 +180,11 @@ public final class PostgresConnection: @unchecked Sendable {
     /// transaction control.
     public func execute(_ sql: String) throws(PostgresError) {
         guard let handle else { throw closed(sql) }
-        let result = PQexec(handle, sql)
+        let context = "executing \(sql.prefix(60))"
+        guard PQsendQuery(handle, sql) == 1 else { throw unsent(handle, context) }
+        let result = try awaitResult(handle, context: context)
         defer { PQclear(result) }
-        try check(result, context: "executing \(sql.prefix(60))")
+        try check(result, context: context)
     }
 
     /// Runs a statement that returns no rows of interest; returns how many rows it changed.
@@ -129,11 +214,14 @@ public final class PostgresConnection: @unchecked Sendable {
         guard let handle else { throw closed(sql) }
         let name = try prepared(sql, handle)
         let parameters = ParameterBuffer(values)
-        let result = parameters.withPointers { pointers in
-            PQexecPrepared(handle, name, Int32(values.count), pointers, parameters.lengths, parameters.formats, 0)
+        let context = "running \(sql.prefix(60))"
+        let sent = parameters.withPointers { pointers in
+            PQsendQueryPrepared(handle, name, Int32(values.count), pointers, parameters.lengths, parameters.formats, 0)
         }
+        guard sent == 1 else { throw unsent(handle, context) }
+        let result = try awaitResult(handle, context: context)
         do {
-            try check(result, context: "running \(sql.prefix(60))")
+            try check(result, context: context)
         } catch {
             PQclear(result)
             throw error
@@ -152,9 +240,11 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         statementCount += 1
         let name = "h\(statementCount)"
-        let result = PQprepare(handle, name, sql, 0, nil)
+        let context = "preparing \(sql.prefix(60))"
+        guard PQsendPrepare(handle, name, sql, 0, nil) == 1 else { throw unsent(handle, context) }
+        let result = try awaitResult(handle, context: context)
         defer { PQclear(result) }
-        try check(result, context: "preparing \(sql.prefix(60))")
+        try check(result, context: context)
         statements[sql] = name
         return name
     }
@@ -170,6 +260,81 @@ public final class PostgresConnection: @unchecked Sendable {
             if isHealthy { try? execute("ROLLBACK") }
             throw error
         }
+    }
+
+    // MARK: - Waiting for the server
+
+    /// Sends what libpq holds and collects the command's answer: its last result, as `PQexec` returns
+    /// it. Throws when the connection broke or the server did not answer within `answerDeadline`;
+    /// either closes the connection.
+    private func awaitResult(_ handle: OpaquePointer, context: String) throws(PostgresError) -> OpaquePointer? {
+        let deadline = answerDeadline.map { ContinuousClock.now + $0 }
+        while true {
+            let flushed = PQflush(handle)
+            if flushed == 0 { break }
+            guard flushed == 1 else { throw broken(handle, context) }
+            // The server may be waiting for us to read before it reads more (libpq's advice).
+            let ready = try wait(handle, for: Int16(POLLIN | POLLOUT), until: deadline, context: context)
+            if ready & Int16(POLLIN) != 0, PQconsumeInput(handle) != 1 { throw broken(handle, context) }
+        }
+        var last: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                do {
+                    _ = try wait(handle, for: Int16(POLLIN), until: deadline, context: context)
+                } catch {
+                    PQclear(last)
+                    throw error
+                }
+                guard PQconsumeInput(handle) == 1 else {
+                    PQclear(last)
+                    throw broken(handle, context)
+                }
+            }
+            guard let next = PQgetResult(handle) else { return last }
+            PQclear(last)
+            last = next
+        }
+    }
+
+    /// Waits until the socket is ready for `events`; returns the events that are. Past `deadline`,
+    /// gives the connection up.
+    private func wait(_ handle: OpaquePointer, for events: Int16, until deadline: ContinuousClock.Instant?,
+                      context: String) throws(PostgresError) -> Int16 {
+        var descriptor = pollfd(fd: PQsocket(handle), events: events, revents: 0)
+        while true {
+            var timeout: Int32 = -1
+            if let deadline {
+                let left = deadline - .now
+                guard left > .zero else {
+                    close()
+                    let waited = answerDeadline.map(Self.milliseconds) ?? 0
+                    throw PostgresError(sqlState: PostgresError.queryCanceled,
+                                        message: "no answer from the server within \(waited) ms; the connection was dropped", context: context)
+                }
+                timeout = Int32(min(Self.milliseconds(left) + 1, 60_000))
+            }
+            let ready = poll(&descriptor, 1, timeout)
+            if ready > 0 { return descriptor.revents }
+            if ready < 0 && errno != EINTR { throw broken(handle, context) }
+        }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    /// The error of a connection whose socket failed; closes it.
+    private func broken(_ handle: OpaquePointer, _ context: String) -> PostgresError {
+        let error = PostgresError(sqlState: PostgresError.connectionFailure, message: Self.message(PQerrorMessage(handle)), context: context)
+        close()
+        return error
+    }
+
+    /// The error of a command libpq would not send (the connection broke).
+    private func unsent(_ handle: OpaquePointer, _ context: String) -> PostgresError {
+        guard PQstatus(handle) == CONNECTION_OK else { return broken(handle, context) }
+        return PostgresError(sqlState: "XX000", message: Self.message(PQerrorMessage(handle)), context: context)
     }
 
     /// Throws the error a result carries, if any.

@@ -36,10 +36,14 @@ public final class PostgresDatabase: Sendable {
         self.pool = pool
         let (connection, generation) = try Self.mapping { () throws(PostgresError) in try pool.acquire() }
         defer { pool.release(connection, generation: generation) }
+        // Unbounded by the statement timeout: a migration may rewrite a large table, and another
+        // process's may hold the lock as long.
         appIDs = try Self.mapping {
-            try PostgresSchema.withLock(connection) {
-                try PostgresSchema.migrate(connection)
-                return try connection.transaction { try Self.register(apps, connection) }
+            try connection.unbounded {
+                try PostgresSchema.withLock(connection) {
+                    try PostgresSchema.migrate(connection)
+                    return try connection.transaction { try Self.register(apps, connection) }
+                }
             }
         }
         // Requests that write or read more than a batchable registration run here, and wait for a

@@ -543,9 +543,12 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func hasApplication(_ code: String) -> Bool { database.appIDs[code] != nil }
 
+    /// Waits for the server's answer no longer than for a free connection (`busy_timeout_ms`).
     public func ping() throws(StoreError) {
         try database.read { connection in
-            _ = try connection.first("SELECT 1") { $0.int(0) }
+            try connection.answering(within: database.pool.acquireTimeout) {
+                _ = try connection.first("SELECT 1") { $0.int(0) }
+            }
         }
     }
 }

@@ -18,6 +18,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// The SQLSTATE libpq's own connection failures are reported with (`connection_failure`).
     static let connectionFailure = "08006"
 
+    /// `query_canceled`: the server's `statement_timeout` ended a statement, or Herald stopped
+    /// waiting for an answer that did not come (and dropped the connection).
+    static let queryCanceled = "57014"
+
     /// The SQLSTATE's class: its first two characters.
     public var sqlStateClass: Substring { sqlState.prefix(2) }
 
@@ -35,7 +39,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// True when the same call may succeed later: connection loss, serialization failures and
     /// deadlocks, too many connections, a lock or statement timeout.
     public var isRetryable: Bool {
-        isConnectionLost || isTransient || ["53300", "55P03", "57014"].contains(sqlState)
+        isConnectionLost || isTransient || ["53300", "55P03", Self.queryCanceled].contains(sqlState)
     }
 
     /// The SQLSTATE as a number, packed six bits per character as PostgreSQL's own `MAKE_SQLSTATE`

@@ -7,10 +7,10 @@ import SQLite
 public enum Storage {
     /// Opens (creating if needed) the database of `configuration.database`, PostgreSQL when
     /// `database.url` is set and else the SQLite file at `database.path`, and registers the
-    /// configured applications.
-    public static func open(_ configuration: Configuration) throws(StoreError) -> any StoreBackend {
+    /// configured applications. What the database server has to say (PostgreSQL's notices) goes to `logger`.
+    public static func open(_ configuration: Configuration, logger: Logger? = nil) throws(StoreError) -> any StoreBackend {
         if configuration.database.url != nil {
-            return try PostgresBackend(database: configuration.database, apps: configuration.apps)
+            return try PostgresBackend(database: configuration.database, apps: configuration.apps, logger: logger)
         }
         return try SQLiteBackend(database: configuration.database, apps: configuration.apps)
     }

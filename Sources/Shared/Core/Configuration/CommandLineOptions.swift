@@ -62,22 +62,26 @@ public enum CommandLineOptions: Equatable, Sendable {
         return .run(configPath: path, logLevel: logLevel)
     }
 
-    /// The `--help` text shared by both executables.
-    public static func usage(executable: String, summary: String) -> String {
-        """
+    /// The `--help` text shared by both executables; `offersBackup` for the one that takes `--backup`.
+    public static func usage(executable: String, summary: String, offersBackup: Bool) -> String {
+        let backupUsage = offersBackup ? "\n       \(executable) --config FILE --backup COPY" : ""
+        let backupOption = !offersBackup ? "" : """
+
+                  --backup COPY     writes a consistent copy of the SQLite database to COPY while everything keeps
+                                    running (an existing COPY is never overwritten), then exits. SQLite only: with
+                                    database.url (PostgreSQL) it exits 2; back up with pg_dump.
+            """
+        return """
         \(executable): \(summary)
 
         Usage: \(executable) --config FILE [--log-level LEVEL]
-               \(executable) --generate-curve-key FILE
-               herald-ingest --config FILE --backup COPY
+               \(executable) --generate-curve-key FILE\(backupUsage)
 
         Options:
           -c, --config FILE     the Herald configuration file (JSON). Without it, HERALD_CONFIG names the file.
               --log-level LEVEL  overrides the file's log_level: NONE, ERROR, WARNING, INFO, DEBUG or VERBOSE.
           -h, --help            prints this text.
-              --version         prints the version and the git commit this binary was built from.
-              --backup COPY     (herald-ingest) writes a consistent copy of the SQLite database to COPY while
-                                everything keeps running (an existing COPY is never overwritten), then exits.
+              --version         prints the version and the git commit this binary was built from.\(backupOption)
               --generate-curve-key FILE
                                 writes a new ZeroMQ CURVE secret key to FILE (mode 0600; an existing
                                 FILE is never overwritten) and prints its public key, for queue.curve.

@@ -107,6 +107,13 @@ extension Configuration {
             config.database.poolSize = try database.int("pool_size", default: config.database.poolSize, range: 1...100)
             config.database.busyTimeoutMilliseconds = try database.int(
                 "busy_timeout_ms", default: config.database.busyTimeoutMilliseconds, range: 0...600_000)
+            if database.value("statement_timeout_ms") != nil {
+                guard config.database.url != nil else {
+                    throw ConfigurationError(key: "database.statement_timeout_ms", problem: "only applies with database.url (PostgreSQL)")
+                }
+                config.database.statementTimeoutMilliseconds = try database.int(
+                    "statement_timeout_ms", default: config.database.statementTimeoutMilliseconds, range: 100...3_600_000)
+            }
             if let synchronous = try database.string("synchronous") {
                 guard ["full", "normal"].contains(synchronous) else {
                     throw ConfigurationError(key: "database.synchronous", problem: "must be full or normal")

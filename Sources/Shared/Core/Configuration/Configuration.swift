@@ -76,6 +76,10 @@ public struct DatabaseSettings: Sendable {
     /// `database.busy_timeout_ms`: how long a writer waits for the SQLite lock, or a call for a free
     /// PostgreSQL connection, before failing (HTTP 503).
     public var busyTimeoutMilliseconds = 5000
+    /// `database.statement_timeout_ms`: PostgreSQL only. The server cancels a statement that runs
+    /// longer, and Herald stops waiting for an answer a second after that (a frozen server, a silent
+    /// network) and drops the connection; either way the call fails as retryable (HTTP 503).
+    public var statementTimeoutMilliseconds = 15000
     /// `database.synchronous`: `full` (the default) syncs every group commit to disk, so an
     /// acknowledged write survives power loss; `normal` survives process crashes only.
     public var synchronousFull = true

@@ -33,7 +33,7 @@ public enum Startup {
             guard backup != nil else { fail("--backup: only herald-ingest takes it") }
             (configPath, levelOverride, backupDestination) = (path, nil, destination)
         case .help:
-            print(CommandLineOptions.usage(executable: executable, summary: summary))
+            print(CommandLineOptions.usage(executable: executable, summary: summary, offersBackup: backup != nil))
             exit(0)
         case .version:
             print("\(executable) \(version)")
@@ -53,6 +53,11 @@ public enum Startup {
             try validate(configuration)
         } catch {
             fail("configuration error: \(error)")
+        }
+        // Refused before anything connects: opening the database would already migrate it.
+        if backupDestination != nil, configuration.database.url != nil {
+            fail("--backup copies a SQLite database (database.path) only; with database.url (PostgreSQL) back up with the server's "
+                + "tools, e.g. pg_dump --format=custom --file=herald.dump with the same connection settings")
         }
         if let backup, let backupDestination {
             do {

@@ -11,14 +11,8 @@ static inline char *herald_pq_primary_message(const PGresult *result) {
     return PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
 }
 
-static inline void herald_pq_ignore_notice(void *argument, const char *message) {
-    (void)argument;
-    (void)message;
-}
-
-/// libpq prints the server's notices (`relation already exists, skipping`) to standard error by
-/// default; Herald's logs are its own, so they are dropped.
-static inline void herald_pq_silence_notices(PGconn *connection) {
-    PQsetNoticeProcessor(connection, herald_pq_ignore_notice, NULL);
+/// The severity of an error or notice, never translated (`WARNING`, `NOTICE`, …).
+static inline char *herald_pq_severity(const PGresult *result) {
+    return PQresultErrorField(result, PG_DIAG_SEVERITY_NONLOCALIZED);
 }
 #endif
