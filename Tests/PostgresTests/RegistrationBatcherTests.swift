@@ -288,6 +288,122 @@ import TestSupport
         #expect(try devices.getTags(app: "APP-1", hwid: "new-by-tags", userID: nil) == ["Level": .integer(152)])
     }
 
+    /// setTags calls that append to and remove from a list, increment a decimal and set the badge,
+    /// and setBadge, submitted without waiting, many for the same devices: they join the batches,
+    /// and each device ends exactly as the same calls applied one by one in order leave it
+    /// (`TagRules.apply`, what the ordinary path does): its list with its items in order, each once,
+    /// its decimal sum, its badge tag and column. An item too long for its index fails alone with
+    /// the database's error; an append to an integer tag fails alone; a decimal increment beyond
+    /// double, which fails its batch, is answered as it is alone.
+    @Test func listEditsDecimalIncrementsAndBadgesKeepEachDevicesOrder() throws {
+        let url = try PostgresServer.shared().makeSchema()
+        let backend = try PostgresRestartTests.backend(url: url)
+        let devices = backend.devices
+        let initial: [String: JSON] = ["Interests": ["a"], "Score": .double(0.5), "Visits": 0]
+        // The first use of each tag defines its type (the ordinary path); later ones are batched.
+        try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: "seed", pushToken: "t", gateway: nil,
+                                                      attributes: DeviceAttributes(platform: 1), tags: TagUpdate.parse(initial)), now: 1)
+        try devices.setBadge(app: "APP-1", hwid: "seed", attributes: DeviceAttributes(), badge: 1, now: 1)
+        for hwid in ["m-0", "m-1", "m-2", "m-3", "big"] {
+            try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "t", gateway: nil,
+                                                          attributes: DeviceAttributes(platform: 1), tags: TagUpdate.parse(initial)), now: 1)
+        }
+        try devices.setTags(app: "APP-1", hwid: "big", attributes: DeviceAttributes(), updates: TagUpdate.parse(["Score": .double(1e308)]), now: 1)
+        let huge = (0..<3_000).map { _ in String(UnicodeScalar(UInt8.random(in: 65...90))) }.joined()
+        let count = 400
+        let bad = [150, 151, 152]
+        // Each call: its tag updates, or the badge setBadge sets.
+        func call(_ index: Int) throws -> (hwid: String, updates: [TagUpdate], badge: Int64?) {
+            switch index {
+            case 150: return ("m-2", try TagUpdate.parse(["Interests": ["operation": "append", "value": [.string(huge)]]]), nil)
+            case 151: return ("m-3", try TagUpdate.parse(["Visits": ["operation": "append", "value": ["x"]]]), nil)
+            case 152: return ("big", try TagUpdate.parse(["Score": ["operation": "increment", "value": .double(1e308)]]), nil)
+            default: break
+            }
+            let hwid = "m-\(index % 4)"
+            switch index % 5 {
+            case 0:
+                // An item twice, and one every device's list already holds after its first append.
+                return (hwid, try TagUpdate.parse(["Interests": ["operation": "append", "value": [.string("x\(index)"), "common", .string("x\(index)")]]]), nil)
+            case 1:
+                // The item appended four calls of this device ago, and one never appended.
+                return (hwid, try TagUpdate.parse(["Interests": ["operation": "remove", "value": [.string("x\(index - 16)"), "absent"]]]), nil)
+            case 2:
+                return (hwid, try TagUpdate.parse(["Score": ["operation": "increment", "value": .double(0.1)],
+                                                   "Visits": ["operation": "increment", "value": 1]]), nil)
+            case 3:
+                return (hwid, [], Int64(index))
+            default:
+                return (hwid, try TagUpdate.parse(["badge": .int(Int64(index)), "Interests": ["operation": "remove", "value": ["common", "a"]],
+                                                   "Score": ["operation": "increment", "value": "-0.25"]]), nil)
+            }
+        }
+        let seen = try Self.submitAll(backend, count: count) { index in
+            let (hwid, updates, badge) = try call(index)
+            if let badge {
+                return { try devices.setBadge(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(), badge: badge, now: 2) }
+            }
+            return { try devices.setTags(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(), updates: updates, now: 2) }
+        }
+        for (index, answer) in seen.sorted(by: { $0.key < $1.key }) {
+            switch index {
+            case 150: #expect(answer.contains("too long"), "request \(index): \(answer)")
+            case 151: #expect(answer.contains("append and remove need a list tag"), "request \(index): \(answer)")
+            default: #expect(answer == "ok", "request \(index): \(answer)")
+            }
+        }
+        // The same calls one by one, in order, as the ordinary path applies them.
+        let types: [String: TagType] = ["Interests": .list, "Score": .decimal, "Visits": .integer, "badge": .integer]
+        var expected = [String: [String: TagValue]]()
+        for hwid in ["m-0", "m-1", "m-2", "m-3"] {
+            expected[hwid] = ["Interests": .list(["a"]), "Score": .decimal(0.5), "Visits": .integer(0)]
+        }
+        for index in 0..<count where !bad.contains(index) {
+            let (hwid, updates, badge) = try call(index)
+            let all = badge.map { [TagUpdate(name: "badge", operation: .set(.int($0)))] } ?? updates
+            for update in all {
+                expected[hwid]![update.name] = try TagRules.apply(update.operation, name: update.name, to: expected[hwid]![update.name],
+                                                                  type: types[update.name])
+            }
+        }
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        for (hwid, tags) in expected.sorted(by: { $0.key < $1.key }) {
+            #expect(try devices.getTags(app: "APP-1", hwid: hwid, userID: nil) == tags, "\(hwid)")
+            guard case .list(let list)? = tags["Interests"], case .integer(let badge)? = tags["badge"] else {
+                Issue.record("\(hwid): \(tags)")
+                continue
+            }
+            let items = try connection.rows(
+                "SELECT i.item FROM device_tag_items i JOIN devices d ON d.id = i.device_id WHERE d.hwid = $1 AND i.name = 'Interests' ORDER BY i.item",
+                [.text(hwid)]) { $0.text(0) }
+            #expect(items == list.sorted(), "\(hwid)")
+            #expect(try devices.device(app: "APP-1", hwid: hwid)?.badge == badge, "\(hwid)")
+        }
+        #expect(try devices.getTags(app: "APP-1", hwid: "big", userID: nil)["Score"] == .decimal(.infinity))
+        #expect(try devices.getTags(app: "APP-1", hwid: "m-3", userID: nil)["Visits"] == expected["m-3"]!["Visits"])
+    }
+
+    /// A decimal increment in a batch whose reply is lost is not made again (as an integer one).
+    @Test func aDecimalIncrementWhoseReplyIsLostCountsOnce() throws {
+        let server = try PostgresServer.shared()
+        let proxy = try ReplyDroppingProxy(to: server.port)
+        let url = try server.makeSchema().replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
+        var settings = DatabaseSettings(path: "unused")
+        settings.url = url
+        settings.poolSize = 1
+        let backend = try PostgresBackend(database: settings, apps: PostgresRestartTests.apps)
+        let devices = backend.devices
+        try devices.registerDevice(try registration("counted", token: "t", level: 0), now: 1)
+        let increment = try TagUpdate.parse(["Score": ["operation": "increment", "value": .double(0.25)]])
+        // The first use defines the tag on the ordinary path; the next ones are batched.
+        for _ in 0..<2 { try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 2) }
+        proxy.dropNextReply()
+        try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 3)
+        #expect(proxy.dropped)
+        let score = try devices.getTags(app: "APP-1", hwid: "counted", userID: nil)["Score"]
+        #expect(score == .decimal(0.75), "three increments summed to \(String(describing: score))")
+    }
+
     /// Submits `count` requests at once through `backend.submitRequest`, the one of `index` running
     /// `write(index)`, and waits (at most 60 s) for every answer: "ok", the error, or "503".
     static func submitAll(_ backend: PostgresBackend, count: Int,

@@ -69,7 +69,7 @@ extension PostgresDeviceStore {
             }
             for (offset, entry) in entries.enumerated() {
                 if case .hwid(let hwid) = entry.device, !quickDevices.contains(hwid),
-                    let tags = (try? batchable(entry.updates, appID: appID)) ?? nil, tags.steps.isEmpty,
+                    let tags = (try? batchable(entry.updates, appID: appID)) ?? nil, !tags.isRelative, tags.badge == nil,
                     !tags.values.contains(where: { $0.value.type == .list }) {
                     quick.append(QuickEntry(position: from + offset, entry: entry, hwid: hwid, tags: tags.values))
                     quickDevices.insert(hwid)

@@ -2,8 +2,8 @@ import Core
 
 /// `DeviceStore` on PostgreSQL. Each call is one transaction of a few statements: the device row
 /// in one upsert, and a request's tags in one multi-row statement per table. Registrations and
-/// setTags calls whose tags need no reading, applicationOpen and reports are written many per
-/// statement (`RegistrationBatcher`).
+/// setTags calls whose tags are of known types (see `batchable`), applicationOpen and reports are
+/// written many per statement (`RegistrationBatcher`).
 public final class PostgresDeviceStore: DeviceStore {
     let database: PostgresDatabase
     private let batcher: RegistrationBatcher
@@ -241,41 +241,72 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
         let appID = try database.appID(registration.app)
-        if registration.attributes.platform != nil, let tags = try batchable(registration.tags, appID: appID) {
-            try batcher.register([RegistrationBatcher.Item(appID: appID, write: .registration(registration), tags: tags.values,
-                                                           steps: tags.steps, now: now)])
+        if registration.attributes.platform != nil, let tags = try batchable(registration.tags, appID: appID), tags.badge == nil {
+            try batcher.register([RegistrationBatcher.Item(appID: appID, write: .registration(registration), tags: tags, now: now)])
         } else {
             try registerAlone(appID: appID, registration: registration, now: now)
         }
     }
 
-    /// Tag updates written without reading anything: values set, and integer increments.
-    struct BatchTags {
+    /// A call's tag updates as the batch statement writes them.
+    struct BatchTags: Sendable {
+        /// Tag values to set.
         var values: [(name: String, value: TagValue)] = []
+        /// Integer tags to increment, and by how much.
         var steps: [(name: String, step: Int64)] = []
+        /// Decimal tags to increment, and by how much.
+        var decimalSteps: [(name: String, step: Double)] = []
+        /// List tags whose `items` are appended, or removed.
+        var edits: [(name: String, remove: Bool, items: [String])] = []
+        /// The `badge` tag's value when it is set (it is in `values` too): the device's badge.
+        var badge: Int64?
+
+        /// Whether the outcome depends on the stored value, so that the same write made twice
+        /// differs from once (the batch holding it then commits in a transaction, see `RegistrationBatcher`).
+        var isRelative: Bool { !steps.isEmpty || !decimalSteps.isEmpty || !edits.isEmpty }
     }
 
-    /// The tags as the batcher writes them, when they can be written without reading anything: set
-    /// operations on tags of a known type, and increments of integer tags, each tag once and not
-    /// `badge`. Nil when they must take the ordinary path; throws when a tag value does not fit its type.
+    /// The tags as the batcher writes them, each tag once and of a known type: set operations,
+    /// increments of integer and decimal tags, appends to and removals from list tags, and the
+    /// `badge` tag set to an integer. Nil when they must take the ordinary path; throws when a
+    /// value set does not fit its type.
     func batchable(_ updates: [TagUpdate], appID: Int64) throws(StoreError) -> BatchTags? {
         var tags = BatchTags()
         var names: Set<String> = []
         for update in updates {
-            guard update.name != "badge", names.insert(update.name).inserted,
-                let type = database.cachedTagType(appID: appID, name: update.name) else { return nil }
+            guard names.insert(update.name).inserted, let type = database.cachedTagType(appID: appID, name: update.name) else { return nil }
             switch update.operation {
             case .set:
+                let value: TagValue?
                 do {
-                    guard let value = try TagRules.apply(update.operation, name: update.name, to: nil, type: type) else { return nil }
-                    tags.values.append((update.name, value))
+                    value = try TagRules.apply(update.operation, name: update.name, to: nil, type: type)
                 } catch {
                     throw .invalid(error.message)
                 }
-            case .increment(let amount):
-                guard type == .integer, let step = amount.lenientInt else { return nil }
-                tags.steps.append((update.name, step))
-            case .append, .remove, .delete:
+                guard let value else { return nil }
+                if update.name == "badge" {
+                    guard case .integer(let badge) = value else { return nil }
+                    tags.badge = badge
+                }
+                tags.values.append((update.name, value))
+            case .increment(let amount) where update.name != "badge":
+                switch type {
+                case .integer:
+                    guard let step = amount.lenientInt else { return nil }
+                    tags.steps.append((update.name, step))
+                case .decimal:
+                    // As `TagRules.apply`: an amount that is not a number adds nothing.
+                    let step = amount.lenientDouble ?? 0
+                    guard step.isFinite else { return nil }
+                    tags.decimalSteps.append((update.name, step))
+                default:
+                    return nil
+                }
+            case .append(let items) where type == .list && update.name != "badge":
+                tags.edits.append((update.name, false, items))
+            case .remove(let items) where type == .list && update.name != "badge":
+                tags.edits.append((update.name, true, items))
+            case .increment, .append, .remove, .delete:
                 return nil
             }
         }
@@ -318,7 +349,7 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func applicationOpen(app: String, hwid: String, attributes: DeviceAttributes, now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
-        try batcher.register([RegistrationBatcher.Item(appID: appID, write: .open(hwid: hwid, attributes: attributes), tags: [], now: now)])
+        try batcher.register([RegistrationBatcher.Item(appID: appID, write: .open(hwid: hwid, attributes: attributes), now: now)])
     }
 
     /// applicationOpen in a transaction of its own.
@@ -333,7 +364,7 @@ public final class PostgresDeviceStore: DeviceStore {
         let appID = try database.appID(app)
         if let tags = try batchable(updates, appID: appID) {
             try batcher.register([RegistrationBatcher.Item(appID: appID, write: .tags(hwid: hwid, attributes: attributes, updates: updates),
-                                                           tags: tags.values, steps: tags.steps, now: now)])
+                                                           tags: tags, now: now)])
         } else {
             try setTagsAlone(appID: appID, hwid: hwid, attributes: attributes, updates: updates, now: now)
         }
@@ -466,7 +497,7 @@ public final class PostgresDeviceStore: DeviceStore {
     public func record(_ reports: [SDKReport], now: Int64) throws(StoreError) {
         var items: [RegistrationBatcher.Item] = []
         for report in reports {
-            items.append(RegistrationBatcher.Item(appID: try database.appID(report.app), write: .report(report), tags: [], now: now))
+            items.append(RegistrationBatcher.Item(appID: try database.appID(report.app), write: .report(report), now: now))
         }
         try batcher.register(items)
     }

@@ -6,13 +6,14 @@ import Core
 /// the SDKs' reports (postEvent, pushStat, messageDeliveryEvent, …), and the thread that runs the
 /// Device API's requests (`PostgresBackend.submitRequest`).
 ///
-/// Writes known without reading the database are written many per statement: registrations and
-/// setTags calls whose tag updates are set operations on tags of a known type or increments of
-/// integer tags (not `badge`), with the device attributes they carry; applicationOpen's attributes and time; reports. The devices
-/// (updated when they changed, inserted when new, without drawing sequence values for the existing
-/// ones), the registrations' users, the tags, the list tags' items and the reports are each written
-/// by one multi-row part of the statement, which holds only the parts its batch needs
-/// (`BatchStatement`). A busy server thus pays one round trip and one commit for many writes.
+/// Registrations and setTags calls whose tags are of a known type (`PostgresDeviceStore.batchable`:
+/// values set, integer and decimal increments, list appends and removals, the badge set by
+/// setTags and setBadge), with the device attributes they carry; applicationOpen's attributes and
+/// time; and reports are written many per statement. The devices (updated when they changed,
+/// inserted when new, without drawing sequence values for the existing ones), the registrations'
+/// users, the tags, the list tags' items and the reports are each written by one multi-row part of
+/// the statement, which holds only the parts its batch needs (`BatchStatement`). A busy server thus
+/// pays one round trip and one commit for many writes.
 ///
 /// Each of its `lanes` threads, when free, takes everything waiting at that moment: writes that
 /// callers on other threads hand over and wait for, and whole requests, whose work it runs itself,
@@ -47,10 +48,8 @@ final class RegistrationBatcher: Sendable {
 
         let appID: Int64
         let write: Write
-        /// Tag values to set.
-        let tags: [(name: String, value: TagValue)]
-        /// Integer tags to increment, and by how much.
-        var steps: [(name: String, step: Int64)] = []
+        /// Its tag updates.
+        var tags = PostgresDeviceStore.BatchTags()
         let now: Int64
 
         /// The device it is about (a report's too, so that a device's reports keep their order).
@@ -300,10 +299,11 @@ final class RegistrationBatcher: Sendable {
     /// Writes the batch; the error of each item (nil when committed).
     private func write(_ items: [Item]) -> [StoreError?] {
         do {
-            // Upserts may run twice when the connection is lost with the outcome unknown; a report
-            // or an increment may not, so a batch holding one commits in a transaction of its own,
-            // which is known not to have committed when the connection is lost before COMMIT.
-            let missing = try items.contains { $0.report != nil || !$0.steps.isEmpty }
+            // Upserts may run twice when the connection is lost with the outcome unknown; a report,
+            // an increment or a list's append or removal may not, so a batch holding one commits in
+            // a transaction of its own, which is known not to have committed when the connection is
+            // lost before COMMIT.
+            let missing = try items.contains { $0.report != nil || $0.tags.isRelative }
                 ? database.write { transaction in try Self.statement(items, transaction.connection) }
                 : database.autocommit { connection in try Self.statement(items, connection) }
             // A device that does not exist yet: a setTags or applicationOpen naming its platform
@@ -367,7 +367,7 @@ private struct BatchStatement {
         guard !writes.isEmpty else { return }
         let attributes = writes.map { $0.attributes ?? DeviceAttributes() }
         let registrations = writes.map(\.registration)
-        let columns: [(name: String, type: String, value: PostgresValue)] = [
+        var columns: [(name: String, type: String, value: PostgresValue)] = [
             ("app_id", "bigint", .integers(writes.map(\.appID))), ("hwid", "text", .texts(writes.map(\.hwid))),
             ("platform", "integer", .texts(attributes.map { $0.platform.map { String($0) } })),
             ("language", "text", .texts(attributes.map(\.language))),
@@ -379,6 +379,8 @@ private struct BatchStatement {
             ("gateway", "text", .texts(registrations.map { $0?.gateway })), ("kind", "integer", .integers(writes.map(\.kind))),
             ("user_id", "text", .texts(attributes.map(\.userID))),
         ]
+        let badged = writes.contains { $0.tags.badge != nil }
+        if badged { columns.append(("badge", "bigint", .texts(writes.map { $0.tags.badge.map { String($0) } }))) }
         let arrays = columns.map { "\(bind($0.value))::\($0.type)[]" }
         parts.append("""
             input AS (
@@ -388,10 +390,11 @@ private struct BatchStatement {
         parts.append(Self.existing)
         let registers = writes.contains { $0.kind == 0 }
         if registers { parts += [Self.registered, Self.inserted] }
-        if writes.contains(where: { $0.kind > 0 }) { parts.append(Self.touched) }
+        if writes.contains(where: { $0.kind > 0 }) { parts.append(Self.touched(badged: badged)) }
         if writes.contains(where: { $0.kind == 0 && $0.attributes?.userID != nil }) { parts.append(Self.usersAdded) }
-        let tagged = writes.contains { !$0.tags.isEmpty }, counted = writes.contains { !$0.steps.isEmpty }
-        if tagged || counted {
+        let tagged = writes.contains { !$0.tags.values.isEmpty }, counted = writes.contains { !$0.tags.steps.isEmpty }
+        let summed = writes.contains { !$0.tags.decimalSteps.isEmpty }, edited = writes.contains { !$0.tags.edits.isEmpty }
+        if tagged || counted || summed || edited {
             // Each write's device id: the existing devices', then the new ones'.
             parts.append("""
                 ids AS (
@@ -400,12 +403,14 @@ private struct BatchStatement {
         }
         if tagged { addTags(writes) }
         if counted { addSteps(writes) }
+        if summed { addDecimalSteps(writes) }
+        if edited { addEdits(writes) }
         missing = "SELECT i.n FROM input i WHERE i.kind > 0 AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n)"
     }
 
     /// The tags set, and a list tag's items: those no longer in the list go, new ones come.
     private mutating func addTags(_ writes: [RegistrationBatcher.Item]) {
-        let tags = TagValue.columns(writes.map(\.tags)).map { bind($0) }
+        let tags = TagValue.columns(writes.map(\.tags.values)).map { bind($0) }
         parts.append("""
             tags AS (SELECT * FROM unnest(\(tags[0])::bigint[], \(tags[1])::text[], \(tags[2])::integer[], \(tags[3])::numeric[],
               \(tags[4])::text[]) AS t(n, name, type, num, str))
@@ -414,7 +419,7 @@ private struct BatchStatement {
         var lists: (rows: [Int64], names: [String?], items: [String?]) = ([], [], [])
         var listed = false
         for (row, write) in writes.enumerated() {
-            for (name, value) in write.tags {
+            for (name, value) in write.tags.values {
                 guard case .list(let items) = value else { continue }
                 listed = true
                 for item in items {
@@ -439,7 +444,7 @@ private struct BatchStatement {
     private mutating func addSteps(_ writes: [RegistrationBatcher.Item]) {
         var steps: (rows: [Int64], names: [String?], steps: [Int64]) = ([], [], [])
         for (row, write) in writes.enumerated() {
-            for (name, step) in write.steps {
+            for (name, step) in write.tags.steps {
                 steps.rows.append(Int64(row + 1))
                 steps.names.append(name)
                 steps.steps.append(step)
@@ -454,6 +459,63 @@ private struct BatchStatement {
               JOIN ids ON ids.n = c.n JOIN input i ON i.n = c.n
               ON CONFLICT (device_id, name) DO UPDATE SET num = (device_tags.num + excluded.num)::bigint)
             """)
+    }
+
+    /// Decimal increments, added to the stored value as `TagRules.apply` adds them: in double
+    /// precision, to 0 when the tag holds no decimal. The sum is stored as float8's text, the
+    /// shortest that reads back as the same double, as Swift writes it (`extra_float_digits` ≥ 1,
+    /// PostgreSQL's default); a sum beyond double fails the batch, then the write alone.
+    private mutating func addDecimalSteps(_ writes: [RegistrationBatcher.Item]) {
+        var steps: (rows: [Int64], names: [String?], steps: [String?]) = ([], [], [])
+        for (row, write) in writes.enumerated() {
+            for (name, step) in write.tags.decimalSteps {
+                steps.rows.append(Int64(row + 1))
+                steps.names.append(name)
+                steps.steps.append("\(step)")
+            }
+        }
+        parts.append("""
+            summed AS (
+              INSERT INTO device_tags (device_id, name, app_id, type, num)
+              SELECT ids.id, c.name, i.app_id, \(TagType.decimal.rawValue), c.step::float8::text::numeric
+              FROM unnest(\(bind(.integers(steps.rows)))::bigint[], \(bind(.texts(steps.names)))::text[], \(bind(.texts(steps.steps)))::text[])
+                AS c(n, name, step)
+              JOIN ids ON ids.n = c.n JOIN input i ON i.n = c.n
+              ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, str = NULL,
+                num = ((CASE WHEN device_tags.type = excluded.type THEN device_tags.num::float8 ELSE 0 END) + excluded.num::float8)::text::numeric)
+            """)
+    }
+
+    /// List appends and removals: the list as `TagRules.apply` makes it (the stored items in their
+    /// order, without those removed, then those appended that it lacks, each once, in the order
+    /// given; an empty list when there was none), written with its items as setTags writes a list.
+    private mutating func addEdits(_ writes: [RegistrationBatcher.Item]) {
+        var edits: (rows: [Int64], names: [String?], removes: [Bool], items: [String?]) = ([], [], [], [])
+        for (row, write) in writes.enumerated() {
+            for (name, remove, items) in write.tags.edits {
+                edits.rows.append(Int64(row + 1))
+                edits.names.append(name)
+                edits.removes.append(remove)
+                edits.items.append(TagValue.list(items).storedText)
+            }
+        }
+        parts.append("""
+            edits AS (
+              SELECT ids.id, e.name, i.app_id, COALESCE(outcome.list, '[]') AS list
+              FROM unnest(\(bind(.integers(edits.rows)))::bigint[], \(bind(.texts(edits.names)))::text[], \(bind(.booleans(edits.removes)))::boolean[],
+                \(bind(.texts(edits.items)))::text[]) AS e(n, name, remove, items)
+              JOIN ids ON ids.n = e.n JOIN input i ON i.n = e.n
+              LEFT JOIN device_tags t ON t.device_id = ids.id AND t.name = e.name AND t.type = \(TagType.list.rawValue)
+              CROSS JOIN LATERAL (
+                SELECT array_to_json(array_agg(l.item ORDER BY l.appended, l.k))::text AS list FROM (
+                  SELECT c.item, false AS appended, c.k FROM json_array_elements_text(COALESCE(t.str, '[]')::json) WITH ORDINALITY AS c(item, k)
+                  WHERE NOT (e.remove AND c.item IN (SELECT json_array_elements_text(e.items::json)))
+                  UNION ALL
+                  SELECT a.item, true, min(a.k) FROM json_array_elements_text(e.items::json) WITH ORDINALITY AS a(item, k)
+                  WHERE NOT e.remove AND a.item NOT IN (SELECT json_array_elements_text(COALESCE(t.str, '[]')::json))
+                  GROUP BY a.item) l) outcome)
+            """)
+        parts += [Self.edited, Self.editedDropped, Self.editedAdded]
     }
 
     /// The devices that exist, and whether the attributes given change them (COALESCE: those not
@@ -508,8 +570,10 @@ private struct BatchStatement {
           RETURNING id, app_id, hwid)
         """
 
-    /// setTags and applicationOpen: the attributes when they changed (updated_at with them), an open's time.
-    private static let touched = """
+    /// setTags and applicationOpen: the attributes when they changed (updated_at with them), an
+    /// open's time, and when the batch sets badges (`input.badge`), the badge.
+    private static func touched(badged: Bool) -> String {
+        """
         touched AS (
           UPDATE devices d SET platform = COALESCE(i.platform, d.platform), language = COALESCE(i.language, d.language),
             timezone_offset = COALESCE(i.timezone_offset, d.timezone_offset), app_version = COALESCE(i.app_version, d.app_version),
@@ -517,11 +581,12 @@ private struct BatchStatement {
             sdk_version = COALESCE(i.sdk_version, d.sdk_version), user_id = COALESCE(i.user_id, d.user_id),
             notification_types = COALESCE(i.notification_types, d.notification_types),
             updated_at = CASE WHEN e.changed THEN i.now ELSE d.updated_at END,
-            last_open_at = CASE WHEN i.kind = 2 THEN i.now ELSE d.last_open_at END
+            last_open_at = CASE WHEN i.kind = 2 THEN i.now ELSE d.last_open_at END\(badged ? ", badge = COALESCE(i.badge, d.badge)" : "")
           FROM input i JOIN existing e ON e.n = i.n
-          WHERE d.id = e.id AND i.kind > 0 AND (e.changed OR i.kind = 2)
+          WHERE d.id = e.id AND i.kind > 0 AND (e.changed OR i.kind = 2\(badged ? " OR i.badge <> d.badge" : ""))
           RETURNING d.id)
         """
+    }
 
     /// A registration's user, as registerDevice alone adds it.
     private static let usersAdded = """
@@ -547,6 +612,28 @@ private struct BatchStatement {
           ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, num = excluded.num, str = excluded.str
           WHERE device_tags.type IS DISTINCT FROM excluded.type OR device_tags.num IS DISTINCT FROM excluded.num
             OR device_tags.str IS DISTINCT FROM excluded.str)
+        """
+
+    private static let edited = """
+        edited AS (
+          INSERT INTO device_tags (device_id, name, app_id, type, str)
+          SELECT id, name, app_id, \(TagType.list.rawValue), list FROM edits
+          ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, num = NULL, str = excluded.str
+          WHERE device_tags.type IS DISTINCT FROM excluded.type OR device_tags.num IS NOT NULL
+            OR device_tags.str IS DISTINCT FROM excluded.str)
+        """
+
+    private static let editedDropped = """
+        edited_dropped AS (
+          DELETE FROM device_tag_items x USING edits e
+          WHERE x.device_id = e.id AND x.name = e.name AND x.item NOT IN (SELECT json_array_elements_text(e.list::json)))
+        """
+
+    private static let editedAdded = """
+        edited_added AS (
+          INSERT INTO device_tag_items (device_id, name, item, app_id)
+          SELECT e.id, e.name, l.item, e.app_id FROM edits e CROSS JOIN LATERAL json_array_elements_text(e.list::json) AS l(item)
+          ON CONFLICT DO NOTHING)
         """
 
     private static let dropped = """
