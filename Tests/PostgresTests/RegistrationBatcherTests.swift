@@ -173,9 +173,19 @@ import TestSupport
         #expect(try devices.device(app: "APP-1", hwid: "never-registered") == nil)
     }
 
+    /// `call` fails with a retryable backend error (the answer was lost: outcome unknown).
+    static func expectOutcomeUnknown(_ call: () throws -> Void) throws {
+        let error = #expect(throws: StoreError.self) { try call() }
+        guard case .backend(let failure)? = error else {
+            Issue.record("expected a backend failure, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.isRetryable, "\(failure)")
+    }
+
     /// An increment in a batch whose reply is lost (the server committed, the answer never came)
-    /// is not made again: such a batch commits between BEGIN and COMMIT, and only a batch known not
-    /// to have committed runs again.
+    /// is not made again: the caller is told the outcome is unknown (a retryable error, 503), and
+    /// the increment counts once.
     @Test func anIncrementWhoseReplyIsLostCountsOnce() throws {
         let server = try PostgresServer.shared()
         let proxy = try ReplyDroppingProxy(to: server.port)
@@ -190,7 +200,9 @@ import TestSupport
         // The first use defines the tag on the ordinary path; the next ones are batched.
         for _ in 0..<2 { try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 2) }
         proxy.dropNextReply()
-        try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 3)
+        try Self.expectOutcomeUnknown {
+            try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 3)
+        }
         #expect(proxy.dropped)
         let visits = try devices.getTags(app: "APP-1", hwid: "counted", userID: nil)["Visits"]
         #expect(visits == .integer(3), "three increments counted as \(String(describing: visits))")
@@ -398,7 +410,9 @@ import TestSupport
         // The first use defines the tag on the ordinary path; the next ones are batched.
         for _ in 0..<2 { try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 2) }
         proxy.dropNextReply()
-        try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 3)
+        try Self.expectOutcomeUnknown {
+            try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 3)
+        }
         #expect(proxy.dropped)
         let score = try devices.getTags(app: "APP-1", hwid: "counted", userID: nil)["Score"]
         #expect(score == .decimal(0.75), "three increments summed to \(String(describing: score))")

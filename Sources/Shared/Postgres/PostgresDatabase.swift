@@ -142,11 +142,13 @@ public final class PostgresDatabase: Sendable {
         }
     }
 
-    /// Runs one idempotent statement (`body` runs nothing else) in autocommit: its own transaction,
-    /// without BEGIN and COMMIT round trips. Run again when the server rolled it back, and also when
-    /// the connection was lost, which leaves its outcome unknown: running it twice changes nothing more.
+    /// Runs one statement (`body` runs nothing else) in autocommit: its own transaction, without
+    /// BEGIN and COMMIT round trips. Run again when the server rolled it back. A lost connection
+    /// leaves its outcome unknown: an `idempotent` statement runs again (twice changes nothing
+    /// more); any other fails with that retryable error, so that its caller is told the outcome is
+    /// unknown (503, try again) instead of its writes being made twice.
     @discardableResult
-    func autocommit<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+    func autocommit<T>(idempotent: Bool = true, _ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
         try collector.refuseDatabaseAccess()
         var attempt = 0
         while true {
@@ -159,7 +161,10 @@ public final class PostgresDatabase: Sendable {
                 return value
             } catch {
                 pool.release(connection, generation: generation)
-                if let failure = error as? PostgresError, attempt < Self.attempts, failure.isTransient || failure.isConnectionLost { continue }
+                if let failure = error as? PostgresError, attempt < Self.attempts,
+                    failure.isTransient || (failure.isConnectionLost && idempotent) {
+                    continue
+                }
                 throw failed(error)
             }
         }

@@ -300,12 +300,12 @@ final class RegistrationBatcher: Sendable {
     private func write(_ items: [Item]) -> [StoreError?] {
         do {
             // Upserts may run twice when the connection is lost with the outcome unknown; a report,
-            // an increment or a list's append or removal may not, so a batch holding one commits in
-            // a transaction of its own, which is known not to have committed when the connection is
-            // lost before COMMIT.
-            let missing = try items.contains { $0.report != nil || $0.tags.isRelative }
-                ? database.write { transaction in try Self.statement(items, transaction.connection) }
-                : database.autocommit { connection in try Self.statement(items, connection) }
+            // an increment or a list's append or removal may not, so a batch holding one is not run
+            // again then: its writes fail with the loss (503), their outcome unknown to the client.
+            // (In a transaction of its own, a loss before COMMIT would be known to have committed
+            // nothing, at the price of two more round trips for nearly every batch of the SDKs' mix.)
+            let idempotent = !items.contains { $0.report != nil || $0.tags.isRelative }
+            let missing = try database.autocommit(idempotent: idempotent) { connection in try Self.statement(items, connection) }
             // A device that does not exist yet: a setTags or applicationOpen naming its platform
             // creates it, and without one fails; the ordinary path knows which.
             return items.indices.map { missing.contains($0) ? alone(items[$0]) : nil }
