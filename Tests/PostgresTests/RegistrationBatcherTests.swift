@@ -183,10 +183,11 @@ import TestSupport
         #expect(failure.isRetryable, "\(failure)")
     }
 
-    /// An increment in a batch whose reply is lost (the server committed, the answer never came)
-    /// is not made again: the caller is told the outcome is unknown (a retryable error, 503), and
-    /// the increment counts once.
-    @Test func anIncrementWhoseReplyIsLostCountsOnce() throws {
+    /// An increment (integer or decimal) in a batch whose reply is lost (the server committed, the
+    /// answer never came) is not made again: the caller is told the outcome is unknown (a retryable
+    /// error, 503), and the increment counts once.
+    @Test(arguments: [("Visits", JSON.int(1), TagValue.integer(3)), ("Score", JSON.double(0.25), TagValue.decimal(0.75))])
+    func anIncrementWhoseReplyIsLostCountsOnce(tag: String, step: JSON, total: TagValue) throws {
         let server = try PostgresServer.shared()
         let proxy = try ReplyDroppingProxy(to: server.port)
         let url = try server.makeSchema().replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
@@ -196,7 +197,7 @@ import TestSupport
         let backend = try PostgresBackend(database: settings, apps: PostgresRestartTests.apps)
         let devices = backend.devices
         try devices.registerDevice(try registration("counted", token: "t", level: 0), now: 1)
-        let increment = try TagUpdate.parse(["Visits": ["operation": "increment", "value": 1]])
+        let increment = try TagUpdate.parse([tag: ["operation": "increment", "value": step]])
         // The first use defines the tag on the ordinary path; the next ones are batched.
         for _ in 0..<2 { try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 2) }
         proxy.dropNextReply()
@@ -204,8 +205,8 @@ import TestSupport
             try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 3)
         }
         #expect(proxy.dropped)
-        let visits = try devices.getTags(app: "APP-1", hwid: "counted", userID: nil)["Visits"]
-        #expect(visits == .integer(3), "three increments counted as \(String(describing: visits))")
+        let stored = try devices.getTags(app: "APP-1", hwid: "counted", userID: nil)[tag]
+        #expect(stored == total, "three increments of \(step) came to \(String(describing: stored))")
     }
 
     /// The SDKs' session writes submitted without waiting, many for the same devices: registrations
@@ -393,29 +394,6 @@ import TestSupport
         }
         #expect(try devices.getTags(app: "APP-1", hwid: "big", userID: nil)["Score"] == .decimal(.infinity))
         #expect(try devices.getTags(app: "APP-1", hwid: "m-3", userID: nil)["Visits"] == expected["m-3"]!["Visits"])
-    }
-
-    /// A decimal increment in a batch whose reply is lost is not made again (as an integer one).
-    @Test func aDecimalIncrementWhoseReplyIsLostCountsOnce() throws {
-        let server = try PostgresServer.shared()
-        let proxy = try ReplyDroppingProxy(to: server.port)
-        let url = try server.makeSchema().replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
-        var settings = DatabaseSettings(path: "unused")
-        settings.url = url
-        settings.poolSize = 1
-        let backend = try PostgresBackend(database: settings, apps: PostgresRestartTests.apps)
-        let devices = backend.devices
-        try devices.registerDevice(try registration("counted", token: "t", level: 0), now: 1)
-        let increment = try TagUpdate.parse(["Score": ["operation": "increment", "value": .double(0.25)]])
-        // The first use defines the tag on the ordinary path; the next ones are batched.
-        for _ in 0..<2 { try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 2) }
-        proxy.dropNextReply()
-        try Self.expectOutcomeUnknown {
-            try devices.setTags(app: "APP-1", hwid: "counted", attributes: DeviceAttributes(), updates: increment, now: 3)
-        }
-        #expect(proxy.dropped)
-        let score = try devices.getTags(app: "APP-1", hwid: "counted", userID: nil)["Score"]
-        #expect(score == .decimal(0.75), "three increments summed to \(String(describing: score))")
     }
 
     /// Submits `count` requests at once through `backend.submitRequest`, the one of `index` running
