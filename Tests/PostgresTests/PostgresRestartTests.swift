@@ -25,6 +25,48 @@ import TestSupport
         return try PostgresBackend(database: settings, apps: apps)
     }
 
+    /// The reads behind /healthz and /metrics wait for a frozen server (it holds the connection
+    /// but never answers) no longer than for a free connection, not the statement timeout.
+    @Test func theHealthAndMetricsReadsWaitNoLongerThanTheBusyTimeout() throws {
+        let server = try PostgresServer()
+        var settings = DatabaseSettings(path: "unused")
+        settings.url = server.url
+        settings.poolSize = 1
+        settings.busyTimeoutMilliseconds = 1000
+        settings.statementTimeoutMilliseconds = 60_000
+        let backend = try PostgresBackend(database: settings, apps: Self.apps)
+        _ = try backend.campaigns.queueDepth()
+        try server.freeze()
+        defer { try? server.thaw() }
+        let reads: [(String, @Sendable () throws(StoreError) -> Void)] = [
+            ("queueDepth", { () throws(StoreError) in _ = try backend.campaigns.queueDepth() }),
+            ("ping", { () throws(StoreError) in try backend.devices.ping() }),
+        ]
+        for (name, read) in reads {
+            let answered = DispatchSemaphore(value: 0)
+            let failure = Mutex<StoreError?>(nil)
+            Thread {
+                do throws(StoreError) { try read() } catch { failure.withLock { $0 = error } }
+                answered.signal()
+            }.start()
+            // Far below the statement timeout's 61 s; the answer deadline is 1 s.
+            #expect(answered.wait(timeout: .now() + 20) == .success, "\(name) still waits for the frozen server")
+            guard case .backend(let error)? = failure.withLock({ $0 }) else {
+                Issue.record("\(name): expected a backend failure, got \(String(describing: failure.withLock { $0 }))")
+                continue
+            }
+            #expect(error.isRetryable, "\(name): \(error)")
+        }
+        try server.thaw()
+        let deadline = Date().addingTimeInterval(20)
+        var depth: QueueDepth?
+        while depth == nil && Date() < deadline {
+            depth = try? backend.campaigns.queueDepth()
+            if depth == nil { usleep(100_000) }
+        }
+        #expect(depth?.shards.isEmpty == true, "no answer within 20 s of the thaw")
+    }
+
     @Test func aRestartIsRiddenOutWithRetryableErrorsAndNothingAcknowledgedIsLost() throws {
         let server = try PostgresServer()
         let backend = try Self.backend(url: server.url)

@@ -393,8 +393,10 @@ public final class PostgresCampaignStore: CampaignStore {
         }
     }
 
+    /// Waits for each answer no longer than for a free connection (`busy_timeout_ms`), as the
+    /// health check does: /metrics shows it, and a scrape must not wait out the statement timeout.
     public func queueDepth() throws(StoreError) -> QueueDepth {
-        try database.snapshot { connection in
+        try database.read { connection in try connection.answering(within: database.pool.acquireTimeout) {
             var messages: [String: Int] = [:], shards: [String: Int] = [:]
             for (status, count) in try connection.rows(
                 "SELECT status, count(*) FROM messages WHERE status IN ('scheduled', 'queued', 'sending') GROUP BY status", [], {
@@ -408,7 +410,7 @@ public final class PostgresCampaignStore: CampaignStore {
                 "SELECT coalesce(sum(s.retrying), 0) FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE m.status = 'sending'"
             ) { Int($0.int(0)) } ?? 0
             return QueueDepth(messages: messages, shards: shards, retrying: retrying)
-        }
+        } }
     }
 
     public func completeMessages(now: Int64) throws(StoreError) -> Int {
