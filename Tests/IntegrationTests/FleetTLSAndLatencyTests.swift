@@ -71,7 +71,9 @@ import Glibc
             let trusted = try run(["--target", "https://\(host):\(port)", "--ca", pki + "/ca.pem"] + common)
             #expect(trusted.status == 0, "\(trusted.output)")
             #expect(scheduled(trusted.results) == 40 && trusted.results["errors"] == [:], "\(trusted.output)")
-            #expect((trusted.results["total"]?["ok"]?.lenientInt ?? 0) >= 30, "\(trusted.output)")
+            // Every request that ran succeeded (how many ran in the second depends on the machine's load).
+            let ok = trusted.results["total"]?["ok"]?.lenientInt ?? 0
+            #expect(ok > 0 && ok == trusted.results["total"]?["requests"]?.lenientInt, "\(trusted.output)")
         }
         // The system store does not know the test CA: TLS errors, shown with OpenSSL's reason.
         let untrusted = try run(["--target", "https://127.0.0.1:\(port)"] + common)
