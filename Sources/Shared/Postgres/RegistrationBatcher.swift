@@ -333,13 +333,7 @@ final class RegistrationBatcher: Sendable {
     static func statement(_ items: [Item], _ connection: PostgresConnection) throws -> Set<Int> {
         let devices = items.indices.filter { items[$0].report == nil }
         var statement = BatchStatement(writes: devices.map { items[$0] })
-        let reports = items.filter { $0.report != nil }
-        if !reports.isEmpty {
-            let first = statement.values.count + 1
-            statement.values += PostgresDeviceStore.reportColumns(reports.compactMap(\.report), appIDs: reports.map(\.appID),
-                                                                 receivedAt: reports.map(\.now))
-            statement.parts.append("reported AS (\(PostgresDeviceStore.reportsInsert(from: first)))")
-        }
+        statement.addReports(items.filter { $0.report != nil })
         return Set(try connection.rows(statement.sql, statement.values) { devices[Int($0.int(0)) - 1] })
     }
 }
@@ -350,8 +344,8 @@ final class RegistrationBatcher: Sendable {
 /// of a 0.45 ms statement, measured with pgbench on this machine), and a batch is mostly one kind.
 private struct BatchStatement {
     /// The common table expressions, in order.
-    var parts: [String] = []
-    var values: [PostgresValue] = []
+    private var parts: [String] = []
+    private(set) var values: [PostgresValue] = []
     /// The final SELECT: the setTags and applicationOpen writes whose device does not exist.
     private var missing = "SELECT 1 WHERE false"
 
@@ -361,6 +355,12 @@ private struct BatchStatement {
     private mutating func bind(_ value: PostgresValue) -> String {
         values.append(value)
         return "$\(values.count)"
+    }
+
+    /// The entries of every write, each with its write's row in `input` (`n`, from 1).
+    private static func rows<Entry>(_ writes: [RegistrationBatcher.Item],
+                                    _ entries: (RegistrationBatcher.Item) -> [Entry]) -> [(row: Int64, entry: Entry)] {
+        writes.enumerated().flatMap { index, write in entries(write).map { (Int64(index + 1), $0) } }
     }
 
     init(writes: [RegistrationBatcher.Item]) {
@@ -408,6 +408,14 @@ private struct BatchStatement {
         missing = "SELECT i.n FROM input i WHERE i.kind > 0 AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n)"
     }
 
+    /// The reports, appended to `reports`.
+    mutating func addReports(_ reports: [RegistrationBatcher.Item]) {
+        guard !reports.isEmpty else { return }
+        let first = values.count + 1
+        values += PostgresDeviceStore.reportColumns(reports.compactMap(\.report), appIDs: reports.map(\.appID), receivedAt: reports.map(\.now))
+        parts.append("reported AS (\(PostgresDeviceStore.reportsInsert(from: first)))")
+    }
+
     /// The tags set, and a list tag's items: those no longer in the list go, new ones come.
     private mutating func addTags(_ writes: [RegistrationBatcher.Item]) {
         let tags = TagValue.columns(writes.map(\.tags.values)).map { bind($0) }
@@ -416,24 +424,19 @@ private struct BatchStatement {
               \(tags[4])::text[]) AS t(n, name, type, num, str))
             """)
         parts.append(Self.tagged)
-        var lists: (rows: [Int64], names: [String?], items: [String?]) = ([], [], [])
-        var listed = false
-        for (row, write) in writes.enumerated() {
-            for (name, value) in write.tags.values {
-                guard case .list(let items) = value else { continue }
-                listed = true
-                for item in items {
-                    lists.rows.append(Int64(row + 1))
-                    lists.names.append(name)
-                    lists.items.append(item)
-                }
+        // A list set to no items still drops its stored ones.
+        guard writes.contains(where: { $0.tags.values.contains { $0.value.type == .list } }) else { return }
+        let items = Self.rows(writes) { write in
+            write.tags.values.flatMap { name, value -> [(name: String, item: String)] in
+                guard case .list(let items) = value else { return [] }
+                return items.map { (name, $0) }
             }
         }
-        guard listed else { return }
         parts.append("""
             items AS (
               SELECT ids.id, l.name, l.item, i.app_id
-              FROM unnest(\(bind(.integers(lists.rows)))::bigint[], \(bind(.texts(lists.names)))::text[], \(bind(.texts(lists.items)))::text[])
+              FROM unnest(\(bind(.integers(items.map(\.row))))::bigint[], \(bind(.texts(items.map(\.entry.name))))::text[],
+                \(bind(.texts(items.map(\.entry.item))))::text[])
                 AS l(n, name, item)
               JOIN ids ON ids.n = l.n JOIN input i ON i.n = l.n)
             """)
@@ -442,19 +445,13 @@ private struct BatchStatement {
 
     /// Integer increments, added to the stored value (a sum beyond bigint fails the batch, then the write alone).
     private mutating func addSteps(_ writes: [RegistrationBatcher.Item]) {
-        var steps: (rows: [Int64], names: [String?], steps: [Int64]) = ([], [], [])
-        for (row, write) in writes.enumerated() {
-            for (name, step) in write.tags.steps {
-                steps.rows.append(Int64(row + 1))
-                steps.names.append(name)
-                steps.steps.append(step)
-            }
-        }
+        let steps = Self.rows(writes) { $0.tags.steps }
         parts.append("""
             counted AS (
               INSERT INTO device_tags (device_id, name, app_id, type, num)
               SELECT ids.id, c.name, i.app_id, \(TagType.integer.rawValue), c.step
-              FROM unnest(\(bind(.integers(steps.rows)))::bigint[], \(bind(.texts(steps.names)))::text[], \(bind(.integers(steps.steps)))::bigint[])
+              FROM unnest(\(bind(.integers(steps.map(\.row))))::bigint[], \(bind(.texts(steps.map(\.entry.name))))::text[],
+                \(bind(.integers(steps.map(\.entry.step))))::bigint[])
                 AS c(n, name, step)
               JOIN ids ON ids.n = c.n JOIN input i ON i.n = c.n
               ON CONFLICT (device_id, name) DO UPDATE SET num = (device_tags.num + excluded.num)::bigint)
@@ -466,19 +463,13 @@ private struct BatchStatement {
     /// shortest that reads back as the same double, as Swift writes it (`extra_float_digits` ≥ 1,
     /// PostgreSQL's default); a sum beyond double fails the batch, then the write alone.
     private mutating func addDecimalSteps(_ writes: [RegistrationBatcher.Item]) {
-        var steps: (rows: [Int64], names: [String?], steps: [String?]) = ([], [], [])
-        for (row, write) in writes.enumerated() {
-            for (name, step) in write.tags.decimalSteps {
-                steps.rows.append(Int64(row + 1))
-                steps.names.append(name)
-                steps.steps.append("\(step)")
-            }
-        }
+        let steps = Self.rows(writes) { $0.tags.decimalSteps }
         parts.append("""
             summed AS (
               INSERT INTO device_tags (device_id, name, app_id, type, num)
               SELECT ids.id, c.name, i.app_id, \(TagType.decimal.rawValue), c.step::float8::text::numeric
-              FROM unnest(\(bind(.integers(steps.rows)))::bigint[], \(bind(.texts(steps.names)))::text[], \(bind(.texts(steps.steps)))::text[])
+              FROM unnest(\(bind(.integers(steps.map(\.row))))::bigint[], \(bind(.texts(steps.map(\.entry.name))))::text[],
+                \(bind(.texts(steps.map { "\($0.entry.step)" })))::text[])
                 AS c(n, name, step)
               JOIN ids ON ids.n = c.n JOIN input i ON i.n = c.n
               ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, str = NULL,
@@ -490,20 +481,13 @@ private struct BatchStatement {
     /// order, without those removed, then those appended that it lacks, each once, in the order
     /// given; an empty list when there was none), written with its items as setTags writes a list.
     private mutating func addEdits(_ writes: [RegistrationBatcher.Item]) {
-        var edits: (rows: [Int64], names: [String?], removes: [Bool], items: [String?]) = ([], [], [], [])
-        for (row, write) in writes.enumerated() {
-            for (name, remove, items) in write.tags.edits {
-                edits.rows.append(Int64(row + 1))
-                edits.names.append(name)
-                edits.removes.append(remove)
-                edits.items.append(TagValue.list(items).storedText)
-            }
-        }
+        let edits = Self.rows(writes) { $0.tags.edits }
         parts.append("""
             edits AS (
               SELECT ids.id, e.name, i.app_id, COALESCE(outcome.list, '[]') AS list
-              FROM unnest(\(bind(.integers(edits.rows)))::bigint[], \(bind(.texts(edits.names)))::text[], \(bind(.booleans(edits.removes)))::boolean[],
-                \(bind(.texts(edits.items)))::text[]) AS e(n, name, remove, items)
+              FROM unnest(\(bind(.integers(edits.map(\.row))))::bigint[], \(bind(.texts(edits.map(\.entry.name))))::text[],
+                \(bind(.booleans(edits.map(\.entry.remove))))::boolean[],
+                \(bind(.texts(edits.map { TagValue.list($0.entry.items).storedText })))::text[]) AS e(n, name, remove, items)
               JOIN ids ON ids.n = e.n JOIN input i ON i.n = e.n
               LEFT JOIN device_tags t ON t.device_id = ids.id AND t.name = e.name AND t.type = \(TagType.list.rawValue)
               CROSS JOIN LATERAL (
