@@ -18,10 +18,12 @@ import TestSupport
     }
 
     /// A backend (four pooled connections) on the database at `url`, with the app `APP-1`.
-    static func backend(url: String) throws -> PostgresBackend {
+    /// A backend on `url` with a pool of four, or as `adjust` sets it.
+    static func backend(url: String, _ adjust: (inout DatabaseSettings) -> Void = { _ in }) throws -> PostgresBackend {
         var settings = DatabaseSettings(path: "unused")
         settings.url = url
         settings.poolSize = 4
+        adjust(&settings)
         return try PostgresBackend(database: settings, apps: apps)
     }
 
@@ -29,12 +31,11 @@ import TestSupport
     /// but never answers) no longer than for a free connection, not the statement timeout.
     @Test func theHealthAndMetricsReadsWaitNoLongerThanTheBusyTimeout() throws {
         let server = try PostgresServer()
-        var settings = DatabaseSettings(path: "unused")
-        settings.url = server.url
-        settings.poolSize = 1
-        settings.busyTimeoutMilliseconds = 1000
-        settings.statementTimeoutMilliseconds = 60_000
-        let backend = try PostgresBackend(database: settings, apps: Self.apps)
+        let backend = try Self.backend(url: server.url) { settings in
+            settings.poolSize = 1
+            settings.busyTimeoutMilliseconds = 1000
+            settings.statementTimeoutMilliseconds = 60_000
+        }
         _ = try backend.campaigns.queueDepth()
         try server.freeze()
         defer { try? server.thaw() }

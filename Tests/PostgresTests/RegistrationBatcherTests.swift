@@ -191,10 +191,7 @@ import TestSupport
         let server = try PostgresServer.shared()
         let proxy = try ReplyDroppingProxy(to: server.port)
         let url = try server.makeSchema().replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
-        var settings = DatabaseSettings(path: "unused")
-        settings.url = url
-        settings.poolSize = 1
-        let backend = try PostgresBackend(database: settings, apps: PostgresRestartTests.apps)
+        let backend = try PostgresRestartTests.backend(url: url) { $0.poolSize = 1 }
         let devices = backend.devices
         try devices.registerDevice(try registration("counted", token: "t", level: 0), now: 1)
         let increment = try TagUpdate.parse([tag: ["operation": "increment", "value": step]])
