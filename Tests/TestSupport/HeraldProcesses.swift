@@ -139,16 +139,18 @@ package final class HeraldProcesses {
         try Command.run([binaryDirectory + "/" + executable] + arguments, timeout: limit)
     }
 
-    /// Starts ingest (with the test's configuration, or `config`) and waits (at most 10 s) until `/healthz` answers 200.
+    /// Starts ingest (with the test's configuration, or `config`) and waits (at most 30 s: the
+    /// suites start many at once on two cores) until `/healthz` answers 200.
     package func startIngest(config: String? = nil) throws {
         ingest = try Self.launch("herald-ingest", arguments: ["--config", config ?? configPath], log: logPath)
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if let response = try? client.request("GET", "/healthz", timeoutSeconds: 1), response.status == 200 { return }
             guard ingest?.isRunning == true else { break }
             usleep(50_000)
         }
-        throw HTTPClient.Failure(description: "ingest did not become healthy: \(log())")
+        let state = ingest?.isRunning == true ? "still running" : "exited with \(ingest?.terminationStatus ?? -1)"
+        throw HTTPClient.Failure(description: "ingest did not become healthy (\(state)): \(log())")
     }
 
     /// Starts a worker with the test's configuration or `config`, run by `wrapper` if given.
