@@ -134,6 +134,14 @@ import Glibc
         kill(try #require(herald.ingest).processIdentifier, SIGHUP)
         try herald.waitForWorkers(2)
         #expect(herald.log().contains("authorized worker keys re-read"))
+
+        // Refusals still held for the minute's summary are written when ingest stops: every one of
+        // the 301 (the stranger's first and the 300 knocks) is in the log, at once or summed up.
+        #expect(herald.stopIngest() == 0)
+        let written = herald.log().split(separator: "\n").filter { $0.contains("worker refused") }.map { line in
+            line.firstMatch(of: /worker refused: (\d+) more refused/).flatMap { Int($0.1) } ?? 1
+        }
+        #expect(written.reduce(0, +) >= 301, "\(written)")
     }
 
     @Test func aWorkerInAnotherNetworkNamespaceReachesIngestOverCurve() throws {

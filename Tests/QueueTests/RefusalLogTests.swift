@@ -20,6 +20,17 @@ struct RefusalLogTests {
         #expect(log.refused(key: "key-3", address: "192.0.2.8", at: 1_181) == .refused(key: "key-3", address: "192.0.2.8"))
     }
 
+    @Test func refusalsHeldWhenIngestStopsAreSummedUpThen() {
+        var log = RefusalLog()
+        #expect(log.remaining(at: 1_000) == nil)
+        #expect(log.refused(key: "key-0", address: "192.0.2.1", at: 1_000) == .refused(key: "key-0", address: "192.0.2.1"))
+        #expect(log.remaining(at: 1_001) == nil)
+        #expect(log.refused(key: "key-1", address: "192.0.2.2", at: 1_002) == nil)
+        #expect(log.refused(key: "key-1", address: "192.0.2.3", at: 1_003) == nil)
+        #expect(log.remaining(at: 1_004) == .held(count: 2, keys: 1, lastKey: "key-1", lastAddress: "192.0.2.3"))
+        #expect(log.heldCount == 0 && log.remaining(at: 1_005) == nil)
+    }
+
     @Test func aFloodOfNewKeysWritesALineAMinuteInBoundedMemory() {
         var log = RefusalLog()
         var lines: [RefusalLog.Line] = []

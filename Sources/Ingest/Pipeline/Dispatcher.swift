@@ -189,16 +189,17 @@ final class Dispatcher: Sendable {
         }
     }
 
-    /// When a malformed message was last logged: one line a minute, however many arrive.
-    private let malformedLoggedAt = Atomic<Double>(-.infinity)
+    /// Malformed messages and acknowledgements of batches a worker does not hold (forged, or stale
+    /// after a takeover): one line a minute each, however many arrive.
+    private let malformed = Mutex(OccasionalLine())
+    private let strayAcknowledgements = Mutex(OccasionalLine())
 
     private func handle(_ received: QueueSocket.Message) {
         let frames = received.frames
         guard let frame = frames.last, let message = QueueMessage.decode(frame) else {
-            let now = monotonicSeconds()
-            if now - malformedLoggedAt.load(ordering: .relaxed) >= 60 {
-                malformedLoggedAt.store(now, ordering: .relaxed)
-                logger.warning("malformed queue message ignored (logged once a minute)", ["bytes": String(frames.last?.count ?? 0)])
+            if let count = malformed.withLock({ $0.note(now: monotonicSeconds()) }) {
+                logger.warning("malformed queue message ignored (logged once a minute)",
+                               ["messages": String(count), "bytes": String(frames.last?.count ?? 0)])
             }
             return
         }
@@ -220,7 +221,10 @@ final class Dispatcher: Sendable {
             // Workers tell every ingest; only the dispatching one handed the batch out.
             guard isDispatching else { return }
             guard reports.withLock({ $0.acknowledged(worker: id, after: after, processed: processed) }) else {
-                logger.warning("report batch acknowledgement ignored: not a batch this worker holds", ["worker.id": id, "reports.after": String(after)])
+                if let count = strayAcknowledgements.withLock({ $0.note(now: monotonicSeconds()) }) {
+                    logger.warning("report batch acknowledgement ignored: not a batch this worker holds (logged once a minute)",
+                                   ["messages": String(count), "worker.id": id, "reports.after": String(after)])
+                }
                 return
             }
             logger.verbose("reports processed", ["worker.id": id, "reports.after": String(after), "reports.processed": String(processed)])

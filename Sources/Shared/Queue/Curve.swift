@@ -102,6 +102,7 @@ public final class CurveAuthenticator: Sendable {
                 try? socket.send(answer(request))
             }
             socket.close()
+            log(refusals.withLock { $0.remaining(at: monotonicSeconds()) })
             finished.signal()
         }
         thread.name = "herald-zap"

@@ -5,8 +5,8 @@ import Core
 /// The first refusal after a quiet minute is logged at once with its key and address; those after
 /// it are held (how many, from how many distinct keys, the last one) and summed up in one line when
 /// the minute since the previous line is over, at the next refusal or `due(at:)`, whichever comes
-/// first. The distinct keys are counted in a `DeviceSketch`: exact up to 512, then estimated (within
-/// about 2%), in at most 4 KiB.
+/// first, or when ingest stops (`remaining(at:)`). The distinct keys are counted in a
+/// `DeviceSketch`: exact up to 512, then estimated (within about 2%), in at most 4 KiB.
 package struct RefusalLog: Sendable {
     /// A line to write.
     package enum Line: Equatable, Sendable {
@@ -41,7 +41,14 @@ package struct RefusalLog: Sendable {
 
     /// The line summing up the refusals held, once a minute has passed since the previous line.
     package mutating func due(at now: Double) -> Line? {
-        guard let last, now - lastLineAt >= Self.interval else { return nil }
+        guard now - lastLineAt >= Self.interval else { return nil }
+        return remaining(at: now)
+    }
+
+    /// The line summing up the refusals held, whenever the minute ends: when ingest stops, so that
+    /// no refusal goes unwritten.
+    package mutating func remaining(at now: Double) -> Line? {
+        guard let last else { return nil }
         let line = Line.held(count: heldCount, keys: heldKeys.count, lastKey: last.key, lastAddress: last.address)
         (heldCount, heldKeys, self.last, lastLineAt) = (0, DeviceSketch(), nil, now)
         return line
