@@ -68,6 +68,17 @@ import TestSupport
         #expect(depth?.shards.isEmpty == true, "no answer within 20 s of the thaw")
     }
 
+    /// `busy_timeout_ms` 0 (allowed: a call then never waits for a free connection) still leaves
+    /// the health and metrics reads time for the server's answer.
+    @Test func theHealthAndMetricsReadsAnswerWithABusyTimeoutOfZero() throws {
+        let server = try PostgresServer()
+        let backend = try Self.backend(url: server.url) { $0.busyTimeoutMilliseconds = 0 }
+        for _ in 0..<5 {
+            try backend.devices.ping()
+            #expect(try backend.campaigns.queueDepth().shards.isEmpty)
+        }
+    }
+
     @Test func aRestartIsRiddenOutWithRetryableErrorsAndNothingAcknowledgedIsLost() throws {
         let server = try PostgresServer()
         let backend = try Self.backend(url: server.url)

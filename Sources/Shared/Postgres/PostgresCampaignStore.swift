@@ -393,10 +393,10 @@ public final class PostgresCampaignStore: CampaignStore {
         }
     }
 
-    /// Waits for each answer no longer than for a free connection (`busy_timeout_ms`), as the
-    /// health check does: /metrics shows it, and a scrape must not wait out the statement timeout.
+    /// Waits for each answer no longer than the health check does (`probeTimeout`): /metrics shows
+    /// it, and a scrape must not wait out the statement timeout.
     public func queueDepth() throws(StoreError) -> QueueDepth {
-        try database.read { connection in try connection.answering(within: database.pool.acquireTimeout) {
+        try database.read { connection in try connection.answering(within: database.probeTimeout) {
             var messages: [String: Int] = [:], shards: [String: Int] = [:]
             for (status, count) in try connection.rows(
                 "SELECT status, count(*) FROM messages WHERE status IN ('scheduled', 'queued', 'sending') GROUP BY status", [], {

@@ -29,6 +29,11 @@ public final class PostgresDatabase: Sendable {
     /// How often a write is run when the server rolled it back by itself.
     static let attempts = 3
 
+    /// How long the health check and /metrics wait for the server's answer: as long as for a free
+    /// connection (`busy_timeout_ms`), so that they answer before a load balancer or a scraper
+    /// gives up, but at least a second: with `busy_timeout_ms` 0 no answer would ever be in time.
+    var probeTimeout: Duration { max(pool.acquireTimeout, .seconds(1)) }
+
     /// Connects, applies migrations (several processes may start at once) and registers `apps`.
     public init(settings: PostgresConnectionSettings, poolSize: Int, acquireTimeoutMilliseconds: Int,
                 apps: [AppConfiguration]) throws(StoreError) {

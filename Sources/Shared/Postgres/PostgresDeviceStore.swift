@@ -574,10 +574,10 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func hasApplication(_ code: String) -> Bool { database.appIDs[code] != nil }
 
-    /// Waits for the server's answer no longer than for a free connection (`busy_timeout_ms`).
+    /// Waits for the server's answer no longer than `probeTimeout` (`busy_timeout_ms`, at least 1 s).
     public func ping() throws(StoreError) {
         try database.read { connection in
-            try connection.answering(within: database.pool.acquireTimeout) {
+            try connection.answering(within: database.probeTimeout) {
                 _ = try connection.first("SELECT 1") { $0.int(0) }
             }
         }
