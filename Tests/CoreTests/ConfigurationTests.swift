@@ -275,4 +275,37 @@ import TestSupport
         #expect(config.queue.allowInsecureRemote)
         #expect(problem(["apps": [Self.minimalApp], "queue": ["allow_insecure_remote": "yes"]])?.key == "queue.allow_insecure_remote")
     }
+
+    /// An endpoint that cannot be bound or connected to stops start-up when the file is read,
+    /// naming its key (and its position in a list), before anything opens.
+    @Test func malformedEndpointsAreRefusedWhenTheFileIsRead() throws {
+        func queueProblem(_ queue: [String: JSON]) -> ConfigurationError? { problem(["apps": [Self.minimalApp], "queue": .object(queue)]) }
+        let noPort = queueProblem(["jobs": "tcp://127.0.0.1"])
+        #expect(noPort?.key == "queue.jobs" && noPort?.problem.contains("expected tcp://host:port") == true, "\(String(describing: noPort))")
+        let badPort = queueProblem(["jobs": "tcp://127.0.0.1:abc"])
+        #expect(badPort?.key == "queue.jobs" && badPort?.problem.contains("from 1 to 65535") == true)
+        #expect(queueProblem(["jobs": "tcp://127.0.0.1:0"])?.key == "queue.jobs")
+        #expect(queueProblem(["jobs": "tcp://127.0.0.1:65536"])?.key == "queue.jobs")
+        #expect(queueProblem(["results": "tcp://:5558"])?.key == "queue.results")
+        #expect(queueProblem(["jobs": "ipc://"])?.key == "queue.jobs")
+        #expect(queueProblem(["jobs": .string("ipc:///" + String(repeating: "d", count: 107))])?.key == "queue.jobs")
+        let second = queueProblem(["jobs": ["tcp://10.0.0.5:5557", "tcp://10.0.0.6"], "results": ["tcp://10.0.0.5:5558", "tcp://10.0.0.6:5558"]])
+        #expect(second?.key == "queue.jobs[1]", "\(String(describing: second))")
+        // A worker connects to host names; ingest binds only *, addresses and interfaces.
+        let worker = try decode(["apps": [Self.minimalApp], "queue": ["jobs": "tcp://ingest-a.example:5557", "results": "tcp://ingest-a.example:5558"]])
+        #expect(worker.queue.jobs == ["tcp://ingest-a.example:5557"])
+        #expect(throws: ConfigurationError.self) { try worker.queue.checkIngest() }
+        var local = QueueSettings()
+        local.jobs = ["tcp://localhost:5557"]
+        do {
+            try local.checkIngest()
+            Issue.record("tcp://localhost:5557 passed the bind check")
+        } catch {
+            #expect(error.key == "queue.jobs" && error.problem.contains("not a host name"), "\(error)")
+        }
+        local.jobs = ["tcp://lo:5557"]
+        try local.checkIngest()
+        local.jobs = ["tcp://[::1]:5557"]
+        try local.checkIngest()
+    }
 }

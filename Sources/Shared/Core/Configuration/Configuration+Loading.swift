@@ -138,8 +138,10 @@ extension Configuration {
             for (key, keyPath) in [("jobs", \QueueSettings.jobs), ("results", \QueueSettings.results)] {
                 // One endpoint, or (for workers) the list of every ingest's.
                 guard let endpoints = try queue.strings(key, what: "an endpoint") else { continue }
-                for endpoint in endpoints where !["tcp://", "ipc://", "inproc://"].contains(where: { endpoint.hasPrefix($0) }) {
-                    throw ConfigurationError(key: queue.keyPath(key), problem: "expected a ZeroMQ endpoint such as tcp://127.0.0.1:5557, found \(endpoint)")
+                let isList = queue.value(key)?.arrayValue != nil
+                for (index, endpoint) in endpoints.enumerated() {
+                    guard let problem = QueueEndpoint.problem(endpoint) else { continue }
+                    throw ConfigurationError(key: queue.keyPath(key) + (isList ? "[\(index)]" : ""), problem: problem)
                 }
                 config.queue[keyPath: keyPath] = endpoints
             }

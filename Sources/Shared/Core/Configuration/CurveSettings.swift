@@ -74,11 +74,15 @@ public struct CurveSettings: Sendable, Equatable {
 }
 
 extension QueueSettings {
-    /// Fails, naming the endpoint's key, when ingest would listen beyond loopback without CURVE
-    /// (unless `queue.allow_insecure_remote`), or when CURVE lacks ingest's authorized keys.
+    /// Fails, naming the endpoint's key, when ingest cannot bind an endpoint (a host name), would
+    /// listen beyond loopback without CURVE (unless `queue.allow_insecure_remote`), or when CURVE
+    /// lacks ingest's authorized keys.
     public func checkIngest() throws(ConfigurationError) {
         guard jobs.count == 1 else {
             throw ConfigurationError(key: "queue.jobs", problem: "herald-ingest binds one endpoint; list every ingest's only in the workers' configuration")
+        }
+        for (key, endpoint) in [("queue.jobs", jobs[0]), ("queue.results", results[0])] {
+            if let problem = QueueEndpoint.bindProblem(endpoint) { throw ConfigurationError(key: key, problem: problem) }
         }
         if let curve {
             guard curve.authorizedKeysFile != nil else {
@@ -107,6 +111,6 @@ extension QueueSettings {
         var host = String(endpoint.dropFirst(6))
         if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
         host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return host.hasPrefix("127.") || host == "::1" || host == "localhost" || host == "lo"
+        return host.hasPrefix("127.") || host == "::1" || host == "lo"
     }
 }
