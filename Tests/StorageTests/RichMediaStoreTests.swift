@@ -67,6 +67,13 @@ struct RichMediaStoreContract {
         #expect(try reopened.deletePage(app: "APP-1", code: "about"))
         #expect(try !reopened.deletePage(app: "APP-1", code: "about"))
         #expect(try store.pages(app: "APP-1").map(\.code) == ["sale"])
+
+        // Codes list in byte order on both backends, whatever the PostgreSQL server's collation
+        // (the test server's is ICU's en-US, which would give Sale-b, sale, Zoo, …).
+        for code in ["sale-b", "Zoo", "Sale", "saleb", "a", "B"] {
+            _ = try store.putPage(app: "APP-1", code: code, zip: second, sha256: "bb", now: Self.now)
+        }
+        #expect(try store.pages(app: "APP-1").map(\.code) == ["B", "Sale", "Zoo", "a", "sale", "sale-b", "saleb"])
     }
 
     func inAppsKeepTheirTriggersAndAPageInUseCannotBeDeleted() throws {

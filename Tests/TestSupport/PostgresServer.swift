@@ -61,8 +61,11 @@ package final class PostgresServer: Sendable {
             rm -rf '\(folder)'
             """], output: "/dev/null")
         // From here on, a failure runs `deinit`, which cleans up.
+        // A language collation (ICU's en-US: a, A, a-b, ab, b, B, Z) as clusters made with a system
+        // locale have, not C's byte order, so that anything Herald orders by text is seen to order
+        // as SQLite does (byte order) whatever the operator's cluster sorts by.
         try run([binaries + "/initdb", "-D", folder + "/data", "-A", "trust", "-U", "herald", "-E", "UTF8", "--locale=C",
-                 "--no-sync", "--no-instructions"], timeout: 60)
+                 "--locale-provider=icu", "--icu-locale=en-US", "--no-sync", "--no-instructions"], timeout: 60)
         if network != nil || passwordRole != nil {
             // The first matching line wins: the password rule goes before initdb's trust lines.
             let path = folder + "/data/pg_hba.conf"

@@ -38,7 +38,7 @@ extension PostgresDeviceStore {
                 """
                 SELECT d.hwid, t.activity_id, t.token, t.active, t.last_timestamp
                 FROM live_activity_tokens t JOIN devices d ON d.id = t.device_id
-                WHERE d.app_id = $1 AND d.hwid = $2 ORDER BY t.activity_id IS NOT NULL, t.activity_id
+                WHERE d.app_id = $1 AND d.hwid = $2 ORDER BY t.activity_id IS NOT NULL, t.activity_id COLLATE "C"
                 """, [.integer(appID), .text(hwid)]
             ) { row in
                 LiveActivityToken(hwid: row.text(0), activityID: row.optionalText(1), token: row.text(2), active: row.bool(3),

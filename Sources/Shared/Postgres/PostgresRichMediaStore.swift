@@ -32,7 +32,7 @@ public final class PostgresRichMediaStore: RichMediaStore {
     public func pages(app: String) throws(StoreError) -> [RichMediaPage] {
         let appID = try database.appID(app)
         return try database.read { connection in
-            try connection.rows("SELECT \(RichMediaPage.columns()) FROM rich_media_pages p WHERE app_id = $1 ORDER BY code", [.integer(appID)]) {
+            try connection.rows("SELECT \(RichMediaPage.columns()) FROM rich_media_pages p WHERE app_id = $1 ORDER BY code COLLATE \"C\"", [.integer(appID)]) {
                 RichMediaPage(app: app, row: $0)
             }
         }
@@ -61,7 +61,7 @@ public final class PostgresRichMediaStore: RichMediaStore {
             // Locks the page, so that no in-app starts showing it between the check and the delete.
             guard let pageID = try connection.first("SELECT id FROM rich_media_pages WHERE app_id = $1 AND code = $2 FOR UPDATE",
                                                     [.integer(appID), .text(code)], { $0.int(0) }) else { return false }
-            if let inApp = try connection.first("SELECT code FROM in_apps WHERE page_id = $1 ORDER BY code", [.integer(pageID)], { $0.text(0) }) {
+            if let inApp = try connection.first("SELECT code FROM in_apps WHERE page_id = $1 ORDER BY code COLLATE \"C\"", [.integer(pageID)], { $0.text(0) }) {
                 throw StoreError.invalid("rich media \(code) is shown by in-app \(inApp); delete or change that in-app first")
             }
             return try connection.run("DELETE FROM rich_media_pages WHERE id = $1", [.integer(pageID)]) > 0
@@ -148,7 +148,7 @@ public final class PostgresRichMediaStore: RichMediaStore {
     /// their triggers, highest priority first, then the latest updated, then by code.
     static func inApps(_ connection: PostgresConnection, app: String, appID: Int64, filter: String, _ values: [PostgresValue]) throws -> [InApp] {
         let found = try connection.rows(
-            "SELECT \(InApp.columns) FROM \(InApp.tables) WHERE i.app_id = $1 AND \(filter) ORDER BY i.priority DESC, i.updated_at DESC, i.code",
+            "SELECT \(InApp.columns) FROM \(InApp.tables) WHERE i.app_id = $1 AND \(filter) ORDER BY i.priority DESC, i.updated_at DESC, i.code COLLATE \"C\"",
             [.integer(appID)] + values
         ) { (id: $0.int(0), inApp: InApp(app: app, row: $0, triggers: [])) }
         guard !found.isEmpty else { return [] }
