@@ -49,5 +49,6 @@ import Testing
         let worker = try String(contentsOfFile: herald.workerLogPath(0), encoding: .utf8)
         #expect(worker.contains("WARNING") && worker.contains("report set aside") && worker.contains("report.id=3"), "\(worker.suffix(2000))")
         #expect(!worker.contains("report batch failed"), "\(worker.suffix(2000))")
+        try herald.waitForMetrics { $0.contains("herald_reports_set_aside_total 1\n") && $0.contains("herald_reports_processed_total 5\n") }
     }
 }

@@ -148,14 +148,14 @@ struct AnalyticsStoreContract {
         #expect(backlog.firstUnprocessed == 1 && backlog.last == 900)
 
         // Out of order, overlapping, and one range twice.
-        #expect(try analytics.processReports(after: 300, through: 550, now: arrival) == 250)
-        #expect(try analytics.processReports(after: 500, through: 700, now: arrival) == 150)
-        #expect(try analytics.processReports(after: 300, through: 550, now: arrival) == 0)
+        #expect(try analytics.processReports(after: 300, through: 550, now: arrival).count == 250)
+        #expect(try analytics.processReports(after: 500, through: 700, now: arrival).count == 150)
+        #expect(try analytics.processReports(after: 300, through: 550, now: arrival).count == 0)
         backlog = try analytics.reportBacklog()
         #expect(backlog.firstUnprocessed == 1)
         try check(reports, arrival: arrival, "partly processed")
 
-        #expect(try analytics.processReports(after: 0, through: 900, now: arrival) == 500)
+        #expect(try analytics.processReports(after: 0, through: 900, now: arrival).count == 500)
         backlog = try analytics.reportBacklog()
         #expect(backlog.firstUnprocessed == nil && backlog.last == 900)
         try check(reports, arrival: arrival, "processed")
@@ -164,7 +164,7 @@ struct AnalyticsStoreContract {
         let late = Self.reports(count: 200, seed: 8)
         try devices.record(late, now: arrival)
         try check(reports + late, arrival: arrival, "processed + raw")
-        #expect(try analytics.processReports(after: 900, through: 1_100, now: arrival) == 200)
+        #expect(try analytics.processReports(after: 900, through: 1_100, now: arrival).count == 200)
         try check(reports + late, arrival: arrival, "all processed")
     }
 
@@ -198,7 +198,7 @@ struct AnalyticsStoreContract {
             }
         }
         try check("raw")
-        #expect(try analytics.processReports(after: 0, through: Int64(reports.count), now: at) == reports.count)
+        #expect(try analytics.processReports(after: 0, through: Int64(reports.count), now: at) == ReportsProcessed(count: reports.count))
         try check("processed")
     }
 
@@ -206,7 +206,7 @@ struct AnalyticsStoreContract {
         let arrival = Self.start + 2 * Self.day + 5
         let old = Self.reports(count: 600, seed: 11)
         try devices.record(old, now: arrival)
-        #expect(try analytics.processReports(after: 0, through: 400, now: arrival) == 400)
+        #expect(try analytics.processReports(after: 0, through: 400, now: arrival).count == 400)
         let recent = Self.reports(count: 100, seed: 12)
         try devices.record(recent, now: arrival + 100 * Self.day)
         let window = (from: Self.start, to: Self.start + 5 * Self.day)

@@ -59,7 +59,7 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
         }
     }
 
-    public func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int {
+    public func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> ReportsProcessed {
         try database.write { transaction in
             let connection = transaction.connection
             var ids: [Int64] = []
@@ -74,8 +74,8 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
                 let fact = ReportRollup.fact(row, base: 1)
                 if fact.isEvent || fact.purchase != nil { facts.append((row.int(0), fact)) }
             }
-            guard !ids.isEmpty else { return 0 }
-            try storeRollups(facts, connection)
+            guard !ids.isEmpty else { return ReportsProcessed(count: 0) }
+            let setAside = try storeRollups(facts, connection)
             // Attribution by payload hash; reports of unknown hashes stay in `reports` only.
             try connection.run(
                 """
@@ -86,7 +86,8 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
                 WHERE r.id = ANY($1::bigint[]) AND r.kind IN ('delivery', 'push_stat') AND r.hash IS NOT NULL
                 ON CONFLICT DO NOTHING
                 """, [.integers(ids)])
-            return try connection.run("UPDATE reports SET processed_at = $1 WHERE id = ANY($2::bigint[])", [.integer(now), .integers(ids)])
+            let count = try connection.run("UPDATE reports SET processed_at = $1 WHERE id = ANY($2::bigint[])", [.integer(now), .integers(ids)])
+            return ReportsProcessed(count: count, setAside: setAside)
         }
     }
 
@@ -95,19 +96,22 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
     /// handed out; so the facts are then added one at a time, and a report whose value is refused
     /// is set aside: left out of the rollups, marked processed with the rest, and logged. Each
     /// attempt runs under a savepoint of the batch's transaction, so a refused one leaves nothing
-    /// behind and nothing is counted twice.
-    private func storeRollups(_ facts: [(id: Int64, fact: ReportFact)], _ connection: PostgresConnection) throws {
+    /// behind and nothing is counted twice. Returns how many were set aside.
+    private func storeRollups(_ facts: [(id: Int64, fact: ReportFact)], _ connection: PostgresConnection) throws -> Int {
         var rollup = ReportRollup()
         for (_, fact) in facts { rollup.add(fact) }
-        guard try Self.refusal(connection, { try rollup.store(connection) }) != nil else { return }
+        guard try Self.refusal(connection, { try rollup.store(connection) }) != nil else { return 0 }
+        var setAside = 0
         for (id, fact) in facts {
             var single = ReportRollup()
             single.add(fact)
             if let refusal = try Self.refusal(connection, { try single.store(connection) }) {
+                setAside += 1
                 logger?.warning("report set aside: PostgreSQL refuses a value it counts; it is marked processed and left out of the statistics",
                                 ["report.id": String(id), "postgres.sqlstate": refusal.sqlState, "error": String(refusal.message.prefix(200))])
             }
         }
+        return setAside
     }
 
     /// Runs `body` under a savepoint: nil when it succeeds; the server's refusal of a value, with
