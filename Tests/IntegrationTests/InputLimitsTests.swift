@@ -67,6 +67,12 @@ import Testing
         let json = try oneSignal("/onesignal/adddevice", body: #"{"app_id": "\#(Self.app)", "device_type": 1, "identifier": "t\u0000k"}"#, json: true)
         #expect(json.status == 400 && json.body["message"] == "identifier must not contain the NUL character (U+0000)")
 
+        let inApp = try herald.client.request("PUT", "/api/v1/apps/\(Self.app)/in-apps/offer",
+                                              body: Array(#"{"rich_media": "page", "triggers": [{"event": "Buy\u0000"}]}"#.utf8),
+                                              headers: [("Authorization", "Token shop-secret")])
+        let inAppError = try JSON.parse(inApp.body)["error"]
+        #expect(inApp.status == 400 && inAppError == "in-app offer refused: triggers[0].event must not contain the NUL character (U+0000)")
+
         let bulk = try bulkSetTags([["hwid": "ok-1", "tags": ["nm": "a\u{0}b"]]])
         #expect(bulk["status_code"] == 210 && bulk["status_message"] == "devices[0].tags.nm must not contain the NUL character (U+0000)")
 
@@ -76,6 +82,7 @@ import Testing
         #expect(try herald.count("SELECT count(*) FROM reports") == 0)
         #expect(try herald.count("SELECT count(*) FROM messages") == 0)
         #expect(try herald.count("SELECT count(*) FROM bulk_tag_jobs") == 0)
+        #expect(try herald.count("SELECT count(*) FROM in_apps") == 0)
         #expect(!herald.log().contains("ERROR"), "\(herald.log().suffix(1500))")
     }
 
