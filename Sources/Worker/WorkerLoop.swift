@@ -171,9 +171,10 @@ final class WorkerLoop: Sendable {
             guard reportArrived.wait(timeout: .now() + .milliseconds(200)) == .success,
                   let (after, through) = reportJobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
             do {
-                let processed = try analytics.processReports(after: after, through: through, now: clock.now())
-                acks.withLock { $0.append(.reportsDone(worker: id, after: after, processed: Int64(processed))) }
-                logger.verbose("reports processed", ["reports.after": String(after), "reports.processed": String(processed)])
+                let done = try analytics.processReports(after: after, through: through, now: clock.now())
+                acks.withLock { $0.append(.reportsDone(worker: id, after: after, processed: Int64(done.count), setAside: Int64(done.setAside))) }
+                logger.verbose("reports processed", ["reports.after": String(after), "reports.processed": String(done.count),
+                                                     "reports.set_aside": String(done.setAside)])
             } catch {
                 logger.error("report batch failed; it will be handed out again", ["reports.after": String(after), "error": "\(error)"])
             }

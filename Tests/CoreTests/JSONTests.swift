@@ -47,4 +47,22 @@ import Testing
         #expect(JSON.int(0).lenientBool == false)
         #expect(JSON.double(3.25).lenientString == "3.25")
     }
+
+    /// A NUL anywhere is found and named by its path; keys in sorted order, so the first is stable.
+    @Test func findsTheFirstNULCharacterByItsPath() throws {
+        #expect(try JSON.parse(#"{"hwid": "h", "tags": {"a": [1, "x"], "b": {"c": true}}}"#).nulCharacter == nil)
+        let cases: [(String, NULCharacter)] = [
+            (#"{"hwid": "h\u0000z"}"#, NULCharacter(field: "hwid", inKey: false)),
+            (#"{"tags": {"nm": "a\u0000b", "zz": "\u0000"}}"#, NULCharacter(field: "tags.nm", inKey: false)),
+            (#"{"notifications": [{"content": "ok"}, {"content": {"en": "x\u0000"}}]}"#, NULCharacter(field: "notifications[1].content.en", inKey: false)),
+            (#"{"tags": {"a\u0000b": 1}}"#, NULCharacter(field: "tags", inKey: true)),
+            (#"{"a\u0000": 1}"#, NULCharacter(field: "", inKey: true)),
+        ]
+        for (text, expected) in cases { #expect(try JSON.parse(text).nulCharacter == expected, "\(text)") }
+        #expect(NULCharacter(field: "tags.nm", inKey: false).description == "tags.nm must not contain the NUL character (U+0000)")
+        #expect(NULCharacter(field: "tags", inKey: true).description == "the keys of tags must not contain the NUL character (U+0000)")
+        #expect(NULCharacter.first(in: ["app_id": "A", "identifier": "t\0k"]) == NULCharacter(field: "identifier", inKey: false))
+        #expect(NULCharacter.first(in: ["app_id": "A", "x\0": ""]) == NULCharacter(field: "", inKey: true))
+        #expect(NULCharacter.first(in: ["app_id": "A"]) == nil)
+    }
 }

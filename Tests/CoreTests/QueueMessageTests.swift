@@ -7,7 +7,7 @@ import Testing
             .heartbeat(worker: "w-1", host: "vm-7.example", pid: 42, capacity: 2, jobsInFlight: 1, stats: ["pushes": ["sink|sent": 3]]),
             .heartbeat(worker: "w-1", host: nil, pid: 42, capacity: 2, jobsInFlight: 1, stats: [:]),
             .ack(worker: "w-1", shard: 7), .job(shard: 9), .reports(after: 100, through: 5_100),
-            .reportsDone(worker: "w-2", after: 100, processed: 4_998),
+            .reportsDone(worker: "w-2", after: 100, processed: 4_998), .reportsDone(worker: "w-2", after: 100, processed: 4_998, setAside: 2),
         ]
         for message in messages { #expect(QueueMessage.decode(message.encoded) == message) }
         #expect(QueueMessage.decode(Array(#"{"type":"reports","after":5,"through":5}"#.utf8)) == nil)
@@ -42,6 +42,10 @@ import Testing
                                                     jobsInFlight: 0, stats: good))
         // Claims must be in range; a batch is never larger than the dispatcher hands out.
         #expect(decode(["type": "reports_done", "worker": "w", "after": 0, "processed": .int(Pipeline.reportBatchSize + 1)]) == nil)
+        // `set_aside` is absent from older workers; never more than were processed.
+        #expect(decode(["type": "reports_done", "worker": "w", "after": 0, "processed": 5]) == .reportsDone(worker: "w", after: 0, processed: 5))
+        #expect(decode(["type": "reports_done", "worker": "w", "after": 0, "processed": 5, "set_aside": 6]) == nil)
+        #expect(decode(["type": "reports_done", "worker": "w", "after": 0, "processed": 5, "set_aside": "1"]) == nil)
         #expect(decode(["type": "reports", "after": 0, "through": .int(Pipeline.reportBatchSize + 1)]) == nil)
         #expect(decode(["type": "ack", "worker": "w", "shard": 0]) == nil)
         // A frame larger than the limit is not even parsed.

@@ -66,6 +66,26 @@ import Testing
         #expect(throws: TagError.self) { try TagUpdate.parse(["": 1]) }
     }
 
+    /// List items key PostgreSQL's index entries: one cap, whichever way an item arrives, with the
+    /// tag named; a multi-byte item counts its bytes.
+    @Test func listItemsAreAtMostTheirCap() throws {
+        let longest = String(repeating: "é", count: TagRules.maxListItemBytes / 2)
+        let over = longest + "x"
+        #expect(try TagRules.apply(.set([.string(longest)]), name: "l", to: nil, type: nil) == .list([longest]))
+        #expect(try TagRules.apply(.append([longest]), name: "l", to: .list(["a"]), type: .list) == .list(["a", longest]))
+        for operation: TagUpdate.Operation in [.set(["a", .string(over)]), .set(.string(over)), .append([over])] {
+            let error = #expect(throws: TagError.self) { try TagRules.apply(operation, name: "interests", to: nil, type: .list) }
+            #expect(error?.message == "tags.interests: list items must be at most 1024 bytes long")
+        }
+        // A string tag keeps its own, larger limit.
+        #expect(try TagRules.apply(.set(.string(over)), name: "s", to: nil, type: .string) == .string(over))
+        for value: JSON in [[.string(over)], ["operation": "append", "value": [.string(over)]], ["operation": "remove", "value": .string(over)]] {
+            let error = #expect(throws: TagError.self) { try TagUpdate.parse(["interests": value]) }
+            #expect(error?.message == "tags.interests: list items must be at most 1024 bytes long")
+        }
+        #expect(try TagUpdate.parse(["interests": [.string(longest)]]) == [TagUpdate(name: "interests", operation: .set([.string(longest)]))])
+    }
+
     @Test func datesAndVersions() {
         #expect(TagDate.parse("1970-01-01 00:00") == 0)
         #expect(TagDate.format(1_709_296_200) == "2024-03-01 12:30")

@@ -73,7 +73,7 @@ import TestSupport
         concurrently(6) { index in
             // Overlapping ranges, each covered by two or three workers.
             for range in [(0, 1_500), (1_000, 2_500), (2_000, 3_000)] where (index + range.0 / 1_000) % 2 == 0 || index < 3 {
-                if let count = try? analytics.processReports(after: Int64(range.0), through: Int64(range.1), now: start) {
+                if let count = try? analytics.processReports(after: Int64(range.0), through: Int64(range.1), now: start).count {
                     processed.add(count, ordering: .relaxed)
                 }
             }

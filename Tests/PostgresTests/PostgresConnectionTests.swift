@@ -72,11 +72,19 @@ import TestSupport
         // Bound values (tokens, hwids) never reach the error text.
         #expect(!duplicate.failure.description.contains("424242"))
 
-        for (state, retryable) in [("40001", true), ("40P01", true), ("53300", true), ("22012", false)] {
+        // A value the server cannot store is the client's mistake (210, never a 500 the SDKs retry),
+        // except a division by zero, which only Herald's own SQL can cause.
+        for (state, retryable, invalid) in [("40001", true, false), ("40P01", true, false), ("53300", true, false), ("22012", false, false),
+                                            ("22P02", false, true), ("22021", false, true), ("22003", false, true), ("54000", false, true)] {
             let raised = try #require(throws: PostgresError.self) {
                 try connection.execute("DO $$ BEGIN RAISE EXCEPTION 'raised' USING ERRCODE = '\(state)'; END $$")
             }
-            #expect(raised.sqlState == state && raised.failure.isRetryable == retryable, "\(state)")
+            #expect(raised.sqlState == state && raised.failure.isRetryable == retryable && raised.isDataError == invalid, "\(state)")
+            guard case .invalid = PostgresDatabase.storeError(raised) else {
+                #expect(!invalid, "\(state) is an invalid value")
+                continue
+            }
+            #expect(invalid, "\(state) is not the client's")
         }
         // Distinct SQLSTATEs give distinct codes.
         #expect(PostgresError(sqlState: "40001", message: "", context: "").code != PostgresError(sqlState: "40P01", message: "", context: "").code)

@@ -12,6 +12,10 @@ import TestSupport
         try AnalyticsStoreContract(backend).statisticsAreTheSameRawPartlyProcessedAndProcessedTwice()
     }
 
+    @Test(arguments: Backend.allCases) func screensAndCurrenciesAreCutAlikeAtNULAndTheirCap(_ backend: Backend) throws {
+        try AnalyticsStoreContract(backend).screensAndCurrenciesAreCutAlikeAtNULAndTheirCap()
+    }
+
     @Test(arguments: Backend.allCases) func retentionDeletesOnlyOldProcessedReportsAndTheCountsStay(_ backend: Backend) throws {
         try AnalyticsStoreContract(backend).retentionDeletesOnlyOldProcessedReportsAndTheCountsStay()
     }
@@ -144,14 +148,14 @@ struct AnalyticsStoreContract {
         #expect(backlog.firstUnprocessed == 1 && backlog.last == 900)
 
         // Out of order, overlapping, and one range twice.
-        #expect(try analytics.processReports(after: 300, through: 550, now: arrival) == 250)
-        #expect(try analytics.processReports(after: 500, through: 700, now: arrival) == 150)
-        #expect(try analytics.processReports(after: 300, through: 550, now: arrival) == 0)
+        #expect(try analytics.processReports(after: 300, through: 550, now: arrival).count == 250)
+        #expect(try analytics.processReports(after: 500, through: 700, now: arrival).count == 150)
+        #expect(try analytics.processReports(after: 300, through: 550, now: arrival).count == 0)
         backlog = try analytics.reportBacklog()
         #expect(backlog.firstUnprocessed == 1)
         try check(reports, arrival: arrival, "partly processed")
 
-        #expect(try analytics.processReports(after: 0, through: 900, now: arrival) == 500)
+        #expect(try analytics.processReports(after: 0, through: 900, now: arrival).count == 500)
         backlog = try analytics.reportBacklog()
         #expect(backlog.firstUnprocessed == nil && backlog.last == 900)
         try check(reports, arrival: arrival, "processed")
@@ -160,15 +164,49 @@ struct AnalyticsStoreContract {
         let late = Self.reports(count: 200, seed: 8)
         try devices.record(late, now: arrival)
         try check(reports + late, arrival: arrival, "processed + raw")
-        #expect(try analytics.processReports(after: 900, through: 1_100, now: arrival) == 200)
+        #expect(try analytics.processReports(after: 900, through: 1_100, now: arrival).count == 200)
         try check(reports + late, arrival: arrival, "all processed")
+    }
+
+    /// Screen names and currencies over `ReportFact.maxKeyBytes`, or holding a NUL, are counted
+    /// under the same cut key raw and processed, on both backends (PostgreSQL's index entries could
+    /// not hold them whole, nor its text a NUL).
+    func screensAndCurrenciesAreCutAlikeAtNULAndTheirCap() throws {
+        let at = Self.start + 3_600
+        // Hexadecimal digits of a hash compress poorly, as PostgreSQL would compress an index entry.
+        let long = (0..<200).map { String(UInt64($0 + 1) &* 0x9E37_79B9_7F4A_7C15, radix: 16) }.joined()
+        let cut = String(long.prefix(ReportFact.maxKeyBytes))
+        func event(_ name: String, _ attributes: [String: JSON]) -> SDKReport {
+            SDKReport(kind: .event, app: "APP-1", hwid: "H1", userID: nil, platform: 3, name: name, hash: nil,
+                      body: ["event": .string(name), "attributes": .object(attributes)], timestampUTC: at, timestampCurrent: at)
+        }
+        let reports = [
+            event("PW_ScreenOpen", ["screen_name": .string(long + "a")]), event("PW_ScreenOpen", ["screen_name": .string(long + "b")]),
+            event("PW_ScreenOpen", ["screen_name": "Home\u{0}Evil"]), event("PW_ScreenOpen", ["screen_name": "Home"]),
+            event("PW_InAppPurchase", ["__currency": .string(long), "__amount": 2]),
+            event("PW_InAppPurchase", ["__currency": "EUR\u{0}x", "__amount": 3]),
+            SDKReport(kind: .purchase, app: "APP-1", hwid: "H1", userID: nil, platform: 3, name: nil, hash: nil,
+                      body: ["price": 4, "quantity": 1, "currency": .string(long + "c")], timestampUTC: at, timestampCurrent: at),
+        ]
+        try devices.record(reports, now: at)
+        func check(_ comment: Comment) throws {
+            for (from, to) in [(Self.start, Self.start + Self.day), (Self.start + 100, Self.start + 7_200)] {
+                let stats = try analytics.eventStatistics(app: "APP-1", from: from, to: to)
+                #expect(Set(stats.screens.map { "\($0.name) \($0.count)" }) == ["\(cut) 2", "Home 2"], comment)
+                #expect(stats.purchases == 3 && stats.revenue.keys.sorted() == ["EUR", cut].sorted(), comment)
+                #expect(stats.revenue[cut] == 6 && stats.revenue["EUR"] == 3, comment)
+            }
+        }
+        try check("raw")
+        #expect(try analytics.processReports(after: 0, through: Int64(reports.count), now: at) == ReportsProcessed(count: reports.count))
+        try check("processed")
     }
 
     func retentionDeletesOnlyOldProcessedReportsAndTheCountsStay() throws {
         let arrival = Self.start + 2 * Self.day + 5
         let old = Self.reports(count: 600, seed: 11)
         try devices.record(old, now: arrival)
-        #expect(try analytics.processReports(after: 0, through: 400, now: arrival) == 400)
+        #expect(try analytics.processReports(after: 0, through: 400, now: arrival).count == 400)
         let recent = Self.reports(count: 100, seed: 12)
         try devices.record(recent, now: arrival + 100 * Self.day)
         let window = (from: Self.start, to: Self.start + 5 * Self.day)

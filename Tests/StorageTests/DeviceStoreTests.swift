@@ -17,6 +17,10 @@ import TestSupport
         try DeviceStoreContract(backend).aRejectedSetTagsChangesNothing()
     }
 
+    @Test(arguments: Backend.allCases) func listItemsOverTheirCapAreRefusedAlike(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).listItemsOverTheirCapAreRefusedAlike()
+    }
+
     @Test(arguments: Backend.allCases) func operationsAndDeletes(_ backend: Backend) throws {
         try DeviceStoreContract(backend).operationsAndDeletes()
     }
@@ -113,6 +117,31 @@ struct DeviceStoreContract {
         }
         #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil) == ["Level": .integer(3), "City": .string("Lyon")])
         #expect(try store.device(app: "APP-1", hwid: "H1")?.language == "fr")
+    }
+
+    /// Items PostgreSQL's index could not hold are refused on both backends, however they come
+    /// (set, a single string set on a list tag, appended), and nothing changes.
+    func listItemsOverTheirCapAreRefusedAlike() throws {
+        let longest = String(repeating: "i", count: TagRules.maxListItemBytes)
+        let over = String(repeating: "é", count: TagRules.maxListItemBytes / 2 + 1)
+        try register("H1", tags: ["Fav": [.string(longest)]])
+        try register("H2", tags: ["Fav": ["a"]])
+        let refusals: [TagUpdate.Operation] = [.set([.string(over)]), .set(.string(over)), .append([over])]
+        for operation in refusals {
+            let error = #expect(throws: StoreError.self) {
+                try store.setTags(app: "APP-1", hwid: "H2", attributes: DeviceAttributes(),
+                                  updates: [TagUpdate(name: "Fav", operation: operation)], now: 200)
+            }
+            #expect(error?.description == "tags.Fav: list items must be at most 1024 bytes long", "\(operation)")
+        }
+        #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil) == ["Fav": .list([longest])])
+        #expect(try store.getTags(app: "APP-1", hwid: "H2", userID: nil) == ["Fav": .list(["a"])])
+        #expect(throws: StoreError.self) {
+            try store.registerDevice(
+                DeviceRegistration(app: "APP-1", hwid: "H3", pushToken: "tok", gateway: nil, attributes: DeviceAttributes(platform: 1),
+                                   tags: [TagUpdate(name: "Fav", operation: .set([.string(over)]))]), now: 100)
+        }
+        #expect(try store.device(app: "APP-1", hwid: "H3") == nil)
     }
 
     func operationsAndDeletes() throws {

@@ -23,7 +23,8 @@ struct AudienceAPI: Sendable {
     func submit(body: [UInt8], authorization: String?) -> @Sendable () -> (HTTPResponse, Int) {
         let request: BulkSetTagsRequest, app: AppConfiguration
         do {
-            guard case .object(let root) = try JSON.parse(body) else {
+            let json = try JSON.parse(body)
+            guard case .object(let root) = json else {
                 return { (Envelope.failure(400, "the body must be a JSON object"), 400) }
             }
             // Application and token first, so that a foreign caller learns nothing about the body.
@@ -33,6 +34,7 @@ struct AudienceAPI: Sendable {
             guard TokenAuthenticator.accepts(TokenAuthenticator.presented(auth: root["auth"]?.stringValue, authorization: authorization), for: found)
             else { return { (Envelope.failure(403, "access denied: auth does not match the application's api_token"), 403) } }
             app = found
+            if let nul = json.nulCharacter { throw ArgumentError(nul.description) }
             request = try BulkSetTagsRequest(root)
         } catch let error as ArgumentError {
             return { (Envelope.argumentError(error.message), 210) }

@@ -43,6 +43,7 @@ struct InAppsAPI: AppResourceAPI {
         guard let json = try? JSON.parse(body), var fields = try? ConfigReader(json, path: "") else {
             throw ArgumentError("the body must be a JSON object")
         }
+        if let nul = json.nulCharacter { throw ArgumentError(nul.description) }
         guard let page = fields.value("rich_media")?.stringValue, RichMediaLinks.isValidCode(page) else {
             throw ArgumentError("rich_media is required: the code of an uploaded page (\(RichMediaLinks.codeRule))")
         }

@@ -68,13 +68,15 @@ struct OneSignalRoutes: Sendable {
         }
     }
 
-    /// Form fields, or the members of a JSON object body (values as text).
+    /// Form fields, or the members of a JSON object body (values as text). A NUL character in any
+    /// name or value is refused (400 naming the field).
     func decode(_ request: HTTPRequest) throws -> [String: String] {
         let contentType = request.header("content-type")?.lowercased() ?? ""
         if contentType.hasPrefix("application/json") {
             guard let json = try? JSON.parse(request.body), let object = json.objectValue else {
                 throw Failure(status: 400, message: "body is not a JSON object")
             }
+            if let nul = json.nulCharacter { throw Failure(status: 400, message: nul.description) }
             var fields: [String: String] = [:]
             for (name, value) in object {
                 switch value {
@@ -89,6 +91,7 @@ struct OneSignalRoutes: Sendable {
         guard let fields = FormDecoding.decode(request.body) else {
             throw Failure(status: 400, message: "body is not valid application/x-www-form-urlencoded")
         }
+        if let nul = NULCharacter.first(in: fields) { throw Failure(status: 400, message: nul.description) }
         return fields
     }
 
@@ -129,6 +132,7 @@ struct OneSignalRoutes: Sendable {
         guard let json = try? JSON.parse(text), let object = json.objectValue else {
             throw Failure(status: 400, message: "tags must be a JSON object")
         }
+        if let nul = JSON.object(["tags": json]).nulCharacter { throw Failure(status: 400, message: nul.description) }
         var cleaned = object
         for (name, value) in object where value == .string("") { cleaned[name] = .null }
         do {

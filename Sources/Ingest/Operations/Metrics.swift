@@ -53,7 +53,7 @@ final class Metrics: Sendable {
         return escaped
     }
 
-    func render(workers: [Dispatcher.Worker], queue: QueueDepth?, reports progress: (pending: Int64, processed: Int64),
+    func render(workers: [Dispatcher.Worker], queue: QueueDepth?, reports progress: (pending: Int64, processed: Int64, setAside: Int64),
                 dispatching: Bool, dispatcher: String?) -> String {
         var lines: [String] = []
         func family(_ name: String, _ type: String, _ help: String) {
@@ -86,6 +86,9 @@ final class Metrics: Sendable {
         lines.append("herald_reports_pending \(progress.pending)")
         family("herald_reports_processed_total", "counter", "Reports workers folded into the statistics since ingest started.")
         lines.append("herald_reports_processed_total \(progress.processed)")
+        family("herald_reports_set_aside_total", "counter",
+               "Processed reports left out of the statistics because the database refused a value they count (PostgreSQL; each logged as a WARNING).")
+        lines.append("herald_reports_set_aside_total \(progress.setAside)")
         family("herald_sqlite_busy_total", "counter", "Requests answered 503 because SQLite stayed busy past busy_timeout_ms.")
         lines.append("herald_sqlite_busy_total \(busy.load(ordering: .relaxed))")
         if let queue {

@@ -217,10 +217,10 @@ final class Dispatcher: Sendable {
             }
         case .ack(let id, let shard):
             logger.verbose("shard acknowledged", ["worker.id": id, "shard.id": String(shard)])
-        case .reportsDone(let id, let after, let processed):
+        case .reportsDone(let id, let after, let processed, let setAside):
             // Workers tell every ingest; only the dispatching one handed the batch out.
             guard isDispatching else { return }
-            guard reports.withLock({ $0.acknowledged(worker: id, after: after, processed: processed) }) else {
+            guard reports.withLock({ $0.acknowledged(worker: id, after: after, processed: processed, setAside: setAside) }) else {
                 if let count = strayAcknowledgements.withLock({ $0.note(now: monotonicSeconds()) }) {
                     logger.warning("report batch acknowledgement ignored: not a batch this worker holds (logged once a minute)",
                                    ["messages": String(count), "worker.id": id, "reports.after": String(after)])
@@ -306,9 +306,11 @@ final class Dispatcher: Sendable {
         }
     }
 
-    /// Report processing for `/metrics`: stored but not yet processed (upper bound), processed so far.
-    var reportProgress: (pending: Int64, processed: Int64) {
-        (pendingReports.load(ordering: .relaxed), reports.withLock { $0.processed })
+    /// Report processing for `/metrics`: stored but not yet processed (upper bound), processed so
+    /// far, and of those set aside uncounted.
+    var reportProgress: (pending: Int64, processed: Int64, setAside: Int64) {
+        let (processed, setAside) = reports.withLock { ($0.processed, $0.setAside) }
+        return (pendingReports.load(ordering: .relaxed), processed, setAside)
     }
 
     /// Workers heard from recently.

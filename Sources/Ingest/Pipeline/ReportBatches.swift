@@ -27,16 +27,19 @@ public struct ReportBatches: Sendable {
     public private(set) var outstanding: [Int64: Batch] = [:]
     /// Reports processed, as the workers acknowledged them.
     public private(set) var processed: Int64 = 0
+    /// Of those, reports set aside uncounted (the database refused a value they count).
+    public private(set) var setAside: Int64 = 0
     /// Since when reports past the cursor have been waiting.
     private var waitingSince: Double?
 
     /// Takes a worker's word that it processed the batch starting after `after`; false (and nothing
     /// changes) unless that batch is outstanding with that worker.
     @discardableResult
-    public mutating func acknowledged(worker: String, after: Int64, processed count: Int64) -> Bool {
+    public mutating func acknowledged(worker: String, after: Int64, processed count: Int64, setAside asideCount: Int64 = 0) -> Bool {
         guard outstanding[after]?.worker == worker else { return false }
         outstanding[after] = nil
         processed += count
+        setAside += asideCount
         return true
     }
 

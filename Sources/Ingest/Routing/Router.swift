@@ -122,7 +122,8 @@ struct Router: Sendable {
         }
     }
 
-    /// One `/json/1.3/<method>` call: malformed JSON is HTTP 400; argument errors are 210.
+    /// One `/json/1.3/<method>` call: malformed JSON is HTTP 400; argument errors, a NUL character
+    /// in any string or key of `request` among them, are 210.
     /// Returns the response and its envelope `status_code`.
     func api(method: String, body: [UInt8], authorization: String?) -> Work {
         let json: JSON
@@ -132,9 +133,10 @@ struct Router: Sendable {
             return { (Envelope.failure(400, "malformed JSON: \(error)"), 400) }
         }
         guard case .object(let root) = json else { return { (Envelope.failure(400, "the body must be a JSON object"), 400) } }
-        guard let request = root["request"]?.objectValue else {
+        guard let requestValue = root["request"], case .object(let request) = requestValue else {
             return { (Envelope.argumentError("request is required and must be an object"), 210) }
         }
+        if let nul = requestValue.nulCharacter { return { (Envelope.argumentError(nul.description), 210) } }
         if DeviceAPI.methods.contains(method) {
             // Validate here, on the I/O thread; only the store work runs on the database writer.
             let work: DeviceAPI.Work

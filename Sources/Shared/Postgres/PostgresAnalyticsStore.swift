@@ -6,11 +6,14 @@ import Core
 /// that every report is counted by exactly one of them.
 public final class PostgresAnalyticsStore: AnalyticsStore {
     let database: PostgresDatabase
+    /// Where a report set aside by `processReports` is told of.
+    let logger: Logger?
 
     static let day: Int64 = 86_400
 
-    public init(database: PostgresDatabase) {
+    public init(database: PostgresDatabase, logger: Logger? = nil) {
         self.database = database
+        self.logger = logger
     }
 
     // MARK: Processing (workers)
@@ -56,11 +59,11 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
         }
     }
 
-    public func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int {
+    public func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> ReportsProcessed {
         try database.write { transaction in
             let connection = transaction.connection
             var ids: [Int64] = []
-            var rollup = ReportRollup()
+            var facts: [(id: Int64, fact: ReportFact)] = []
             _ = try connection.rows(
                 """
                 SELECT id, \(ReportRollup.columns) FROM reports WHERE id > $1 AND id <= $2 AND processed_at IS NULL
@@ -69,10 +72,10 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
             ) { row in
                 ids.append(row.int(0))
                 let fact = ReportRollup.fact(row, base: 1)
-                if fact.isEvent || fact.purchase != nil { rollup.add(fact) }
+                if fact.isEvent || fact.purchase != nil { facts.append((row.int(0), fact)) }
             }
-            guard !ids.isEmpty else { return 0 }
-            try rollup.store(connection)
+            guard !ids.isEmpty else { return ReportsProcessed(count: 0) }
+            let setAside = try storeRollups(facts, connection)
             // Attribution by payload hash; reports of unknown hashes stay in `reports` only.
             try connection.run(
                 """
@@ -83,8 +86,47 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
                 WHERE r.id = ANY($1::bigint[]) AND r.kind IN ('delivery', 'push_stat') AND r.hash IS NOT NULL
                 ON CONFLICT DO NOTHING
                 """, [.integers(ids)])
-            return try connection.run("UPDATE reports SET processed_at = $1 WHERE id = ANY($2::bigint[])", [.integer(now), .integers(ids)])
+            let count = try connection.run("UPDATE reports SET processed_at = $1 WHERE id = ANY($2::bigint[])", [.integer(now), .integers(ids)])
+            return ReportsProcessed(count: count, setAside: setAside)
         }
+    }
+
+    /// Adds the facts to the rollups. When the server refuses a value of one (`isDataError`: a
+    /// report stored before today's limits, say), the whole range would fail each time it is
+    /// handed out; so the facts are then added one at a time, and a report whose value is refused
+    /// is set aside: left out of the rollups, marked processed with the rest, and logged. Each
+    /// attempt runs under a savepoint of the batch's transaction, so a refused one leaves nothing
+    /// behind and nothing is counted twice. Returns how many were set aside.
+    private func storeRollups(_ facts: [(id: Int64, fact: ReportFact)], _ connection: PostgresConnection) throws -> Int {
+        var rollup = ReportRollup()
+        for (_, fact) in facts { rollup.add(fact) }
+        guard try Self.refusal(connection, { try rollup.store(connection) }) != nil else { return 0 }
+        var setAside = 0
+        for (id, fact) in facts {
+            var single = ReportRollup()
+            single.add(fact)
+            if let refusal = try Self.refusal(connection, { try single.store(connection) }) {
+                setAside += 1
+                logger?.warning("report set aside: PostgreSQL refuses a value it counts; it is marked processed and left out of the statistics",
+                                ["report.id": String(id), "postgres.sqlstate": refusal.sqlState, "error": String(refusal.message.prefix(200))])
+            }
+        }
+        return setAside
+    }
+
+    /// Runs `body` under a savepoint: nil when it succeeds; the server's refusal of a value, with
+    /// `body`'s writes undone, when it fails with a data error. Any other error is thrown.
+    private static func refusal(_ connection: PostgresConnection, _ body: () throws -> Void) throws -> PostgresError? {
+        try connection.execute("SAVEPOINT rollup")
+        do {
+            try body()
+        } catch let error as PostgresError where error.isDataError {
+            try connection.execute("ROLLBACK TO SAVEPOINT rollup")
+            try connection.execute("RELEASE SAVEPOINT rollup")
+            return error
+        }
+        try connection.execute("RELEASE SAVEPOINT rollup")
+        return nil
     }
 
     public func pruneReports(receivedBefore before: Int64, limit: Int) throws(StoreError) -> Int {

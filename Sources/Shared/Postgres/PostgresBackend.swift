@@ -33,7 +33,7 @@ public final class PostgresBackend: StoreBackend {
         deviceStore = PostgresDeviceStore(database: database)
         devices = deviceStore
         campaigns = PostgresCampaignStore(database: database)
-        analytics = PostgresAnalyticsStore(database: database)
+        analytics = PostgresAnalyticsStore(database: database, logger: logger)
         richMedia = PostgresRichMediaStore(database: database)
     }
 

@@ -277,9 +277,10 @@ public final class PostgresDatabase: Sendable {
         switch error {
         case let error as StoreError: return error
         case let error as PostgresError:
-            // A value PostgreSQL cannot hold (over its index entry size, or not valid text) is the
-            // client's to fix, like any other invalid value.
-            if error.sqlStateClass == "54" || ["22001", "22021", "22P05"].contains(error.sqlState) {
+            // A value PostgreSQL cannot hold (over its index entry size, not valid text, or any
+            // other data exception but a division by zero, which is Herald's own) is the client's
+            // to fix, like any other invalid value.
+            if error.isDataError {
                 return .invalid("a value is too long or not valid text (\(error.message))")
             }
             return .backend(error.failure)

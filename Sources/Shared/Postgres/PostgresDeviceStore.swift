@@ -303,6 +303,12 @@ public final class PostgresDeviceStore: DeviceStore {
                     return nil
                 }
             case .append(let items) where type == .list && update.name != "badge":
+                // As `TagRules.apply` refuses them: the batch statement writes the items as they are.
+                do {
+                    try TagRules.checkListItems(items, field: "tags.\(update.name)")
+                } catch {
+                    throw .invalid(error.message)
+                }
                 tags.edits.append((update.name, false, items))
             case .remove(let items) where type == .list && update.name != "badge":
                 tags.edits.append((update.name, true, items))

@@ -36,6 +36,13 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         ["40001", "40P01"].contains(sqlState)
     }
 
+    /// A value the server cannot store: a data exception (class 22: not valid text, a malformed
+    /// literal, out of range) other than a division by zero, or over a limit (class 54: an index
+    /// entry over 2,704 bytes). Never retryable; the value is at fault, not the call.
+    public var isDataError: Bool {
+        (sqlStateClass == "22" && sqlState != "22012") || sqlStateClass == "54"
+    }
+
     /// True when the same call may succeed later: connection loss, serialization failures and
     /// deadlocks, too many connections, a lock or statement timeout.
     public var isRetryable: Bool {

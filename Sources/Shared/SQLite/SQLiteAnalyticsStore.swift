@@ -57,7 +57,7 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
         }
     }
 
-    public func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int {
+    public func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> ReportsProcessed {
         let range: [SQLiteValue] = [.integer(first), .integer(last)]
         // Counted from a read snapshot, so that the write lock (which ingest's writer waits for) is
         // held only to store the sums; redone under the lock if another worker took part of the
@@ -68,7 +68,7 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
         return try database.write { writer in
             let connection = writer.connection
             let current = try Self.unprocessed(connection, range)
-            guard current.count > 0 else { return 0 }
+            guard current.count > 0 else { return ReportsProcessed(count: 0) }
             try (current == counted ? rollup : Self.rollup(connection, range)).store(connection)
             // Attribution by payload hash; reports of unknown hashes stay in `reports` only.
             try connection.prepare(
@@ -81,7 +81,7 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
                 """
             ).run(range)
             try connection.prepare("UPDATE reports SET processed_at = ?3 WHERE \(Self.batch)").run(range + [.integer(now)])
-            return connection.changes
+            return ReportsProcessed(count: connection.changes)
         }
     }
 

@@ -97,6 +97,10 @@ package struct ReportRollup {
 
 /// One SDK report as the rollup counts it: its application and UTC day, and what it says.
 package struct ReportFact {
+    /// The longest screen name and currency kept, in UTF-8 bytes: they key the rollup rows
+    /// (`screen_days`, `purchase_days`), and PostgreSQL's index entries hold at most 2,704 bytes.
+    package static let maxKeyBytes = 256
+
     package var app: Int64
     package var day: Int64
     package var isEvent: Bool
@@ -118,9 +122,20 @@ package struct ReportFact {
         self.isEvent = isEvent
         self.name = name
         self.hwid = hwid
-        self.screen = screen
+        self.screen = screen.map(Self.key)
         self.sessionDuration = sessionDuration
         self.idleSeconds = idleSeconds
-        self.purchase = purchase
+        self.purchase = purchase.map { (Self.key($0.currency), $0.amount) }
+    }
+
+    /// A screen name or currency as the rollups keep it: up to its first NUL (where SQLite's text
+    /// ends; PostgreSQL's cannot hold one), and at most `maxKeyBytes`, cut at a character boundary.
+    package static func key(_ text: String) -> String {
+        let kept = text.utf8.prefix { $0 != 0 }
+        guard kept.count > maxKeyBytes else { return String(Substring(kept)) }
+        var end = kept.index(kept.startIndex, offsetBy: maxKeyBytes)
+        // Back to the start of the character the limit falls in (a continuation byte is 10xxxxxx).
+        while kept[end] & 0xC0 == 0x80 { kept.formIndex(before: &end) }
+        return String(Substring(kept[..<end]))
     }
 }

@@ -11,8 +11,9 @@ public enum QueueMessage: Sendable, Equatable {
     case job(shard: Int64)
     /// Fold the stored reports with ids in `(after, through]` into the statistics.
     case reports(after: Int64, through: Int64)
-    /// A report batch is processed (`processed` of its reports were new).
-    case reportsDone(worker: String, after: Int64, processed: Int64)
+    /// A report batch is processed (`processed` of its reports were new, `setAside` of those were
+    /// set aside uncounted; absent from a worker that does not say, 0).
+    case reportsDone(worker: String, after: Int64, processed: Int64, setAside: Int64 = 0)
 
     public var encoded: [UInt8] {
         switch self {
@@ -27,8 +28,9 @@ public enum QueueMessage: Sendable, Equatable {
             return JSON.object(["type": "job", "shard": .int(shard)]).encoded()
         case .reports(let after, let through):
             return JSON.object(["type": "reports", "after": .int(after), "through": .int(through)]).encoded()
-        case .reportsDone(let worker, let after, let processed):
-            return JSON.object(["type": "reports_done", "worker": .string(worker), "after": .int(after), "processed": .int(processed)]).encoded()
+        case .reportsDone(let worker, let after, let processed, let setAside):
+            return JSON.object(["type": "reports_done", "worker": .string(worker), "after": .int(after), "processed": .int(processed),
+                                "set_aside": .int(setAside)]).encoded()
         }
     }
 
@@ -74,8 +76,9 @@ public enum QueueMessage: Sendable, Equatable {
             return .reports(after: after, through: through)
         case "reports_done":
             guard let worker = worker(), let after = int("after", 0...Int64.max),
-                  let processed = int("processed", 0...Pipeline.reportBatchSize) else { return nil }
-            return .reportsDone(worker: worker, after: after, processed: processed)
+                  let processed = int("processed", 0...Pipeline.reportBatchSize),
+                  let setAside = json["set_aside"] == nil ? 0 : int("set_aside", 0...processed) else { return nil }
+            return .reportsDone(worker: worker, after: after, processed: processed, setAside: setAside)
         default:
             return nil
         }

@@ -85,8 +85,9 @@ public protocol AnalyticsStore: Sendable {
     /// `notificationTypes` is not 0; one change of that state is one count, however often it registers.
     func optIns(app: String, from: Int64, to: Int64) throws(StoreError) -> [OptInCount]
     /// Folds the unprocessed reports with ids in `(first, last]` into the statistics, in one
-    /// transaction; returns how many it processed (0 when another worker already did).
-    func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> Int
+    /// transaction; returns how many it processed (0 when another worker already did) and how many
+    /// of them it set aside.
+    func processReports(after first: Int64, through last: Int64, now: Int64) throws(StoreError) -> ReportsProcessed
     /// Deletes up to `limit` processed reports received before `before` (their counts are in the
     /// rollups); returns how many went.
     func pruneReports(receivedBefore before: Int64, limit: Int) throws(StoreError) -> Int

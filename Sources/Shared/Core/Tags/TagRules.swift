@@ -1,6 +1,18 @@
 /// How raw SDK values become typed tag values, and how operations change them. Pure functions,
 /// so the rules are tested without a database.
 public enum TagRules {
+    /// The longest list item, in UTF-8 bytes: items key PostgreSQL's `device_tag_items` and its
+    /// index, whose entries hold at most 2,704 bytes with the application id and a tag name (up to
+    /// 128 bytes). Refused alike on both backends.
+    public static let maxListItemBytes = 1024
+
+    /// Refuses a list item longer than `maxListItemBytes`; `field` names the tag (`tags.interests`).
+    public static func checkListItems(_ items: some Sequence<String>, field: String) throws(TagError) {
+        guard items.allSatisfy({ $0.utf8.count <= maxListItemBytes }) else {
+            throw TagError("\(field): list items must be at most \(maxListItemBytes) bytes long")
+        }
+    }
+
     /// The type a first value defines for a tag that has no definition yet.
     public static func inferType(of value: JSON) -> TagType? {
         switch value {
@@ -58,6 +70,7 @@ public enum TagRules {
             guard let converted = convert(value, to: target) else {
                 throw TagError("tags.\(name): expected \(target.article) \(target.name) value, found \(value.typeName) \(value.text.prefix(40))")
             }
+            if case .list(let items) = converted { try checkListItems(items, field: "tags.\(name)") }
             return converted
         case .increment(let amount):
             switch type ?? (amount.lenientInt != nil ? .integer : .decimal) {
@@ -85,6 +98,7 @@ public enum TagRules {
             var list: [String] = []
             if case .list(let existing) = current { list = existing }
             if case .append = operation {
+                try checkListItems(items, field: "tags.\(name)")
                 for item in items where !list.contains(item) { list.append(item) }
             } else {
                 list.removeAll { items.contains($0) }

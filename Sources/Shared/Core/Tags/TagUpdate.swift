@@ -54,11 +54,13 @@ public struct TagUpdate: Sendable, Equatable {
                     case .string(let single): items = [single]
                     default: throw TagError("\(field).\(name): \(operation) needs an array of strings")
                     }
+                    try TagRules.checkListItems(items, field: "\(field).\(name)")
                     updates.append(TagUpdate(name: name, operation: operation.lowercased() == "append" ? .append(items) : .remove(items)))
                 default:
                     throw TagError("\(field).\(name): unknown operation \"\(operation)\" (use increment, append or remove)")
                 }
             default:
+                if case .array(let items) = value { try TagRules.checkListItems(items.lazy.compactMap(\.lenientString), field: "\(field).\(name)") }
                 updates.append(TagUpdate(name: name, operation: .set(value)))
             }
         }
