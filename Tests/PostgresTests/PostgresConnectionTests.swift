@@ -34,10 +34,12 @@ import TestSupport
         }
         #expect(back == texts)
         let numbers = try connection.rows("SELECT unnest($1::bigint[]), unnest($2::float8[]), unnest($3::boolean[])",
-                                          [.integers([1, -2, Int64.min]), .doubles([1.5, -0.25, 1e300]), .booleans([true, false, true])]) {
+                                          [.integers([1, -2, Int64.min, 0, 10, -907]), .doubles([1.5, -0.25, 1e300, 0, 2, 3]),
+                                           .booleans([true, false, true, false, true, false])]) {
             ($0.int(0), $0.double(1), $0.bool(2))
         }
-        #expect(numbers.map(\.0) == [1, -2, Int64.min] && numbers.map(\.1) == [1.5, -0.25, 1e300] && numbers.map(\.2) == [true, false, true])
+        #expect(numbers.map(\.0) == [1, -2, Int64.min, 0, 10, -907] && numbers.map(\.1) == [1.5, -0.25, 1e300, 0, 2, 3]
+            && numbers.map(\.2) == [true, false, true, false, true, false])
         #expect(try connection.rows("SELECT unnest($1::bigint[])", [.integers([])]) { $0.int(0) }.isEmpty)
     }
 

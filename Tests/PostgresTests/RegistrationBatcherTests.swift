@@ -69,6 +69,86 @@ import TestSupport
         let connection = try PostgresConnection(database.pool.settings)
         let (count, span) = try #require(try connection.first("SELECT count(*), max(id) - min(id) + 1 FROM devices") { ($0.int(0), $0.int(1)) })
         #expect(count == 1 + 1 + 16 * 39 && span <= count + 16, "\(count) devices over \(span) ids")
+        // Every device opted in when it was created and stayed in: one history row each.
+        #expect(try connection.first("SELECT count(*), count(DISTINCT device_id) FILTER (WHERE registered AND opted_in) FROM permission_changes") {
+            [$0.int(0), $0.int(1)]
+        } == [count, count])
+    }
+
+    /// The opt-in history of one device's registrations, unregistration and unsubscription (its
+    /// time, app version, whether opted in, and whether it was the device's first row), in order.
+    func history(_ hwid: String) throws -> [String] {
+        let connection = try PostgresConnection(database.pool.settings)
+        return try connection.rows(
+            """
+            SELECT p.at, p.app_version, p.opted_in, p.registered FROM permission_changes p JOIN devices d ON d.id = p.device_id
+            WHERE d.hwid = $1 ORDER BY p.id
+            """, [.text(hwid)]) { "\($0.int(0)) \($0.optionalText(1) ?? "-") \($0.bool(2) ? "in" : "out")\($0.bool(3) ? " registered" : "")" }
+    }
+
+    /// Batched registrations write the opt-in history the ordinary path writes: the same rows, in
+    /// the same order, for a new device, a token change, an unregistration, a token again, a
+    /// permission withdrawn and granted again, and an unsubscription followed by a registration.
+    @Test func batchedRegistrationsWriteTheOptInHistoryOfTheOrdinaryPath() throws {
+        try store.registerDevice(try registration("seed", token: "t-seed", level: 0), now: 1)
+        // "batched" sets a tag of a known type (batched); "alone" deletes one, which only the ordinary path does.
+        for (hwid, tags) in [("batched", ["Level": JSON.int(1)]), ("alone", ["Gone": JSON.null])] {
+            func register(_ token: String, types: Int64, version: String? = nil, at now: Int64) throws {
+                try store.registerDevice(DeviceRegistration(
+                    app: "APP-1", hwid: hwid, pushToken: token, gateway: nil,
+                    attributes: DeviceAttributes(platform: 1, appVersion: version, notificationTypes: types), tags: TagUpdate.parse(tags)), now: now)
+            }
+            try register("t1", types: 7, version: "1.0", at: 10)
+            try register("t2", types: 7, at: 20)
+            try store.unregisterDevice(app: "APP-1", hwid: hwid, now: 30)
+            try register("t3", types: 7, at: 40)
+            try register("t3", types: 0, at: 50)
+            try register("t3", types: 6, version: "1.1", at: 60)
+            try store.setSubscribed(app: "APP-1", hwid: hwid, subscribed: false, now: 70)
+            try register("t3", types: 6, at: 80)
+        }
+        #expect(try history("batched") == ["10 1.0 in registered", "30 1.0 out", "40 1.0 in", "50 1.0 out", "60 1.1 in", "70 1.1 out", "80 1.1 in"])
+        #expect(try history("alone") == history("batched"))
+    }
+
+    /// A batched registration whose device another transaction inserts meanwhile updates that
+    /// device once it commits (ON CONFLICT): the history holds the other insert's row, then the
+    /// registration's change, as when the registration comes second on its own.
+    @Test func aRegistrationRacingAnInsertOfItsDeviceRecordsItsChange() throws {
+        try store.registerDevice(try registration("seed", token: "t-seed", level: 0), now: 1)
+        let other = try PostgresConnection(database.pool.settings)
+        let otherBackend = try #require(try other.first("SELECT pg_backend_pid()") { $0.int(0) })
+        try other.execute("BEGIN")
+        try other.run("INSERT INTO devices (app_id, hwid, platform, created_at, updated_at) VALUES ($1, 'raced', 1, 5, 5)",
+                      [.integer(try database.appID("APP-1"))])
+        let store = self.store, request = try registration("raced", token: "t-raced", level: 3)
+        let outcome = Mutex<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            var answer = "ok"
+            do {
+                try store.registerDevice(request, now: 6)
+            } catch {
+                answer = "\(error)"
+            }
+            outcome.withLock { [answer] in $0 = answer }
+            done.signal()
+        }.start()
+        // The batch's insert waits for the uncommitted one of the same device (checked for at most 10 s).
+        let watcher = try PostgresConnection(database.pool.settings)
+        var blocked = false
+        for _ in 0..<100 where !blocked {
+            blocked = try watcher.first("SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+                                        [.integer(otherBackend)]) { $0.int(0) } == 1
+            if !blocked { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(blocked)
+        try other.execute("COMMIT")
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(outcome.withLock { $0 } == "ok")
+        #expect(try store.device(app: "APP-1", hwid: "raced")?.pushToken == "t-raced")
+        #expect(try store.getTags(app: "APP-1", hwid: "raced", userID: nil) == ["Level": .integer(3), "City": .string("Lyon")])
+        #expect(try history("raced") == ["5 - out registered", "6 - in"])
     }
 
     @Test func aRegistrationTheDatabaseRefusesFailsAloneInItsBatch() throws {

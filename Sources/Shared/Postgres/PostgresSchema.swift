@@ -384,6 +384,35 @@ enum PostgresSchema {
           ON CONFLICT DO NOTHING;
         DROP TABLE inbox_entries;
         """,
+        // 13: the same opt-in history for less: the rows of new devices are written once per
+        // statement from its transition table (a batch of registrations inserts many devices in one
+        // statement) instead of by one PL/pgSQL call per row, and an update calls its function only
+        // when the permission state changed (the trigger's WHEN is checked before any PL/pgSQL runs).
+        """
+        DROP TRIGGER permission_changed ON devices;
+        CREATE OR REPLACE FUNCTION permission_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          INSERT INTO permission_changes (app_id, device_id, at, app_version, opted_in, registered)
+          VALUES (NEW.app_id, NEW.id, NEW.updated_at, NEW.app_version,
+            NEW.push_token IS NOT NULL AND NEW.subscribed AND coalesce(NEW.notification_types, 1) <> 0, false);
+          RETURN NULL;
+        END $$;
+        CREATE TRIGGER permission_changed AFTER UPDATE OF push_token, subscribed, notification_types ON devices
+          FOR EACH ROW WHEN ((NEW.push_token IS NOT NULL AND NEW.subscribed AND coalesce(NEW.notification_types, 1) <> 0)
+            IS DISTINCT FROM (OLD.push_token IS NOT NULL AND OLD.subscribed AND coalesce(OLD.notification_types, 1) <> 0))
+          EXECUTE FUNCTION permission_change();
+        CREATE FUNCTION permissions_registered() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          INSERT INTO permission_changes (app_id, device_id, at, app_version, opted_in, registered)
+          SELECT app_id, id, updated_at, app_version, push_token IS NOT NULL AND subscribed AND coalesce(notification_types, 1) <> 0, true
+          FROM registered_devices;
+          RETURN NULL;
+        END $$;
+        -- An INSERT … ON CONFLICT DO UPDATE lists only the rows it inserted here; those it updated
+        -- fire permission_changed.
+        CREATE TRIGGER permissions_registered AFTER INSERT ON devices REFERENCING NEW TABLE AS registered_devices
+          FOR EACH STATEMENT EXECUTE FUNCTION permissions_registered();
+        """,
     ]
 
     /// Runs `body` holding the migration lock, which serializes Herald processes starting at once.

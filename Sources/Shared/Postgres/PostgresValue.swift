@@ -79,12 +79,13 @@ struct ParameterBuffer {
     private mutating func appendInteger(_ number: Int64) {
         if number < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = number.magnitude
-        var digits: [UInt8] = []
+        // Least significant digit first, then turned around in place (no buffer per number).
+        let start = bytes.count
         repeat {
-            digits.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
-        bytes.append(contentsOf: digits.reversed())
+        bytes[start...].reverse()
     }
 
     /// Swift's shortest round-tripping form, which PostgreSQL parses back to the same double;

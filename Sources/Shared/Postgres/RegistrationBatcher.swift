@@ -277,10 +277,12 @@ final class RegistrationBatcher: Sendable {
                 return
             }
             guard !batch.isEmpty else { continue }
-            batch.sort { $0.device < $1.device }
+            // Each entry moved once, in its device's order (entries are large to swap).
+            let devices = batch.map(\.device)
+            batch = devices.indices.sorted { devices[$0] < devices[$1] }.map { batch[$0] }
             let errors = write(batch.map(\.item))
             let more = gathering.withLock { flight -> Bool in
-                for entry in batch { flight.devices.remove(entry.device) }
+                flight.devices.subtract(devices)
                 return !flight.waiting.isEmpty
             }
             if more { available.signal() }
