@@ -37,6 +37,12 @@ import TestSupport
             OptInCount(day: day1, appVersion: "1.0", registered: 0, optedIn: 0, optedOut: 1),
             OptInCount(day: day1, appVersion: "1.1", registered: 0, optedIn: 1, optedOut: 1),
         ])
+        // Versions list in byte order on both backends, whatever the PostgreSQL server's collation.
+        for (index, version) in ["1.0-alpha", "1.0-Beta", "1.0-beta", "1.0-Alpha"].enumerated() {
+            try register(stores.devices, "V\(index)", types: 7, version: version, at: 25 * Self.day)
+        }
+        #expect(try stores.analytics.optIns(app: "APP-1", from: 25 * Self.day, to: 26 * Self.day).map(\.appVersion)
+                == ["1.0-Alpha", "1.0-Beta", "1.0-alpha", "1.0-beta"])
         // The window is [from, to).
         #expect(try stores.analytics.optIns(app: "APP-1", from: day0 + 40, to: day1 + 20) == [
             OptInCount(day: day0, appVersion: nil, registered: 1, optedIn: 1, optedOut: 0),

@@ -43,6 +43,7 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
         let appID = try database.appID(app)
         return try database.snapshot { connection in
             try connection.rows(OptInCount.query, [.integer(appID), .integer(from), .integer(to)], OptInCount.init(row:))
+                .sorted { $0.precedes($1) }
         }
     }
 

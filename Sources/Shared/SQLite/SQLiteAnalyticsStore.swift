@@ -46,6 +46,7 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
         let appID = try database.appID(app)
         return try database.read { connection in
             try connection.prepare(OptInCount.query).rows([.integer(appID), .integer(from), .integer(to)], OptInCount.init(row:))
+                .sorted { $0.precedes($1) }
         }
     }
 

@@ -23,8 +23,20 @@ public struct OptInCount: Sendable, Equatable {
         SELECT at / 86400 * 86400 AS day, app_version, count(*) FILTER (WHERE registered),
           count(*) FILTER (WHERE opted_in), count(*) FILTER (WHERE NOT opted_in)
         FROM permission_changes WHERE app_id = $1 AND at >= $2 AND at < $3
-        GROUP BY day, app_version ORDER BY day, app_version NULLS FIRST
+        GROUP BY day, app_version
         """
+
+    /// Whether `self` lists before `other`: by day, then app version in byte order (none first).
+    /// The stores sort `query`'s rows with it rather than in SQL, where PostgreSQL would order the
+    /// versions by its database's collation ("1.0-Beta" after "1.0-alpha" in en-US, before it here).
+    package func precedes(_ other: OptInCount) -> Bool {
+        if day != other.day { return day < other.day }
+        switch (appVersion, other.appVersion) {
+        case (nil, nil), (_, nil): return false
+        case (nil, _): return true
+        case (let mine?, let theirs?): return mine.utf8.lexicographicallyPrecedes(theirs.utf8)
+        }
+    }
 
     /// One day and version from `query`'s row.
     package init(row: some StoredRow) {
