@@ -136,8 +136,11 @@ extension PostgresCampaignStore {
         return try database.read { connection in try connection.rows(sql, values, Self.target) }
     }
 
-    /// One statement: the page, and per target a lookup of its device's sent deliveries (which a
-    /// per-device lookup keeps on their index however few the statistics say there are).
+    /// One statement: the page, and per target a lookup of its device's sent deliveries. Planned
+    /// per device, the lookup takes their index from a page of deliveries on (only a plan made
+    /// while the table is empty scans it); a separate read of the page's devices as a list could
+    /// prefer to scan every sent delivery, and needed `enable_seqscan = off` in a transaction of
+    /// its own: three more round trips.
     public func cappedTargets(of work: ShardWork, after: Int64, limit: Int, since1: Int64,
                               since2: Int64) throws(StoreError) -> (targets: [Target], recentSends: [Int64: (Int, Int)]) {
         let (sql, values) = Self.targetQuery(work, after: after, limit: limit, sentSince: (since1, since2))
