@@ -152,7 +152,7 @@ struct ShardRunner: Sendable {
                 break
             case .probe:
                 guard try settle() else { return .stopped }
-                next = try prepare(Array(next.page.prefix(Self.probeSize)), work: work, now: clock.now())
+                next = prepare(Array(next.page.prefix(Self.probeSize)), recentSends: next.recentSends, work: work, now: clock.now())
             case .open(let seconds):
                 guard try settle() else { return .stopped }
                 if seconds > Self.maxWaitInPlace { return .resume(at: clock.now() + Int64(seconds.rounded(.up))) }
@@ -187,8 +187,22 @@ struct ShardRunner: Sendable {
     private func readAhead(_ work: ShardWork, after: Int64, limit: Int) -> Background<Result<PreparedPage, any Error>> {
         let now = clock.now()
         return Background(thread: "herald-read-ahead") { [self] in
-            Result { try prepare(try store.targets(of: work, after: after, limit: limit), work: work, now: now) }
+            Result { try read(work, after: after, limit: limit, now: now) }
         }
+    }
+
+    /// Reads the page after `after` with what the frequency caps need to know, and prepares it.
+    /// The update or end of a running Live Activity is not capped: it changes what the activity
+    /// already shows, so a capped one would leave the activity stale, or on the lock screen after it
+    /// ended, without anyone noticing (APNs budgets such pushes per activity itself).
+    private func read(_ work: ShardWork, after: Int64, limit: Int, now: Int64) throws -> PreparedPage {
+        if let activity = work.spec.liveActivity, activity.event != .start {
+            return prepare(try store.targets(of: work, after: after, limit: limit), recentSends: nil, work: work, now: now)
+        }
+        let cappingWindow = work.spec.cappingDays.map { Int64($0) * 86_400 } ?? 0
+        let page = try store.cappedTargets(of: work, after: after, limit: limit, since1: now - Int64(throttle.perDeviceWindowSeconds),
+                                           since2: now - cappingWindow)
+        return prepare(page.targets, recentSends: page.recentSends, work: work, now: now)
     }
 
     /// Waits for a batch, schedules its transient failures, tells the breakers, counts, and records
@@ -320,18 +334,13 @@ struct ShardRunner: Sendable {
         return !stop()
     }
 
-    /// Applies the frequency caps to one page: the throttled outcomes, and the pushes to deliver at `now`.
-    /// The update or end of a running Live Activity is not capped: it changes what the activity
-    /// already shows, so a capped one would leave the activity stale, or on the lock screen after it
-    /// ended, without anyone noticing (APNs budgets such pushes per activity itself).
-    private func prepare(_ page: [Target], work: ShardWork, now: Int64) throws -> PreparedPage {
-        guard !page.isEmpty else { return PreparedPage(page: page, throttled: [], pushes: [], now: now) }
-        if let activity = work.spec.liveActivity, activity.event != .start {
-            return PreparedPage(page: page, throttled: [], pushes: pushes(for: page, work: work, now: now), now: now)
+    /// Applies the frequency caps to one page, given its devices' pushes sent within the caps'
+    /// windows (`cappedTargets`; nil when the page is not capped): the throttled outcomes, and the
+    /// pushes to deliver at `now`.
+    private func prepare(_ page: [Target], recentSends recent: [Int64: (Int, Int)]?, work: ShardWork, now: Int64) -> PreparedPage {
+        guard let recent else {
+            return PreparedPage(page: page, recentSends: nil, throttled: [], pushes: pushes(for: page, work: work, now: now), now: now)
         }
-        let cappingWindow = work.spec.cappingDays.map { Int64($0) * 86_400 } ?? 0
-        let recent = try store.recentSends(deviceIDs: page.map(\.deviceID), since1: now - Int64(throttle.perDeviceWindowSeconds),
-                                           since2: now - cappingWindow)
         var throttled: [DeliveryRecord] = []
         var allowed: [Target] = []
         for target in page {
@@ -342,7 +351,7 @@ struct ShardRunner: Sendable {
                 allowed.append(target)
             }
         }
-        return PreparedPage(page: page, throttled: throttled, pushes: pushes(for: allowed, work: work, now: now), now: now)
+        return PreparedPage(page: page, recentSends: recent, throttled: throttled, pushes: pushes(for: allowed, work: work, now: now), now: now)
     }
 
     /// The payloads of `targets` sent at `now`: devices with the same language and badge share one
@@ -369,6 +378,8 @@ struct ShardRunner: Sendable {
 /// the pushes to deliver, built at `now`.
 struct PreparedPage: Sendable {
     let page: [Target]
+    /// The caps' counts the page was prepared with (nil: not capped).
+    let recentSends: [Int64: (Int, Int)]?
     let throttled: [DeliveryRecord]
     let pushes: [OutgoingPush]
     let now: Int64

@@ -46,6 +46,18 @@ import TestSupport
     @Test(arguments: Backend.allCases) func theNextRecordOfADeletedMessagesShardCountsAndCancelsIt(_ backend: Backend) throws {
         try CampaignStoreContract(backend).theNextRecordOfADeletedMessagesShardCountsAndCancelsIt()
     }
+
+    @Test(arguments: Backend.allCases) func aPageSkipsTheDevicesRecordedAnywhereInTheRestOfTheRange(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).aPageSkipsTheDevicesRecordedAnywhereInTheRestOfTheRange()
+    }
+
+    @Test(arguments: Backend.allCases) func aCappedPageCountsEachTargetsSentPushesSinceBothMoments(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).aCappedPageCountsEachTargetsSentPushesSinceBothMoments()
+    }
+
+    @Test(arguments: Backend.allCases) func aBatchRecordedTwiceCountsOnceWithItsFailureReasons(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).aBatchRecordedTwiceCountsOnceWithItsFailureReasons()
+    }
 }
 
 /// The bodies of `CampaignStoreTests`, on a fresh database of one backend.
@@ -198,6 +210,70 @@ struct CampaignStoreContract {
                                      now: 1_032, attemptedThrough: ids[3]) == false)
         #expect(try campaigns.markAttempted(work, through: ids[3], worker: "w1") == false)
         #expect(try fixture.count("SELECT attempted_through FROM message_shards WHERE id = \(work.shardID)") == Int(ids[2]))
+    }
+
+    func aPageSkipsTheDevicesRecordedAnywhereInTheRestOfTheRange() throws {
+        let work = try leasedShard(devices: 6)
+        let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
+        #expect(ids.count == 6)
+        // Recorded out of order, as a later holder's recovery and a lost holder's late commit may.
+        for id in [ids[5], ids[1], ids[3]] {
+            #expect(try campaigns.record([DeliveryRecord(deviceID: id, outcome: .sent)], work: work, worker: "w1", leaseUntil: 1_030,
+                                         now: 1_000, attemptedThrough: nil))
+        }
+        #expect(try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID) == [ids[0], ids[2], ids[4]])
+        #expect(try campaigns.targets(of: work, after: 0, limit: 2).map(\.deviceID) == [ids[0], ids[2]])
+        #expect(try campaigns.targets(of: work, after: ids[2], limit: 10).map(\.deviceID) == [ids[4]])
+        #expect(try campaigns.targets(of: work, after: ids[4], limit: 10).isEmpty)
+        let capped = try campaigns.cappedTargets(of: work, after: ids[0], limit: 10, since1: 0, since2: 0)
+        #expect(capped.targets.map(\.deviceID) == [ids[2], ids[4]] && capped.recentSends.isEmpty)
+    }
+
+    /// The caps count sent pushes of every message, strictly after each moment; throttled and
+    /// failed outcomes do not count, and only the page's devices are counted.
+    func aCappedPageCountsEachTargetsSentPushesSinceBothMoments() throws {
+        let first = try leasedShard(devices: 4, now: 1_000)
+        let ids = try campaigns.targets(of: first, after: 0, limit: 10).map(\.deviceID)
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent), DeliveryRecord(deviceID: ids[1], outcome: .sent),
+                                      DeliveryRecord(deviceID: ids[2], outcome: .throttled),
+                                      DeliveryRecord(deviceID: ids[3], outcome: .failed, reason: "BadDeviceToken")],
+                                     work: first, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: nil))
+        #expect(try campaigns.finishShard(first, worker: "w1", resumeAt: nil) == nil)
+        let second = try leasedShard(devices: 4, now: 2_000)
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[0], outcome: .sent), DeliveryRecord(deviceID: ids[3], outcome: .sent)],
+                                     work: second, worker: "w1", leaseUntil: 2_030, now: 2_000, attemptedThrough: nil))
+        #expect(try campaigns.finishShard(second, worker: "w1", resumeAt: nil) == nil)
+        let third = try leasedShard(devices: 4, now: 3_000)
+
+        var page = try campaigns.cappedTargets(of: third, after: 0, limit: 10, since1: 1_500, since2: 999)
+        #expect(page.targets.map(\.deviceID) == ids)
+        #expect(page.targets.map(\.pushToken) == ["tok0", "tok1", "tok2", "tok3"])
+        #expect(page.recentSends.mapValues { [$0.0, $0.1] } == [ids[0]: [1, 2], ids[1]: [0, 1], ids[3]: [1, 1]])
+        page = try campaigns.cappedTargets(of: third, after: 0, limit: 10, since1: 1_000, since2: 2_000)
+        #expect(page.recentSends.mapValues { [$0.0, $0.1] } == [ids[0]: [1, 0], ids[3]: [1, 0]])
+        page = try campaigns.cappedTargets(of: third, after: ids[0], limit: 2, since1: 0, since2: 0)
+        #expect(page.targets.map(\.deviceID) == [ids[1], ids[2]])
+        #expect(page.recentSends.mapValues { [$0.0, $0.1] } == [ids[1]: [1, 1]])
+    }
+
+    /// A batch with final outcomes only, recorded again as after a lost connection: the second
+    /// time adds nothing; a device twice in a batch counts its first outcome.
+    func aBatchRecordedTwiceCountsOnceWithItsFailureReasons() throws {
+        let work = try leasedShard(devices: 4)
+        let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
+        let batch = [DeliveryRecord(deviceID: ids[0], outcome: .sent), DeliveryRecord(deviceID: ids[1], outcome: .failed, reason: "BadDeviceToken"),
+                     DeliveryRecord(deviceID: ids[2], outcome: .throttled), DeliveryRecord(deviceID: ids[3], outcome: .failed),
+                     DeliveryRecord(deviceID: ids[0], outcome: .failed, reason: "Unregistered")]
+        for _ in 0..<2 {
+            #expect(try campaigns.record(batch, work: work, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: ids[3]))
+            let status = try funnel()
+            #expect((status.targeted, status.sent, status.failed, status.throttled, status.retrying) == (4, 1, 2, 1, 0))
+            #expect(status.errors == ["BadDeviceToken": 1, "Unknown": 1])
+        }
+        #expect(try fixture.count("SELECT attempted_through FROM message_shards WHERE id = \(work.shardID)") == Int(ids[3]))
+        #expect(try campaigns.targets(of: work, after: 0, limit: 10).isEmpty)
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[1], outcome: .sent)], work: work, worker: "w2", leaseUntil: 1_030,
+                                     now: 1_001, attemptedThrough: nil) == false, "not w2's lease")
     }
 
     func message(_ transactionID: String, at now: Int64) throws -> String {

@@ -67,19 +67,29 @@ extension PostgresCampaignStore {
     /// The page query for a shard: its device range (walked in id order on the primary key),
     /// deliverable and subscribed devices with a token, opted in unless the message is silent on
     /// their platform, the message's platforms, explicit devices
-    /// or users, tag conditions, and not yet recorded.
-    static func targetQuery(_ work: ShardWork, after: Int64, limit: Int) -> (String, [PostgresValue]) {
+    /// or users, tag conditions, and not yet recorded. With `sentSince`, each row also counts the
+    /// pushes sent to its device since each of the two moments (`cappedTargets`).
+    static func targetQuery(_ work: ShardWork, after: Int64, limit: Int, sentSince: (Int64, Int64)? = nil) -> (String, [PostgresValue]) {
         var parameters = PostgresParameters([.integer(work.appID), .integer(after), .integer(work.lastDevice)])
+        // Looked up per target on the sent deliveries' index, after the page's other conditions.
+        let recent = sentSince.map { since in
+            let (first, second) = (parameters.add(.integer(since.0)), parameters.add(.integer(since.1)))
+            return (columns: ", r.first, r.second", join: """
+                 CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x.created_at > \(first)::bigint) AS first,
+                  count(*) FILTER (WHERE x.created_at > \(second)::bigint) AS second FROM deliveries x
+                  WHERE x.status = 'sent' AND x.device_id = d.id AND x.created_at > least(\(first)::bigint, \(second)::bigint)) r
+                """)
+        } ?? (columns: "", join: "")
         var sql: String
         if let activity = work.spec.liveActivity {
             sql = """
-                SELECT d.id, d.hwid, d.platform, t.token, d.gateway, d.language, d.badge FROM devices d
-                JOIN live_activity_tokens t ON \(liveActivityTokens(parameters.add(.text(activity.tokenActivityID))))
+                SELECT d.id, d.hwid, d.platform, t.token, d.gateway, d.language, d.badge\(recent.columns) FROM devices d
+                JOIN live_activity_tokens t ON \(liveActivityTokens(parameters.add(.text(activity.tokenActivityID))))\(recent.join)
                 WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND d.platform = \(Platform.iOS)
                 """
         } else {
             sql = """
-                SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge FROM devices d
+                SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge\(recent.columns) FROM devices d\(recent.join)
                 WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND d.push_token IS NOT NULL AND d.subscribed
                   AND d.token_invalid_reason IS NULL
                 """
@@ -108,47 +118,53 @@ extension PostgresCampaignStore {
         }
         // Looked up per device on the deliveries' key, like the tag conditions (`OFFSET 0`, see
         // `PostgresTargetFilter`): planned as a join while the deliveries' statistics still said the
-        // campaign had few, every page read all of the message's deliveries so far.
+        // campaign had few, every page read all of the message's deliveries so far. Only devices up
+        // to the highest one of the rest of the range with a delivery can have one, so the page first
+        // finds that device (one descent of the key, evaluated once) and looks up only those below
+        // it: in a first pass, none.
         let message = parameters.add(.integer(work.messageID))
-        sql += " AND NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = \(message) AND x.device_id = d.id OFFSET 0)"
+        sql += """
+             AND ((d.id > (SELECT max(x.device_id) FROM deliveries x WHERE x.message_id = \(message) AND x.device_id > $2 AND x.device_id <= $3))
+               IS NOT FALSE OR NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = \(message) AND x.device_id = d.id OFFSET 0))
+            """
         sql += " ORDER BY d.id LIMIT \(parameters.add(.integer(Int64(limit))))"
         return (sql, parameters.values)
     }
 
     public func targets(of work: ShardWork, after: Int64, limit: Int) throws(StoreError) -> [Target] {
         let (sql, values) = Self.targetQuery(work, after: after, limit: limit)
-        return try database.read { connection in
-            try connection.rows(sql, values) { row in
-                Target(deviceID: row.int(0), hwid: row.text(1), platform: Int(row.int(2)), pushToken: row.text(3),
-                       gateway: row.optionalText(4), language: row.optionalText(5), badge: row.int(6))
-            }
-        }
+        return try database.read { connection in try connection.rows(sql, values, Self.target) }
     }
 
-    public func recentSends(deviceIDs: [Int64], since1: Int64, since2: Int64) throws(StoreError) -> [Int64: (Int, Int)] {
-        guard !deviceIDs.isEmpty else { return [:] }
-        // The sent deliveries grow from nothing during a campaign, faster than statistics follow:
-        // a plan that scans them (16 ms per page at 40,000 devices) is ruled out for this read.
-        return try database.read { connection in
-            // One round trip for both.
-            try connection.execute("BEGIN READ ONLY; SET LOCAL enable_seqscan = off")
-            var counts: [Int64: (Int, Int)] = [:]
-            for (device, first, second) in try connection.rows(
-                """
-                SELECT device_id, count(*) FILTER (WHERE created_at > $1::bigint), count(*) FILTER (WHERE created_at > $2::bigint)
-                FROM deliveries WHERE status = 'sent' AND device_id = ANY($3::bigint[]) AND created_at > least($1::bigint, $2::bigint)
-                GROUP BY device_id
-                """, [.integer(since1), .integer(since2), .integers(deviceIDs)], { ($0.int(0), Int($0.int(1)), Int($0.int(2))) }) {
-                counts[device] = (first, second)
-            }
-            try connection.execute("COMMIT")
-            return counts
+    /// One statement: the page, and per target a lookup of its device's sent deliveries. Planned
+    /// per device, the lookup takes their index from a page of deliveries on (only a plan made
+    /// while the table is empty scans it); a separate read of the page's devices as a list could
+    /// prefer to scan every sent delivery, and needed `enable_seqscan = off` in a transaction of
+    /// its own: three more round trips.
+    public func cappedTargets(of work: ShardWork, after: Int64, limit: Int, since1: Int64,
+                              since2: Int64) throws(StoreError) -> (targets: [Target], recentSends: [Int64: (Int, Int)]) {
+        let (sql, values) = Self.targetQuery(work, after: after, limit: limit, sentSince: (since1, since2))
+        let rows = try database.read { connection in
+            try connection.rows(sql, values) { row in (target: Self.target(row), first: Int(row.int(7)), second: Int(row.int(8))) }
         }
+        var recentSends: [Int64: (Int, Int)] = [:]
+        for row in rows where row.first > 0 || row.second > 0 { recentSends[row.target.deviceID] = (row.first, row.second) }
+        return (rows.map(\.target), recentSends)
+    }
+
+    /// A row of `targetQuery`.
+    private static func target(_ row: PostgresRow) -> Target {
+        Target(deviceID: row.int(0), hwid: row.text(1), platform: Int(row.int(2)), pushToken: row.text(3),
+               gateway: row.optionalText(4), language: row.optionalText(5), badge: row.int(6))
     }
 
     public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64,
                        attemptedThrough: Int64?) throws(StoreError) -> Bool {
-        try database.write { transaction in
+        if work.spec.liveActivity == nil, !outcomes.contains(where: { $0.outcome == .retrying || $0.deadToken != nil }) {
+            return try recordInOneStatement(outcomes, work: work, worker: worker, leaseUntil: leaseUntil, now: now,
+                                            attemptedThrough: attemptedThrough)
+        }
+        return try database.write { transaction in
             let connection = transaction.connection
             try Self.markDead(outcomes, work: work, now: now, connection)
             // One row per (message, device): the first outcome recorded wins. Outcomes are recorded
@@ -188,6 +204,39 @@ extension PostgresCampaignStore {
             }
             try Self.noteActivityPushes(sent, work: work, now: now, connection)
             return try tally.apply(to: work, keepingLeaseOf: worker, until: leaseUntil, attemptedThrough: attemptedThrough, connection)
+        }
+    }
+
+    /// `record` for a batch with only final outcomes (sent, failed, throttled) and no dead token,
+    /// the usual one: the deliveries, the failures' reasons and the shard's counters, lease and
+    /// mark are one statement in autocommit, one round trip instead of four. The counters add up
+    /// the rows the insert made, as `record` does, so a statement run again after a lost
+    /// connection adds nothing twice.
+    private func recordInOneStatement(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64,
+                                      attemptedThrough: Int64?) throws(StoreError) -> Bool {
+        let errors = outcomes.contains { $0.outcome == .failed } ? """
+            , errors AS (
+              INSERT INTO message_errors (message_id, reason, count)
+              SELECT $1::bigint, coalesce(reason, 'Unknown'), count(*) FROM inserted WHERE status = 'failed' GROUP BY 2
+              ON CONFLICT (message_id, reason) DO UPDATE SET count = message_errors.count + excluded.count)
+            """ : ""
+        return try database.autocommit { connection in
+            try connection.first(
+                """
+                WITH inserted AS (
+                  INSERT INTO deliveries (message_id, device_id, status, reason, created_at)
+                  SELECT $1::bigint, u.device, u.status, u.reason, $2::bigint FROM unnest($3::bigint[], $4::text[], $5::text[]) AS u(device, status, reason)
+                  ON CONFLICT DO NOTHING RETURNING status, reason)\(errors),
+                tally AS (
+                  SELECT count(*) AS targeted, count(*) FILTER (WHERE status = 'sent') AS sent,
+                    count(*) FILTER (WHERE status = 'failed') AS failed, count(*) FILTER (WHERE status = 'throttled') AS throttled
+                  FROM inserted)
+                \(ShardTally.update(targeted: "t.targeted", sent: "t.sent", failed: "t.failed", throttled: "t.throttled", retrying: "0",
+                                    ambiguous: "0", shard: "$6", worker: "$7", leaseUntil: "$8", attemptedThrough: "$9", from: "tally t"))
+                """,
+                [.integer(work.messageID), .integer(now), .integers(outcomes.map(\.deviceID)), .texts(outcomes.map(\.outcome.rawValue)),
+                 .texts(outcomes.map(\.reason)), .integer(work.shardID), .text(worker), .integer(leaseUntil),
+                 attemptedThrough.map(PostgresValue.integer) ?? .null]) { $0.bool(0) } ?? false
         }
     }
 
@@ -357,17 +406,24 @@ extension ShardTally {
                 """, [.integer(work.messageID), .texts(reasons), .integers(reasons.map { errors[$0]! })])
         }
         return try connection.first(
-            """
-            UPDATE message_shards s SET targeted = s.targeted + $1, sent = s.sent + $2, failed = s.failed + $3,
-              throttled = s.throttled + $4, retrying = s.retrying + $5, ambiguous = s.ambiguous + $6,
-              lease_until = CASE WHEN s.status = 'leased' AND s.lease_owner = $8 AND m.status <> 'deleted' THEN $9 ELSE s.lease_until END,
-              attempted_through = CASE WHEN s.status = 'leased' AND s.lease_owner = $8 AND m.status <> 'deleted'
-                THEN greatest(s.attempted_through, $10::bigint) ELSE s.attempted_through END,
-              status = CASE WHEN s.status = 'leased' AND s.lease_owner = $8 AND m.status = 'deleted' THEN 'cancelled' ELSE s.status END
-            FROM messages m WHERE s.id = $7 AND m.id = s.message_id
-            RETURNING s.status = 'leased' AND s.lease_owner = $8
-            """,
+            Self.update(targeted: "$1", sent: "$2", failed: "$3", throttled: "$4", retrying: "$5", ambiguous: "$6", shard: "$7",
+                        worker: "$8", leaseUntil: "$9", attemptedThrough: "$10"),
             [.integer(targeted), .integer(sent), .integer(failed), .integer(throttled), .integer(retrying), .integer(ambiguous),
              .integer(work.shardID), .text(worker), .integer(leaseUntil), attemptedThrough.map(PostgresValue.integer) ?? .null]) { $0.bool(0) } ?? false
+    }
+
+    /// The UPDATE of `apply`, its values given as SQL expressions (placeholders, or columns of `from`).
+    static func update(targeted: String, sent: String, failed: String, throttled: String, retrying: String, ambiguous: String,
+                       shard: String, worker: String, leaseUntil: String, attemptedThrough: String, from: String? = nil) -> String {
+        """
+        UPDATE message_shards s SET targeted = s.targeted + \(targeted), sent = s.sent + \(sent), failed = s.failed + \(failed),
+          throttled = s.throttled + \(throttled), retrying = s.retrying + \(retrying), ambiguous = s.ambiguous + \(ambiguous),
+          lease_until = CASE WHEN s.status = 'leased' AND s.lease_owner = \(worker) AND m.status <> 'deleted' THEN \(leaseUntil) ELSE s.lease_until END,
+          attempted_through = CASE WHEN s.status = 'leased' AND s.lease_owner = \(worker) AND m.status <> 'deleted'
+            THEN greatest(s.attempted_through, \(attemptedThrough)::bigint) ELSE s.attempted_through END,
+          status = CASE WHEN s.status = 'leased' AND s.lease_owner = \(worker) AND m.status = 'deleted' THEN 'cancelled' ELSE s.status END
+        FROM messages m\(from.map { ", " + $0 } ?? "") WHERE s.id = \(shard) AND m.id = s.message_id
+        RETURNING s.status = 'leased' AND s.lease_owner = \(worker)
+        """
     }
 }

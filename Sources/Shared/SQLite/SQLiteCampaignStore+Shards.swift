@@ -134,7 +134,15 @@ extension SQLiteCampaignStore {
         }
     }
 
-    public func recentSends(deviceIDs: [Int64], since1: Int64, since2: Int64) throws(StoreError) -> [Int64: (Int, Int)] {
+    /// Two reads, the targets and then their devices' recent sends (each cheap in process).
+    public func cappedTargets(of work: ShardWork, after: Int64, limit: Int, since1: Int64,
+                              since2: Int64) throws(StoreError) -> (targets: [Target], recentSends: [Int64: (Int, Int)]) {
+        let page = try targets(of: work, after: after, limit: limit)
+        return (page, try recentSends(deviceIDs: page.map(\.deviceID), since1: since1, since2: since2))
+    }
+
+    /// For each device, pushes recorded as sent since each of the two moments: (since1, since2).
+    func recentSends(deviceIDs: [Int64], since1: Int64, since2: Int64) throws(StoreError) -> [Int64: (Int, Int)] {
         guard !deviceIDs.isEmpty else { return [:] }
         let list = JSON.array(deviceIDs.map { JSON.int($0) }).text
         return try database.read { connection in

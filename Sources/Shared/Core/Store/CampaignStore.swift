@@ -103,8 +103,10 @@ public protocol CampaignStore: InboxStore {
     /// The next page of devices of the shard with an id above `after`, not yet recorded for the message.
     func targets(of work: ShardWork, after: Int64, limit: Int) throws(StoreError) -> [Target]
 
-    /// For each device, pushes recorded as sent since each of the two moments: (since1, since2).
-    func recentSends(deviceIDs: [Int64], since1: Int64, since2: Int64) throws(StoreError) -> [Int64: (Int, Int)]
+    /// The next page, as `targets`, with the frequency caps' counts of its devices: for each device
+    /// with any, the pushes recorded as sent to it since each of the two moments, (since1, since2).
+    func cappedTargets(of work: ShardWork, after: Int64, limit: Int, since1: Int64,
+                       since2: Int64) throws(StoreError) -> (targets: [Target], recentSends: [Int64: (Int, Int)])
 
     /// Records a batch of first-attempt outcomes (idempotent per message and device; a `retrying`
     /// outcome also stores its retry) and extends the lease. With `attemptedThrough`, the same commit
