@@ -388,12 +388,11 @@ extension PostgresCampaignStore {
 
 /// Writes a tally into the PostgreSQL tables.
 extension ShardTally {
-    /// Adds the tally to the shard's counters and, in the same statement, does what
-    /// `PostgresCampaignStore.ownsLease` and then extending the lease would: returns whether the shard
-    /// is still leased to `worker` and its message not deleted, extends the lease when it is, and
+    /// Adds the tally to the shard's counters (whoever holds the lease: the outcomes happened) and,
+    /// in the same statement, does what `PostgresCampaignStore.ownsLease` and then extending the
+    /// lease would: returns whether the shard is still leased to `worker` and its message not
+    /// deleted, extends the lease and notes `attemptedThrough` (see `markAttempted`) when it is, and
     /// cancels the shard when its message was deleted. One round trip instead of three.
-    /// Adds the tally to the shard, extends the lease when it is still the worker's and notes
-    /// `attemptedThrough` then (see `markAttempted`); whether the lease is still the worker's.
     func apply(to work: ShardWork, keepingLeaseOf worker: String, until leaseUntil: Int64, attemptedThrough: Int64? = nil,
                _ connection: PostgresConnection) throws -> Bool {
         if !errors.isEmpty {
