@@ -8,8 +8,8 @@ import Testing
 /// On PostgreSQL, a report whose value the server refuses to store in the rollups must not block
 /// its batch: the real `herald-worker` sets it aside (processed, logged, not counted) and counts
 /// every valid report of the batch once. Herald's own limits leave no value that PostgreSQL
-/// refuses, so a trigger refuses one screen name with the data exception a NUL once caused
-/// (22P02). SQLite has no such refusal, so this runs on PostgreSQL only.
+/// refuses, so a trigger refuses one screen name as an index entry over PostgreSQL's limit once
+/// did (54000). SQLite has no such refusal, so this runs on PostgreSQL only.
 @Suite(.serialized) struct ReportSetAsideTests {
     @Test func aReportPostgreSQLRefusesIsSetAsideAndTheRestOfItsBatchIsCountedOnce() throws {
         let herald = try HeraldProcesses(database: .postgres)
@@ -19,7 +19,7 @@ import Testing
         try database.execute(
             """
             CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-              IF NEW.screen = 'Poison' THEN RAISE EXCEPTION 'malformed array literal' USING ERRCODE = '22P02'; END IF;
+              IF NEW.screen = 'Poison' THEN RAISE EXCEPTION 'index row size 3032 exceeds btree version 4 maximum 2704' USING ERRCODE = '54000'; END IF;
               RETURN NEW;
             END $$;
             CREATE TRIGGER refuse_poison BEFORE INSERT ON screen_days FOR EACH ROW EXECUTE FUNCTION refuse_poison();

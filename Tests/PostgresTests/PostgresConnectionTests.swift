@@ -74,10 +74,12 @@ import TestSupport
         // Bound values (tokens, hwids) never reach the error text.
         #expect(!duplicate.failure.description.contains("424242"))
 
-        // A value the server cannot store is the client's mistake (210, never a 500 the SDKs retry),
-        // except a division by zero, which only Herald's own SQL can cause.
+        // A client's value the server cannot store is the client's mistake (210, never a 500 the
+        // SDKs retry); a malformed literal or a division by zero only Herald's own values and SQL
+        // can cause, so they stay Herald's errors (logged, 500).
         for (state, retryable, invalid) in [("40001", true, false), ("40P01", true, false), ("53300", true, false), ("22012", false, false),
-                                            ("22P02", false, true), ("22021", false, true), ("22003", false, true), ("54000", false, true)] {
+                                            ("22P02", false, false), ("22001", false, true), ("22021", false, true), ("22003", false, true),
+                                            ("54000", false, true)] {
             let raised = try #require(throws: PostgresError.self) {
                 try connection.execute("DO $$ BEGIN RAISE EXCEPTION 'raised' USING ERRCODE = '\(state)'; END $$")
             }

@@ -277,9 +277,8 @@ public final class PostgresDatabase: Sendable {
         switch error {
         case let error as StoreError: return error
         case let error as PostgresError:
-            // A value PostgreSQL cannot hold (over its index entry size, not valid text, or any
-            // other data exception but a division by zero, which is Herald's own) is the client's
-            // to fix, like any other invalid value.
+            // A client's value PostgreSQL cannot hold (over its index entry size, too long, out of
+            // range, not valid text) is the client's to fix, like any other invalid value.
             if error.isDataError {
                 return .invalid("a value is too long or not valid text (\(error.message))")
             }

@@ -36,12 +36,16 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         ["40001", "40P01"].contains(sqlState)
     }
 
-    /// A value the server cannot store: a data exception (class 22: not valid text, a malformed
-    /// literal, out of range) other than a division by zero, or over a limit (class 54: an index
-    /// entry over 2,704 bytes). Never retryable; the value is at fault, not the call.
+    /// A value from a client that the server cannot store: too long (22001, 22026), out of range
+    /// (22003: a counter a client's increments overflow), not valid text (22021, 22P05), or over a
+    /// limit (class 54: an index entry over 2,704 bytes). Never retryable; the value is at fault,
+    /// not the call. The other data exceptions (a malformed literal, 22P02; a division by zero) come
+    /// only from the values and SQL Herald writes itself, so they are Herald's errors, not these.
     public var isDataError: Bool {
-        (sqlStateClass == "22" && sqlState != "22012") || sqlStateClass == "54"
+        Self.clientValueStates.contains(sqlState) || sqlStateClass == "54"
     }
+
+    private static let clientValueStates: Set<String> = ["22001", "22026", "22003", "22021", "22P05"]
 
     /// True when the same call may succeed later: connection loss, serialization failures and
     /// deadlocks, too many connections, a lock or statement timeout.
