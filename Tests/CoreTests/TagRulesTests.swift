@@ -79,10 +79,14 @@ import Testing
         }
         // A string tag keeps its own, larger limit.
         #expect(try TagRules.apply(.set(.string(over)), name: "s", to: nil, type: .string) == .string(over))
-        for value: JSON in [[.string(over)], ["operation": "append", "value": [.string(over)]], ["operation": "remove", "value": .string(over)]] {
+        for value: JSON in [[.string(over)], ["operation": "append", "value": [.string(over)]]] {
             let error = #expect(throws: TagError.self) { try TagUpdate.parse(["interests": value]) }
             #expect(error?.message == "tags.interests: list items must be at most 1024 bytes long")
         }
+        // An item stored before the cap (SQLite took any length) can still be removed.
+        #expect(try TagUpdate.parse(["interests": ["operation": "remove", "value": .string(over)]])
+                == [TagUpdate(name: "interests", operation: .remove([over]))])
+        #expect(try TagRules.apply(.remove([over]), name: "interests", to: .list(["a", over]), type: .list) == .list(["a"]))
         #expect(try TagUpdate.parse(["interests": [.string(longest)]]) == [TagUpdate(name: "interests", operation: .set([.string(longest)]))])
     }
 

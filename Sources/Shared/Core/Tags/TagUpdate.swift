@@ -54,8 +54,10 @@ public struct TagUpdate: Sendable, Equatable {
                     case .string(let single): items = [single]
                     default: throw TagError("\(field).\(name): \(operation) needs an array of strings")
                     }
-                    try TagRules.checkListItems(items, field: "\(field).\(name)")
-                    updates.append(TagUpdate(name: name, operation: operation.lowercased() == "append" ? .append(items) : .remove(items)))
+                    // Only what is added must fit; an item stored before the cap can still be removed.
+                    let appends = operation.lowercased() == "append"
+                    if appends { try TagRules.checkListItems(items, field: "\(field).\(name)") }
+                    updates.append(TagUpdate(name: name, operation: appends ? .append(items) : .remove(items)))
                 default:
                     throw TagError("\(field).\(name): unknown operation \"\(operation)\" (use increment, append or remove)")
                 }
