@@ -211,13 +211,16 @@ extension PostgresCampaignStore {
     /// the usual one: the deliveries, the failures' reasons and the shard's counters, lease and
     /// mark are one statement in autocommit, one round trip instead of four. The counters add up
     /// the rows the insert made, as `record` does, so a statement run again after a lost
-    /// connection adds nothing twice.
+    /// connection adds nothing twice. The failures' reasons are upserted in byte order, the order
+    /// `ShardTally.apply` locks them in, so that two workers recording failures of one message never
+    /// lock its reason rows in opposite orders (a deadlock).
     private func recordInOneStatement(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64,
                                       attemptedThrough: Int64?) throws(StoreError) -> Bool {
         let errors = outcomes.contains { $0.outcome == .failed } ? """
             , errors AS (
               INSERT INTO message_errors (message_id, reason, count)
-              SELECT $1::bigint, coalesce(reason, 'Unknown'), count(*) FROM inserted WHERE status = 'failed' GROUP BY 2
+              SELECT $1::bigint, coalesce(reason, 'Unknown'), count(*) FROM inserted WHERE status = 'failed'
+              GROUP BY 2 ORDER BY coalesce(reason, 'Unknown') COLLATE "C"
               ON CONFLICT (message_id, reason) DO UPDATE SET count = message_errors.count + excluded.count)
             """ : ""
         return try database.autocommit { connection in
