@@ -307,5 +307,9 @@ import TestSupport
         try local.checkIngest()
         local.jobs = ["tcp://[::1]:5557"]
         try local.checkIngest()
+        // A link-local address names its interface (here loopback's, which every host has).
+        #expect(QueueEndpoint.bindProblem("tcp://[fe80::1%lo]:5557") == nil)
+        #expect(QueueEndpoint.bindProblem("tcp://[fe80::1%1]:5557") == nil)
+        #expect(QueueEndpoint.bindProblem("tcp://[fe80::1%no-such-interface]:5557") != nil)
     }
 }

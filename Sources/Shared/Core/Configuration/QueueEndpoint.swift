@@ -38,10 +38,17 @@ enum QueueEndpoint {
         return "\(endpoint): cannot listen on \(host); a bind takes *, an IP address or a network interface's name, not a host name"
     }
 
-    /// Whether `host` is an IPv4 address or an IPv6 one (in brackets or not).
+    /// Whether `host` is an IPv4 address or an IPv6 one (in brackets or not; a link-local one may
+    /// name its interface after `%`, by name or number, as ZeroMQ allows).
     static func isAddress(_ host: String) -> Bool {
         var bytes = in6_addr()
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if let percent = bare.firstIndex(of: "%") {
+            let zone = String(bare[bare.index(after: percent)...])
+            guard UInt32(zone) != nil || if_nametoindex(zone) != 0 else { return false }
+            bare = String(bare[..<percent])
+            return inet_pton(AF_INET6, bare, &bytes) == 1
+        }
         return inet_pton(AF_INET, bare, &bytes) == 1 || inet_pton(AF_INET6, bare, &bytes) == 1
     }
 
