@@ -91,7 +91,7 @@ extension QueueSettings {
             return
         }
         guard !allowInsecureRemote else { return }
-        for (key, endpoint) in [("queue.jobs", jobs[0]), ("queue.results", results[0])] where !Self.isLocal(endpoint) {
+        for (key, endpoint) in [("queue.jobs", jobs[0]), ("queue.results", results[0])] where !QueueEndpoint.isLocal(endpoint) {
             throw ConfigurationError(key: key, problem: "\(endpoint) listens beyond loopback without CURVE: set queue.curve "
                                      + "(see docs/deploy.md) or queue.allow_insecure_remote")
         }
@@ -102,15 +102,5 @@ extension QueueSettings {
         if let curve, curve.serverPublicKeys.isEmpty {
             throw ConfigurationError(key: "queue.curve.server_public_key", problem: "is required on herald-worker when queue.curve is set")
         }
-    }
-
-    /// Whether a listening endpoint is reachable from this host only: ipc, inproc, or tcp on a
-    /// loopback address.
-    static func isLocal(_ endpoint: String) -> Bool {
-        guard endpoint.hasPrefix("tcp://") else { return true }
-        var host = String(endpoint.dropFirst(6))
-        if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
-        host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return host.hasPrefix("127.") || host == "::1" || host == "lo"
     }
 }

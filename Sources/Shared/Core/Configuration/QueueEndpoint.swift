@@ -33,16 +33,24 @@ enum QueueEndpoint {
     /// Why ingest cannot listen on the tcp endpoint `endpoint`, or nil: ZeroMQ binds `*`, an IP
     /// address or a network interface's name, and resolves no host names.
     static func bindProblem(_ endpoint: String) -> String? {
-        guard let (host, _) = hostAndPort(endpoint), endpoint.hasPrefix("tcp://") else { return nil }
+        guard let (host, _) = hostAndPort(endpoint) else { return nil }
         if host == "*" || isAddress(host) || if_nametoindex(host) != 0 { return nil }
         return "\(endpoint): cannot listen on \(host); a bind takes *, an IP address or a network interface's name, not a host name"
     }
 
-    /// Whether `host` is an IPv4 address or an IPv6 one (in brackets or not; a link-local one may
-    /// name its interface after `%`, by name or number, as ZeroMQ allows).
+    /// Whether a listening endpoint is reachable from this host only: ipc, inproc, or tcp on a
+    /// loopback address (a tcp endpoint without a port is not).
+    static func isLocal(_ endpoint: String) -> Bool {
+        guard endpoint.hasPrefix("tcp://") else { return true }
+        guard let (host, _) = hostAndPort(endpoint) else { return false }
+        return host.hasPrefix("127.") || host == "::1" || host == "lo"
+    }
+
+    /// Whether `host` is an IPv4 address or an IPv6 one (a link-local one may name its interface
+    /// after `%`, by name or number, as ZeroMQ allows).
     static func isAddress(_ host: String) -> Bool {
         var bytes = in6_addr()
-        var bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var bare = host
         if let percent = bare.firstIndex(of: "%") {
             let zone = String(bare[bare.index(after: percent)...])
             guard UInt32(zone) != nil || if_nametoindex(zone) != 0 else { return false }
@@ -52,10 +60,14 @@ enum QueueEndpoint {
         return inet_pton(AF_INET, bare, &bytes) == 1 || inet_pton(AF_INET6, bare, &bytes) == 1
     }
 
-    /// The host and port of `tcp://host:port`, split at the last colon (an IPv6 address is in brackets).
+    /// The host and port of `tcp://host:port`, split at the last colon, an IPv6 address without its
+    /// brackets; nil for another scheme or without a colon.
     private static func hostAndPort(_ endpoint: String) -> (host: String, port: String)? {
+        guard endpoint.hasPrefix("tcp://") else { return nil }
         let address = endpoint.dropFirst("tcp://".count)
         guard let colon = address.lastIndex(of: ":") else { return nil }
-        return (String(address[..<colon]), String(address[address.index(after: colon)...]))
+        var host = address[..<colon]
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        return (String(host), String(address[address.index(after: colon)...]))
     }
 }
