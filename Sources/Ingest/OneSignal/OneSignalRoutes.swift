@@ -132,7 +132,7 @@ struct OneSignalRoutes: Sendable {
         guard let json = try? JSON.parse(text), let object = json.objectValue else {
             throw Failure(status: 400, message: "tags must be a JSON object")
         }
-        if let nul = JSON.object(["tags": json]).nulCharacter { throw Failure(status: 400, message: nul.description) }
+        if let nul = json.nulCharacter(under: "tags") { throw Failure(status: 400, message: nul.description) }
         var cleaned = object
         for (name, value) in object where value == .string("") { cleaned[name] = .null }
         do {

@@ -18,20 +18,20 @@ public struct NULCharacter: Error, Sendable, Equatable, CustomStringConvertible 
             : "the keys of \(field) must not contain the NUL character (U+0000)"
     }
 
-    /// The first of `fields` (in name order) whose name or value holds NUL, nil when none does.
+    /// The first of `fields` (in name order) whose name or value holds NUL, named as in a JSON
+    /// object of those fields; nil when none does.
     public static func first(in fields: [String: String]) -> NULCharacter? {
-        for name in fields.keys.sorted() {
-            if name.utf8.contains(0) { return NULCharacter(field: "", inKey: true) }
-            if fields[name]!.utf8.contains(0) { return NULCharacter(field: name, inKey: false) }
-        }
-        return nil
+        JSON.object(fields.mapValues(JSON.string)).nulCharacter
     }
 }
 
 extension JSON {
     /// The first string or object key in this value (keys in sorted order) that holds NUL, named by
     /// its path from this value; nil when none does.
-    public var nulCharacter: NULCharacter? { holdsNUL ? firstNUL(at: "") : nil }
+    public var nulCharacter: NULCharacter? { nulCharacter(under: "") }
+
+    /// The same, named by its path from the field `path` that holds this value (`tags`: `tags.nm`).
+    public func nulCharacter(under path: String) -> NULCharacter? { holdsNUL ? firstNUL(at: path) : nil }
 
     /// Whether any string or key holds NUL: the common answer, no, without building paths.
     private var holdsNUL: Bool {
