@@ -117,9 +117,11 @@ final class MockServer {
         process.standardError = log
         try process.run()
 
-        // Read "LISTENING <port>" and "ADMIN <port>" with a bounded wait.
+        // Read "LISTENING <port>" and "ADMIN <port>" with a bounded wait: 30 s, since Python and
+        // its TLS and JWT libraries start slowly while the first pass runs many processes on two
+        // cores (a clean-clone run saw 10 s run out).
         let fd = stdout.fileHandleForReading.fileDescriptor
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         var text = ""
         var ports: [String: UInt16] = [:]
         while ports.count < 2 {
@@ -138,7 +140,7 @@ final class MockServer {
         guard let port = ports["LISTENING"], let admin = ports["ADMIN"] else {
             Self.terminate(process)
             let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            throw HTTPClient.Failure(description: "\(kind.rawValue) did not report its ports within 10 s; stdout \(text.debugDescription), stderr \(log)")
+            throw HTTPClient.Failure(description: "\(kind.rawValue) did not report its ports within 30 s; stdout \(text.debugDescription), stderr \(log)")
         }
         self.port = port
         self.adminPort = admin
