@@ -257,9 +257,10 @@ struct CampaignStoreContract {
     }
 
     /// A batch with final outcomes only, recorded again as after a lost connection: the second
-    /// time adds nothing; a device twice in a batch counts its first outcome.
+    /// time adds nothing; a device twice in a batch counts its first outcome; a batch holding a
+    /// recorded device and a new one records the new one.
     func aBatchRecordedTwiceCountsOnceWithItsFailureReasons() throws {
-        let work = try leasedShard(devices: 4)
+        let work = try leasedShard(devices: 5)
         let ids = try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID)
         let batch = [DeliveryRecord(deviceID: ids[0], outcome: .sent), DeliveryRecord(deviceID: ids[1], outcome: .failed, reason: "BadDeviceToken"),
                      DeliveryRecord(deviceID: ids[2], outcome: .throttled), DeliveryRecord(deviceID: ids[3], outcome: .failed),
@@ -271,6 +272,11 @@ struct CampaignStoreContract {
             #expect(status.errors == ["BadDeviceToken": 1, "Unknown": 1])
         }
         #expect(try fixture.count("SELECT attempted_through FROM message_shards WHERE id = \(work.shardID)") == Int(ids[3]))
+        #expect(try campaigns.targets(of: work, after: 0, limit: 10).map(\.deviceID) == [ids[4]])
+        #expect(try campaigns.record([DeliveryRecord(deviceID: ids[4], outcome: .sent), DeliveryRecord(deviceID: ids[0], outcome: .failed)],
+                                     work: work, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: ids[4]))
+        let status = try funnel()
+        #expect((status.targeted, status.sent, status.failed, status.throttled) == (5, 2, 2, 1))
         #expect(try campaigns.targets(of: work, after: 0, limit: 10).isEmpty)
         #expect(try campaigns.record([DeliveryRecord(deviceID: ids[1], outcome: .sent)], work: work, worker: "w2", leaseUntil: 1_030,
                                      now: 1_001, attemptedThrough: nil) == false, "not w2's lease")

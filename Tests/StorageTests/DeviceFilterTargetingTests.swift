@@ -30,6 +30,8 @@ import TestSupport
         (#"AT("APP-1", "Level", BETWEEN, [5, 12]) \ A("APP-1", ["ANDROID"])"#, ["D1", "D5"]),
         // A set of another application matches none of this one's devices.
         (#"AT("APP-2", "City", EQ, "Paris") + T("Level", LTE, 5)"#, ["D1"]),
+        (#"AT("APP-2", "City", EQ, "Paris") * T("Level", LTE, 5)"#, []),
+        (#"(T("City", ANY) * T("Level", GTE, 10)) * (T("VIP", EQ, true) + T("City", EQ, "Paris"))"#, ["D2", "D3"]),
         (#"A("APP-1", ["Android"]) \ A("APP-1", ["android"])"#, []),
         (#"T("VIP", EQ, "false") + (T("Level", NOTIN, [5, 10, 12]) * A("APP-1", ["IOS"]))"#, ["D3", "D4"]),
     ]

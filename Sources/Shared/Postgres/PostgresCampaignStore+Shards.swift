@@ -214,6 +214,12 @@ extension PostgresCampaignStore {
     /// connection adds nothing twice. The failures' reasons are upserted in byte order, the order
     /// `ShardTally.apply` locks them in, so that two workers recording failures of one message never
     /// lock its reason rows in opposite orders (a deadlock).
+    ///
+    /// The page query left out the devices already recorded, so the insert first goes without
+    /// `ON CONFLICT`: a speculative insert costs each row one more index descent and WAL record
+    /// (about a third of the statement on a 250-row batch). When a row is there after all (a
+    /// batch run again, a device twice in a batch, another holder of the shard), the statement
+    /// fails whole with a unique violation, changing nothing, and runs again with `DO NOTHING`.
     private func recordInOneStatement(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64,
                                       attemptedThrough: Int64?) throws(StoreError) -> Bool {
         let errors = outcomes.contains { $0.outcome == .failed } ? """
@@ -223,23 +229,30 @@ extension PostgresCampaignStore {
               GROUP BY 2 ORDER BY coalesce(reason, 'Unknown') COLLATE "C"
               ON CONFLICT (message_id, reason) DO UPDATE SET count = message_errors.count + excluded.count)
             """ : ""
+        func statement(onConflict: String) -> String {
+            """
+            WITH inserted AS (
+              INSERT INTO deliveries (message_id, device_id, status, reason, created_at)
+              SELECT $1::bigint, u.device, u.status, u.reason, $2::bigint FROM unnest($3::bigint[], $4::text[], $5::text[]) AS u(device, status, reason)
+              \(onConflict)RETURNING status, reason)\(errors),
+            tally AS (
+              SELECT count(*) AS targeted, count(*) FILTER (WHERE status = 'sent') AS sent,
+                count(*) FILTER (WHERE status = 'failed') AS failed, count(*) FILTER (WHERE status = 'throttled') AS throttled
+              FROM inserted)
+            \(ShardTally.update(targeted: "t.targeted", sent: "t.sent", failed: "t.failed", throttled: "t.throttled", retrying: "0",
+                                ambiguous: "0", shard: "$6", worker: "$7", leaseUntil: "$8", attemptedThrough: "$9", from: "tally t"))
+            """
+        }
+        let values: [PostgresValue] = [
+            .integer(work.messageID), .integer(now), .integers(outcomes.map(\.deviceID)), .texts(outcomes.map(\.outcome.rawValue)),
+            .texts(outcomes.map(\.reason)), .integer(work.shardID), .text(worker), .integer(leaseUntil),
+            attemptedThrough.map(PostgresValue.integer) ?? .null]
         return try database.autocommit { connection in
-            try connection.first(
-                """
-                WITH inserted AS (
-                  INSERT INTO deliveries (message_id, device_id, status, reason, created_at)
-                  SELECT $1::bigint, u.device, u.status, u.reason, $2::bigint FROM unnest($3::bigint[], $4::text[], $5::text[]) AS u(device, status, reason)
-                  ON CONFLICT DO NOTHING RETURNING status, reason)\(errors),
-                tally AS (
-                  SELECT count(*) AS targeted, count(*) FILTER (WHERE status = 'sent') AS sent,
-                    count(*) FILTER (WHERE status = 'failed') AS failed, count(*) FILTER (WHERE status = 'throttled') AS throttled
-                  FROM inserted)
-                \(ShardTally.update(targeted: "t.targeted", sent: "t.sent", failed: "t.failed", throttled: "t.throttled", retrying: "0",
-                                    ambiguous: "0", shard: "$6", worker: "$7", leaseUntil: "$8", attemptedThrough: "$9", from: "tally t"))
-                """,
-                [.integer(work.messageID), .integer(now), .integers(outcomes.map(\.deviceID)), .texts(outcomes.map(\.outcome.rawValue)),
-                 .texts(outcomes.map(\.reason)), .integer(work.shardID), .text(worker), .integer(leaseUntil),
-                 attemptedThrough.map(PostgresValue.integer) ?? .null]) { $0.bool(0) } ?? false
+            do {
+                return try connection.first(statement(onConflict: ""), values) { $0.bool(0) } ?? false
+            } catch let error as PostgresError where error.sqlState == PostgresError.uniqueViolation {
+                return try connection.first(statement(onConflict: "ON CONFLICT DO NOTHING "), values) { $0.bool(0) } ?? false
+            }
         }
     }
 

@@ -18,6 +18,9 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// The SQLSTATE libpq's own connection failures are reported with (`connection_failure`).
     static let connectionFailure = "08006"
 
+    /// `unique_violation`: an insert met a row with its key.
+    static let uniqueViolation = "23505"
+
     /// `query_canceled`: the server's `statement_timeout` ended a statement, or Herald stopped
     /// waiting for an answer that did not come (and dropped the connection).
     static let queryCanceled = "57014"
