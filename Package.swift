@@ -66,6 +66,7 @@ let package = Package(
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "TestSupport"]),
+        .testTarget(name: "WorkerTests", dependencies: ["Worker", "Core"]),
         .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "Delivery", "HTTP2Server", "SDKClient", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Core", "Postgres", "Queue", "SDKClient", "SQLite", "Storage", "TestSupport"]),
     ],

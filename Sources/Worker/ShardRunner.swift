@@ -125,13 +125,16 @@ struct ShardRunner: Sendable {
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
         // Up to two batches are on the network, oldest first, while the next is read and prepared.
         // One commit records the older of two and marks the next page attempted, so a page costs
-        // one commit and at most two batches are sent but unrecorded when a worker dies. The page
-        // after is read and prepared on a thread of its own meanwhile.
+        // one commit and at most two batches are sent but unrecorded when a worker dies. The pages
+        // after are read and prepared on a thread of its own meanwhile (`PageReader`), unless a
+        // send rate paces them: then each is read when its turn comes.
         var inFlight: [InFlightBatch] = []
-        var ahead: Background<Result<PreparedPage, any Error>>?
+        let reader = work.spec.sendRate != nil ? nil : PageReader(after: after, limit: pageSize) { [self] after in
+            let now = clock.now()
+            return Result { try read(work, after: after, limit: pageSize, now: now) }
+        }
+        defer { reader?.stop() }
         func settle() throws -> Bool {
-            _ = ahead?.wait()
-            ahead = nil
             var keep = true
             while !inFlight.isEmpty {
                 keep = try record(inFlight.removeFirst(), work: work, provider: provider, attemptedThrough: nil) && keep
@@ -143,8 +146,7 @@ struct ShardRunner: Sendable {
                 _ = try settle()
                 return .stopped
             }
-            var next = try (ahead ?? readAhead(work, after: after, limit: pageSize)).wait().get()
-            ahead = nil
+            var next = try reader?.next() ?? read(work, after: after, limit: pageSize, now: clock.now())
             guard !next.page.isEmpty else { break }
             let fetched = next.page.count
             switch gate(for: next.page, provider: provider) {
@@ -157,13 +159,15 @@ struct ShardRunner: Sendable {
                 guard try settle() else { return .stopped }
                 if seconds > Self.maxWaitInPlace { return .resume(at: clock.now() + Int64(seconds.rounded(.up))) }
                 if !pause(seconds, stop: stop) { return .stopped }
+                // The page waited unsent: it is read again, with what the caps know by now.
+                reader?.restart(after: after)
                 continue
             }
             after = next.page[next.page.count - 1].deviceID
-            // A short page was the last one, unless a probe sent only part of it. (A send rate
-            // paces the pages: each is read when its turn comes.)
+            // A short page was the last one, unless a probe sent only part of it: then the reader
+            // goes on after what the probe sent.
             let isLast = fetched < pageSize && next.page.count == fetched
-            if !isLast && work.spec.sendRate == nil { ahead = readAhead(work, after: after, limit: pageSize) }
+            if next.page.count < fetched { reader?.restart(after: after) }
             let marked = inFlight.count < 2
                 ? try store.markAttempted(work, through: after, worker: workerID)
                 : try record(inFlight.removeFirst(), work: work, provider: provider, attemptedThrough: after)
@@ -172,7 +176,10 @@ struct ShardRunner: Sendable {
                 logger.info("shard stopped: lease lost or message deleted", ["shard.id": String(work.shardID), "message.code": work.messageCode])
                 return .stopped
             }
-            inFlight.append(InFlightBatch(next, work: work, provider: provider))
+            let builtAt = next.now
+            inFlight.append(InFlightBatch(next, work: work, provider: provider) { [self] targets in
+                pushes(for: targets, work: work, now: builtAt)
+            })
             sentSoFar += next.page.count
             if isLast { break }
             if let rate = work.spec.sendRate {
@@ -183,15 +190,7 @@ struct ShardRunner: Sendable {
         return try settle() ? .complete : .stopped
     }
 
-    /// Starts reading and preparing the page after `after` on a thread of its own.
-    private func readAhead(_ work: ShardWork, after: Int64, limit: Int) -> Background<Result<PreparedPage, any Error>> {
-        let now = clock.now()
-        return Background(thread: "herald-read-ahead") { [self] in
-            Result { try read(work, after: after, limit: limit, now: now) }
-        }
-    }
-
-    /// Reads the page after `after` with what the frequency caps need to know, and prepares it.
+    /// Reads the page after `after` with what the frequency caps need to know, and applies them.
     /// The update or end of a running Live Activity is not capped: it changes what the activity
     /// already shows, so a capped one would leave the activity stale, or on the lock screen after it
     /// ended, without anyone noticing (APNs budgets such pushes per activity itself).
@@ -336,10 +335,10 @@ struct ShardRunner: Sendable {
 
     /// Applies the frequency caps to one page, given its devices' pushes sent within the caps'
     /// windows (`cappedTargets`; nil when the page is not capped): the throttled outcomes, and the
-    /// pushes to deliver at `now`.
+    /// targets to deliver to at `now` (their payloads are built on the batch's own thread).
     private func prepare(_ page: [Target], recentSends recent: [Int64: (Int, Int)]?, work: ShardWork, now: Int64) -> PreparedPage {
         guard let recent else {
-            return PreparedPage(page: page, recentSends: nil, throttled: [], pushes: pushes(for: page, work: work, now: now), now: now)
+            return PreparedPage(page: page, recentSends: nil, throttled: [], allowed: page, now: now)
         }
         var throttled: [DeliveryRecord] = []
         var allowed: [Target] = []
@@ -351,12 +350,12 @@ struct ShardRunner: Sendable {
                 allowed.append(target)
             }
         }
-        return PreparedPage(page: page, recentSends: recent, throttled: throttled, pushes: pushes(for: allowed, work: work, now: now), now: now)
+        return PreparedPage(page: page, recentSends: recent, throttled: throttled, allowed: allowed, now: now)
     }
 
     /// The payloads of `targets` sent at `now`: devices with the same language and badge share one
     /// encoded APNs payload.
-    private func pushes(for targets: [Target], work: ShardWork, now: Int64) -> [OutgoingPush] {
+    func pushes(for targets: [Target], work: ShardWork, now: Int64) -> [OutgoingPush] {
         let inbox = PayloadBuilder.InboxLink(work.spec, code: work.messageCode, sentAt: now)
         var apnsBodies: [APNsPayloadKey: [UInt8]] = [:]
         return targets.map { target in
@@ -374,19 +373,22 @@ struct ShardRunner: Sendable {
     }
 }
 
-/// A page of a shard's first pass with the frequency caps applied: the throttled outcomes, and
-/// the pushes to deliver, built at `now`.
+/// A page of a shard's first pass with the frequency caps applied at `now`: the throttled
+/// outcomes, and the targets to deliver to.
 struct PreparedPage: Sendable {
     let page: [Target]
     /// The caps' counts the page was prepared with (nil: not capped).
     let recentSends: [Int64: (Int, Int)]?
     let throttled: [DeliveryRecord]
-    let pushes: [OutgoingPush]
+    let allowed: [Target]
     let now: Int64
+
+    /// What comes after the last page.
+    static let empty = PreparedPage(page: [], recentSends: nil, throttled: [], allowed: [], now: 0)
 }
 
-/// A value computed on a thread of its own while the runner goes on: the page after the one being
-/// committed (`readAhead`), a batch's outcomes (`InFlightBatch`).
+/// A value computed on a thread of its own while the runner goes on: a batch's outcomes
+/// (`InFlightBatch`).
 /// `@unchecked Sendable` invariant: `value` is written before `done` is signalled (by the thread,
 /// or in `init(ready:)`) and read only after waiting on it.
 final class Background<Value: Sendable>: @unchecked Sendable {
@@ -415,32 +417,37 @@ final class Background<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-/// A batch being delivered on its own thread while the runner prepares the next one.
+/// A batch being built (`build` makes the payloads) and delivered on its own thread while the
+/// runner records the one before and takes the next page.
 struct InFlightBatch: Sendable {
     let now: Int64
     private let throttled: [DeliveryRecord]
-    private let pushes: [OutgoingPush]
-    private let outcomes: Background<[DeliveryRecord]>
+    private let delivered: Background<(pushes: [OutgoingPush], outcomes: [DeliveryRecord])>
 
-    init(_ prepared: PreparedPage, work: ShardWork, provider: (any PushProvider)?) {
+    init(_ prepared: PreparedPage, work: ShardWork, provider: (any PushProvider)?,
+         build: @escaping @Sendable ([Target]) -> [OutgoingPush]) {
         now = prepared.now
         throttled = prepared.throttled
-        let pushes = prepared.pushes
-        self.pushes = pushes
-        if pushes.isEmpty {
-            outcomes = Background(ready: [])
+        let targets = prepared.allowed
+        if targets.isEmpty {
+            delivered = Background(ready: ([], []))
         } else if let provider {
-            outcomes = Background(thread: "herald-deliver") { provider.deliver(pushes, message: work) }
+            delivered = Background(thread: "herald-deliver") {
+                let pushes = build(targets)
+                return (pushes, provider.deliver(pushes, message: work))
+            }
         } else {
-            outcomes = Background(ready: pushes.map {
+            let pushes = build(targets)
+            delivered = Background(ready: (pushes, pushes.map {
                 DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: "NoProviderConfigured")
-            })
+            }))
         }
     }
 
     /// Waits for the delivery: the throttled outcomes, and each push with its outcome.
     func wait() -> (throttled: [DeliveryRecord], delivered: [(OutgoingPush, DeliveryRecord)]) {
-        (throttled, Array(zip(pushes, outcomes.wait())))
+        let (pushes, outcomes) = delivered.wait()
+        return (throttled, Array(zip(pushes, outcomes)))
     }
 }
 
