@@ -42,7 +42,11 @@ import Glibc
         let idA = try #require(Self.health(herald.httpPort)?["ingest"]?.stringValue)
         try waitUntil("ingest B names A as dispatching", timeout: 5) { Self.health(portB)?["dispatcher"] == .string(idA) }
         #expect(try Self.metrics(portB).contains("herald_dispatcher{ingest=\"\(idA)\"} 1"))
-        #expect(try herald.dashboardPage().contains("this ingest, \(idA)"))
+        // The page tells what the dispatcher thread's last look saw; on a loaded machine that look
+        // can be out of date for a moment until the next one (a run of the whole suite saw it once).
+        try waitUntil("the dashboard names A as dispatching", timeout: 10) {
+            (try? herald.dashboardPage().contains("this ingest, \(idA)")) ?? false
+        }
 
         for _ in 0..<2 { try herald.startWorker(config: workerConfig) }
         try herald.waitForWorkers(2)
