@@ -1,0 +1,51 @@
+import Testing
+import Core
+@testable import Postgres
+import TestSupport
+
+/// A shard's page query is planned each time it runs: a plan cached while `deliveries` was empty
+/// (a new or emptied table, analyzed as empty) scans the whole table for each target once the
+/// campaign has filled it.
+@Suite struct PostgresPagePlanTests {
+    @Test func thePageQueryDoesNotKeepAPlanMadeWhileDeliveriesWasEmpty() throws {
+        let url = try PostgresServer.shared().makeSchema()
+        let database = try PostgresDatabase(settings: PostgresConnectionSettings(url: url), poolSize: 2, acquireTimeoutMilliseconds: 5000,
+                                            apps: [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")])
+        let devices = PostgresDeviceStore(database: database)
+        for index in 0..<300 {
+            try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: "H\(index)", pushToken: "tok\(index)", gateway: nil,
+                                                          attributes: DeviceAttributes(platform: 1), tags: []), now: 1_000)
+        }
+        // No shard is claimed: the work is made here, over every device, so that nothing writes
+        // to deliveries but the test.
+        let appID = try database.appID("APP-1")
+        let work = ShardWork(shardID: 1, messageID: 1, messageCode: "M-1", hash: "h", app: "APP-1", appID: appID,
+                             spec: MessageSpec(content: ["default": "Hi"]), firstDevice: 1, lastDevice: Int64.max,
+                             timezoneFilter: .none, attempts: 1, attemptedThrough: nil)
+        let (sql, values) = PostgresCampaignStore.targetQuery(work, after: 0, limit: 250, sentSince: (0, 0))
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        try connection.execute("VACUUM ANALYZE deliveries")
+
+        /// Runs the page query; how many scans of all of deliveries it made (the counter of this
+        /// connection's scans not yet reported, read before and after).
+        func deliveriesScanned(plannedEachTime: Bool) throws -> Int64 {
+            func scans() throws -> Int64 {
+                try connection.first("SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relid = 'deliveries'::regclass") { $0.int(0) } ?? -1
+            }
+            return try connection.transaction {
+                let before = try scans()
+                #expect(try connection.rows(sql, values, plannedEachTime: plannedEachTime) { $0.int(0) }.count == 250)
+                return try scans() - before
+            }
+        }
+        // Cached: after five runs planned for their values, the sixth makes the generic plan,
+        // here while deliveries is empty.
+        for _ in 0..<6 { _ = try deliveriesScanned(plannedEachTime: false) }
+        try connection.run("""
+            INSERT INTO deliveries (message_id, device_id, status, reason, created_at)
+            SELECT 2, g, 'sent', NULL, 900 FROM generate_series(1, 20000) g
+            """)
+        #expect(try deliveriesScanned(plannedEachTime: false) > 0, "PostgreSQL kept the plan made while deliveries was empty")
+        #expect(try deliveriesScanned(plannedEachTime: true) == 0)
+    }
+}
