@@ -6,8 +6,8 @@ import Foundation
 /// nor a slow read the runner). The reader stops after a short page (the last) or a failed read,
 /// and restarts from wherever the runner says (a breaker's probe sent only part of a page).
 final class PageReader: @unchecked Sendable {
-    // `@unchecked Sendable` invariant: every stored property below is read and written only with
-    // `condition` locked.
+    // `@unchecked Sendable` invariant: every `var` below is read and written only with `condition`
+    // locked; `limit` and `read` never change.
     private let condition = NSCondition()
     private let limit: Int
     private let read: @Sendable (_ after: Int64) -> Result<PreparedPage, any Error>

@@ -154,7 +154,7 @@ struct ShardRunner: Sendable {
                 break
             case .probe:
                 guard try settle() else { return .stopped }
-                next = prepare(Array(next.page.prefix(Self.probeSize)), recentSends: next.recentSends, work: work, now: clock.now())
+                next = prepare(Array(next.page.prefix(Self.probeSize)), recentSends: next.recentSends, work: work)
             case .open(let seconds):
                 guard try settle() else { return .stopped }
                 if seconds > Self.maxWaitInPlace { return .resume(at: clock.now() + Int64(seconds.rounded(.up))) }
@@ -176,9 +176,10 @@ struct ShardRunner: Sendable {
                 logger.info("shard stopped: lease lost or message deleted", ["shard.id": String(work.shardID), "message.code": work.messageCode])
                 return .stopped
             }
-            let builtAt = next.now
-            inFlight.append(InFlightBatch(next, work: work, provider: provider) { [self] targets in
-                pushes(for: targets, work: work, now: builtAt)
+            // Stamped when it goes out: the page may have been read two turns earlier.
+            let sentAt = clock.now()
+            inFlight.append(InFlightBatch(next, sentAt: sentAt, work: work, provider: provider) { [self] targets in
+                pushes(for: targets, work: work, now: sentAt)
             })
             sentSoFar += next.page.count
             if isLast { break }
@@ -196,12 +197,12 @@ struct ShardRunner: Sendable {
     /// ended, without anyone noticing (APNs budgets such pushes per activity itself).
     private func read(_ work: ShardWork, after: Int64, limit: Int, now: Int64) throws -> PreparedPage {
         if let activity = work.spec.liveActivity, activity.event != .start {
-            return prepare(try store.targets(of: work, after: after, limit: limit), recentSends: nil, work: work, now: now)
+            return prepare(try store.targets(of: work, after: after, limit: limit), recentSends: nil, work: work)
         }
         let cappingWindow = work.spec.cappingDays.map { Int64($0) * 86_400 } ?? 0
         let page = try store.cappedTargets(of: work, after: after, limit: limit, since1: now - Int64(throttle.perDeviceWindowSeconds),
                                            since2: now - cappingWindow)
-        return prepare(page.targets, recentSends: page.recentSends, work: work, now: now)
+        return prepare(page.targets, recentSends: page.recentSends, work: work)
     }
 
     /// Waits for a batch, schedules its transient failures, tells the breakers, counts, and records
@@ -335,10 +336,10 @@ struct ShardRunner: Sendable {
 
     /// Applies the frequency caps to one page, given its devices' pushes sent within the caps'
     /// windows (`cappedTargets`; nil when the page is not capped): the throttled outcomes, and the
-    /// targets to deliver to at `now` (their payloads are built on the batch's own thread).
-    private func prepare(_ page: [Target], recentSends recent: [Int64: (Int, Int)]?, work: ShardWork, now: Int64) -> PreparedPage {
+    /// targets to deliver to (their payloads are built on the batch's own thread).
+    private func prepare(_ page: [Target], recentSends recent: [Int64: (Int, Int)]?, work: ShardWork) -> PreparedPage {
         guard let recent else {
-            return PreparedPage(page: page, recentSends: nil, throttled: [], allowed: page, now: now)
+            return PreparedPage(page: page, recentSends: nil, throttled: [], allowed: page)
         }
         var throttled: [DeliveryRecord] = []
         var allowed: [Target] = []
@@ -350,7 +351,7 @@ struct ShardRunner: Sendable {
                 allowed.append(target)
             }
         }
-        return PreparedPage(page: page, recentSends: recent, throttled: throttled, allowed: allowed, now: now)
+        return PreparedPage(page: page, recentSends: recent, throttled: throttled, allowed: allowed)
     }
 
     /// The payloads of `targets` sent at `now`: devices with the same language and badge share one
@@ -373,18 +374,17 @@ struct ShardRunner: Sendable {
     }
 }
 
-/// A page of a shard's first pass with the frequency caps applied at `now`: the throttled
-/// outcomes, and the targets to deliver to.
+/// A page of a shard's first pass with the frequency caps applied: the throttled outcomes, and the
+/// targets to deliver to.
 struct PreparedPage: Sendable {
     let page: [Target]
     /// The caps' counts the page was prepared with (nil: not capped).
     let recentSends: [Int64: (Int, Int)]?
     let throttled: [DeliveryRecord]
     let allowed: [Target]
-    let now: Int64
 
     /// What comes after the last page.
-    static let empty = PreparedPage(page: [], recentSends: nil, throttled: [], allowed: [], now: 0)
+    static let empty = PreparedPage(page: [], recentSends: nil, throttled: [], allowed: [])
 }
 
 /// A value computed on a thread of its own while the runner goes on: a batch's outcomes
@@ -424,9 +424,9 @@ struct InFlightBatch: Sendable {
     private let throttled: [DeliveryRecord]
     private let delivered: Background<(pushes: [OutgoingPush], outcomes: [DeliveryRecord])>
 
-    init(_ prepared: PreparedPage, work: ShardWork, provider: (any PushProvider)?,
+    init(_ prepared: PreparedPage, sentAt: Int64, work: ShardWork, provider: (any PushProvider)?,
          build: @escaping @Sendable ([Target]) -> [OutgoingPush]) {
-        now = prepared.now
+        now = sentAt
         throttled = prepared.throttled
         let targets = prepared.allowed
         if targets.isEmpty {

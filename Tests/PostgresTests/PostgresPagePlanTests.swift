@@ -45,7 +45,23 @@ import TestSupport
             INSERT INTO deliveries (message_id, device_id, status, reason, created_at)
             SELECT 2, g, 'sent', NULL, 900 FROM generate_series(1, 20000) g
             """)
+        // The scenario still makes PostgreSQL keep a stale plan (if it stops doing so, revisit
+        // `plannedEachTime`), and planned each time the query scans nothing.
         #expect(try deliveriesScanned(plannedEachTime: false) > 0, "PostgreSQL kept the plan made while deliveries was empty")
         #expect(try deliveriesScanned(plannedEachTime: true) == 0)
+
+        // The store's page reads are planned each time: however often they run, their one
+        // connection holds no prepared page query.
+        let single = try PostgresDatabase(settings: PostgresConnectionSettings(url: url), poolSize: 1, acquireTimeoutMilliseconds: 5000,
+                                          apps: [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")])
+        let campaigns = PostgresCampaignStore(database: single)
+        for _ in 0..<7 {
+            #expect(try campaigns.cappedTargets(of: work, after: 0, limit: 250, since1: 0, since2: 0).targets.count == 250)
+            #expect(try campaigns.targets(of: work, after: 0, limit: 250).count == 250)
+        }
+        let prepared = try single.read { connection in
+            try connection.rows("SELECT statement FROM pg_prepared_statements") { $0.text(0) }
+        }
+        #expect(!prepared.contains { $0.contains("ORDER BY d.id LIMIT") }, "\(prepared)")
     }
 }

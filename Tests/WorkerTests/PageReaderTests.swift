@@ -28,7 +28,7 @@ import Core
             if let failAfter, after >= failAfter { return .failure(CancellationError()) }
             let ids = Array(stride(from: after + 1, through: min(devices, after + Int64(limit)), by: 1))
             let targets = ids.map { Target(deviceID: $0, hwid: "h\($0)", platform: 1, pushToken: "t", gateway: nil, language: nil, badge: 0) }
-            return .success(PreparedPage(page: targets, recentSends: nil, throttled: [], allowed: targets, now: 0))
+            return .success(PreparedPage(page: targets, recentSends: nil, throttled: [], allowed: targets))
         }
 
         /// Waits up to 2 s for `count` reads to have started.
@@ -85,14 +85,23 @@ import Core
         #expect(try pages.next().page.first?.deviceID == 7)
     }
 
-    @Test func aRestartDropsWhatWasReadAheadAndGoesOnFromThere() throws {
-        let shard = Shard(devices: 20)
+    @Test func aRestartDropsWhatWasReadAheadAndTheReadInProgress() throws {
+        let gate = DispatchSemaphore(value: 0)
+        let shard = Shard(devices: 20, gate: gate)
         let pages = reader(shard)
-        defer { pages.stop() }
+        defer {
+            for _ in 0..<10 { gate.signal() }
+            pages.stop()
+        }
+        gate.signal()
         #expect(try pages.next().page.map(\.deviceID) == [1, 2, 3])
-        _ = shard.waitForReads(2)
-        // A probe sent devices 1 and 2 only: the page after 2 comes next, not the one read ahead.
+        // Page 2 is read and waits; the read of page 3 is in progress (held at the gate).
+        gate.signal()
+        #expect(shard.waitForReads(3) == [0, 3, 6])
+        // A probe sent devices 1 and 2 only: what comes next is the page after 2, not page 2 nor
+        // the page 3 being read.
         pages.restart(after: 2)
+        for _ in 0..<4 { gate.signal() }
         #expect(try pages.next().page.map(\.deviceID) == [3, 4, 5])
         #expect(try pages.next().page.map(\.deviceID) == [6, 7, 8])
     }

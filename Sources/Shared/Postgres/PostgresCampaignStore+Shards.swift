@@ -73,8 +73,8 @@ extension PostgresCampaignStore {
     /// It is planned each time it runs (`plannedEachTime`): a plan cached while `deliveries` held
     /// a batch or none (a new or emptied table, analyzed as empty) scans the table for each target,
     /// and kept while the campaign fills it, each page took longer than the one before (37 ms, then
-    /// 300–545 ms a page, until autovacuum analyzed the table: a 1,000,000-device campaign took 17 to
-    /// 39 s instead of 8 to 11). Planning costs a page about 0.3 ms.
+    /// 300–545 ms a page, until autovacuum analyzed the table: two 1,000,000-device campaigns of three
+    /// took 17–18 s instead of 8–9, one benchmark run 39 s). Planning costs a page about 0.3 ms.
     static func targetQuery(_ work: ShardWork, after: Int64, limit: Int, sentSince: (Int64, Int64)? = nil) -> (String, [PostgresValue]) {
         var parameters = PostgresParameters([.integer(work.appID), .integer(after), .integer(work.lastDevice)])
         // Looked up per target on the sent deliveries' index, after the page's other conditions.
