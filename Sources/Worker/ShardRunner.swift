@@ -177,9 +177,8 @@ struct ShardRunner: Sendable {
                 return .stopped
             }
             // Stamped when it goes out: the page may have been read two turns earlier.
-            let sentAt = clock.now()
-            inFlight.append(InFlightBatch(next, sentAt: sentAt, work: work, provider: provider) { [self] targets in
-                pushes(for: targets, work: work, now: sentAt)
+            inFlight.append(InFlightBatch(next, sentAt: clock.now(), work: work, provider: provider) { [self] targets, now in
+                pushes(for: targets, work: work, now: now)
             })
             sentSoFar += next.page.count
             if isLast { break }
@@ -356,7 +355,7 @@ struct ShardRunner: Sendable {
 
     /// The payloads of `targets` sent at `now`: devices with the same language and badge share one
     /// encoded APNs payload.
-    func pushes(for targets: [Target], work: ShardWork, now: Int64) -> [OutgoingPush] {
+    private func pushes(for targets: [Target], work: ShardWork, now: Int64) -> [OutgoingPush] {
         let inbox = PayloadBuilder.InboxLink(work.spec, code: work.messageCode, sentAt: now)
         var apnsBodies: [APNsPayloadKey: [UInt8]] = [:]
         return targets.map { target in
@@ -417,15 +416,15 @@ final class Background<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-/// A batch being built (`build` makes the payloads) and delivered on its own thread while the
-/// runner records the one before and takes the next page.
+/// A batch being built (`build` makes the payloads sent at `sentAt`) and delivered on its own
+/// thread while the runner records the one before and takes the next page.
 struct InFlightBatch: Sendable {
     let now: Int64
     private let throttled: [DeliveryRecord]
     private let delivered: Background<(pushes: [OutgoingPush], outcomes: [DeliveryRecord])>
 
     init(_ prepared: PreparedPage, sentAt: Int64, work: ShardWork, provider: (any PushProvider)?,
-         build: @escaping @Sendable ([Target]) -> [OutgoingPush]) {
+         build: @escaping @Sendable (_ targets: [Target], _ sentAt: Int64) -> [OutgoingPush]) {
         now = sentAt
         throttled = prepared.throttled
         let targets = prepared.allowed
@@ -433,11 +432,11 @@ struct InFlightBatch: Sendable {
             delivered = Background(ready: ([], []))
         } else if let provider {
             delivered = Background(thread: "herald-deliver") {
-                let pushes = build(targets)
+                let pushes = build(targets, sentAt)
                 return (pushes, provider.deliver(pushes, message: work))
             }
         } else {
-            let pushes = build(targets)
+            let pushes = build(targets, sentAt)
             delivered = Background(ready: (pushes, pushes.map {
                 DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: "NoProviderConfigured")
             }))

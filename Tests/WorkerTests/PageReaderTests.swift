@@ -9,17 +9,22 @@ import Core
 /// read in progress, and nothing is read afterwards.
 @Suite struct PageReaderTests {
     /// A shard of devices 1…`devices` read `limit` at a time, noting where each read started; a read
-    /// after `failAfter` fails, and each read waits for `gate` when one is given.
+    /// after `failAfter` fails, and when `gated`, each read waits until `letThrough` lets it go.
     final class Shard: Sendable {
         let devices: Int64
         let failAfter: Int64?
         let gate: DispatchSemaphore?
         let reads = Mutex<[Int64]>([])
 
-        init(devices: Int64, failAfter: Int64? = nil, gate: DispatchSemaphore? = nil) {
+        init(devices: Int64, failAfter: Int64? = nil, gated: Bool = false) {
             self.devices = devices
             self.failAfter = failAfter
-            self.gate = gate
+            gate = gated ? DispatchSemaphore(value: 0) : nil
+        }
+
+        /// Lets `count` more reads through the gate.
+        func letThrough(_ count: Int = 1) {
+            for _ in 0..<count { gate?.signal() }
         }
 
         func read(after: Int64, limit: Int) -> Result<PreparedPage, any Error> {
@@ -40,6 +45,12 @@ import Core
 
     func reader(_ shard: Shard, after: Int64 = 0, limit: Int = 3) -> PageReader {
         PageReader(after: after, limit: limit) { after in shard.read(after: after, limit: limit) }
+    }
+
+    /// Stops `pages` at the end of a test over a gated shard: the read held at the gate goes first.
+    func stop(_ pages: PageReader, gated shard: Shard) {
+        shard.letThrough(10)
+        pages.stop()
     }
 
     @Test func pagesComeInOrderAndNothingIsReadAfterTheLast() throws {
@@ -65,19 +76,13 @@ import Core
     }
 
     @Test func twoPagesAtMostAreReadAhead() throws {
-        let gate = DispatchSemaphore(value: 0)
-        let shard = Shard(devices: 100, gate: gate)
+        let shard = Shard(devices: 100, gated: true)
         let pages = reader(shard)
-        defer {
-            for _ in 0..<10 { gate.signal() }
-            pages.stop()
-        }
-        gate.signal()
+        defer { stop(pages, gated: shard) }
+        shard.letThrough()
         #expect(try pages.next().page.first?.deviceID == 1)
         // Pages 2 and 3 are read while page 1 is being sent; page 4 waits until page 2 is taken.
-        gate.signal()
-        gate.signal()
-        gate.signal()
+        shard.letThrough(3)
         #expect(shard.waitForReads(3) == [0, 3, 6])
         Thread.sleep(forTimeInterval: 0.1)
         #expect(shard.reads.withLock { $0 } == [0, 3, 6], "page 4 is not read while pages 2 and 3 wait")
@@ -86,22 +91,18 @@ import Core
     }
 
     @Test func aRestartDropsWhatWasReadAheadAndTheReadInProgress() throws {
-        let gate = DispatchSemaphore(value: 0)
-        let shard = Shard(devices: 20, gate: gate)
+        let shard = Shard(devices: 20, gated: true)
         let pages = reader(shard)
-        defer {
-            for _ in 0..<10 { gate.signal() }
-            pages.stop()
-        }
-        gate.signal()
+        defer { stop(pages, gated: shard) }
+        shard.letThrough()
         #expect(try pages.next().page.map(\.deviceID) == [1, 2, 3])
         // Page 2 is read and waits; the read of page 3 is in progress (held at the gate).
-        gate.signal()
+        shard.letThrough()
         #expect(shard.waitForReads(3) == [0, 3, 6])
         // A probe sent devices 1 and 2 only: what comes next is the page after 2, not page 2 nor
         // the page 3 being read.
         pages.restart(after: 2)
-        for _ in 0..<4 { gate.signal() }
+        shard.letThrough(4)
         #expect(try pages.next().page.map(\.deviceID) == [3, 4, 5])
         #expect(try pages.next().page.map(\.deviceID) == [6, 7, 8])
     }
@@ -117,8 +118,7 @@ import Core
     }
 
     @Test func stopWaitsForTheReadInProgressAndNothingIsReadAfterwards() throws {
-        let gate = DispatchSemaphore(value: 0)
-        let shard = Shard(devices: 100, gate: gate)
+        let shard = Shard(devices: 100, gated: true)
         let pages = reader(shard)
         #expect(shard.waitForReads(1) == [0])
         let stopped = DispatchSemaphore(value: 0)
@@ -128,9 +128,9 @@ import Core
         }
         stopper.start()
         #expect(stopped.wait(timeout: .now() + 0.1) == .timedOut, "stop returned while a read was in progress")
-        gate.signal()
+        shard.letThrough()
         #expect(stopped.wait(timeout: .now() + 2) == .success)
-        gate.signal()
+        shard.letThrough()
         Thread.sleep(forTimeInterval: 0.05)
         #expect(shard.reads.withLock { $0 } == [0])
         #expect(try pages.next().page.isEmpty)

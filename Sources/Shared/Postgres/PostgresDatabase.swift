@@ -149,10 +149,10 @@ public final class PostgresDatabase: Sendable {
 
     /// Runs statements in autocommit, one at a time (`body` runs one, or another after the first
     /// failed whole): each its own transaction, without BEGIN and COMMIT round trips. Run again when
-    /// the server rolled it back. A lost connection
-    /// leaves its outcome unknown: an `idempotent` statement runs again (twice changes nothing
-    /// more); any other fails with that retryable error, so that its caller is told the outcome is
-    /// unknown (503, try again) instead of its writes being made twice.
+    /// the server rolled it back. A lost connection leaves its outcome unknown: an `idempotent`
+    /// statement runs again (twice changes nothing more); any other fails with that retryable
+    /// error, so that its caller is told the outcome is unknown (503, try again) instead of its
+    /// writes being made twice.
     @discardableResult
     func autocommit<T>(idempotent: Bool = true, _ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
         try collector.refuseDatabaseAccess()
