@@ -22,7 +22,8 @@ import TestSupport
         let work = ShardWork(shardID: 1, messageID: 1, messageCode: "M-1", hash: "h", app: "APP-1", appID: appID,
                              spec: MessageSpec(content: ["default": "Hi"]), firstDevice: 1, lastDevice: Int64.max,
                              timezoneFilter: .none, attempts: 1, attemptedThrough: nil)
-        let (sql, values) = PostgresCampaignStore.targetQuery(work, after: 0, limit: 250, sentSince: (0, 0))
+        let (sql, values) = PostgresCampaignStore.targetQuery(work, after: 0, through: work.lastDevice, limit: 250,
+                                                             sentSince: (0, 0))
         let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
         try connection.execute("VACUUM ANALYZE deliveries")
 

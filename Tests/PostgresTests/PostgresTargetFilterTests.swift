@@ -9,13 +9,17 @@ import TestSupport
 @Suite struct PostgresTargetFilterTests {
     func parse(_ json: JSON) throws(ConditionError) -> TagCondition { try ConditionFixture.parse(json, index: 0) }
 
+    /// The window's bounds are the second and third parameters, as in the page query.
+    static let window = PostgresTargetFilter.Window(after: "$2", through: "$3")
+
     @Test func valuesAreBoundNotInterpolated() throws {
-        var parameters = PostgresParameters([.integer(1)])
+        var parameters = PostgresParameters([.integer(1), .integer(0), .integer(9)])
         let sql = PostgresTargetFilter.sql(for: [try parse(["City", "EQ", "x' OR 1 --"]), try parse(["Level", "BETWEEN", [1, 2.5]])],
-                                           combinedWith: .or, app: "$1", &parameters)
+                                           combinedWith: .or, app: "$1", window: Self.window, &parameters)
         #expect(!sql.contains("x'") && !sql.contains("2.5") && sql.contains(") OR ("))
-        #expect(parameters.values == [.integer(1), .text("City"), .text("x' OR 1 --"), .text("Level"), .integer(1), .double(2.5)])
-        #expect(sql.contains("$2") && sql.contains("$6") && !sql.contains("$7"))
+        #expect(parameters.values == [.integer(1), .integer(0), .integer(9), .text("City"), .text("x' OR 1 --"), .text("Level"),
+                                      .integer(1), .double(2.5)])
+        #expect(sql.contains("$4") && sql.contains("$8") && !sql.contains("$9"))
     }
 
     @Test func sqlSelectsWhatTheConditionsDescribe() throws {
@@ -34,11 +38,10 @@ import TestSupport
         try connection.execute("ANALYZE")
 
         func selected(_ conditions: [TagCondition], _ op: ConditionsOperator) throws -> Set<String> {
-            var parameters = PostgresParameters([.integer(appID)])
-            let filter = PostgresTargetFilter.sql(for: conditions, combinedWith: op, app: "$1", &parameters)
-            return Set(try connection.rows("SELECT d.hwid FROM devices d WHERE d.app_id = $1 AND (\(filter))", parameters.values) {
-                $0.text(0)
-            })
+            var parameters = PostgresParameters([.integer(appID), .integer(0), .integer(Int64.max)])
+            let filter = PostgresTargetFilter.sql(for: conditions, combinedWith: op, app: "$1", window: Self.window, &parameters)
+            let sql = "SELECT d.hwid FROM devices d WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND (\(filter))"
+            return Set(try connection.rows(sql, parameters.values) { $0.text(0) })
         }
         var singles: [TagCondition] = []
         for json in TargetingCases.fixedConditions + (0..<300).map({ _ in TargetingCases.randomCondition(&rng) }) {
@@ -54,17 +57,18 @@ import TestSupport
         }
         #expect(try selected([], .and).count == devices.count)
 
-        // Walking a range of device ids, each tag condition is answered per device (a subplan, never a
-        // join of the tag rows), from an index of the tag tables, never a scan of a whole table.
+        // Walking a window of device ids, each tag condition reads the window's tag rows once (a
+        // hashed subplan, never a join of the tag rows), from an index of the tag tables, never a
+        // scan of a whole table.
         var parameters = PostgresParameters([.integer(appID), .integer(1), .integer(100)])
         let filter = PostgresTargetFilter.sql(for: [try parse(["Level", "GTE", 3]), try parse(["Fav", "NOTIN", ["a"]])],
-                                              combinedWith: .and, app: "$1", &parameters)
+                                              combinedWith: .and, app: "$1", window: Self.window, &parameters)
         let walk = try connection.rows(
-            "EXPLAIN SELECT d.hwid FROM devices d WHERE d.app_id = $1 AND d.id BETWEEN $2 AND $3 AND (\(filter)) ORDER BY d.id LIMIT 250",
+            "EXPLAIN SELECT d.hwid FROM devices d WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND (\(filter)) ORDER BY d.id LIMIT 250",
             parameters.values) { $0.text(0) }.joined(separator: "\n")
-        #expect(walk.contains("SubPlan") && !walk.contains("Join"), "\(walk)")
+        #expect(walk.contains("hashed SubPlan") && !walk.contains("Join"), "\(walk)")
         try connection.execute("SET enable_seqscan = off")
-        let plan = try connection.rows("EXPLAIN SELECT d.hwid FROM devices d WHERE d.app_id = $1 AND d.id BETWEEN $2 AND $3 AND (\(filter))",
+        let plan = try connection.rows("EXPLAIN SELECT d.hwid FROM devices d WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND (\(filter))",
                                        parameters.values) { $0.text(0) }.joined(separator: "\n")
         #expect(plan.contains("on device_tags t") && plan.contains("on device_tag_items i"), "\(plan)")
         #expect(!plan.contains("Seq Scan on device_tag"), "\(plan)")

@@ -51,6 +51,10 @@ import TestSupport
         try CampaignStoreContract(backend).aPageSkipsTheDevicesRecordedAnywhereInTheRestOfTheRange()
     }
 
+    @Test(arguments: Backend.allCases) func aTagFilteredPageIsFullWhereverItsTargetsThinOut(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).aTagFilteredPageIsFullWhereverItsTargetsThinOut()
+    }
+
     @Test(arguments: Backend.allCases) func aCappedPageCountsEachTargetsSentPushesSinceBothMoments(_ backend: Backend) throws {
         try CampaignStoreContract(backend).aCappedPageCountsEachTargetsSentPushesSinceBothMoments()
     }
@@ -227,6 +231,46 @@ struct CampaignStoreContract {
         #expect(try campaigns.targets(of: work, after: ids[4], limit: 10).isEmpty)
         let capped = try campaigns.cappedTargets(of: work, after: ids[0], limit: 10, since1: 0, since2: 0)
         #expect(capped.targets.map(\.deviceID) == [ids[2], ids[4]] && capped.recentSends.isEmpty)
+    }
+
+    /// A page holds `limit` targets until the shard's range ends, however many devices it passes
+    /// for them: here one in two, then one in forty, then every one (PostgreSQL reads a tag-filtered
+    /// page in windows sized from the page before, see `PageWindow`), and a message nobody matches
+    /// reads an empty page once.
+    func aTagFilteredPageIsFullWhereverItsTargetsThinOut() throws {
+        func matches(_ index: Int) -> Bool { index < 200 ? index % 2 == 0 : index < 600 ? index % 40 == 0 : true }
+        for index in 0..<700 {
+            let tags: [String: JSON] = matches(index) ? ["Level": 1] : index < 200 ? ["Level": 0] : [:]
+            try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: "H\(index)", pushToken: "tok\(index)", gateway: nil,
+                                                          attributes: DeviceAttributes(platform: 1), tags: try TagUpdate.parse(tags)),
+                                       now: 1_000)
+        }
+        func shard(level: JSON, now: Int64) throws -> ShardWork {
+            var spec = MessageSpec(content: ["default": "Hi"])
+            spec.schedule = MessageSpec.Schedule(sendAt: now, perDeviceTimezone: false)
+            spec.conditions = [try ConditionFixture.parse(["Level", "EQ", level])]
+            _ = try campaigns.createMessages(app: "APP-1", [NewMessage(spec: spec, transactionID: nil)], now: now)
+            #expect(try campaigns.activateDueMessages(now: now, shardSize: 20_000) == 1)
+            let shard = try #require(try campaigns.leaseShards(worker: "w1", count: 1, now: now, leaseUntil: now + 30).first)
+            return try #require(try campaigns.claimShard(shard, worker: "w1", leaseUntil: now + 30, now: now))
+        }
+        let expected = (0..<700).filter(matches).map { "H\($0)" }
+        let work = try shard(level: 1, now: 1_000)
+        for (limit, capped) in [(20, false), (7, true), (20, false)] {
+            var pages: [[Target]] = []
+            var after = work.firstDevice - 1
+            while pages.count <= expected.count {
+                let page = capped ? try campaigns.cappedTargets(of: work, after: after, limit: limit, since1: 0, since2: 0).targets
+                    : try campaigns.targets(of: work, after: after, limit: limit)
+                pages.append(page)
+                guard let last = page.last else { break }
+                after = last.deviceID
+            }
+            #expect(pages.flatMap { $0 }.map(\.hwid) == expected, "limit \(limit)")
+            #expect(pages.dropLast(2).allSatisfy { $0.count == limit }, "\(pages.map(\.count))")
+            #expect(pages.last?.isEmpty == true)
+        }
+        #expect(try campaigns.targets(of: shard(level: 2, now: 2_000), after: 0, limit: 20).isEmpty)
     }
 
     /// The caps count sent pushes of every message, strictly after each moment; throttled and

@@ -64,19 +64,22 @@ extension PostgresCampaignStore {
         }
     }
 
-    /// The page query for a shard: its device range (walked in id order on the primary key),
-    /// deliverable and subscribed devices with a token, opted in unless the message is silent on
-    /// their platform, the message's platforms, explicit devices
-    /// or users, tag conditions, and not yet recorded. With `sentSince`, each row also counts the
-    /// pushes sent to its device since each of the two moments (`cappedTargets`).
+    /// The page query for a shard: its devices after `after` up to `through` (walked in id order
+    /// on the primary key), deliverable and subscribed devices with a token, opted in unless the
+    /// message is silent on their platform, the message's platforms, explicit devices or users, tag
+    /// conditions (reading the tag rows of that window, see `PostgresTargetFilter`), and not yet
+    /// recorded. With `sentSince`, each row also counts the pushes sent to its device since each of
+    /// the two moments (`cappedTargets`).
     ///
     /// It is planned each time it runs (`plannedEachTime`): a plan cached while `deliveries` held
     /// a batch or none (a new or emptied table, analyzed as empty) scans the table for each target,
     /// and kept while the campaign fills it, each page took longer than the one before (37 ms, then
     /// 300–545 ms a page, until autovacuum analyzed the table: two 1,000,000-device campaigns of three
     /// took 17–18 s instead of 8–9, one benchmark run 39 s). Planning costs a page about 0.3 ms.
-    static func targetQuery(_ work: ShardWork, after: Int64, limit: Int, sentSince: (Int64, Int64)? = nil) -> (String, [PostgresValue]) {
-        var parameters = PostgresParameters([.integer(work.appID), .integer(after), .integer(work.lastDevice)])
+    static func targetQuery(_ work: ShardWork, after: Int64, through: Int64, limit: Int,
+                            sentSince: (Int64, Int64)? = nil) -> (String, [PostgresValue]) {
+        var parameters = PostgresParameters([.integer(work.appID), .integer(after), .integer(through)])
+        let window = PostgresTargetFilter.Window(after: "$2", through: "$3")
         // Looked up per target on the sent deliveries' index, after the page's other conditions.
         let recent = sentSince.map { since in
             let (first, second) = (parameters.add(.integer(since.0)), parameters.add(.integer(since.1)))
@@ -118,12 +121,14 @@ extension PostgresCampaignStore {
             let list = parameters.add(.texts(devices))
             sql += " AND (d.hwid = ANY(\(list)::text[]) OR d.push_token = ANY(\(list)::text[]))"
         } else if let filter = work.spec.filter {
-            sql += " AND (\(PostgresTargetFilter.sql(for: filter, appCode: work.app, app: "$1", &parameters)))"
+            sql += " AND (\(PostgresTargetFilter.sql(for: filter, appCode: work.app, app: "$1", window: window, &parameters)))"
         } else if !work.spec.conditions.isEmpty {
-            sql += " AND (\(PostgresTargetFilter.sql(for: work.spec.conditions, combinedWith: work.spec.conditionsOperator, app: "$1", &parameters)))"
+            let conditions = PostgresTargetFilter.sql(for: work.spec.conditions, combinedWith: work.spec.conditionsOperator, app: "$1",
+                                                      window: window, &parameters)
+            sql += " AND (\(conditions))"
         }
-        // Looked up per device on the deliveries' key, like the tag conditions (`OFFSET 0`, see
-        // `PostgresTargetFilter`): planned as a join while the deliveries' statistics still said the
+        // Looked up per device on the deliveries' key (`OFFSET 0` keeps the subquery from becoming
+        // a join): planned as a join while the deliveries' statistics still said the
         // campaign had few, every page read all of the message's deliveries so far. Only devices up
         // to the highest one of the rest of the range with a delivery can have one, so the page first
         // finds that device (one descent of the key, evaluated once) and looks up only those below
@@ -137,9 +142,46 @@ extension PostgresCampaignStore {
         return (sql, parameters.values)
     }
 
+    /// Whether the page query of `work` reads tag rows (a filter or conditions, unless explicit
+    /// devices or users take their place): then it is read in windows of the range.
+    static func readsTags(_ work: ShardWork) -> Bool {
+        work.spec.users == nil && work.spec.devices == nil && (work.spec.filter != nil || !work.spec.conditions.isEmpty)
+    }
+
+    /// Up to `limit` rows of the page query after `after`, in device order: fewer only at the end
+    /// of the shard. A query that reads tag rows reads a window of the range sized for the rows
+    /// still wanted (`PageWindow`), from the last page's ids per target for this message, and
+    /// goes on from the window's end while it comes back short.
+    private func page<Row>(of work: ShardWork, after: Int64, limit: Int, sentSince: (Int64, Int64)?,
+                           _ map: @escaping (PostgresRow) -> Row, deviceID: @escaping (Row) -> Int64) throws(StoreError) -> [Row] {
+        guard Self.readsTags(work) else {
+            let (sql, values) = Self.targetQuery(work, after: after, through: work.lastDevice, limit: limit, sentSince: sentSince)
+            return try database.read { connection in try connection.rows(sql, values, plannedEachTime: true, map) }
+        }
+        var window = pageWindows.withLock { $0[work.messageID] } ?? PageWindow()
+        let rows = try database.read { connection in
+            var rows: [Row] = []
+            var from = after
+            while rows.count < limit && from < work.lastDevice {
+                let wanted = limit - rows.count
+                let through = window.end(after: from, wanted: wanted, last: work.lastDevice)
+                let (sql, values) = Self.targetQuery(work, after: from, through: through, limit: wanted, sentSince: sentSince)
+                let read = try connection.rows(sql, values, plannedEachTime: true, map)
+                rows += read
+                from = read.count == wanted ? deviceID(read[read.count - 1]) : through
+                window.observe(read: from - after, found: rows.count)
+            }
+            return rows
+        }
+        pageWindows.withLock { windows in
+            if windows.count >= PageWindow.remembered { windows.removeAll() }
+            windows[work.messageID] = window
+        }
+        return rows
+    }
+
     public func targets(of work: ShardWork, after: Int64, limit: Int) throws(StoreError) -> [Target] {
-        let (sql, values) = Self.targetQuery(work, after: after, limit: limit)
-        return try database.read { connection in try connection.rows(sql, values, plannedEachTime: true, Self.target) }
+        try page(of: work, after: after, limit: limit, sentSince: nil, Self.target, deviceID: \.deviceID)
     }
 
     /// One statement: the page, and per target a lookup of its device's sent deliveries. Planned
@@ -149,12 +191,9 @@ extension PostgresCampaignStore {
     /// its own: three more round trips.
     public func cappedTargets(of work: ShardWork, after: Int64, limit: Int, since1: Int64,
                               since2: Int64) throws(StoreError) -> (targets: [Target], recentSends: [Int64: (Int, Int)]) {
-        let (sql, values) = Self.targetQuery(work, after: after, limit: limit, sentSince: (since1, since2))
-        let rows = try database.read { connection in
-            try connection.rows(sql, values, plannedEachTime: true) { row in
-                (target: Self.target(row), first: Int(row.int(7)), second: Int(row.int(8)))
-            }
-        }
+        let rows = try page(of: work, after: after, limit: limit, sentSince: (since1, since2), { row in
+            (target: Self.target(row), first: Int(row.int(7)), second: Int(row.int(8)))
+        }, deviceID: \.target.deviceID)
         var recentSends: [Int64: (Int, Int)] = [:]
         for row in rows where row.first > 0 || row.second > 0 { recentSends[row.target.deviceID] = (row.first, row.second) }
         return (rows.map(\.target), recentSends)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Core
 
 /// `CampaignStore` on PostgreSQL, with the SQLite backend's semantics. Where processes compete
@@ -7,6 +8,8 @@ import Core
 /// that each is handled by one of them at a time.
 public final class PostgresCampaignStore: CampaignStore {
     let database: PostgresDatabase
+    /// Each message's page window, by message id (`page(of:after:limit:sentSince:_:deviceID:)`).
+    let pageWindows = Mutex<[Int64: PageWindow]>([:])
 
     public init(database: PostgresDatabase) {
         self.database = database

@@ -1,0 +1,26 @@
+import Testing
+@testable import Postgres
+
+/// The window a tag-filtered page reads: sized for the targets still wanted from the ids per target
+/// the page before found, with a margin, and never past the shard's last device.
+@Suite struct PageWindowTests {
+    @Test func theWindowHoldsTheWantedTargetsWithAMarginAndEndsAtTheShard() {
+        var window = PageWindow()
+        // Every other device until a page was read: 250 targets and 1.5 standard deviations (24),
+        // and 4 more, at 2 ids each.
+        #expect(window.end(after: 100, wanted: 250, last: 10_000) == 100 + 556)
+        #expect(window.end(after: 9_900, wanted: 250, last: 10_000) == 10_000)
+        window.observe(read: 1_000, found: 100)
+        #expect(window.idsPerTarget == 10)
+        #expect(window.end(after: 0, wanted: 1, last: 1_000_000) == 65)
+        // Nothing found in 500 ids: the next window is at least that wide per target.
+        window.observe(read: 500, found: 0)
+        #expect(window.idsPerTarget == 500)
+        window.observe(read: 40, found: 0)
+        #expect(window.idsPerTarget == 1_000)
+        // Every device a target.
+        window.observe(read: 250, found: 250)
+        #expect(window.idsPerTarget == 1)
+        #expect(window.end(after: Int64.max - 10, wanted: 250, last: Int64.max) == Int64.max)
+    }
+}
