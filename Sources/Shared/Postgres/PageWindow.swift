@@ -1,6 +1,6 @@
-/// How far a page query that reads tag rows reads: the window of device ids expected to hold the
-/// targets still wanted, from the ids per target that the message's last page found. A window too
-/// wide reads tag rows for nothing (reading twice a page's window took a page 1.3 × as long); one
+/// How far a page query reads: the window of device ids expected to hold the targets still wanted,
+/// from the ids per target that the message's last page found. A window too wide reads tag rows
+/// (and recent sends) for nothing (reading twice a page's window took a page 1.3 × as long); one
 /// too narrow costs a second query for the rest.
 struct PageWindow: Sendable {
     /// How many messages' windows a store remembers; beyond, it forgets them all.

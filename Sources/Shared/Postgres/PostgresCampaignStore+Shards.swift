@@ -80,13 +80,19 @@ extension PostgresCampaignStore {
                             sentSince: (Int64, Int64)? = nil) -> (String, [PostgresValue]) {
         var parameters = PostgresParameters([.integer(work.appID), .integer(after), .integer(through)])
         let window = PostgresTargetFilter.Window(after: "$2", through: "$3")
-        // Looked up per target on the sent deliveries' index, after the page's other conditions.
+        // Counted per target on the sent deliveries' index, after the page's other conditions, for
+        // the targets among the window's devices sent a push since the earlier moment (read once,
+        // like a tag condition): usually none, and then no target's lookup runs (a page's reads
+        // took 1.6 ms instead of 2.0 when no device had a recent push, as long when every other one had).
         let recent = sentSince.map { since in
             let (first, second) = (parameters.add(.integer(since.0)), parameters.add(.integer(since.1)))
+            let earlier = "least(\(first)::bigint, \(second)::bigint)"
             return (columns: ", r.first, r.second", join: """
                  CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x.created_at > \(first)::bigint) AS first,
                   count(*) FILTER (WHERE x.created_at > \(second)::bigint) AS second FROM deliveries x
-                  WHERE x.status = 'sent' AND x.device_id = d.id AND x.created_at > least(\(first)::bigint, \(second)::bigint)) r
+                  WHERE (d.id IN (SELECT y.device_id FROM deliveries y WHERE y.status = 'sent' AND y.device_id > $2 AND y.device_id <= $3
+                    AND y.created_at > \(earlier))) IS TRUE
+                  AND x.status = 'sent' AND x.device_id = d.id AND x.created_at > \(earlier)) r
                 """)
         } ?? (columns: "", join: "")
         var sql: String
@@ -142,22 +148,13 @@ extension PostgresCampaignStore {
         return (sql, parameters.values)
     }
 
-    /// Whether the page query of `work` reads tag rows (a filter or conditions, unless explicit
-    /// devices or users take their place): then it is read in windows of the range.
-    static func readsTags(_ work: ShardWork) -> Bool {
-        work.spec.users == nil && work.spec.devices == nil && (work.spec.filter != nil || !work.spec.conditions.isEmpty)
-    }
-
     /// Up to `limit` rows of the page query after `after`, in device order: fewer only at the end
-    /// of the shard. A query that reads tag rows reads a window of the range sized for the rows
-    /// still wanted (`PageWindow`), from the last page's ids per target for this message, and
-    /// goes on from the window's end while it comes back short.
+    /// of the shard. The query reads a window of the range sized for the rows still wanted
+    /// (`PageWindow`, from the ids per target of the message's last page) and goes on from the
+    /// window's end while it comes back short: its tag conditions and its recent sends read the
+    /// window's rows once.
     private func page<Row>(of work: ShardWork, after: Int64, limit: Int, sentSince: (Int64, Int64)?,
                            _ map: @escaping (PostgresRow) -> Row, deviceID: @escaping (Row) -> Int64) throws(StoreError) -> [Row] {
-        guard Self.readsTags(work) else {
-            let (sql, values) = Self.targetQuery(work, after: after, through: work.lastDevice, limit: limit, sentSince: sentSince)
-            return try database.read { connection in try connection.rows(sql, values, plannedEachTime: true, map) }
-        }
         var window = pageWindows.withLock { $0[work.messageID] } ?? PageWindow()
         let rows = try database.read { connection in
             var rows: [Row] = []
