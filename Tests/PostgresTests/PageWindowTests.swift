@@ -23,4 +23,16 @@ import Testing
         #expect(window.idsPerTarget == 1)
         #expect(window.end(after: Int64.max - 10, wanted: 250, last: Int64.max) == Int64.max)
     }
+
+    @Test func pagesThatNeededASecondQueryWidenTheWindowAndPagesThatDidNotNarrowIt() {
+        var window = PageWindow()
+        window.filled(afterQueries: 2)
+        window.filled(afterQueries: 3)
+        #expect(window.slack == 1.44)
+        #expect(window.end(after: 0, wanted: 250, last: 10_000) == 800)
+        for _ in 0..<10 { window.filled(afterQueries: 2) }
+        #expect(window.slack == 2)
+        for _ in 0..<100 { window.filled(afterQueries: 1) }
+        #expect(window.slack == 1)
+    }
 }

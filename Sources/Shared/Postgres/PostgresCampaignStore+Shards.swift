@@ -159,15 +159,18 @@ extension PostgresCampaignStore {
         let rows = try database.read { connection in
             var rows: [Row] = []
             var from = after
+            var queries = 0
             while rows.count < limit && from < work.lastDevice {
                 let wanted = limit - rows.count
                 let through = window.end(after: from, wanted: wanted, last: work.lastDevice)
                 let (sql, values) = Self.targetQuery(work, after: from, through: through, limit: wanted, sentSince: sentSince)
                 let read = try connection.rows(sql, values, plannedEachTime: true, map)
                 rows += read
+                queries += 1
                 from = read.count == wanted ? deviceID(read[read.count - 1]) : through
                 window.observe(read: from - after, found: rows.count)
             }
+            if rows.count == limit { window.filled(afterQueries: queries) }
             return rows
         }
         pageWindows.withLock { windows in
