@@ -1,7 +1,7 @@
 import Testing
 @testable import Postgres
 
-/// The window a tag-filtered page reads: sized for the targets still wanted from the ids per target
+/// The window a page that reads tag rows reads: sized for the targets still wanted from the ids per target
 /// the page before found, with a margin, and never past the shard's last device.
 @Suite struct PageWindowTests {
     @Test func theWindowHoldsTheWantedTargetsWithAMarginAndEndsAtTheShard() {
@@ -22,6 +22,10 @@ import Testing
         window.observe(read: 250, found: 250)
         #expect(window.idsPerTarget == 1)
         #expect(window.end(after: Int64.max - 10, wanted: 250, last: Int64.max) == Int64.max)
+        #expect(window.end(after: Int64.max - 1_000, wanted: 250, last: Int64.max) == Int64.max - 1_000 + 278)
+        // A window wider than the ids left, however wide, ends at the last one.
+        window.observe(read: Int64.max / 2, found: 0)
+        #expect(window.end(after: 1 << 40, wanted: 250, last: Int64.max) == Int64.max)
     }
 
     @Test func pagesThatNeededASecondQueryWidenTheWindowAndPagesThatDidNotNarrowIt() {

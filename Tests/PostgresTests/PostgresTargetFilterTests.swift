@@ -37,8 +37,8 @@ import TestSupport
         #expect(try store.getTags(app: "APP-1", hwid: "H0", userID: nil) == devices[0].tags)
         try connection.execute("ANALYZE")
 
-        func selected(_ conditions: [TagCondition], _ op: ConditionsOperator) throws -> Set<String> {
-            var parameters = PostgresParameters([.integer(appID), .integer(0), .integer(Int64.max)])
+        func selected(_ conditions: [TagCondition], _ op: ConditionsOperator, window: (Int64, Int64) = (0, Int64.max)) throws -> Set<String> {
+            var parameters = PostgresParameters([.integer(appID), .integer(window.0), .integer(window.1)])
             let filter = PostgresTargetFilter.sql(for: conditions, combinedWith: op, app: "$1", window: Self.window, &parameters)
             let sql = "SELECT d.hwid FROM devices d WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND (\(filter))"
             return Set(try connection.rows(sql, parameters.values) { $0.text(0) })
@@ -49,6 +49,14 @@ import TestSupport
         }
         for condition in singles {
             #expect(try selected([condition], .and) == TargetingCases.expected(devices, [condition], .and), "\(condition)")
+        }
+        // Read in windows of 40 device ids, as a page reads them, each condition selects the same
+        // devices: its tag rows are read in the device's own window (a NOT SET tag too).
+        let last = try connection.first("SELECT max(id) FROM devices") { $0.int(0) } ?? 0
+        for condition in singles {
+            var union: Set<String> = []
+            for from in stride(from: Int64(0), to: last, by: 40) { union.formUnion(try selected([condition], .and, window: (from, from + 40))) }
+            #expect(union == TargetingCases.expected(devices, [condition], .and), "\(condition)")
         }
         for round in 0..<300 {
             let picked = (0..<Int.random(in: 2...4, using: &rng)).compactMap { _ in singles.randomElement(using: &rng) }

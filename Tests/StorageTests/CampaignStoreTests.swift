@@ -234,9 +234,10 @@ struct CampaignStoreContract {
     }
 
     /// A page holds `limit` targets until the shard's range ends, however many devices it passes
-    /// for them: here one in two, then one in forty, then every one (PostgreSQL reads a tag-filtered
-    /// page in windows sized from the page before, see `PageWindow`), and a message nobody matches
-    /// reads an empty page once.
+    /// for them: here one in two, then one in forty, then every one (PostgreSQL reads a page whose
+    /// conditions read tags in windows sized from the page before, see `PageWindow`), leaving out
+    /// the devices recorded already wherever they are, with the pushes each target was sent; a
+    /// message nobody matches reads an empty page once.
     func aTagFilteredPageIsFullWhereverItsTargetsThinOut() throws {
         func matches(_ index: Int) -> Bool { index < 200 ? index % 2 == 0 : index < 600 ? index % 40 == 0 : true }
         for index in 0..<700 {
@@ -254,14 +255,33 @@ struct CampaignStoreContract {
             let shard = try #require(try campaigns.leaseShards(worker: "w1", count: 1, now: now, leaseUntil: now + 30).first)
             return try #require(try campaigns.claimShard(shard, worker: "w1", leaseUntil: now + 30, now: now))
         }
-        let expected = (0..<700).filter(matches).map { "H\($0)" }
         let work = try shard(level: 1, now: 1_000)
+        let other = try shard(level: 2, now: 1_000)
+        #expect(try campaigns.targets(of: other, after: 0, limit: 20).isEmpty)
+        let ids = Dictionary(uniqueKeysWithValues: try campaigns.targets(of: work, after: 0, limit: 1_000).map { ($0.hwid, $0.deviceID) })
+        #expect(ids.count == (0..<700).filter(matches).count)
+        // Recorded already for this message, and sent the other one, in each part of the range.
+        let recorded = ["H2", "H198", "H240", "H600", "H699"]
+        let sentOther = ["H4", "H280", "H640"]
+        func sent(_ hwids: [String]) throws -> [DeliveryRecord] {
+            try hwids.map { DeliveryRecord(deviceID: try #require(ids[$0]), outcome: .sent) }
+        }
+        #expect(try campaigns.record(try sent(recorded), work: work, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: nil))
+        #expect(try campaigns.record(try sent(sentOther), work: other, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: nil))
+        let expected = (0..<700).filter(matches).map { "H\($0)" }.filter { !recorded.contains($0) }
         for (limit, capped) in [(20, false), (7, true), (20, false)] {
             var pages: [[Target]] = []
+            var recentSends: [Int64: (Int, Int)] = [:]
             var after = work.firstDevice - 1
             while pages.count <= expected.count {
-                let page = capped ? try campaigns.cappedTargets(of: work, after: after, limit: limit, since1: 0, since2: 0).targets
-                    : try campaigns.targets(of: work, after: after, limit: limit)
+                let page: [Target]
+                if capped {
+                    let read = try campaigns.cappedTargets(of: work, after: after, limit: limit, since1: 0, since2: 0)
+                    page = read.targets
+                    recentSends.merge(read.recentSends) { first, _ in first }
+                } else {
+                    page = try campaigns.targets(of: work, after: after, limit: limit)
+                }
                 pages.append(page)
                 guard let last = page.last else { break }
                 after = last.deviceID
@@ -269,8 +289,10 @@ struct CampaignStoreContract {
             #expect(pages.flatMap { $0 }.map(\.hwid) == expected, "limit \(limit)")
             #expect(pages.dropLast(2).allSatisfy { $0.count == limit }, "\(pages.map(\.count))")
             #expect(pages.last?.isEmpty == true)
+            if capped {
+                #expect(Set(recentSends.keys) == Set(sentOther.compactMap { ids[$0] }) && recentSends.values.allSatisfy { $0 == (1, 1) })
+            }
         }
-        #expect(try campaigns.targets(of: shard(level: 2, now: 2_000), after: 0, limit: 20).isEmpty)
     }
 
     /// The caps count sent pushes of every message, strictly after each moment; throttled and

@@ -1,6 +1,6 @@
-/// How far a page query reads: the window of device ids expected to hold the targets still wanted,
-/// from the ids per target that the message's last page found. A window too wide reads tag rows
-/// (and recent sends) for nothing (reading twice a page's window took a page 1.3 × as long); one
+/// How far a page query that reads tag rows reads: the window of device ids expected to hold the
+/// targets still wanted, from the ids per target that the message's last page found. A window too
+/// wide reads tag rows for nothing (reading twice a page's window took a page 1.3 × as long); one
 /// too narrow costs a second query for the rest (planned, about 0.5 ms: as much as reading some
 /// 600 ids more).
 struct PageWindow: Sendable {
@@ -20,7 +20,10 @@ struct PageWindow: Sendable {
     /// 1.5 standard deviations of their count (times `slack`), and at most `last`.
     func end(after: Int64, wanted: Int, last: Int64) -> Int64 {
         let span = ((Double(wanted) + 1.5 * Double(wanted).squareRoot() + 4) * idsPerTarget * slack).rounded(.up)
-        return span < Double(last - after) ? after + Int64(span) : last
+        let room = last - after
+        // Compared as doubles first: a span beyond Int64 cannot be converted.
+        guard span < Double(room), let ids = Int64(exactly: span), ids < room else { return last }
+        return after + ids
     }
 
     /// Learns from a page so far: its first `read` device ids held `found` targets. None found,

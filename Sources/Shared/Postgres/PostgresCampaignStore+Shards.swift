@@ -80,19 +80,15 @@ extension PostgresCampaignStore {
                             sentSince: (Int64, Int64)? = nil) -> (String, [PostgresValue]) {
         var parameters = PostgresParameters([.integer(work.appID), .integer(after), .integer(through)])
         let window = PostgresTargetFilter.Window(after: "$2", through: "$3")
-        // Counted per target on the sent deliveries' index, after the page's other conditions, for
-        // the targets among the window's devices sent a push since the earlier moment (read once,
-        // like a tag condition): usually none, and then no target's lookup runs (a page's reads
-        // took 1.6 ms instead of 2.0 when no device had a recent push, as long when every other one had).
+        // Counted per target on the sent deliveries' index, after the page's other conditions. (Read
+        // once for the window instead, like a tag condition, the index could not narrow the range of
+        // devices by time: it would read every sent delivery kept for the window's devices.)
         let recent = sentSince.map { since in
             let (first, second) = (parameters.add(.integer(since.0)), parameters.add(.integer(since.1)))
-            let earlier = "least(\(first)::bigint, \(second)::bigint)"
             return (columns: ", r.first, r.second", join: """
                  CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x.created_at > \(first)::bigint) AS first,
                   count(*) FILTER (WHERE x.created_at > \(second)::bigint) AS second FROM deliveries x
-                  WHERE (d.id IN (SELECT y.device_id FROM deliveries y WHERE y.status = 'sent' AND y.device_id > $2 AND y.device_id <= $3
-                    AND y.created_at > \(earlier))) IS TRUE
-                  AND x.status = 'sent' AND x.device_id = d.id AND x.created_at > \(earlier)) r
+                  WHERE x.status = 'sent' AND x.device_id = d.id AND x.created_at > least(\(first)::bigint, \(second)::bigint)) r
                 """)
         } ?? (columns: "", join: "")
         var sql: String
@@ -136,7 +132,7 @@ extension PostgresCampaignStore {
         // Looked up per device on the deliveries' key (`OFFSET 0` keeps the subquery from becoming
         // a join): planned as a join while the deliveries' statistics still said the
         // campaign had few, every page read all of the message's deliveries so far. Only devices up
-        // to the highest one of the rest of the range with a delivery can have one, so the page first
+        // to the highest one of the rest of the window with a delivery can have one, so the page first
         // finds that device (one descent of the key, evaluated once) and looks up only those below
         // it: in a first pass, none.
         let message = parameters.add(.integer(work.messageID))
@@ -148,13 +144,22 @@ extension PostgresCampaignStore {
         return (sql, parameters.values)
     }
 
+    /// Whether the page query of `work` reads tag rows (a filter or conditions, unless explicit
+    /// devices or users take their place): then it reads windows of the range.
+    static func readsTags(_ work: ShardWork) -> Bool {
+        work.spec.users == nil && work.spec.devices == nil && (work.spec.filter != nil || !work.spec.conditions.isEmpty)
+    }
+
     /// Up to `limit` rows of the page query after `after`, in device order: fewer only at the end
-    /// of the shard. The query reads a window of the range sized for the rows still wanted
-    /// (`PageWindow`, from the ids per target of the message's last page) and goes on from the
-    /// window's end while it comes back short: its tag conditions and its recent sends read the
-    /// window's rows once.
+    /// of the shard. A query that reads tag rows reads a window of the range sized for the rows
+    /// still wanted (`PageWindow`, from the ids per target of the message's last page), and goes on
+    /// from the window's end while it comes back short.
     private func page<Row>(of work: ShardWork, after: Int64, limit: Int, sentSince: (Int64, Int64)?,
                            _ map: @escaping (PostgresRow) -> Row, deviceID: @escaping (Row) -> Int64) throws(StoreError) -> [Row] {
+        guard Self.readsTags(work) else {
+            let (sql, values) = Self.targetQuery(work, after: after, through: work.lastDevice, limit: limit, sentSince: sentSince)
+            return try database.read { connection in try connection.rows(sql, values, plannedEachTime: true, map) }
+        }
         var window = pageWindows.withLock { $0[work.messageID] } ?? PageWindow()
         let rows = try database.read { connection in
             var rows: [Row] = []
@@ -168,7 +173,8 @@ extension PostgresCampaignStore {
                 rows += read
                 queries += 1
                 from = read.count == wanted ? deviceID(read[read.count - 1]) : through
-                window.observe(read: from - after, found: rows.count)
+                // The shard's end cuts a window short: what it found says little about the next one.
+                if read.count == wanted || through < work.lastDevice { window.observe(read: from - after, found: rows.count) }
             }
             if rows.count == limit { window.filled(afterQueries: queries) }
             return rows
@@ -184,8 +190,8 @@ extension PostgresCampaignStore {
         try page(of: work, after: after, limit: limit, sentSince: nil, Self.target, deviceID: \.deviceID)
     }
 
-    /// One statement: the page, and per target a lookup of its device's sent deliveries. Planned
-    /// per device, the lookup takes their index from a page of deliveries on (only a plan made
+    /// The page, and per target a lookup of its device's sent deliveries, in the same statement
+    /// (one per window). Planned per device, the lookup takes their index from a page of deliveries on (only a plan made
     /// while the table is empty scans it); a separate read of the page's devices as a list could
     /// prefer to scan every sent delivery, and needed `enable_seqscan = off` in a transaction of
     /// its own: three more round trips.

@@ -281,8 +281,8 @@ enum PostgresSchema {
             PRIMARY KEY (job_id, position)
         );
         """,
-        // 6: targeting answers every tag condition per device on the primary key (see
-        // `PostgresTargetFilter`), as SQLite's does, so the number index only cost each
+        // 6: targeting reads every tag condition on the primary key (per device then, by window of
+        // device ids since: see `PostgresTargetFilter`), so the number index only cost each
         // registration one more index entry.
         """
         DROP INDEX device_tags_by_number;
