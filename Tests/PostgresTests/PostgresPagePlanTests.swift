@@ -51,18 +51,19 @@ import TestSupport
         #expect(try deliveriesScanned(plannedEachTime: false) > 0, "PostgreSQL kept the plan made while deliveries was empty")
         #expect(try deliveriesScanned(plannedEachTime: true) == 0)
 
-        // The store's page reads are planned each time: however often they run, their one
-        // connection holds no prepared page query.
+        // The store's page reads, and its reads of due retries (a table as often empty), are planned
+        // each time: however often they run, their one connection holds no prepared statement of them.
         let single = try PostgresDatabase(settings: PostgresConnectionSettings(url: url), poolSize: 1, acquireTimeoutMilliseconds: 5000,
                                           apps: [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")])
         let campaigns = PostgresCampaignStore(database: single)
         for _ in 0..<7 {
             #expect(try campaigns.cappedTargets(of: work, after: 0, limit: 250, since1: 0, since2: 0).targets.count == 250)
             #expect(try campaigns.targets(of: work, after: 0, limit: 250).count == 250)
+            #expect(try campaigns.dueRetries(of: work, now: 1_000, limit: 250).isEmpty)
         }
         let prepared = try single.read { connection in
             try connection.rows("SELECT statement FROM pg_prepared_statements") { $0.text(0) }
         }
-        #expect(!prepared.contains { $0.contains("ORDER BY d.id LIMIT") }, "\(prepared)")
+        #expect(!prepared.contains { $0.contains("ORDER BY d.id LIMIT") || $0.contains("FROM delivery_retries r") }, "\(prepared)")
     }
 }
