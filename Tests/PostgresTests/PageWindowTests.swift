@@ -10,21 +10,25 @@ import Testing
         // and 4 more, at 2 ids each.
         #expect(window.end(after: 100, wanted: 250, last: 10_000) == 100 + 556)
         #expect(window.end(after: 9_900, wanted: 250, last: 10_000) == 10_000)
-        window.observe(read: 1_000, found: 100)
+        window.observe(read: 1_000, found: 100, cutByEnd: false)
         #expect(window.idsPerTarget == 10)
         #expect(window.end(after: 0, wanted: 1, last: 1_000_000) == 65)
         // Nothing found in 500 ids: the next window is at least that wide per target.
-        window.observe(read: 500, found: 0)
+        window.observe(read: 500, found: 0, cutByEnd: false)
         #expect(window.idsPerTarget == 500)
-        window.observe(read: 40, found: 0)
+        window.observe(read: 40, found: 0, cutByEnd: false)
+        #expect(window.idsPerTarget == 1_000)
+        // The shard's end cut the window short: nothing learnt.
+        window.observe(read: 40, found: 0, cutByEnd: true)
+        window.observe(read: 40, found: 40, cutByEnd: true)
         #expect(window.idsPerTarget == 1_000)
         // Every device a target.
-        window.observe(read: 250, found: 250)
+        window.observe(read: 250, found: 250, cutByEnd: false)
         #expect(window.idsPerTarget == 1)
         #expect(window.end(after: Int64.max - 10, wanted: 250, last: Int64.max) == Int64.max)
         #expect(window.end(after: Int64.max - 1_000, wanted: 250, last: Int64.max) == Int64.max - 1_000 + 278)
         // A window wider than the ids left, however wide, ends at the last one.
-        window.observe(read: Int64.max / 2, found: 0)
+        window.observe(read: Int64.max / 2, found: 0, cutByEnd: false)
         #expect(window.end(after: 1 << 40, wanted: 250, last: Int64.max) == Int64.max)
     }
 

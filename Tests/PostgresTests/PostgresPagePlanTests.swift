@@ -56,9 +56,14 @@ import TestSupport
         let single = try PostgresDatabase(settings: PostgresConnectionSettings(url: url), poolSize: 1, acquireTimeoutMilliseconds: 5000,
                                           apps: [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")])
         let campaigns = PostgresCampaignStore(database: single)
+        // A page that reads tags reads its windows the same way (no device has the tag).
+        var tagged = work
+        tagged.spec.conditions = [try ConditionFixture.parse(["Level", "NOTSET"])]
         for _ in 0..<7 {
-            #expect(try campaigns.cappedTargets(of: work, after: 0, limit: 250, since1: 0, since2: 0).targets.count == 250)
-            #expect(try campaigns.targets(of: work, after: 0, limit: 250).count == 250)
+            for work in [work, tagged] {
+                #expect(try campaigns.cappedTargets(of: work, after: 0, limit: 250, since1: 0, since2: 0).targets.count == 250)
+                #expect(try campaigns.targets(of: work, after: 0, limit: 250).count == 250)
+            }
             #expect(try campaigns.dueRetries(of: work, now: 1_000, limit: 250).isEmpty)
         }
         let prepared = try single.read { connection in

@@ -237,7 +237,7 @@ struct CampaignStoreContract {
     /// for them: here one in two, then one in forty, then every one (PostgreSQL reads a page whose
     /// conditions read tags in windows sized from the page before, see `PageWindow`), leaving out
     /// the devices recorded already wherever they are, with the pushes each target was sent; a
-    /// message nobody matches reads an empty page once.
+    /// message nobody matches reads an empty page.
     func aTagFilteredPageIsFullWhereverItsTargetsThinOut() throws {
         func matches(_ index: Int) -> Bool { index < 200 ? index % 2 == 0 : index < 600 ? index % 40 == 0 : true }
         for index in 0..<700 {

@@ -20,15 +20,14 @@ struct PageWindow: Sendable {
     /// 1.5 standard deviations of their count (times `slack`), and at most `last`.
     func end(after: Int64, wanted: Int, last: Int64) -> Int64 {
         let span = ((Double(wanted) + 1.5 * Double(wanted).squareRoot() + 4) * idsPerTarget * slack).rounded(.up)
-        let room = last - after
-        // Compared as doubles first: a span beyond Int64 cannot be converted.
-        guard span < Double(room), let ids = Int64(exactly: span), ids < room else { return last }
-        return after + ids
+        return span < Double(last - after) ? after + Int64(span) : last
     }
 
     /// Learns from a page so far: its first `read` device ids held `found` targets. None found,
-    /// the next window is at least twice as wide.
-    mutating func observe(read: Int64, found: Int) {
+    /// the next window is at least twice as wide. A window that the shard's end cut short
+    /// (`cutByEnd`) says little about the next shard's devices: it teaches nothing.
+    mutating func observe(read: Int64, found: Int, cutByEnd: Bool) {
+        guard !cutByEnd else { return }
         idsPerTarget = found > 0 ? max(1, Double(read) / Double(found)) : max(2 * idsPerTarget, Double(read))
     }
 

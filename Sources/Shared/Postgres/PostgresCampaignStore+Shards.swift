@@ -173,10 +173,9 @@ extension PostgresCampaignStore {
                 rows += read
                 queries += 1
                 from = read.count == wanted ? deviceID(read[read.count - 1]) : through
-                // The shard's end cuts a window short: what it found says little about the next one.
-                if read.count == wanted || through < work.lastDevice { window.observe(read: from - after, found: rows.count) }
+                window.observe(read: from - after, found: rows.count, cutByEnd: read.count < wanted && through == work.lastDevice)
             }
-            if rows.count == limit { window.filled(afterQueries: queries) }
+            if queries > 0 && rows.count == limit { window.filled(afterQueries: queries) }
             return rows
         }
         pageWindows.withLock { windows in
@@ -191,7 +190,7 @@ extension PostgresCampaignStore {
     }
 
     /// The page, and per target a lookup of its device's sent deliveries, in the same statement
-    /// (one per window). Planned per device, the lookup takes their index from a page of deliveries on (only a plan made
+    /// (one per window when the page reads tags). Planned per device, the lookup takes their index from a page of deliveries on (only a plan made
     /// while the table is empty scans it); a separate read of the page's devices as a list could
     /// prefer to scan every sent delivery, and needed `enable_seqscan = off` in a transaction of
     /// its own: three more round trips.
