@@ -96,12 +96,12 @@ extension PostgresCampaignStore {
             sql = """
                 SELECT d.id, d.hwid, d.platform, t.token, d.gateway, d.language, d.badge\(recent.columns) FROM devices d
                 JOIN live_activity_tokens t ON \(liveActivityTokens(parameters.add(.text(activity.tokenActivityID))))\(recent.join)
-                WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND d.platform = \(Platform.iOS)
+                WHERE d.app_id = $1 AND \(window.holds("d.id")) AND d.platform = \(Platform.iOS)
                 """
         } else {
             sql = """
                 SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge\(recent.columns) FROM devices d\(recent.join)
-                WHERE d.app_id = $1 AND d.id > $2 AND d.id <= $3 AND d.push_token IS NOT NULL AND d.subscribed
+                WHERE d.app_id = $1 AND \(window.holds("d.id")) AND d.push_token IS NOT NULL AND d.subscribed
                   AND d.token_invalid_reason IS NULL
                 """
             let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
@@ -137,7 +137,7 @@ extension PostgresCampaignStore {
         // it: in a first pass, none.
         let message = parameters.add(.integer(work.messageID))
         sql += """
-             AND ((d.id > (SELECT max(x.device_id) FROM deliveries x WHERE x.message_id = \(message) AND x.device_id > $2 AND x.device_id <= $3))
+             AND ((d.id > (SELECT max(x.device_id) FROM deliveries x WHERE x.message_id = \(message) AND \(window.holds("x.device_id"))))
                IS NOT FALSE OR NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = \(message) AND x.device_id = d.id OFFSET 0))
             """
         sql += " ORDER BY d.id LIMIT \(parameters.add(.integer(Int64(limit))))"
@@ -190,10 +190,10 @@ extension PostgresCampaignStore {
     }
 
     /// The page, and per target a lookup of its device's sent deliveries, in the same statement
-    /// (one per window when the page reads tags). Planned per device, the lookup takes their index from a page of deliveries on (only a plan made
-    /// while the table is empty scans it); a separate read of the page's devices as a list could
-    /// prefer to scan every sent delivery, and needed `enable_seqscan = off` in a transaction of
-    /// its own: three more round trips.
+    /// (one per window when the page reads tags). Planned per device, the lookup takes their index
+    /// from a page of deliveries on (only a plan made while the table is empty scans it); a separate
+    /// read of the page's devices as a list could prefer to scan every sent delivery, and needed
+    /// `enable_seqscan = off` in a transaction of its own: three more round trips.
     public func cappedTargets(of work: ShardWork, after: Int64, limit: Int, since1: Int64,
                               since2: Int64) throws(StoreError) -> (targets: [Target], recentSends: [Int64: (Int, Int)]) {
         let rows = try page(of: work, after: after, limit: limit, sentSince: (since1, since2), { row in

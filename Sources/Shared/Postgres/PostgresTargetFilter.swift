@@ -30,6 +30,9 @@ public enum PostgresTargetFilter {
     struct Window {
         let after: String
         let through: String
+
+        /// `column` lies in the window.
+        func holds(_ column: String) -> String { "\(column) > \(after) AND \(column) <= \(through)" }
     }
 
     /// The expression for `conditions` joined with AND or OR (each one parenthesised), its values
@@ -80,8 +83,7 @@ public enum PostgresTargetFilter {
         }
         let name = parameters.add(.text(condition.tag))
         let tag = """
-            SELECT t.device_id FROM device_tags t WHERE t.device_id > \(window.after) AND t.device_id <= \(window.through)
-              AND t.app_id = \(app) AND t.name = \(name)
+            SELECT t.device_id FROM device_tags t WHERE \(window.holds("t.device_id")) AND t.app_id = \(app) AND t.name = \(name)
             """
         // Whether the device is among the window's devices the subquery selects (see the type's
         // documentation).
@@ -114,8 +116,8 @@ public enum PostgresTargetFilter {
     private static func items(_ name: String, app: String, window: Window, _ values: [PostgresValue],
                               _ parameters: inout PostgresParameters) -> String {
         """
-        SELECT i.device_id FROM device_tag_items i WHERE i.device_id > \(window.after) AND i.device_id <= \(window.through)
-          AND i.app_id = \(app) AND i.name = \(name) AND \(compare("i.item", .inList, values, &parameters))
+        SELECT i.device_id FROM device_tag_items i WHERE \(window.holds("i.device_id")) AND i.app_id = \(app) AND i.name = \(name)
+          AND \(compare("i.item", .inList, values, &parameters))
         """
     }
 
