@@ -22,8 +22,6 @@ let package = Package(
                        providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/Shared/System/CMicroHTTPD",
                        providers: [.apt(["libmicrohttpd-dev"])]),
-        .systemLibrary(name: "CCurl", path: "Sources/Shared/System/CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/Shared/System/COpenSSL",
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CEventPoll", path: "Sources/Shared/System/CEventPoll"),
@@ -41,7 +39,7 @@ let package = Package(
         .target(name: "Storage", dependencies: ["Core", "Postgres", "SQLite"], path: "Sources/Shared/Storage"),
         .target(name: "Queue", dependencies: ["Core", "CZeroMQ"], path: "Sources/Shared/Queue"),
         .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),
-        .target(name: "HTTP2", dependencies: ["Core", "CCurl", "CEventPoll"], path: "Sources/Shared/HTTP2"),
+        .target(name: "HTTP2", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "CEventPoll"], path: "Sources/Shared/HTTP2"),
         .target(name: "Delivery", dependencies: ["Core", "HTTP2", "COpenSSL"], path: "Sources/Shared/Delivery"),
         // The server side of HTTP/2 (libnghttp2, OpenSSL server TLS, key and certificate making): the load
         // generator's APNs/FCM edge.
@@ -62,6 +60,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Core", "Postgres", "SDKClient", "SQLite", "Storage", "TestSupport"]),
         .testTarget(name: "QueueTests", dependencies: ["Core", "Queue", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["Core", "HTTPServer", "SDKClient", "TestSupport"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["Core", "Delivery", "HTTP2", "HTTP2Server", "TestSupport"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Core", "HTTP2Server", "TestSupport"]),
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),

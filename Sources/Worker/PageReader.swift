@@ -2,8 +2,9 @@ import Foundation
 
 /// Reads the pages of a shard's first pass on a thread of its own, each right after the one before
 /// it, so that the store is not idle between two reads while the runner records and sends: up to
-/// `depth` pages wait read and prepared (two: a slow commit of the runner does not stall the reads,
-/// nor a slow read the runner). The reader stops after a short page (the last) or a failed read,
+/// `depth` pages wait read and prepared (two at least: a slow commit of the runner does not stall
+/// the reads, nor a slow read the runner; as many as the runner sends at once, so that one commit
+/// can mark several pages). The reader stops after a short page (the last) or a failed read,
 /// and restarts from wherever the runner says (a breaker's probe sent only part of a page).
 final class PageReader: @unchecked Sendable {
     // `@unchecked Sendable` invariant: every `var` below is read and written only with `condition`
@@ -19,11 +20,12 @@ final class PageReader: @unchecked Sendable {
     private var generation = 0
     private var reading = false
     private var stopped = false
-    static let depth = 2
+    private let depth: Int
 
-    /// Starts reading pages of `limit` devices after `after` with `read`.
-    init(after: Int64, limit: Int, read: @escaping @Sendable (_ after: Int64) -> Result<PreparedPage, any Error>) {
+    /// Starts reading pages of `limit` devices after `after` with `read`, up to `depth` ahead.
+    init(after: Int64, limit: Int, depth: Int = 2, read: @escaping @Sendable (_ after: Int64) -> Result<PreparedPage, any Error>) {
         self.limit = limit
+        self.depth = max(2, depth)
         self.read = read
         cursor = after
         let thread = Thread { [self] in loop() }
@@ -40,6 +42,18 @@ final class PageReader: @unchecked Sendable {
         let page = ready.removeFirst()
         condition.broadcast()
         return try page.get()
+    }
+
+    /// The next page if it is read already and `accept` takes it (a failed read is taken and
+    /// thrown); nil otherwise, without waiting. After the last page: nil.
+    func nextIfReady(accept: (PreparedPage) -> Bool) throws -> PreparedPage? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let first = ready.first else { return nil }
+        if case .success(let page) = first, page.page.isEmpty || !accept(page) { return nil }
+        ready.removeFirst()
+        condition.broadcast()
+        return try first.get()
     }
 
     /// Drops what was read ahead and reads on after `after`.
@@ -66,7 +80,7 @@ final class PageReader: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            while !stopped && (cursor == nil || ready.count >= Self.depth) { condition.wait() }
+            while !stopped && (cursor == nil || ready.count >= depth) { condition.wait() }
             guard !stopped, let after = cursor else { return }
             let started = generation
             reading = true

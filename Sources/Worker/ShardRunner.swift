@@ -6,8 +6,9 @@ import Delivery
 /// 1. devices an earlier holder handed to a provider without recording an outcome become ambiguous
 ///    retries (sent again once);
 /// 2. first attempts: pages through the devices without an outcome, applies the frequency caps,
-///    builds payloads and hands each batch to the app's provider, two batches on the network while
-///    the next is prepared, each page marked attempted in the commit that records an earlier batch;
+///    builds payloads and hands each batch to the app's provider, as many batches on the network as
+///    fill its window while the next is prepared, each page marked attempted in the commit that
+///    records an earlier batch;
 /// 3. retries: sends the shard's due retries, and waits in place for the next ones when they are
 ///    due within a few seconds;
 /// 4. hands the shard back: done, or pending until its next retry (or until a provider's circuit
@@ -123,23 +124,25 @@ struct ShardRunner: Sendable {
         var after = work.firstDevice - 1
         var sentSoFar = 0
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
-        // Up to two batches are on the network, oldest first, while the next is read and prepared.
-        // One commit records the older of two and marks the next page attempted, so a page costs
-        // one commit and at most two batches are sent but unrecorded when a worker dies. The pages
-        // after are read and prepared on a thread of its own meanwhile (`PageReader`), unless a
-        // send rate paces them: then each is read when its turn comes.
+        // Batches are on the network, oldest first, as many as fill the provider's window (`depth`,
+        // two at least). Each turn takes the next page and the pages already read behind it while
+        // the window has room, and one commit records the batches that came back (the oldest, waited
+        // for, when the window is full) and marks the pages taken attempted; then they go out. So
+        // commits are shared by as many pages and outcomes as arrive while one is made, and at most
+        // `depth` batches are sent but unrecorded when a worker dies. The pages are read and
+        // prepared on a thread of their own meanwhile (`PageReader`), unless a send rate paces them:
+        // then each is read when its turn comes.
+        let depth = Self.batchesInFlight(window: provider?.window ?? 1, pageSize: pageSize)
         var inFlight: [InFlightBatch] = []
-        let reader = work.spec.sendRate != nil ? nil : PageReader(after: after, limit: pageSize) { [self] after in
+        let reader = work.spec.sendRate != nil ? nil : PageReader(after: after, limit: pageSize, depth: depth) { [self] after in
             let now = clock.now()
             return Result { try read(work, after: after, limit: pageSize, now: now) }
         }
         defer { reader?.stop() }
         func settle() throws -> Bool {
-            var keep = true
-            while !inFlight.isEmpty {
-                keep = try record(inFlight.removeFirst(), work: work, provider: provider, attemptedThrough: nil) && keep
-            }
-            return keep
+            guard !inFlight.isEmpty else { return true }
+            defer { inFlight.removeAll() }
+            return try record(inFlight, work: work, provider: provider, attemptedThrough: nil)
         }
         while true {
             if stop() {
@@ -163,24 +166,39 @@ struct ShardRunner: Sendable {
                 reader?.restart(after: after)
                 continue
             }
-            after = next.page[next.page.count - 1].deviceID
             // A short page was the last one, unless a probe sent only part of it: then the reader
             // goes on after what the probe sent.
-            let isLast = fetched < pageSize && next.page.count == fetched
-            if next.page.count < fetched { reader?.restart(after: after) }
-            let marked = inFlight.count < 2
+            var pages = [next]
+            var isLast = fetched < pageSize && next.page.count == fetched
+            if next.page.count < fetched {
+                reader?.restart(after: next.page[next.page.count - 1].deviceID)
+            } else {
+                while !isLast, inFlight.count + pages.count < depth,
+                    let more = try reader?.nextIfReady(accept: { gate(for: $0.page, provider: provider) == .closed }) {
+                    pages.append(more)
+                    isLast = more.page.count < pageSize
+                }
+            }
+            after = pages[pages.count - 1].page[pages[pages.count - 1].page.count - 1].deviceID
+            var back: [InFlightBatch] = []
+            while inFlight.count + pages.count > depth { back.append(inFlight.removeFirst()) }
+            while let oldest = inFlight.first, oldest.isFinished { back.append(inFlight.removeFirst()) }
+            let marked = back.isEmpty
                 ? try store.markAttempted(work, through: after, worker: workerID)
-                : try record(inFlight.removeFirst(), work: work, provider: provider, attemptedThrough: after)
+                : try record(back, work: work, provider: provider, attemptedThrough: after)
             guard marked else {
                 _ = try settle()
                 logger.info("shard stopped: lease lost or message deleted", ["shard.id": String(work.shardID), "message.code": work.messageCode])
                 return .stopped
             }
-            // Stamped when it goes out: the page may have been read two turns earlier.
-            inFlight.append(InFlightBatch(next, sentAt: clock.now(), work: work, provider: provider) { [self] targets, now in
-                pushes(for: targets, work: work, now: now)
-            })
-            sentSoFar += next.page.count
+            // Stamped when it goes out: the page may have been read turns earlier.
+            let sentAt = clock.now()
+            for page in pages {
+                inFlight.append(InFlightBatch(page, sentAt: sentAt, work: work, provider: provider) { [self] targets, now in
+                    pushes(for: targets, work: work, now: now)
+                })
+                sentSoFar += page.page.count
+            }
             if isLast { break }
             if let rate = work.spec.sendRate {
                 let wait = started + Double(sentSoFar) / Double(rate) - monotonicSeconds()
@@ -188,6 +206,12 @@ struct ShardRunner: Sendable {
             }
         }
         return try settle() ? .complete : .stopped
+    }
+
+    /// Batches of `pageSize` a shard keeps on the network to fill a provider's `window`: two at
+    /// least (one sent while the other is recorded), and no more than the window holds whole.
+    static func batchesInFlight(window: Int, pageSize: Int) -> Int {
+        max(2, window / max(1, pageSize))
     }
 
     /// Reads the page after `after` with what the frequency caps need to know, and applies them.
@@ -204,15 +228,19 @@ struct ShardRunner: Sendable {
         return prepare(page.targets, recentSends: page.recentSends, work: work)
     }
 
-    /// Waits for a batch, schedules its transient failures, tells the breakers, counts, and records
-    /// (noting `attemptedThrough` in the same commit).
-    private func record(_ batch: InFlightBatch, work: ShardWork, provider: (any PushProvider)?, attemptedThrough: Int64?) throws -> Bool {
-        let (throttled, delivered) = batch.wait()
-        let resolved = resolve(delivered, provider: provider, now: batch.now) { push in
-            (attempts: 1, ambiguousBefore: 0, expiresAt: batch.now + retryPolicy.ttl(of: push.channel, work.spec))
+    /// Waits for `batches`, schedules their transient failures, tells the breakers (batch by batch),
+    /// counts, and records them in one commit (noting `attemptedThrough` in it).
+    private func record(_ batches: [InFlightBatch], work: ShardWork, provider: (any PushProvider)?, attemptedThrough: Int64?) throws -> Bool {
+        var outcomes: [DeliveryRecord] = []
+        for batch in batches {
+            let (throttled, delivered) = batch.wait()
+            let resolved = resolve(delivered, provider: provider, now: batch.now) { push in
+                (attempts: 1, ambiguousBefore: 0, expiresAt: batch.now + retryPolicy.ttl(of: push.channel, work.spec))
+            }
+            for _ in throttled { stats.count(provider: "none", outcome: "throttled") }
+            outcomes += throttled + resolved
         }
-        for _ in throttled { stats.count(provider: "none", outcome: "throttled") }
-        return try store.record(throttled + resolved, work: work, worker: workerID, leaseUntil: clock.now() + leaseSeconds, now: clock.now(),
+        return try store.record(outcomes, work: work, worker: workerID, leaseUntil: clock.now() + leaseSeconds, now: clock.now(),
                                 attemptedThrough: attemptedThrough)
     }
 
@@ -414,6 +442,13 @@ final class Background<Value: Sendable>: @unchecked Sendable {
         done.signal()
         return value!
     }
+
+    /// Whether the value is there (`wait` would not block).
+    var isReady: Bool {
+        guard done.wait(timeout: .now()) == .success else { return false }
+        done.signal()
+        return true
+    }
 }
 
 /// A batch being built (`build` makes the payloads sent at `sentAt`) and delivered on its own
@@ -442,6 +477,9 @@ struct InFlightBatch: Sendable {
             }))
         }
     }
+
+    /// Whether the delivery is over (`wait` would not block).
+    var isFinished: Bool { delivered.isReady }
 
     /// Waits for the delivery: the throttled outcomes, and each push with its outcome.
     func wait() -> (throttled: [DeliveryRecord], delivered: [(OutgoingPush, DeliveryRecord)]) {

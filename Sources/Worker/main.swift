@@ -33,7 +33,7 @@ do {
 let stats = DeliveryStats()
 let providers: Providers
 do {
-    providers = try Providers(apps: configuration.apps, clock: SystemClock(), logger: logger, stats: stats)
+    providers = try Providers(apps: configuration.apps, delivery: configuration.delivery, clock: SystemClock(), logger: logger, stats: stats)
 } catch {
     logger.error("cannot set up delivery", ["app": error.app, "error": error.cause])
     exit(1)

@@ -121,6 +121,25 @@ import TestSupport
         }
     }
 
+    @Test func deliveryWindowAndProviderConnectionsDecodeAndAreBounded() throws {
+        let defaults = try decode(["apps": [Self.minimalApp]])
+        #expect(defaults.delivery.maxInFlight == 4000)
+        let app: JSON = [
+            "code": "ABCDE-12345", "api_token": "t",
+            "apns": ["team_id": "T", "key_id": "K", "key_path": "k.p8", "topic": "t", "connections": 4],
+            "fcm": ["service_account_path": "sa.json", "connections": 8],
+        ]
+        let config = try decode(["delivery": ["max_in_flight": 600], "apps": [app]])
+        #expect(config.delivery.maxInFlight == 600)
+        #expect(config.apps[0].apns?.connections == 4 && config.apps[0].fcm?.connections == 8)
+        let plain = try decode(["apps": [["code": "ABCDE-12345", "api_token": "t", "apns": ["team_id": "T", "key_id": "K",
+                                                                                             "key_path": "k.p8", "topic": "t"]]]])
+        #expect(plain.apps[0].apns?.connections == APNsSettings.defaultConnections)
+        #expect(problem(["delivery": ["max_in_flight": 0], "apps": [Self.minimalApp]])?.key == "delivery.max_in_flight")
+        let tooMany: JSON = ["code": "ABCDE-12345", "api_token": "t", "fcm": ["service_account_path": "sa.json", "connections": 65]]
+        #expect(problem(["apps": [tooMany]])?.key == "apps[0].fcm.connections")
+    }
+
     @Test func listenAddressesParse() {
         #expect(Configuration.parseListenAddress("127.0.0.1:8080")! == ("127.0.0.1", 8080))
         #expect(Configuration.parseListenAddress("[::1]:0")! == ("::1", 0))

@@ -15,6 +15,8 @@ Any benchmark:
                                    CPU use between two `cpu` snapshots: percent of one core per
                                    process, the busiest threads and the machine; one line. LABELS
                                    is a JSON object pid -> name.
+  cpu-per-item BEFORE AFTER PID N  microseconds of CPU that process PID used per item (N items)
+                                   between two `cpu` snapshots
   mem PID                          VmHWM, VmRSS, RssAnon, RssFile in MB
   stats T...                       min and median of the given times
 
@@ -221,6 +223,14 @@ def cpu_diff(before, after, wall, labels):
     print(f"CPU (% of one core over {wall:.1f}s): {'; '.join(procs)}; busiest threads: {busiest}; "
           f"machine busy {100 * machine / wall:.0f}% of {100 * os.cpu_count()}%, other programs "
           f"{100 * max(0.0, machine - ours) / wall:.0f}%, steal {100 * steal / wall:.0f}%")
+
+
+def cpu_per_item(before, after, pid, items):
+    for span_pid, total, _ in cpu_spans(before, after):
+        if span_pid == pid:
+            print(f"{1e6 * total / max(1, int(items)):.1f}")
+            return
+    print("n/a")
 
 
 def mem(pid):
@@ -645,7 +655,7 @@ def soak_funnels(url, token, timeout, *codes):
 
 COMMANDS = {
     "ports": ports, "field": field, "wait-devices": wait_devices, "checkpoint": checkpoint, "cpu": cpu,
-    "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "mem": mem, "stats": stats,
+    "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "cpu-per-item": cpu_per_item, "mem": mem, "stats": stats,
     "expected": expected, "campaign": campaign, "inbox-rows": inbox_rows, "sink": sink,
     "apns-campaign": apns_campaign, "h2load": h2load,
     "outage-campaign": outage_campaign, "record-check": record_check,

@@ -32,11 +32,17 @@ public protocol PushProvider: Sendable {
 
     /// The circuit breaker of pushes on `channel`, if the provider has one.
     func breaker(for channel: OutgoingPush.Channel) -> CircuitBreaker?
+
+    /// How many pushes the provider can usefully have on the network at once (its connections times
+    /// their streams); a worker keeps that many in flight, in batches.
+    var window: Int { get }
 }
 
 extension PushProvider {
     public func name(for channel: OutgoingPush.Channel) -> String { channel.rawValue }
     public func breaker(for channel: OutgoingPush.Channel) -> CircuitBreaker? { nil }
+    /// A provider that answers at once needs no window beyond the batch being built.
+    public var window: Int { 1 }
 }
 
 /// What a provider makes of one reply.

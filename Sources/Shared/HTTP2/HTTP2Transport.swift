@@ -1,5 +1,5 @@
 /// How the providers talk HTTP/2 to APNs and FCM: batches of requests out, responses back in the
-/// same order. `CurlHTTP2Transport` is the implementation; a test may put any other behind it.
+/// same order. `NGHTTP2Transport` is the implementation; a test may put any other behind it.
 public protocol HTTP2Transport: Sendable {
     /// Sends every request (multiplexed) and blocks until each has a response or a transport error.
     func send(_ requests: [HTTP2Request]) -> [HTTP2Response]
@@ -12,7 +12,7 @@ public struct HTTP2Request: Sendable {
     public var url: String
     /// `name: value` lines of this request only, sent before `sharedHeaders`.
     public var headers: [String]
-    /// Lines many requests share (built once into libcurl's list instead of once per request).
+    /// Lines many requests share (parsed once instead of once per request).
     public var sharedHeaders: HTTP2HeaderList?
     public var body: [UInt8]
     public var timeoutMilliseconds: Int

@@ -219,6 +219,7 @@ extension Configuration {
         if var delivery = try root.object("delivery") {
             config.delivery.defaultTTLSeconds = Int64(try delivery.int(
                 "default_ttl_seconds", default: Int(config.delivery.defaultTTLSeconds), range: 0...2_419_200))
+            config.delivery.maxInFlight = try delivery.int("max_in_flight", default: config.delivery.maxInFlight, range: 1...100_000)
             try delivery.finish()
         }
 
@@ -257,6 +258,7 @@ extension Configuration {
                 guard !caFile.isEmpty else { throw ConfigurationError(key: apns.keyPath("ca_file"), problem: "must not be empty") }
                 settings.caFile = resolve(caFile)
             }
+            settings.connections = try apns.int("connections", default: settings.connections, range: 1...64)
             try apns.finish()
             app.apns = settings
         }
@@ -267,6 +269,7 @@ extension Configuration {
                 guard !caFile.isEmpty else { throw ConfigurationError(key: fcm.keyPath("ca_file"), problem: "must not be empty") }
                 settings.caFile = resolve(caFile)
             }
+            settings.connections = try fcm.int("connections", default: settings.connections, range: 1...64)
             try fcm.finish()
             app.fcm = settings
         }

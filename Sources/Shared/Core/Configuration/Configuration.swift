@@ -119,6 +119,10 @@ public struct DeliverySettings: Sendable {
     /// `delivery.default_ttl_seconds`: how long a push that failed for a transient reason is retried
     /// when its message sets no `ios_ttl` / `android_gcm_ttl`.
     public var defaultTTLSeconds: Int64 = 3600
+    /// `delivery.max_in_flight`: pushes a worker has on the network at once, over all its provider
+    /// connections, at most. The window it uses is each provider's connections times the streams its
+    /// servers announce, capped by this; it is also the most a killed worker can leave ambiguous.
+    public var maxInFlight = 4000
 
     public init() {}
 }
@@ -185,6 +189,9 @@ public struct APNsSettings: Sendable {
     public var sandboxURL = "https://api.sandbox.push.apple.com"
     /// `ca_file`: an extra trusted CA (PEM), for tests against a mock.
     public var caFile: String?
+    /// `connections`: HTTP/2 connections a worker keeps to each APNs host.
+    public var connections = APNsSettings.defaultConnections
+    public static let defaultConnections = 2
 }
 
 /// `apps[].fcm`: FCM HTTP v1 credentials.
@@ -194,4 +201,7 @@ public struct FCMSettings: Sendable {
     public var endpoint = "https://fcm.googleapis.com"
     /// `ca_file`: an extra trusted CA (PEM) for the endpoint and token URI, for tests against a mock.
     public var caFile: String?
+    /// `connections`: HTTP/2 connections a worker keeps to the FCM endpoint.
+    public var connections = FCMSettings.defaultConnections
+    public static let defaultConnections = 4
 }

@@ -14,10 +14,9 @@ public enum Pipeline {
     public static let dispatcherLeaseSeconds: Int64 = 5
     /// Shards a worker holds at once (one running, one waiting), advertised in its heartbeats.
     public static let workerCapacity: Int64 = 2
-    /// Pushes a worker sends, and records in one transaction, together. Two batches are unrecorded at
-    /// most (one on the network, one being recorded or waiting for room), which is the transports'
-    /// in-flight limit (500 APNs streams): a worker killed mid-campaign leaves at most that many
-    /// pushes with an unknown outcome.
+    /// Pushes a worker sends, and records in one transaction, together. A shard keeps as many batches
+    /// unrecorded as fill its provider's window (`delivery.max_in_flight` at most, two batches at
+    /// least): a worker killed mid-campaign leaves at most that many pushes with an unknown outcome.
     public static let deliveryBatchSize = 250
     /// Stored SDK reports per batch that ingest hands to a worker to count.
     public static let reportBatchSize: Int64 = 5_000

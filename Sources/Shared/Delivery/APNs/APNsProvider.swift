@@ -19,15 +19,18 @@ public final class APNsProvider: Sendable {
     let tokens: APNsTokenCache
     let clock: any Clock
     let logger: Logger
+    /// Pushes on the network at once (`PushProvider.window`).
+    public let window: Int
     private let paused = Mutex<(until: Int64, reason: String)?>(nil)
 
-    public init(app: String, settings: APNsSettings, client: any HTTP2Transport, tokens: APNsTokenCache, clock: any Clock, logger: Logger) {
+    public init(app: String, settings: APNsSettings, client: any HTTP2Transport, tokens: APNsTokenCache, clock: any Clock, logger: Logger, window: Int) {
         self.app = app
         self.settings = settings
         self.client = client
         self.tokens = tokens
         self.clock = clock
         self.logger = logger
+        self.window = window
     }
 
     static func verdict(_ response: HTTP2Response) -> Verdict {

@@ -13,13 +13,16 @@ public final class FCMProvider: Sendable {
     let client: any HTTP2Transport
     let tokens: FCMAccessTokens
     let logger: Logger
+    /// Pushes on the network at once (`PushProvider.window`).
+    public let window: Int
 
-    public init(app: String, settings: FCMSettings, client: any HTTP2Transport, tokens: FCMAccessTokens, logger: Logger) {
+    public init(app: String, settings: FCMSettings, client: any HTTP2Transport, tokens: FCMAccessTokens, logger: Logger, window: Int) {
         self.app = app
         self.settings = settings
         self.client = client
         self.tokens = tokens
         self.logger = logger
+        self.window = window
     }
 
     /// The `FcmError.errorCode` of an error body, else its `error.status`.
@@ -110,6 +113,9 @@ public struct ChannelRouter: PushProvider {
     }
 
     public func breaker(for channel: OutgoingPush.Channel) -> CircuitBreaker? { breakers[channel] }
+
+    /// The wider of the two windows: a batch holds pushes of either.
+    public var window: Int { max(apns?.window ?? 1, fcm?.window ?? 1) }
 
     public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
         var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)

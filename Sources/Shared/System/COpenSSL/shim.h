@@ -21,6 +21,12 @@ static inline long herald_ssl_ctx_set_min_tls12(SSL_CTX *context) {
     return SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
 }
 
+/// SSL_CTX_set_session_cache_mode is a macro over SSL_CTX_ctrl: a client that keeps its sessions
+/// itself (to resume them on its next connection) and not in OpenSSL's internal cache.
+static inline long herald_ssl_ctx_client_session_cache(SSL_CTX *context) {
+    return SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+}
+
 /// EVP_EC_gen and EVP_RSA_gen are macros over the variadic EVP_PKEY_Q_keygen (the edge's keys).
 static inline EVP_PKEY *herald_generate_p256_key(void) {
     return EVP_EC_gen("P-256");

@@ -1,0 +1,293 @@
+internal import CEventPoll
+internal import CNGHTTP2
+internal import COpenSSL
+import Core
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One event-loop thread of an `NGHTTP2Transport`: its connections to each origin, the requests
+/// waiting for a stream, and the policy that decides when a connection opens.
+///
+/// - A request waits in its origin's queue until a ready connection has room: the server's
+///   announced streams, and the loop's `maxInFlight` over all connections.
+/// - While requests wait, the loop opens connections up to `connections` per origin, when the
+///   origin's `ConnectionHealth` allows: after a connection failed, one probe connection per
+///   back-off, and the queued requests fail at once (not sent) while no connection is up.
+/// - A request refused unprocessed goes back to the front of the queue, twice at most.
+///
+/// `@unchecked Sendable` invariant: everything but `incoming`, `stopping` and the eventfd is used
+/// only by the loop's thread; other threads append to `incoming` (behind its mutex) and write to
+/// the eventfd.
+final class ClientLoop: @unchecked Sendable {
+    /// An origin's queue, health and connections.
+    final class OriginState {
+        var pending: [Transfer] = []
+        var pendingStart = 0
+        var health = ConnectionHealth()
+        var connections: [ClientConnection] = []
+        /// The TLS session to resume on the next connection (an `SSL_SESSION`, one reference held).
+        var session: OpaquePointer?
+
+        var hasPending: Bool { pendingStart < pending.count }
+
+        func popFirst() -> Transfer? {
+            guard pendingStart < pending.count else { return nil }
+            let first = pending[pendingStart]
+            pendingStart += 1
+            if pendingStart == pending.count {
+                pending.removeAll(keepingCapacity: true)
+                pendingStart = 0
+            } else if pendingStart >= 4096 {
+                pending.removeFirst(pendingStart)
+                pendingStart = 0
+            }
+            return first
+        }
+
+        func pushFront(_ transfer: Transfer) {
+            if pendingStart > 0 {
+                pendingStart -= 1
+                pending[pendingStart] = transfer
+            } else {
+                pending.insert(transfer, at: 0)
+            }
+        }
+    }
+
+    /// A request refused unprocessed this many times fails (not sent) instead of queueing again.
+    static let maxRefusals = 2
+    static let tickSeconds = 0.05
+
+    let settings: HTTP2ClientSettings
+    let tls: ClientTLS
+    let events: HTTP2Events?
+    let callbacks: OpaquePointer
+    let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 16)
+    private let incoming = Mutex<[Transfer]>([])
+    private let stopping = Atomic<Bool>(false)
+    private let finishedSignal = DispatchSemaphore(value: 0)
+    private let epoll: Int32
+    private let wake: Int32
+    private var origins: [Origin: OriginState] = [:]
+    private var connections: [UInt64: ClientConnection] = [:]
+    private var nextTag: UInt64 = 1
+    private var inFlight = 0
+
+    init(name: String, settings: HTTP2ClientSettings, tls: ClientTLS, events: HTTP2Events?) {
+        self.settings = settings
+        self.tls = tls
+        self.events = events
+        var made: OpaquePointer?
+        precondition(nghttp2_session_callbacks_new(&made) == 0, "nghttp2_session_callbacks_new failed")
+        callbacks = made!
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, clientOnHeader)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, clientOnDataChunk)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, clientOnFrameReceived)
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, clientOnFrameSent)
+        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, clientOnFrameNotSent)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, clientOnStreamClose)
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = 0
+        epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
+        let thread = Thread { [self] in
+            run()
+            finishedSignal.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    deinit {
+        nghttp2_session_callbacks_del(callbacks)
+        readBuffer.deallocate()
+    }
+
+    /// Queues `transfers` (from any thread).
+    func enqueue(_ transfers: [Transfer]) {
+        guard !transfers.isEmpty else { return }
+        incoming.withLock { $0.append(contentsOf: transfers) }
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+    }
+
+    /// Ends the thread: what was on the network fails as possibly delivered, what waited as not sent.
+    func close() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+        finishedSignal.wait()
+        Glibc.close(epoll)
+        Glibc.close(wake)
+    }
+
+    // MARK: - The loop's thread
+
+    private func run() {
+        var ready = [epoll_event](repeating: epoll_event(), count: 128)
+        var lastTick = 0.0
+        while !stopping.load(ordering: .relaxed) {
+            var now = monotonicSeconds()
+            for transfer in incoming.withLock({ taken in defer { taken.removeAll(keepingCapacity: true) }; return taken }) {
+                origin(transfer.origin).pending.append(transfer)
+            }
+            if now - lastTick >= Self.tickSeconds {
+                lastTick = now
+                for connection in Array(connections.values) { connection.tick(now: now) }
+                expireQueued(now: now)
+            }
+            var wait = Self.tickSeconds
+            for state in origins.values {
+                admit(state, now: now)
+                if state.hasPending, case .waiting(let until, _) = state.health.state { wait = min(wait, max(0, until - now)) }
+            }
+            let count = epoll_wait(epoll, &ready, Int32(ready.count), Int32((wait * 1000).rounded(.up)))
+            now = monotonicSeconds()
+            for index in 0..<Int(max(0, count)) {
+                let tag = ready[index].data.u64
+                if tag == 0 {
+                    var value: UInt64 = 0
+                    _ = read(wake, &value, 8)
+                    continue
+                }
+                guard let connection = connections[tag] else { continue }
+                let bits = ready[index].events
+                let failed = bits & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+                if bits & EPOLLIN.rawValue != 0 || failed { connection.readable(now: now) }
+                if bits & EPOLLOUT.rawValue != 0 || failed, connection.state != .closed { connection.writable() }
+            }
+        }
+        for connection in Array(connections.values) { connection.close(failure: "the client closed") }
+        for state in origins.values {
+            while let transfer = state.popFirst() { transfer.finish(.failure("the client closed")) }
+            if let session = state.session { SSL_SESSION_free(session) }
+        }
+        origins.removeAll()
+        for transfer in incoming.withLock({ taken in defer { taken.removeAll() }; return taken }) {
+            transfer.finish(.failure("the client closed"))
+        }
+    }
+
+    private func origin(_ origin: Origin) -> OriginState {
+        if let state = origins[origin] { return state }
+        let state = OriginState()
+        origins[origin] = state
+        return state
+    }
+
+    /// Puts waiting requests on streams with room, and opens connections while requests still wait.
+    private func admit(_ state: OriginState, now: Double) {
+        guard state.hasPending else { return }
+        let probing = state.health.state != .healthy
+        for connection in state.connections where connection.state == .ready {
+            var room = min(connection.room(probing: probing), settings.maxInFlight - inFlight)
+            guard room > 0 else { continue }
+            while room > 0, let transfer = state.popFirst() {
+                transfer.isProbe = connection.isProbe && probing
+                if connection.submit(transfer, now: now) {
+                    inFlight += 1
+                    room -= 1
+                } else {
+                    transfer.finish(.failure("the HTTP/2 session refused the request"))
+                }
+            }
+            connection.flush()
+        }
+        guard state.hasPending else { return }
+        let live = state.connections.count { $0.state != .draining }
+        guard live < settings.connections else { return }
+        switch state.health.admission(now: now) {
+        case .all:
+            for _ in live..<settings.connections { open(state, to: state.pending[state.pendingStart].origin, probe: false, now: now) }
+        case .probe:
+            open(state, to: state.pending[state.pendingStart].origin, probe: true, now: now)
+        case .none:
+            break
+        case .failQueued:
+            guard live == 0 else { break }
+            let reason = "the connection is down (\(state.health.lastError)); waiting before the next attempt"
+            while let transfer = state.popFirst() { transfer.finish(.failure(reason)) }
+        }
+    }
+
+    private func open(_ state: OriginState, to origin: Origin, probe: Bool, now: Double) {
+        do {
+            let address = try ResolvedAddress.resolve(host: origin.host, port: origin.port)
+            let connection = try ClientConnection(origin: origin, address: address, tag: nextTag, isProbe: probe, session: state.session,
+                                                  loop: self, now: now)
+            nextTag += 1
+            connections[connection.tag] = connection
+            state.connections.append(connection)
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue
+            event.data.u64 = connection.tag
+            epoll_ctl(epoll, EPOLL_CTL_ADD, connection.fd, &event)
+        } catch {
+            state.health.broken(probe: probe, error: error.description, now: now, jitter: Double.random(in: 0...1))
+        }
+    }
+
+    /// Fails queued requests whose timeout passed before any connection could take them.
+    private func expireQueued(now: Double) {
+        for state in origins.values {
+            while state.hasPending, state.pending[state.pendingStart].deadline < now, let transfer = state.popFirst() {
+                transfer.finish(.failure("no connection took the request within its timeout"))
+            }
+        }
+    }
+
+    // MARK: - What connections report (loop thread)
+
+    func connectionOpened(_ connection: ClientConnection) {
+        events?.connectionOpened()
+    }
+
+    /// Keeps the TLS session of `ssl` for the origin's next connection, when it can be resumed.
+    func keepSession(of connection: ClientConnection, ssl: OpaquePointer) {
+        guard let session = SSL_get1_session(ssl) else { return }
+        guard SSL_SESSION_is_resumable(session) == 1, let state = origins[connection.origin] else { return SSL_SESSION_free(session) }
+        if let old = state.session { SSL_SESSION_free(old) }
+        state.session = session
+    }
+
+    func finished(_ transfer: Transfer, _ response: HTTP2Response, answered: Bool, now: Double) {
+        inFlight -= 1
+        events?.requestFinished(now - transfer.started)
+        if answered { origins[transfer.origin]?.health.answered() }
+        transfer.finish(response)
+    }
+
+    /// A request that left no trace at the server goes back to the front of its queue.
+    func requeue(_ transfer: Transfer, refused: Bool) {
+        inFlight -= 1
+        if refused {
+            transfer.refusals += 1
+            if transfer.refusals > Self.maxRefusals {
+                return transfer.finish(.failure("\(transfer.origin.authority) refused the stream \(transfer.refusals) times"))
+            }
+        }
+        origin(transfer.origin).pushFront(transfer)
+    }
+
+    func closed(_ connection: ClientConnection, failure: String?, wasUp: Bool) {
+        epoll_ctl(epoll, EPOLL_CTL_DEL, connection.fd, nil)
+        connections[connection.tag] = nil
+        guard let state = origins[connection.origin] else { return }
+        state.connections.removeAll { $0 === connection }
+        if let failure, !stopping.load(ordering: .relaxed) {
+            state.health.broken(probe: connection.isProbe, error: failure, now: monotonicSeconds(), jitter: Double.random(in: 0...1))
+        }
+    }
+
+    func watch(_ connection: ClientConnection, writable: Bool) {
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        event.data.u64 = connection.tag
+        epoll_ctl(epoll, EPOLL_CTL_MOD, connection.fd, &event)
+    }
+}
