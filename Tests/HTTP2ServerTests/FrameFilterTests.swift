@@ -2,7 +2,7 @@
 import Testing
 
 /// What reaches nghttp2 of a client's bytes: everything but RST_STREAM frames of finished streams,
-/// however the bytes are split between reads.
+/// however the bytes are split between reads; and every RST_STREAM frame counted.
 struct FrameFilterTests {
     static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
@@ -18,7 +18,7 @@ struct FrameFilterTests {
     let data = frame(type: 0, stream: 5, payload: Array(repeating: 7, count: 40))
 
     /// Feeds `bytes` in pieces of `size`; stream 1 is finished, 3 and 5 live.
-    func filter(_ bytes: [UInt8], pieces size: Int) -> [UInt8] {
+    func filter(_ bytes: [UInt8], pieces size: Int) -> (out: [UInt8], resets: Int) {
         var filter = FrameFilter()
         var out: [UInt8] = []
         var start = 0
@@ -29,14 +29,17 @@ struct FrameFilterTests {
             }
             start = end
         }
-        return out
+        return (out, filter.resetsSeen)
     }
 
     @Test func onlyResetsOfFinishedStreamsAreLeftOut() {
         let input = Self.preface + settings + finishedReset + liveReset + data + finishedReset
         let expected = Self.preface + settings + liveReset + data
         for size in [1, 2, 5, 9, 13, 24, 64, input.count] {
-            #expect(filter(input, pieces: size) == expected, "pieces of \(size)")
+            let (out, resets) = filter(input, pieces: size)
+            #expect(out == expected, "pieces of \(size)")
+            // Every reset is counted, the dropped ones too.
+            #expect(resets == 3, "pieces of \(size)")
         }
     }
 }

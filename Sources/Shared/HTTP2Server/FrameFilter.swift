@@ -13,6 +13,8 @@ struct FrameFilter {
     static let headerLength = 9
     static let rstStream: UInt8 = 3
 
+    /// RST_STREAM frames seen so far, dropped or not.
+    private(set) var resetsSeen = 0
     private var prefaceLeft = prefaceLength
     private var header: [UInt8] = []
     /// Payload bytes of the current frame still to come, and whether they are dropped.
@@ -39,6 +41,7 @@ struct FrameFilter {
                 index += 1
                 guard header.count == Self.headerLength else { continue }
                 payloadLeft = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
+                if header[3] == Self.rstStream { resetsSeen += 1 }
                 let stream = Int32(header[5] & 0x7f) << 24 | Int32(header[6]) << 16 | Int32(header[7]) << 8 | Int32(header[8])
                 dropping = header[3] == Self.rstStream && payloadLeft == 4 && stream != 0 && isFinished(stream)
                 if !dropping { out.append(contentsOf: header) }

@@ -5,9 +5,12 @@ import Glibc
 #endif
 
 /// One accepted TLS connection speaking HTTP/2 through an nghttp2 server session: reads decrypted
-/// bytes into the session, hands each complete request to the loop, and writes what the session
-/// produces. Owned and used by one `ServerLoop` thread; the socket, `SSL` and session are freed
-/// exactly once, in `close()`.
+/// bytes into the session, hands each complete request to the handler, carries out its action, and
+/// writes what the session produces. When the session is over (GOAWAY sent or received, every stream
+/// closed), the connection sends TLS close_notify, shuts the socket for writing and reads until the
+/// client closes (at most the loop's drain time), so that what the client still sends meets an open
+/// socket rather than a reset that could destroy the last answers on their way. Owned and used by
+/// one `ServerLoop` thread; the socket, `SSL` and session are freed exactly once, in `close()`.
 final class HTTP2Connection {
     let fd: Int32
     let tag: UInt64
@@ -17,6 +20,18 @@ final class HTTP2Connection {
     private var session: OpaquePointer?
     private var handshaking = true
     private(set) var closed = false
+    /// The session is over; the client's last bytes are read and dropped until it closes.
+    private var finishing = false
+    /// The handler made the connection go silent: nothing is read or written again.
+    private var silent = false
+    /// The highest stream whose request went to the handler.
+    private var lastHandled: Int32 = 0
+    /// The last-stream-id of the GOAWAY the connection sent: later streams are not processed.
+    private var goAwayLastStream: Int32?
+    /// The SETTINGS_MAX_CONCURRENT_STREAMS last announced.
+    private var announcedStreams: UInt32 = 0
+    /// Request streams open now (begun and not yet closed).
+    private var openStreams: Set<Int32> = []
     /// Requests being received, by stream.
     private var requests: [Int32: PartialRequest] = [:]
     /// Response bodies being sent, by stream, and how much of each went out.
@@ -47,19 +62,23 @@ final class HTTP2Connection {
 
     /// The socket is readable (or failed): go on with the handshake, or read and answer.
     func readable() {
+        if silent { return }
         if handshaking {
             handshake()
             if handshaking || closed { return }
         }
         let buffer = loop.readBuffer
-        while !closed {
+        while !closed && !silent {
             let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
             if count > 0 {
+                if finishing { continue }
                 forward.removeAll(keepingCapacity: true)
+                let resets = frames.resetsSeen
                 frames.pass(UnsafeBufferPointer(start: buffer.baseAddress, count: Int(count)), into: &forward) { stream in
                     // A reset of a stream that is already over changes nothing but nghttp2's reset-rate count.
                     nghttp2_session_get_stream_remote_close(session, stream) < 0
                 }
+                if frames.resetsSeen > resets { loop.counters.resetsReceived(frames.resetsSeen - resets) }
                 let consumed = forward.withUnsafeBufferPointer { nghttp2_session_mem_recv(session, $0.baseAddress, $0.count) }
                 if consumed < 0 { return close() }
                 continue
@@ -74,6 +93,7 @@ final class HTTP2Connection {
 
     /// The socket is writable again: send what is waiting.
     func writable() {
+        if silent || finishing { return }
         if handshaking {
             handshake()
             if handshaking || closed { return }
@@ -87,6 +107,7 @@ final class HTTP2Connection {
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             handshaking = false
+            if SSL_session_reused(ssl) == 1 { loop.counters.sessionResumed() }
             var protocolName: UnsafePointer<UInt8>?
             var length: UInt32 = 0
             SSL_get0_alpn_selected(ssl, &protocolName, &length)
@@ -111,8 +132,9 @@ final class HTTP2Connection {
             return close()
         }
         session = created
+        announcedStreams = loop.maxConcurrentStreamsUntilFirstAnswer ?? loop.maxConcurrentStreams
         var settings = [
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: loop.maxConcurrentStreams),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: announcedStreams),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 1 << 20),
         ]
         _ = nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
@@ -124,6 +146,7 @@ final class HTTP2Connection {
 
     func beginRequest(stream: Int32) {
         requests[stream] = PartialRequest()
+        if openStreams.insert(stream).inserted { loop.counters.streamOpened(openOnConnection: openStreams.count) }
     }
 
     func header(stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
@@ -142,17 +165,36 @@ final class HTTP2Connection {
         requests[stream]?.body.append(contentsOf: bytes)
     }
 
-    /// The request on `stream` ended (END_STREAM): answer it now or after the loop's delay.
+    /// The request on `stream` ended (END_STREAM): carry out the handler's action on it (an answer
+    /// goes now or after the loop's delay). Requests above a GOAWAY's last stream, or that arrive
+    /// after the connection went silent, are left alone.
     func requestEnded(stream: Int32) {
-        guard let partial = requests.removeValue(forKey: stream) else { return }
+        guard let partial = requests.removeValue(forKey: stream), let session else { return }
+        loop.counters.requestReceived()
+        if silent { return }
+        if let last = goAwayLastStream, stream > last { return }
         let request = HTTP2Request(method: partial.method, path: partial.path, headers: partial.headers, body: partial.body)
-        let response = loop.handler.respond(to: request, context: context)
-        loop.answer(self, stream: stream, response: response)
+        switch loop.handler.act(on: request, context: context) {
+        case .respond(let response):
+            lastHandled = max(lastHandled, stream)
+            loop.answer(self, stream: stream, response: response)
+        case .refuse:
+            lastHandled = max(lastHandled, stream)
+            _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, NGHTTP2_REFUSED_STREAM.rawValue)
+        case .goAway:
+            // Once the GOAWAY is sent, nghttp2 closes the streams above its last id and ignores new ones.
+            goAwayLastStream = lastHandled
+            _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastHandled, NGHTTP2_NO_ERROR.rawValue, nil, 0)
+        case .goSilent:
+            silent = true
+            loop.poll.remove(fd)
+        }
     }
 
     func streamClosed(stream: Int32) {
         requests[stream] = nil
         bodies[stream] = nil
+        if openStreams.remove(stream) != nil { loop.counters.streamClosed() }
     }
 
     /// Copies up to `length` bytes of `stream`'s response body into `buffer`; sets EOF at the end.
@@ -178,7 +220,7 @@ final class HTTP2Connection {
 
     /// Submits `response` on `stream` (a no-op once the connection closed) and sends it.
     func submit(stream: Int32, response: HTTP2Response) {
-        guard !closed, let session else { return }
+        guard !closed, !silent, let session else { return }
         // Every name and value in one buffer; nghttp2 copies them before nghttp2_submit_response returns.
         var blob: [UInt8] = []
         var spans: [(name: Int, nameLength: Int, value: Int, valueLength: Int)] = []
@@ -208,11 +250,17 @@ final class HTTP2Connection {
             return nghttp2_submit_response(session, stream, fieldList, fieldList.count, &provider)
         }
         if result != 0 { bodies[stream] = nil }
+        if announcedStreams != loop.maxConcurrentStreams {
+            // The first answer: the full stream limit from now on.
+            announcedStreams = loop.maxConcurrentStreams
+            var settings = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: announcedStreams)
+            _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, 1)
+        }
     }
 
     /// Moves what the session has to send into `outgoing` and writes as much as the socket takes.
     func flush() {
-        guard !closed, let session else { return }
+        guard !closed, !silent, !finishing, let session else { return }
         while outgoing.count - outgoingSent < 1 << 20 {
             var pointer: UnsafePointer<UInt8>?
             let count = nghttp2_session_mem_send(session, &pointer)
@@ -222,11 +270,22 @@ final class HTTP2Connection {
         }
         writeOutgoing()
         if !closed, outgoing.isEmpty, nghttp2_session_want_read(session) == 0, nghttp2_session_want_write(session) == 0 {
-            close()
+            finish()
         }
     }
 
+    /// The session is over and everything is written: close_notify, then wait for the client to close.
+    private func finish() {
+        finishing = true
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+        _ = shutdown(fd, Int32(SHUT_WR))
+        setWaitingToWrite(false)
+        loop.drain(self)
+    }
+
     private func writeOutgoing() {
+        guard !silent else { return }
         while outgoingSent < outgoing.count {
             let count = outgoing.withUnsafeBufferPointer { buffer in
                 SSL_write(ssl, buffer.baseAddress! + outgoingSent, Int32(min(buffer.count - outgoingSent, Int(Int32.max))))
@@ -267,6 +326,8 @@ final class HTTP2Connection {
         Glibc.close(fd)
         requests.removeAll()
         bodies.removeAll()
+        for _ in openStreams { loop.counters.streamClosed() }
+        openStreams.removeAll()
     }
 }
 

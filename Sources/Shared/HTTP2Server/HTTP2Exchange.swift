@@ -51,8 +51,35 @@ public final class HTTP2ConnectionContext {
     }
 }
 
+/// What the server does with a request: answer it, or misbehave as a provider sometimes does.
+public enum HTTP2Action: Sendable {
+    /// Answers the request (after the server's response delay).
+    case respond(HTTP2Response)
+    /// Resets the stream at once with RST_STREAM(REFUSED_STREAM): the request was not processed, and
+    /// a client may send it again.
+    case refuse
+    /// Sends GOAWAY(NO_ERROR) whose last-stream-id is the last stream handed to the handler before
+    /// this one: this request and every later one on the connection are not processed (the client
+    /// must send them again elsewhere); the connection closes once the streams at or below that id
+    /// are answered.
+    case goAway
+    /// Stops reading and writing on the connection for good: no answer to this request or to any
+    /// other, no PING acknowledgement, and no notice when the client gives up. The socket closes
+    /// when the server stops.
+    case goSilent
+}
+
 /// Answers requests. Called on the server's loop threads, several at once: keep shared state
 /// thread-safe, and per-connection state in `context.attachment`.
 public protocol HTTP2Handler: Sendable {
     func respond(to request: HTTP2Request, context: HTTP2ConnectionContext) -> HTTP2Response
+    /// What to do with `request`; by default, answer it with `respond(to:context:)`. A handler that
+    /// plays a failing provider returns a fault instead.
+    func act(on request: HTTP2Request, context: HTTP2ConnectionContext) -> HTTP2Action
+}
+
+extension HTTP2Handler {
+    public func act(on request: HTTP2Request, context: HTTP2ConnectionContext) -> HTTP2Action {
+        .respond(respond(to: request, context: context))
+    }
 }

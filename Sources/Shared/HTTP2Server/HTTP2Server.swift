@@ -21,11 +21,13 @@ public final class HTTP2Server: Sendable {
 
     /// The ports listened on, in the order of the listeners given.
     public let ports: [UInt16]
+    /// What clients did, since the start.
+    public let counters = HTTP2ServerCounters()
     let stopping = Atomic<Bool>(false)
     private let open = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)
     private let sockets: Mutex<[[Int32]]>
-    private let settings: (tls: TLSServerContext, delay: Int64, maxConcurrentStreams: UInt32)
+    private let settings: ServerLoop.Settings
     private let loops: Mutex<[ServerLoop]> = Mutex([])
     private let finished = DispatchGroup()
 
@@ -34,8 +36,10 @@ public final class HTTP2Server: Sendable {
     ///   - threads: event-loop threads (at least 1).
     ///   - responseDelayNanoseconds: how long each answer is held back.
     ///   - maxConcurrentStreams: the SETTINGS_MAX_CONCURRENT_STREAMS each connection announces.
+    ///   - maxConcurrentStreamsUntilFirstAnswer: when set, what each connection announces instead until
+    ///     its first answer is sent, as APNs announces 1 until a request with a valid provider token.
     public init(listeners: [Listener], tls: TLSServerContext, threads: Int, responseDelayNanoseconds: Int64 = 0,
-                maxConcurrentStreams: UInt32 = 1000) throws(HTTP2ServerError) {
+                maxConcurrentStreams: UInt32 = 1000, maxConcurrentStreamsUntilFirstAnswer: UInt32? = nil) throws(HTTP2ServerError) {
         var sockets: [[Int32]] = Array(repeating: [], count: max(1, threads))
         var ports: [UInt16] = []
         do {
@@ -54,7 +58,8 @@ public final class HTTP2Server: Sendable {
         }
         self.ports = ports
         self.sockets = Mutex(sockets)
-        settings = (tls, responseDelayNanoseconds, maxConcurrentStreams)
+        settings = ServerLoop.Settings(tls: tls, delayNanoseconds: responseDelayNanoseconds, maxConcurrentStreams: maxConcurrentStreams,
+                                       maxConcurrentStreamsUntilFirstAnswer: maxConcurrentStreamsUntilFirstAnswer)
     }
 
     /// Starts the loop threads, answering every request through `handler`. Call once.
@@ -62,8 +67,7 @@ public final class HTTP2Server: Sendable {
         let made = sockets.withLock { sockets in
             defer { sockets.removeAll() }
             return sockets.enumerated().map { index, fds in
-                ServerLoop(server: self, listeners: fds, tls: settings.tls, handler: handler, delayNanoseconds: settings.delay,
-                           maxConcurrentStreams: settings.maxConcurrentStreams, index: index)
+                ServerLoop(server: self, listeners: fds, settings: settings, handler: handler, index: index)
             }
         }
         loops.withLock { $0 = made }

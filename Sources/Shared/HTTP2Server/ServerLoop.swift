@@ -14,9 +14,22 @@ import Glibc
 /// `@unchecked Sendable`: created on the starting thread, then used only by its own loop thread;
 /// `server` reads only thread-safe members of it.
 final class ServerLoop: @unchecked Sendable {
+    /// What every loop of a server shares.
+    struct Settings: Sendable {
+        var tls: TLSServerContext
+        var delayNanoseconds: Int64
+        var maxConcurrentStreams: UInt32
+        var maxConcurrentStreamsUntilFirstAnswer: UInt32?
+    }
+
+    /// How long a finished connection waits for the client to close before the server closes it.
+    static let drainNanoseconds: Int64 = 1_000_000_000
+
     let poll = EventPoll(capacity: 512)
     let handler: any HTTP2Handler
     let maxConcurrentStreams: UInt32
+    let maxConcurrentStreamsUntilFirstAnswer: UInt32?
+    let counters: HTTP2ServerCounters
     let callbacks: OpaquePointer
     /// Decrypted bytes land here before the session reads them.
     let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 16)
@@ -29,15 +42,18 @@ final class ServerLoop: @unchecked Sendable {
     /// Answers held back for the response delay, in the order they fall due (the delay is the same for all).
     private var held: [(due: Int64, tag: UInt64, stream: Int32, response: HTTP2Response)] = []
     private var heldStart = 0
+    /// Finished connections waiting for the client to close, in the order their drain time ends.
+    private var draining: [(due: Int64, tag: UInt64)] = []
 
-    init(server: HTTP2Server, listeners: [Int32], tls: TLSServerContext, handler: any HTTP2Handler, delayNanoseconds: Int64,
-         maxConcurrentStreams: UInt32, index: Int) {
+    init(server: HTTP2Server, listeners: [Int32], settings: Settings, handler: any HTTP2Handler, index: Int) {
         self.server = server
         self.listeners = listeners
-        self.tls = tls
+        tls = settings.tls
         self.handler = handler
-        self.delayNanoseconds = delayNanoseconds
-        self.maxConcurrentStreams = maxConcurrentStreams
+        delayNanoseconds = settings.delayNanoseconds
+        maxConcurrentStreams = settings.maxConcurrentStreams
+        maxConcurrentStreamsUntilFirstAnswer = settings.maxConcurrentStreamsUntilFirstAnswer
+        counters = server.counters
         nextTag = UInt64(index) << 48 | 1 << 32
         var made: OpaquePointer?
         precondition(nghttp2_session_callbacks_new(&made) == 0, "nghttp2_session_callbacks_new failed")
@@ -47,6 +63,7 @@ final class ServerLoop: @unchecked Sendable {
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrame)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSent)
         for (index, listener) in listeners.enumerated() { poll.add(listener, tag: UInt64(index), interest: .readable) }
     }
 
@@ -60,6 +77,7 @@ final class ServerLoop: @unchecked Sendable {
         while !server.stopping.load(ordering: .relaxed) {
             var timeout: Int64 = 100_000_000
             if heldStart < held.count { timeout = min(timeout, held[heldStart].due - Self.now()) }
+            if let first = draining.first { timeout = min(timeout, first.due - Self.now()) }
             poll.wait(timeoutNanoseconds: max(0, timeout)) { event in
                 if event.tag < UInt64(listeners.count) {
                     accept(listener: Int(event.tag))
@@ -69,6 +87,7 @@ final class ServerLoop: @unchecked Sendable {
                 }
             }
             releaseDue()
+            closeDrained()
         }
         for connection in Array(connections.values) { connection.close() }
         for listener in listeners { close(listener) }
@@ -130,6 +149,19 @@ final class ServerLoop: @unchecked Sendable {
         for connection in touched.values { connection.flush() }
     }
 
+    /// `connection` finished its session and waits for the client to close, at most the drain time.
+    func drain(_ connection: HTTP2Connection) {
+        draining.append((Self.now() + Self.drainNanoseconds, connection.tag))
+    }
+
+    private func closeDrained() {
+        guard let first = draining.first, first.due <= Self.now() else { return }
+        let now = Self.now()
+        let due = draining.prefix { $0.due <= now }
+        draining.removeFirst(due.count)
+        for entry in due { connections[entry.tag]?.close() }
+    }
+
     func remove(_ connection: HTTP2Connection) {
         poll.remove(connection.fd)
         if connections.removeValue(forKey: connection.tag) != nil { server.connectionClosed() }
@@ -173,6 +205,10 @@ private func onDataChunk(_ session: OpaquePointer?, _ flags: UInt8, _ stream: In
 private func onFrame(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?, _ user: UnsafeMutableRawPointer?) -> Int32 {
     guard let frame else { return 0 }
     let type = frame.pointee.hd.type
+    if type == UInt8(NGHTTP2_PING.rawValue) {
+        if frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { connection(user).loop.counters.pingReceived() }
+        return 0
+    }
     guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
         frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
     else { return 0 }
@@ -182,5 +218,13 @@ private func onFrame(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_f
 
 private func onStreamClose(_ session: OpaquePointer?, _ stream: Int32, _ errorCode: UInt32, _ user: UnsafeMutableRawPointer?) -> Int32 {
     connection(user).streamClosed(stream: stream)
+    return 0
+}
+
+private func onFrameSent(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_RST_STREAM.rawValue),
+        frame.pointee.rst_stream.error_code == NGHTTP2_REFUSED_STREAM.rawValue
+    else { return 0 }
+    connection(user).loop.counters.streamRefused()
     return 0
 }
