@@ -63,7 +63,6 @@ let package = Package(
         .testTarget(name: "HTTP2Tests", dependencies: ["Core", "Delivery", "HTTP2", "HTTP2Server", "TestSupport"]),
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Core", "HTTP2Server", "TestSupport"]),
         // The client transport against the project's own server playing a misbehaving provider.
-        .testTarget(name: "HTTP2Tests", dependencies: ["Core", "Delivery", "HTTP2", "HTTP2Server", "TestSupport"]),
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "TestSupport"]),

@@ -7,8 +7,10 @@ import Testing
 /// The transport under test. Every test makes its transport here, so that one line decides which
 /// implementation the contract is checked against.
 func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingIntervalSeconds: Double = 10,
-                   pingTimeoutSeconds: Double = 5) -> any HTTP2Transport {
-    CurlHTTP2Transport(name: "test", maxConnections: connections, maxInFlight: maxInFlight, caFile: caFile)
+                   pingTimeoutSeconds: Double = 5) throws -> any HTTP2Transport {
+    try NGHTTP2Transport(name: "test", settings: HTTP2ClientSettings(
+        connections: connections, maxInFlight: maxInFlight, caFile: caFile, pingIntervalSeconds: pingIntervalSeconds,
+        pingTimeoutSeconds: pingTimeoutSeconds))
 }
 
 /// The contract of an `HTTP2Transport` with a provider that behaves as APNs does, well and badly:
@@ -63,7 +65,7 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
     @Test func manyRequestsUseTheWindowOfTwoConnections() throws {
         let provider = try FakeProvider(responseDelayMilliseconds: 20)
         defer { provider.stop() }
-        let transport = makeTransport(caFile: provider.caFile, connections: 2, maxInFlight: 2_000)
+        let transport = try makeTransport(caFile: provider.caFile, connections: 2, maxInFlight: 2_000)
         defer { transport.close() }
         let requests = (0..<5_000).map { Self.request(provider, $0) }
         guard let responses = Self.send(requests, on: transport) else { return }
@@ -78,7 +80,7 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
     @Test func finishedStreamsAreNotReset() throws {
         let provider = try FakeProvider()
         defer { provider.stop() }
-        let transport = makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 1_000)
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 1_000)
         defer { transport.close() }
         let requests = (0..<2_000).map { Self.request(provider, $0) }
         guard let responses = Self.send(requests, on: transport) else { return }
@@ -93,7 +95,7 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
         // behind it on the wire are not processed.
         let provider = try FakeProvider(responseDelayMilliseconds: 20) { $0.number == 300 ? .goAway : .answer() }
         defer { provider.stop() }
-        let transport = makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 1_000)
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 1_000)
         defer { transport.close() }
         let requests = (0..<1_000).map { Self.request(provider, $0) }
         guard let responses = Self.send(requests, on: transport) else { return }
@@ -114,7 +116,7 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
             arrival.firstTime && arrival.index % 5 == 0 ? .refuse : .answer()
         }
         defer { provider.stop() }
-        let transport = makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 500)
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 500)
         defer { transport.close() }
         let requests = (0..<500).map { Self.request(provider, $0) }
         guard let responses = Self.send(requests, on: transport) else { return }
@@ -133,7 +135,7 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
     @Test func aServerThatStopsAnsweringIsNoticedByPing() throws {
         let provider = try FakeProvider { _ in .goSilent }
         defer { provider.stop() }
-        let transport = makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 100, pingIntervalSeconds: 1, pingTimeoutSeconds: 1)
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 100, pingIntervalSeconds: 1, pingTimeoutSeconds: 1)
         defer { transport.close() }
         // The requests' own timeout is 30 s: only a PING timeout ends them within 12.
         let requests = (0..<20).map { Self.request(provider, $0) }
@@ -153,7 +155,7 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
     @Test func oneStreamUntilTheFirstAnswerThenAThousand() throws {
         let provider = try FakeProvider(responseDelayMilliseconds: 20, maxConcurrentStreams: 1_000, maxConcurrentStreamsUntilFirstAnswer: 1)
         defer { provider.stop() }
-        let transport = makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 1_000)
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 1_000)
         defer { transport.close() }
         let requests = (0..<1_000).map { Self.request(provider, $0) }
         guard let responses = Self.send(requests, on: transport) else { return }
@@ -168,7 +170,7 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
     @Test func aFailingTLSHandshakeFailsAsNotSentAndBacksOff() throws {
         let provider = try FakeProvider()
         defer { provider.stop() }
-        let transport = makeTransport(caFile: try provider.strangerCAFile(), connections: 2, maxInFlight: 100)
+        let transport = try makeTransport(caFile: try provider.strangerCAFile(), connections: 2, maxInFlight: 100)
         defer { transport.close() }
         // 100 requests over about 2 s, as a worker keeps sending while a provider is unreachable.
         var responses: [HTTP2Response] = []
@@ -190,7 +192,7 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
             arrival.bodySize > 4_096 ? .answer(status: 413, body: #"{"reason":"PayloadTooLarge"}"#) : .answer()
         }
         defer { provider.stop() }
-        let transport = makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 10)
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 10)
         defer { transport.close() }
         let large = Array(#"{"aps":{"alert":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 5_000) + Array(#""}}"#.utf8)
         guard let responses = Self.send([Self.request(provider, 0, body: large), Self.request(provider, 1)], on: transport) else { return }
@@ -203,7 +205,7 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
     @Test func anIdleConnectionIsKeptAliveWithPing() throws {
         let provider = try FakeProvider()
         defer { provider.stop() }
-        let transport = makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 10, pingIntervalSeconds: 1, pingTimeoutSeconds: 1)
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 10, pingIntervalSeconds: 1, pingTimeoutSeconds: 1)
         defer { transport.close() }
         guard let responses = Self.send([Self.request(provider, 0)], on: transport) else { return }
         #expect(Self.notAnswered(responses).isEmpty)
@@ -219,7 +221,7 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
         // The request to /goaway, the first time, makes the server end the connection with GOAWAY.
         let provider = try FakeProvider { arrival in arrival.firstTime && arrival.path == "/goaway" ? .goAway : .answer() }
         defer { provider.stop() }
-        let transport = makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 10)
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 10)
         defer { transport.close() }
         guard let first = Self.send([Self.request(provider, 0)], on: transport) else { return }
         #expect(Self.notAnswered(first).isEmpty)

@@ -58,8 +58,6 @@ final class ClientConnection {
     private var outgoingSent = 0
     /// A new socket is registered for writability (the connect completing).
     private var waitingToWrite = true
-    /// Whether the TLS session of the handshake was resumed from an earlier connection.
-    private(set) var resumed = false
 
     /// Opens a non-blocking socket to `address` and starts connecting; throws the reason when the
     /// socket cannot be made or the connection is refused at once.
@@ -88,6 +86,7 @@ final class ClientConnection {
         self.loop = loop
         openedAt = now
         lastReceived = now
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// Streams this connection may open now: what the server announces, less those open (one for
@@ -158,7 +157,6 @@ final class ClientConnection {
             guard length == 2, let name, name[0] == UInt8(ascii: "h"), name[1] == UInt8(ascii: "2") else {
                 return close(failure: "\(origin.authority) does not speak HTTP/2 (ALPN h2)")
             }
-            resumed = SSL_session_reused(ssl) == 1
             setWaitingToWrite(false)
             return startSession()
         }
@@ -279,7 +277,6 @@ final class ClientConnection {
     func settingsReceived(now: Double) {
         guard state == .awaitingSettings else { return }
         state = .ready
-        loop.keepSession(of: self, ssl: ssl)
     }
 
     func pingAnswered() { pingSentAt = nil }
@@ -386,13 +383,15 @@ final class ClientConnection {
         guard state != .closed else { return }
         let wasUp = state == .ready || state == .draining
         state = .closed
-        if wasUp { loop.keepSession(of: self, ssl: ssl) }
         let left = streams.values
         streams.removeAll()
         if let session { nghttp2_session_del(session) }
         session = nil
+        // Freed without this, OpenSSL takes the connection's TLS session for a bad one and makes it
+        // unresumable, though the origin keeps it for the next connection.
+        if wasUp { SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN) }
         SSL_free(ssl)
-        loop.closed(self, failure: failure, wasUp: wasUp)
+        loop.closed(self, failure: failure)
         Glibc.close(fd)
         let now = monotonicSeconds()
         for exchange in left {

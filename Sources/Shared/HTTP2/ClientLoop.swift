@@ -247,12 +247,13 @@ final class ClientLoop: @unchecked Sendable {
         events?.connectionOpened()
     }
 
-    /// Keeps the TLS session of `ssl` for the origin's next connection, when it can be resumed.
-    func keepSession(of connection: ClientConnection, ssl: OpaquePointer) {
-        guard let session = SSL_get1_session(ssl) else { return }
-        guard SSL_SESSION_is_resumable(session) == 1, let state = origins[connection.origin] else { return SSL_SESSION_free(session) }
+    /// Keeps `session` (taking its reference) for the origin's next connection; false when it
+    /// cannot be resumed (the reference stays the caller's).
+    func keep(_ session: OpaquePointer, for origin: Origin) -> Bool {
+        guard SSL_SESSION_is_resumable(session) == 1, let state = origins[origin] else { return false }
         if let old = state.session { SSL_SESSION_free(old) }
         state.session = session
+        return true
     }
 
     func finished(_ transfer: Transfer, _ response: HTTP2Response, answered: Bool, now: Double) {
@@ -274,7 +275,7 @@ final class ClientLoop: @unchecked Sendable {
         origin(transfer.origin).pushFront(transfer)
     }
 
-    func closed(_ connection: ClientConnection, failure: String?, wasUp: Bool) {
+    func closed(_ connection: ClientConnection, failure: String?) {
         epoll_ctl(epoll, EPOLL_CTL_DEL, connection.fd, nil)
         connections[connection.tag] = nil
         guard let state = origins[connection.origin] else { return }

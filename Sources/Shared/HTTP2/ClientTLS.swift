@@ -14,6 +14,7 @@ final class ClientTLS: @unchecked Sendable {
         _ = herald_ssl_ctx_set_min_tls12(context)
         _ = herald_ssl_ctx_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
         _ = herald_ssl_ctx_client_session_cache(context)
+        SSL_CTX_sess_set_new_cb(context, keepNewSession)
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         guard SSL_CTX_set_default_verify_paths(context) == 1 else {
             throw HTTP2TransportError("cannot load the system's trusted certificates: \(Self.lastError())")
@@ -54,6 +55,14 @@ final class ClientTLS: @unchecked Sendable {
         ERR_error_string_n(code, &text, text.count)
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+}
+
+/// OpenSSL hands over each session a server issues (TLS 1.3: each ticket, after the handshake): the
+/// connection's loop keeps it for the origin's next connection, and takes the reference (1).
+private func keepNewSession(_ ssl: OpaquePointer?, _ session: OpaquePointer?) -> Int32 {
+    guard let ssl, let session, let owner = SSL_get_ex_data(ssl, 0) else { return 0 }
+    let connection = Unmanaged<ClientConnection>.fromOpaque(owner).takeUnretainedValue()
+    return connection.loop.keep(session, for: connection.origin) ? 1 : 0
 }
 
 /// A transport that cannot be set up (its TLS context), with the cause.
