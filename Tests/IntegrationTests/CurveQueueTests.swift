@@ -184,6 +184,53 @@ import Glibc
         #expect(listed.map(\.address) == [hosts.namespaceAddress], "\(listed)")
     }
 
+    /// A partition: the link to the worker's network namespace is set down, so packets vanish and
+    /// no connection is closed. ZeroMQ heartbeats close the connections on both sides within
+    /// seconds: the worker logs that it lost ingest, ingest that it lost the worker, and /metrics
+    /// no longer lists it. Once the link is up, the worker connects again by itself and takes work.
+    @Test func aWorkerInAnotherNetworkNamespaceBehindAPartitionIsNoticedOnBothSides() throws {
+        #expect(getuid() == 0, "network namespaces need root; CI runs as root")
+        // SQLite: the worker's namespace cannot reach the test's PostgreSQL server on the host's loopback.
+        let herald = try HeraldProcesses(database: .sqlite)
+        let ingestKey = try Self.keyPair(herald, "ingest")
+        let worker = try Self.keyPair(herald, "worker")
+        let authorized = herald.folder + "/authorized_keys"
+        try Data("\(worker.publicKey)\n".utf8).write(to: URL(fileURLWithPath: authorized))
+        let hosts = try TwoHosts()
+        let (jobs, results) = (try HeraldProcesses.freePort(), try HeraldProcesses.freePort())
+        let ingestConfig = try herald.writeConfig("ingest.json") {
+            $0["queue"] = Self.queue(host: hosts.hostAddress, jobs: jobs, results: results,
+                                     curve: ["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(authorized)])
+        }
+        let workerConfig = try herald.writeConfig("worker.json") {
+            $0["queue"] = Self.queue(host: hosts.hostAddress, jobs: jobs, results: results,
+                                     curve: ["secret_key_file": .string(worker.file), "server_public_key": .string(ingestKey.publicKey)])
+        }
+        try herald.startIngest(config: ingestConfig)
+        try herald.startWorker(config: workerConfig, wrapper: hosts.wrapper)
+        try herald.waitForWorkers(1)
+        let workerLog = { (try? String(contentsOfFile: herald.workerLogPath(0), encoding: .utf8)) ?? "" }
+        func lines(_ log: String, _ text: String) -> Int { log.split(separator: "\n").filter { $0.contains(text) }.count }
+        try waitUntil("the worker connects both links", timeout: 10) { lines(workerLog(), "connected to ingest") == 2 }
+
+        try hosts.setLink(up: false)
+        try waitUntil("the worker logs that it lost both links", timeout: 30) { lines(workerLog(), "lost the link to ingest") == 2 }
+        try waitUntil("ingest logs that it lost the worker", timeout: 30) {
+            herald.log().contains("worker lost: no heartbeat for 5 s") && herald.log().contains("worker.address=\(hosts.namespaceAddress)")
+        }
+        let metrics = try herald.client.request("GET", "/metrics").text
+        #expect(metrics.contains("herald_workers_connected 0\n") && HeraldProcesses.workerInfo(metrics).isEmpty, "\(metrics)")
+        // Still cut off, the worker keeps saying so.
+        try waitUntil("the worker warns that ingest is unreachable", timeout: 30) { workerLog().contains("cannot reach ingest") }
+
+        try hosts.setLink(up: true)
+        try waitUntil("the worker connects again", timeout: 60) { lines(workerLog(), "connected to ingest") == 4 }
+        try herald.waitForWorkers(1, timeout: 30)
+        for index in 0..<10 { try herald.register(SDKDevice("cut-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
+        let funnel = try herald.waitForMessage(try herald.send(["send_date": "now", "content": "After the partition"]), timeout: 30)
+        #expect(funnel["sent"] == 10, "\(funnel.text)")
+    }
+
     /// Several hosts as deployed: ingest here, a worker in another network namespace, both on one
     /// PostgreSQL server that the worker reaches over the veth link (not loopback) and ingest over
     /// loopback, the queue over CURVE.
