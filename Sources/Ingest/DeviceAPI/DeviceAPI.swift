@@ -3,7 +3,7 @@ import Core
 /// The Pushwoosh Device API: every method the iOS and Android SDKs call on `/json/1.3/<method>`.
 /// Registry writes are committed before the reply; reports (events, opens, deliveries) are stored
 /// durably before the reply. The SDKs send no credentials, only the application code and the
-/// device's hwid; a call that names a user and no device (`userForm`) is the Remote API's and needs
+/// device's hwid; a call that names a user and no device (`isUserForm`) is the Remote API's and needs
 /// the application's api_token.
 struct DeviceAPI: Sendable {
     let configuration: Configuration
