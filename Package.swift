@@ -29,6 +29,8 @@ let package = Package(
                        providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/Shared/System/CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/Shared/System/CZlib",
+                       providers: [.apt(["zlib1g-dev"])]),
 
         // Libraries, one per concern.
         .plugin(name: "GitCommit", capability: .buildTool(), path: "Sources/Shared/Plugins/GitCommit"),
@@ -38,6 +40,8 @@ let package = Package(
         .target(name: "Postgres", dependencies: ["Core", "CLibPQ"], path: "Sources/Shared/Postgres"),
         .target(name: "Storage", dependencies: ["Core", "Postgres", "SQLite"], path: "Sources/Shared/Storage"),
         .target(name: "Queue", dependencies: ["Core", "CZeroMQ"], path: "Sources/Shared/Queue"),
+        // zlib's inflate and CRC-32: what a rich media zip's entries really unpack to.
+        .target(name: "Inflate", dependencies: ["CZlib"], path: "Sources/Shared/Inflate"),
         .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),
         .target(name: "HTTP2", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "CEventPoll"], path: "Sources/Shared/HTTP2"),
         .target(name: "Delivery", dependencies: ["Core", "HTTP2", "COpenSSL"], path: "Sources/Shared/Delivery"),
@@ -48,7 +52,8 @@ let package = Package(
         .target(name: "SDKClient", dependencies: ["Core", "COpenSSL", "CEventPoll"], path: "Sources/Shared/SDKClient"),
 
         // The processes: the two servers and the load generator.
-        .executableTarget(name: "Ingest", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "HTTPServer"]),
+        // zlib unpacks rich media uploads to check them (`ZipEntryData`); nothing else inflates.
+        .executableTarget(name: "Ingest", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "HTTPServer", "Inflate"]),
         .executableTarget(name: "Worker", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "Delivery"]),
         .executableTarget(name: "Loadgen", dependencies: ["BuildInfo", "Core", "HTTP2Server", "HTTPServer", "SDKClient"]),
 

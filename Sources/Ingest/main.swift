@@ -59,7 +59,7 @@ bulkTags.start()
 let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
 let links = RichMediaLinks(publicURL: configuration.http.publicURL)
 let router = Router(
-    deviceAPI: DeviceAPI(store: store, richMedia: backend.richMedia, inbox: backend.campaigns, links: links, clock: clock),
+    deviceAPI: DeviceAPI(configuration: configuration, store: store, richMedia: backend.richMedia, inbox: backend.campaigns, links: links, clock: clock),
     remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, devices: store, analytics: analytics, richMedia: backend.richMedia,
                          links: links, clock: clock, logger: logger, onCreated: { workers.nudge() }),
     audienceAPI: AudienceAPI(configuration: configuration, store: store, clock: clock, logger: logger, onCreated: { bulkTags.nudge() }),

@@ -3,8 +3,9 @@ import Core
 import Queue
 
 /// One of the worker's sockets to one ingest endpoint, with the monitor that tells whether its
-/// handshake completed. It logs when the link comes up and, when no handshake has completed for
-/// 5 s, warns naming the endpoint. The socket is opened anew only when ingest refused its handshake
+/// handshake completed. It logs when the link comes up, warns when it goes down (ZeroMQ
+/// heartbeats close a link whose ingest stopped answering within seconds) and, when no handshake
+/// has completed for 5 s, warns naming the endpoint. The socket is opened anew only when ingest refused its handshake
 /// (libzmq never tries a refused connection again); while ingest is merely away, libzmq connects
 /// again by itself, and what was sent to it meanwhile (up to the high-water mark) goes out once the
 /// handshake completes: closing the socket would drop it. Used only by the queue thread.
@@ -61,6 +62,9 @@ final class IngestLink {
             case .connected:
                 cameUp = true
                 logger.info("connected to ingest", [key: endpoint])
+            case .disconnected:
+                logger.warning("lost the link to ingest: it closed the connection or stopped answering heartbeats; connecting again",
+                               [key: endpoint])
             case .unreachable(let seconds, refused: true):
                 logger.warning("cannot reach ingest: it refused this worker's handshake (with CURVE, list the worker's public key in "
                                + "that ingest's queue.curve.authorized_keys_file); connecting again every 5 s",

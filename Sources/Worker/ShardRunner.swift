@@ -125,9 +125,9 @@ struct ShardRunner: Sendable {
         var sentSoFar = 0
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
         // Batches are on the network, oldest first, as many as fill the provider's window (`depth`,
-        // two at least). Each turn takes the next page and the pages already read behind it while
-        // the window has room, and one commit records the batches that came back (the oldest, waited
-        // for, when the window is full) and marks the pages taken attempted; then they go out. So
+        // two at least). Each turn takes the batches that came back (waiting for the oldest when the
+        // window is full), then the next page and the pages already read behind it while the window
+        // has room; one commit records the batches and marks the pages attempted; then they go out. So
         // commits are shared by as many pages and outcomes as arrive while one is made, and at most
         // `depth` batches are sent but unrecorded when a worker dies. The pages are read and
         // prepared on a thread of their own meanwhile (`PageReader`), unless a send rate paces them:
@@ -166,6 +166,11 @@ struct ShardRunner: Sendable {
                 reader?.restart(after: after)
                 continue
             }
+            // Room for the page: the oldest batch is waited for when the window is full, and every
+            // batch already back is taken with it; the pages already read fill the room left.
+            var back: [InFlightBatch] = []
+            if inFlight.count >= depth { back.append(inFlight.removeFirst()) }
+            while let oldest = inFlight.first, oldest.isFinished { back.append(inFlight.removeFirst()) }
             // A short page was the last one, unless a probe sent only part of it: then the reader
             // goes on after what the probe sent.
             var pages = [next]
@@ -180,9 +185,6 @@ struct ShardRunner: Sendable {
                 }
             }
             after = pages[pages.count - 1].page[pages[pages.count - 1].page.count - 1].deviceID
-            var back: [InFlightBatch] = []
-            while inFlight.count + pages.count > depth { back.append(inFlight.removeFirst()) }
-            while let oldest = inFlight.first, oldest.isFinished { back.append(inFlight.removeFirst()) }
             let marked = back.isEmpty
                 ? try store.markAttempted(work, through: after, worker: workerID)
                 : try record(back, work: work, provider: provider, attemptedThrough: after)

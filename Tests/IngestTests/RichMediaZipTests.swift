@@ -3,7 +3,8 @@ import Core
 import TestSupport
 @testable import Ingest
 
-/// What a rich media upload must be, checked from the zip's central directory and local headers, without unpacking.
+/// What a rich media upload must be, checked from the zip's central directory and local headers, and
+/// by unpacking its entries.
 @Suite struct RichMediaZipTests {
     typealias Entry = ZipBuilder.Entry
     static let limit = 64 * 1024
@@ -38,6 +39,13 @@ import TestSupport
         ([Entry("index.html", [1]), Entry("a.js", [1], method: 14)], "compression method 14"),
         ([Entry("index.html", [1], flags: 1)], "is encrypted"),
         ([Entry("index.html", [1], declaredSize: 700_000)], "unpacks to 700000 bytes"),
+        // Links, which unzippers create and then follow: to a file, and a folder link with a file under it.
+        ([Entry("index.html", [1]), Entry("link", Array("/etc/passwd".utf8), externalAttributes: 0o120777 << 16)],
+         #"entry "link" is a symbolic link; only regular files and folders are accepted"#),
+        ([Entry("index.html", [1]), Entry("img", Array("/etc".utf8), externalAttributes: 0o120755 << 16), Entry("img/passwd", [1])],
+         #"entry "img" is a symbolic link"#),
+        ([Entry("index.html", [1]), Entry("fifo", [], externalAttributes: 0o010644 << 16)], #"entry "fifo" is a named pipe"#),
+        ([Entry("index.html", [1]), Entry("junction", [], externalAttributes: 0x400)], #"entry "junction" is a Windows reparse point"#),
     ])
     func badPagesAreRefusedWithTheReason(_ entries: [Entry], _ reason: String) {
         let found = problem(ZipBuilder(entries).bytes)
@@ -97,14 +105,65 @@ import TestSupport
     /// Deflated entries whose CRC and sizes follow the data (macOS and streaming zip writers) are
     /// read; the descriptor must agree with the directory, and a stored entry cannot have one.
     @Test func dataDescriptorsAreWalkedOver() {
-        let streamed = ZipBuilder([Entry("index.html", Array("<html></html>".utf8), method: 8, descriptor: true),
+        let html = Array("<html></html>".utf8)
+        let streamed = ZipBuilder([Entry("index.html", html, method: 8, descriptor: true),
                                    Entry("a.css", [1, 2, 3], method: 8, descriptor: true)]).bytes
         #expect(problem(streamed) == nil)
         var wrong = streamed
-        wrong[30 + 10 + 13 + 8] ^= 1
+        // The first byte of the descriptor's compressed size.
+        wrong[30 + 10 + ZipBuilder.deflate(html).count + 8] ^= 1
         #expect(problem(wrong) == #"entry "index.html"'s data descriptor gives another CRC or size than the central directory"#)
         #expect(problem(ZipBuilder([Entry("index.html", [1], descriptor: true)]).bytes)
             == #"entry "index.html" is stored with a data descriptor, which streaming unzippers cannot read; deflate it"#)
+    }
+
+    /// Regular files and folders with Unix modes (as Info-ZIP writes them) are what pages are made of.
+    @Test func filesAndFoldersWithUnixModesAreAccepted() {
+        let zip = ZipBuilder([Entry("index.html", Array("<html></html>".utf8), method: 8, externalAttributes: 0o100644 << 16),
+                              Entry("img/", [], externalAttributes: 0o040755 << 16 | 0x10),
+                              Entry("img/a.png", [1, 2, 3], externalAttributes: 0o100600 << 16)])
+        #expect(problem(zip.bytes) == nil)
+    }
+
+    /// The sizes and CRCs are what unpacking produces, not what the headers say: 4 MiB of zeros
+    /// declaring 100 bytes is refused once 101 came out, and every other lie with it.
+    @Test func aZipThatLiesAboutItsContentIsRefusedByUnpackingIt() {
+        let html = Array("<html><body>Sale!</body></html>".utf8)
+        let index = Entry("index.html", html, method: 8)
+        let zeros = [UInt8](repeating: 0, count: 4 * 1_048_576)
+        #expect(problem(ZipBuilder([index, Entry("blank.bin", zeros, method: 8, declaredSize: 100)]).bytes)
+            == #"entry "blank.bin" unpacks to more than the 100 bytes its headers declare (unpacking stopped there)"#)
+        // Also with a wrong CRC, and stored: the size is found first.
+        #expect(problem(ZipBuilder([index, Entry("blank.bin", zeros, method: 8, declaredSize: 100, declaredCRC: 7)]).bytes)?
+            .contains("unpacks to more than the 100 bytes") == true)
+        #expect(problem(ZipBuilder([Entry("index.html", html, declaredSize: 10)]).bytes)
+            == #"entry "index.html" is stored (not compressed) but declares 31 bytes stored and 10 unpacked"#)
+        // Fewer bytes than declared.
+        #expect(problem(ZipBuilder([Entry("index.html", html, method: 8, declaredSize: 1000)]).bytes)
+            == #"entry "index.html" unpacks to 31 bytes; its headers declare 1000"#)
+        // A CRC-32 the data does not have, deflated and stored.
+        let crc = ZipBuilder.crc32(html)
+        let hex = String(crc, radix: 16)
+        #expect(problem(ZipBuilder([Entry("index.html", html, method: 8, declaredCRC: 0x1234_5678)]).bytes)
+            == #"entry "index.html" has CRC-32 12345678 in its headers but "# + String(repeating: "0", count: 8 - hex.count) + hex + " once unpacked")
+        #expect(problem(ZipBuilder([Entry("index.html", html, declaredCRC: crc ^ 1)]).bytes)?.contains("has CRC-32") == true)
+        // A damaged deflate stream: block type 3 does not exist.
+        var damaged = ZipBuilder([Entry("index.html", html, method: 8)]).bytes
+        damaged[30 + 10] |= 0b110
+        #expect(problem(damaged)?.hasPrefix(#"entry "index.html"'s deflated data is damaged (zlib: "#) == true, "\(problem(damaged) ?? "accepted")")
+    }
+
+    /// A zip may unpack to at most 100 times its own size (1 MiB always), within 10 × the limit.
+    @Test func theCompressionRatioIsBounded() {
+        let index = Entry("index.html", Array("<html></html>".utf8), method: 8)
+        let limit = 1_048_576
+        let twoMiB = ZipBuilder([index, Entry("blank.bin", [UInt8](repeating: 0, count: 2 * 1_048_576), method: 8)]).bytes
+        let found = problem(twoMiB, limit: limit)
+        #expect(found?.hasPrefix("the zip unpacks to 2097165 bytes, ") == true, "\(found ?? "accepted")")
+        #expect(found?.hasSuffix("times its own size; at most 100 times (or 1048576 bytes) are accepted") == true)
+        // One MiB of zeros is fine however small its zip.
+        let oneMiB = ZipBuilder([index, Entry("blank.bin", [UInt8](repeating: 0, count: 1_048_576 - 13), method: 8)]).bytes
+        #expect(problem(oneMiB, limit: limit) == nil)
     }
 
     /// The offsets of the central directory's entries.

@@ -85,6 +85,26 @@ import Glibc
             .map(String.init) ?? ""
     }
 
+    /// Ingest on this side of `hosts`' link and a worker in its namespace, over CURVE with the
+    /// worker's key listed: the two configurations' paths. `editWorker` adds to the worker's.
+    static func acrossTheLink(_ herald: HeraldProcesses, _ hosts: TwoHosts, jobs: UInt16, results: UInt16,
+                              editWorker: (inout [String: JSON]) -> Void = { _ in }) throws -> (ingest: String, worker: String) {
+        let ingestKey = try keyPair(herald, "ingest")
+        let worker = try keyPair(herald, "worker")
+        let authorized = herald.folder + "/authorized_keys"
+        try Data("\(worker.publicKey)\n".utf8).write(to: URL(fileURLWithPath: authorized))
+        let ingestConfig = try herald.writeConfig("ingest.json") {
+            $0["queue"] = queue(host: hosts.hostAddress, jobs: jobs, results: results,
+                                curve: ["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(authorized)])
+        }
+        let workerConfig = try herald.writeConfig("worker.json") {
+            $0["queue"] = queue(host: hosts.hostAddress, jobs: jobs, results: results,
+                                curve: ["secret_key_file": .string(worker.file), "server_public_key": .string(ingestKey.publicKey)])
+            editWorker(&$0)
+        }
+        return (ingestConfig, workerConfig)
+    }
+
     @Test func onlyWorkersWithAListedKeyGetWorkAndSIGHUPRereadsTheList() throws {
         let herald = try HeraldProcesses()
         let ingestKey = try Self.keyPair(herald, "ingest")
@@ -148,11 +168,6 @@ import Glibc
         #expect(getuid() == 0, "network namespaces need root; CI runs as root")
         // SQLite: the worker's namespace cannot reach the test's PostgreSQL server on the host's loopback.
         let herald = try HeraldProcesses(database: .sqlite)
-        let ingestKey = try Self.keyPair(herald, "ingest")
-        let worker = try Self.keyPair(herald, "worker")
-        let authorized = herald.folder + "/authorized_keys"
-        try Data("\(worker.publicKey)\n".utf8).write(to: URL(fileURLWithPath: authorized))
-
         let hosts = try TwoHosts()
         let hostAddress = hosts.hostAddress
 
@@ -164,16 +179,9 @@ import Glibc
         let refused = try Self.run("herald-ingest", ["--config", insecure])
         #expect(refused.status == 2 && refused.output.contains("queue.jobs"), "\(refused)")
 
-        let ingestConfig = try herald.writeConfig("ingest.json") {
-            $0["queue"] = Self.queue(host: hostAddress, jobs: jobs, results: results,
-                                     curve: ["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(authorized)])
-        }
-        let workerConfig = try herald.writeConfig("worker.json") {
-            $0["queue"] = Self.queue(host: hostAddress, jobs: jobs, results: results,
-                                     curve: ["secret_key_file": .string(worker.file), "server_public_key": .string(ingestKey.publicKey)])
-        }
-        try herald.startIngest(config: ingestConfig)
-        try herald.startWorker(config: workerConfig, wrapper: hosts.wrapper)
+        let configs = try Self.acrossTheLink(herald, hosts, jobs: jobs, results: results)
+        try herald.startIngest(config: configs.ingest)
+        try herald.startWorker(config: configs.worker, wrapper: hosts.wrapper)
         try herald.waitForWorkers(1)
         for index in 0..<20 { try herald.register(SDKDevice("ns-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
         let funnel = try herald.waitForMessage(try herald.send(["send_date": "now", "content": "Across hosts"]), timeout: 20)
@@ -182,6 +190,41 @@ import Glibc
         // Ingest lists the worker at its address on the other side of the link.
         let listed = HeraldProcesses.workerInfo(try herald.client.request("GET", "/metrics").text)
         #expect(listed.map(\.address) == [hosts.namespaceAddress], "\(listed)")
+    }
+
+    /// A partition: the link to the worker's network namespace is set down, so packets vanish and
+    /// no connection is closed. ZeroMQ heartbeats close the connections on both sides within
+    /// seconds: the worker logs that it lost ingest, ingest that it lost the worker, and /metrics
+    /// no longer lists it. Once the link is up, the worker connects again by itself and takes work.
+    @Test func aWorkerInAnotherNetworkNamespaceBehindAPartitionIsNoticedOnBothSides() throws {
+        #expect(getuid() == 0, "network namespaces need root; CI runs as root")
+        // SQLite: the worker's namespace cannot reach the test's PostgreSQL server on the host's loopback.
+        let herald = try HeraldProcesses(database: .sqlite)
+        let hosts = try TwoHosts()
+        let configs = try Self.acrossTheLink(herald, hosts, jobs: try HeraldProcesses.freePort(), results: try HeraldProcesses.freePort())
+        try herald.startIngest(config: configs.ingest)
+        try herald.startWorker(config: configs.worker, wrapper: hosts.wrapper)
+        try herald.waitForWorkers(1)
+        let workerLog = { (try? String(contentsOfFile: herald.workerLogPath(0), encoding: .utf8)) ?? "" }
+        func lines(_ log: String, _ text: String) -> Int { log.split(separator: "\n").filter { $0.contains(text) }.count }
+        try waitUntil("the worker connects both links", timeout: 10) { lines(workerLog(), "connected to ingest") == 2 }
+
+        try hosts.setLink(up: false)
+        try waitUntil("the worker logs that it lost both links", timeout: 30) { lines(workerLog(), "lost the link to ingest") == 2 }
+        try waitUntil("ingest logs that it lost the worker", timeout: 30) {
+            herald.log().contains("worker lost: no heartbeat for 5 s") && herald.log().contains("worker.address=\(hosts.namespaceAddress)")
+        }
+        let metrics = try herald.client.request("GET", "/metrics").text
+        #expect(metrics.contains("herald_workers_connected 0\n") && HeraldProcesses.workerInfo(metrics).isEmpty, "\(metrics)")
+        // Still cut off, the worker keeps saying so.
+        try waitUntil("the worker warns that ingest is unreachable", timeout: 30) { workerLog().contains("cannot reach ingest") }
+
+        try hosts.setLink(up: true)
+        try waitUntil("the worker connects again", timeout: 60) { lines(workerLog(), "connected to ingest") == 4 }
+        try herald.waitForWorkers(1, timeout: 30)
+        for index in 0..<10 { try herald.register(SDKDevice("cut-\(index)", platform: index % 2 == 0 ? 1 : 3)) }
+        let funnel = try herald.waitForMessage(try herald.send(["send_date": "now", "content": "After the partition"]), timeout: 30)
+        #expect(funnel["sent"] == 10, "\(funnel.text)")
     }
 
     /// Several hosts as deployed: ingest here, a worker in another network namespace, both on one
@@ -196,18 +239,8 @@ import Glibc
         let probe = "import socket,sys\ntry:\n socket.create_connection(('127.0.0.1', \(server.port)), 2)\nexcept OSError:\n sys.exit(0)\nsys.exit(1)"
         #expect(throws: Never.self) { try hosts.inside(["python3", "-c", probe]) }
 
-        let ingestKey = try Self.keyPair(herald, "ingest")
-        let worker = try Self.keyPair(herald, "worker")
-        let authorized = herald.folder + "/authorized_keys"
-        try Data("\(worker.publicKey)\n".utf8).write(to: URL(fileURLWithPath: authorized))
-        let (jobs, results) = (try HeraldProcesses.freePort(), try HeraldProcesses.freePort())
-        let ingestConfig = try herald.writeConfig("ingest.json") {
-            $0["queue"] = Self.queue(host: hosts.hostAddress, jobs: jobs, results: results,
-                                     curve: ["secret_key_file": .string(ingestKey.file), "authorized_keys_file": .string(authorized)])
-        }
-        let workerConfig = try herald.writeConfig("worker.json") {
-            $0["queue"] = Self.queue(host: hosts.hostAddress, jobs: jobs, results: results,
-                                     curve: ["secret_key_file": .string(worker.file), "server_public_key": .string(ingestKey.publicKey)])
+        let (ingestConfig, workerConfig) = try Self.acrossTheLink(herald, hosts, jobs: try HeraldProcesses.freePort(),
+                                                                  results: try HeraldProcesses.freePort()) {
             $0["database"] = ["url": .string("postgresql://herald@\(hosts.hostAddress):\(server.port)/postgres"), "pool_size": 4]
         }
         try herald.startIngest(config: ingestConfig)

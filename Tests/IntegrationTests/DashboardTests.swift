@@ -104,33 +104,47 @@ import Testing
         #expect(herald.log().contains("dashboard sign-in failed"))
     }
 
-    @Test func signInIsGuardedAgainstOtherOriginsAndGuessing() throws {
+    @Test func signInAndSignOutAreGuardedAgainstOtherOriginsAndGuessing() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()
-        func post(_ form: String, origin: String? = nil, cookie: String? = nil, path: String = "/dashboard") throws -> HTTPClient.Response {
+        let own = "http://127.0.0.1:\(herald.httpPort)"
+        func post(_ form: String, origin: String? = nil, cookie: String? = nil, referer: String? = nil,
+                  path: String = "/dashboard") throws -> HTTPClient.Response {
             var headers = [("Content-Type", "application/x-www-form-urlencoded")]
             if let origin { headers.append(("Origin", origin)) }
             if let cookie { headers.append(("Cookie", cookie)) }
+            if let referer { headers.append(("Referer", referer)) }
             return try herald.client.request("POST", path, body: Array(form.utf8), headers: headers)
         }
         let good = "app=\(HeraldProcesses.appCode)&token=\(HeraldProcesses.apiToken)"
-        // A form posted from another site is refused, even with the right token.
-        let crossSite = try post(good, origin: "http://evil.example")
-        #expect(crossSite.status == 403 && !crossSite.text.contains("<h1>Shop</h1>"))
-        #expect(herald.log().contains("posted from another origin"))
-        // This server's own origin works; the session then opens the page and ends on sign-out.
-        let signedIn = try post(good, origin: "http://127.0.0.1:\(herald.httpPort)")
+        // A form posted from another site is refused, even with the right token; so is one without
+        // Origin (browsers send it with every form they post), whatever its Referer says.
+        for (origin, referer) in [("http://evil.example", nil), (nil, nil), (nil, own + "/dashboard"), (nil, "http://evil.example/"),
+                                  ("null", nil)] as [(String?, String?)] {
+            let refused = try post(good, origin: origin, referer: referer)
+            #expect(refused.status == 403 && !refused.text.contains("<h1>Shop</h1>") && refused.headers["set-cookie"] == nil,
+                    "Origin \(origin ?? "none"), Referer \(referer ?? "none"): \(refused.status)")
+        }
+        #expect(herald.log().contains("dashboard sign-in refused: not posted from this server's own page"))
+        // This server's own origin works; the session then opens the page.
+        let signedIn = try post(good, origin: own)
         #expect(signedIn.status == 200 && signedIn.text.contains("<h1>Shop</h1>"))
         let setCookie = try #require(signedIn.headers["set-cookie"])
         let session = String(setCookie.split(separator: ";")[0])
-        #expect(try herald.client.request("GET", "/dashboard", headers: [("Cookie", session)]).text.contains("<h1>Shop</h1>"))
-        _ = try post("", cookie: session, path: "/dashboard/logout")
-        #expect(try !herald.client.request("GET", "/dashboard", headers: [("Cookie", session)]).text.contains("<h1>Shop</h1>"))
+        func isSignedIn() throws -> Bool { try herald.client.request("GET", "/dashboard", headers: [("Cookie", session)]).text.contains("<h1>Shop</h1>") }
+        #expect(try isSignedIn())
+        // Signing out takes the same origin: without it, or from elsewhere, the session stays.
+        #expect(try post("", cookie: session, path: "/dashboard/logout").status == 403)
+        #expect(try post("", origin: "http://evil.example", cookie: session, referer: own, path: "/dashboard/logout").status == 403)
+        #expect(try isSignedIn())
+        #expect(herald.log().contains("dashboard sign-out refused"))
+        #expect(try post("", origin: own, cookie: session, path: "/dashboard/logout").status == 200)
+        #expect(try !isSignedIn())
         // Guessing is slowed: after 5 failures from one address within a minute, sign-ins wait.
         for attempt in 1...5 {
-            #expect(try post("app=\(HeraldProcesses.appCode)&token=guess-\(attempt)").status == 403)
+            #expect(try post("app=\(HeraldProcesses.appCode)&token=guess-\(attempt)", origin: own).status == 403)
         }
-        let blocked = try post(good)
+        let blocked = try post(good, origin: own)
         #expect(blocked.status == 429, "even the right token waits")
         #expect((Int(blocked.headers["retry-after"] ?? "") ?? 0) > 0)
         #expect(herald.log().contains("dashboard sign-in failed") && herald.log().contains("failures=5"))

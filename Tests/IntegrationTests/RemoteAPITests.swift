@@ -105,6 +105,44 @@ import Glibc
         #expect(again["conversion"] == results["conversion"] && total("send", in: again["rows"]?.arrayValue ?? []) == 2)
     }
 
+    /// A call without an application's token is refused before any field is read: it learns
+    /// nothing of the request's shape (a field too long, missing or unknown all look the same).
+    /// Another application's token is authenticated, and gets the field checks.
+    @Test func aCallWithoutATokenIsRefusedBeforeItsFieldsAreChecked() throws {
+        let herald = try HeraldProcesses()
+        try herald.startIngest()
+        let code = try herald.send(["send_date": "2099-01-01 10:00", "content": "Later"])
+        let long = JSON.string(String(repeating: "8E26-BC37E018-FFDE6554", count: 5))
+        let calls: [(String, JSON)] = [
+            ("deleteMessage", ["message": long]),
+            ("deleteMessage", [:]),
+            ("deleteMessage", ["message": .string(code)]),
+            ("getMessageDetails", ["message": long]),
+            ("getMsgStats", ["message": 5]),
+            ("createMessage", ["application": long, "notifications": [["content": "x"]]]),
+            ("createMessage", ["application": "NOPE-00000", "notifications": "x"]),
+            ("createTargetedMessage", ["content": "x", "devices_filter": "T(("]),
+            ("getAppStats", ["application": .string(Self.app), "datefrom": "yesterday"]),
+            ("getResults", ["request_id": "not-a-request"]),
+            ("addTag", ["tag": "Tier"]),
+            ("startLiveActivity", ["application": .string(Self.app)]),
+        ]
+        for (method, request) in calls {
+            for auth in [nil, "wrong"] as [JSON?] {
+                var fields = request.objectValue ?? [:]
+                if let auth { fields["auth"] = auth }
+                let (status, body) = try herald.call(method, .object(fields))
+                #expect(status == 403 && body["status_code"] == 403
+                        && body["status_message"] == "access denied: auth does not match the application's api_token",
+                        "\(method) \(JSON.object(fields).text): \(body.text)")
+            }
+        }
+        #expect(try herald.funnel(code).body["status"] == "scheduled")
+        // Authenticated, if as another application: the field checks answer.
+        let (_, foreign) = try herald.call("deleteMessage", ["auth": "news-secret", "message": long])
+        #expect(foreign["status_code"] == 210 && foreign["status_message"] == "message is longer than 64 bytes", "\(foreign.text)")
+    }
+
     @Test func malformedInputIsA210NamingTheFieldAForeignTokenA403AndNothingChanges() throws {
         let herald = try HeraldProcesses()
         try herald.startIngest()

@@ -174,6 +174,91 @@ import TestSupport
         #expect(try herald.client.request("GET", "/rich-media/\(Self.app)/streamed.zip").body == streamed)
     }
 
+    /// What hostile zips try beyond their names: a gigabyte of zeros declaring 100 bytes (with its
+    /// CRC or a wrong one), a whole zip unpacking to far more than 100 times its size, and links
+    /// (to a file, and a folder link with a file under it) as `zip --symlinks` stores them. Each is
+    /// refused with the reason, and the page stored earlier under the code stays as it was.
+    @Test func zipsThatLieAboutTheirSizeOrHoldLinksAreRefusedAndStoreNothing() throws {
+        let herald = try HeraldProcesses()
+        try herald.startIngest()
+        let upload = "/api/v1/apps/\(Self.app)/rich-media/page"
+        let good = try Self.pythonZip(in: herald.folder, name: "page")
+        #expect(try Self.put(herald, upload, good.bytes).status == 200)
+
+        let bad: [(String, [UInt8], String)] = [
+            ("1 GiB declaring 100 bytes", try Self.pythonBomb(in: herald.folder, crc: "kept", declared: 100),
+             #"entry "zeros.bin" unpacks to more than the 100 bytes its headers declare"#),
+            ("1 GiB declaring 100 bytes, wrong CRC", try Self.pythonBomb(in: herald.folder, crc: "wrong", declared: 100),
+             #"entry "zeros.bin" unpacks to more than the 100 bytes its headers declare"#),
+            ("40 MiB declared honestly", try Self.pythonBomb(in: herald.folder, crc: "kept", declared: nil, mebibytes: 40),
+             "times its own size; at most 100 times (or 1048576 bytes) are accepted"),
+            ("link to a file", try Self.pythonLinks(in: herald.folder, [("link", "/etc/passwd")]),
+             #"entry "link" is a symbolic link; only regular files and folders are accepted"#),
+            ("folder link and a file under it", try Self.pythonLinks(in: herald.folder, [("img", "/etc"), ("img/passwd", nil)]),
+             #"entry "img" is a symbolic link"#),
+        ]
+        for (shape, bytes, reason) in bad {
+            let (status, body) = try Self.put(herald, upload, bytes)
+            let message = body["error"]?.stringValue ?? ""
+            #expect(status == 400 && message.contains(reason), "\(shape): \(status) \(message)")
+        }
+        #expect(try herald.count("SELECT count(*) FROM rich_media_pages") == 1)
+        #expect(try herald.client.request("GET", "/rich-media/\(Self.app)/page.zip").body == good.bytes)
+        #expect(try Self.get(herald, "/api/v1/apps/\(Self.app)/rich-media/page").body["sha256"] == .string(good.sha256))
+    }
+
+    /// Python's zipfile writes `index.html` and `zeros.bin`, `mebibytes` of zeros deflated (1 GiB
+    /// is about 1 MB); then `zeros.bin`'s uncompressed size in both headers is patched to
+    /// `declared`, and with `crc` "wrong" its CRC-32 too.
+    static func pythonBomb(in folder: String, crc: String, declared: Int?, mebibytes: Int = 1024) throws -> [UInt8] {
+        let path = folder + "/bomb.zip"
+        let script = """
+            import struct, sys, zipfile
+            path, crc, declared, mebibytes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+            with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("index.html", "<html><body>Sale!</body></html>")
+                with z.open("zeros.bin", "w") as entry:
+                    for _ in range(mebibytes):
+                        entry.write(bytes(1 << 20))
+            data = bytearray(open(path, "rb").read())
+            def patch(at):  # the CRC-32, compressed and uncompressed sizes start at `at`
+                if crc == "wrong":
+                    data[at:at + 4] = struct.pack("<I", 0x12345678)
+                if declared >= 0:
+                    data[at + 8:at + 12] = struct.pack("<I", declared)
+            patch(zipfile.ZipFile(path).getinfo("zeros.bin").header_offset + 14)
+            entry = struct.unpack("<I", data[-6:-2])[0]
+            while data[entry:entry + 4] == b"PK\\x01\\x02":
+                name_length, extra, comment = struct.unpack("<HHH", data[entry + 28:entry + 34])
+                if data[entry + 46:entry + 46 + name_length] == b"zeros.bin":
+                    patch(entry + 16)
+                entry += 46 + name_length + extra + comment
+            open(path, "wb").write(data)
+            """
+        _ = try runTool("/usr/bin/env", ["python3", "-c", script, path, crc, String(declared ?? -1), String(mebibytes)], timeout: 120)
+        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// A page with symbolic links as Info-ZIP's `zip --symlinks` stores them: made by Unix, mode
+    /// 0120777, the target as the data. `entries` are (name, link target), nil for a regular file.
+    static func pythonLinks(in folder: String, _ entries: [(String, String?)]) throws -> [UInt8] {
+        let path = folder + "/links.zip"
+        let script = """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("index.html", "<html><body>Hi</body></html>")
+                for pair in sys.argv[2:]:
+                    name, _, target = pair.partition("=")
+                    info = zipfile.ZipInfo(name)
+                    info.create_system = 3
+                    info.external_attr = (0o120777 if target else 0o100644) << 16
+                    z.writestr(info, target or "regular file")
+            """
+        let pairs = entries.map { "\($0.0)=\($0.1 ?? "")" }
+        _ = try runTool("/usr/bin/env", ["python3", "-c", script, path] + pairs)
+        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
     /// Python's zipfile writes `index.html` and `zzzz.js`; then the local header's name of the
     /// second is patched to `../x.js`, leaving the central directory's `zzzz.js`.
     static func pythonPatchedZip(in folder: String) throws -> [UInt8] {

@@ -32,17 +32,19 @@ import Testing
         #expect(watch.observe(.connected, now: 66) == .connected)
     }
 
-    @Test func aHandshakeReportsTheLinkUpOnceAndALostLinkIsWarnedAboutAfterItsPatience() {
+    /// A link that goes down is reported at once (once), then warned about while it stays down.
+    @Test func aHandshakeReportsTheLinkUpOnceAndALostLinkAtOnceThenAfterItsPatience() {
         var watch = LinkWatch(now: 0, patience: 5, warningInterval: 60)
         #expect(watch.observe(.connected, now: 0.2) == .connected)
         #expect(watch.observe(.connected, now: 0.3) == nil)
         #expect(watch.isUp && watch.check(now: 60).isEmpty)
-        #expect(watch.observe(.lost, now: 61) == nil)
+        #expect(watch.observe(.lost, now: 61) == .disconnected)
+        #expect(watch.observe(.lost, now: 61.1) == nil)
         #expect(!watch.isUp && watch.check(now: 65.5).isEmpty)
         #expect(watch.check(now: 66) == [.unreachable(downSeconds: 5, refused: false)])
         // Back up: reported, and a later outage is warned about again at once.
         #expect(watch.observe(.connected, now: 67) == .connected)
-        #expect(watch.observe(.lost, now: 70) == nil)
-        #expect(watch.check(now: 75) == [.unreachable(downSeconds: 5, refused: false)])
+        #expect(watch.observe(.refused, now: 70) == .disconnected)
+        #expect(watch.check(now: 75) == [.unreachable(downSeconds: 5, refused: true), .reconnect])
     }
 }

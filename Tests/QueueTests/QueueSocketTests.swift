@@ -38,6 +38,31 @@ import TestSupport
         }
     }
 
+    /// A worker that connects again under its id (after a partition, while ingest may still hold
+    /// the old connection) gets what is sent to that id; without the handover the router would
+    /// ignore the new connection.
+    @Test func aPeerThatConnectsAgainUnderItsIdentityTakesItOver() throws {
+        try withBoundSocket(.router) { context, router, endpoint in
+            let old = try QueueSocket(context, kind: .dealer)
+            defer { old.close() }
+            try old.setIdentity("worker-1")
+            try old.connect(endpoint)
+            try old.send([Array("old".utf8)])
+            #expect(try router.receive(timeoutMilliseconds: 5_000)?.last == Array("old".utf8))
+
+            let new = try QueueSocket(context, kind: .dealer)
+            defer { new.close() }
+            try new.setIdentity("worker-1")
+            try new.connect(endpoint)
+            try new.send([Array("new".utf8)])
+            #expect(try router.receive(timeoutMilliseconds: 5_000)?.last == Array("new".utf8))
+            try router.send([Array("worker-1".utf8), QueueMessage.job(shard: 7).encoded], wait: false)
+            let job = try #require(try new.receive(timeoutMilliseconds: 5_000))
+            #expect(QueueMessage.decode(job[0]) == .job(shard: 7))
+            #expect(try old.receive(timeoutMilliseconds: 0) == nil)
+        }
+    }
+
     @Test func aRouterRefusesAPeerItDoesNotKnowInsteadOfDroppingSilently() throws {
         try withBoundSocket(.router) { _, router, _ in
             #expect(throws: QueueError.self) { try router.send([Array("nobody".utf8), QueueMessage.job(shard: 1).encoded], wait: false) }

@@ -13,6 +13,12 @@ enum TokenAuthenticator {
         return token.isEmpty ? nil : token
     }
 
+    /// Whether `token` is the API token of some application: what a Remote API call must present
+    /// before any of its fields is looked at, so that a caller without one learns nothing of them.
+    static func isKnown(_ token: String?, in configuration: Configuration) -> Bool {
+        configuration.apps.contains { accepts(token, for: $0) }
+    }
+
     /// Whether `token` is `app`'s API token. Compares in constant time, so that response timing
     /// does not reveal the token.
     static func accepts(_ token: String?, for app: AppConfiguration) -> Bool {

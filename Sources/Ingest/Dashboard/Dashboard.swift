@@ -11,8 +11,10 @@ import HTTPServer
 /// rates, events per day, top screens, opt-ins and opt-outs per day, in-apps and rich media pages
 /// with their statistics, worker health — is server-rendered with inline SVG
 /// charts, no script and no external resources, and never contains the token. Every answer forbids
-/// framing, caching and script (CSP); a sign-in posted from another origin is refused; failed
-/// sign-ins are logged and, after 5 within a minute from one address, refused for the rest of it.
+/// framing, caching and script (CSP); a sign-in or sign-out is accepted only with this server's own
+/// origin in `Origin`, which browsers send with every form they post (so a page elsewhere can sign
+/// a browser neither in nor out); failed sign-ins are logged and, after 5 within a minute from one
+/// address, refused for the rest of it.
 struct Dashboard: Sendable {
     let configuration: Configuration
     let campaigns: any CampaignStore
@@ -30,6 +32,12 @@ struct Dashboard: Sendable {
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let now = monotonicSeconds()
+        if request.method == "POST", !originAllowed(request) {
+            let action = request.path == Self.logoutPath ? "sign-out" : "sign-in"
+            logger.warning("dashboard \(action) refused: not posted from this server's own page (Origin missing or another origin)",
+                           ["client": clientKey(request), "origin": String((request.header("origin") ?? "").prefix(200))])
+            return secured(page(login(error: "Sign in and out from this server's own page."), status: 403))
+        }
         if request.path == Self.logoutPath {
             if let id = sessionID(request) { sessions.close(id) }
             return secured(page(login(error: nil, notice: "Signed out.")), cookie: "")
@@ -41,10 +49,6 @@ struct Dashboard: Sendable {
             return secured(render(app, view: View(query: request.query)))
         }
         let address = clientKey(request)
-        guard originAllowed(request) else {
-            logger.warning("dashboard sign-in refused: posted from another origin", ["client": address, "origin": request.header("origin") ?? ""])
-            return secured(page(login(error: "Sign in from this server's own page."), status: 403))
-        }
         if let wait = throttle.wait(for: address, now: now) {
             var response = secured(page(login(error: "Too many failed sign-ins; try again in \(Int(wait.rounded(.up))) s."), status: 429))
             response.headers.append(("Retry-After", String(Int(wait.rounded(.up)))))
@@ -91,10 +95,12 @@ struct Dashboard: Sendable {
         return peer
     }
 
-    /// A sign-in may come without `Origin` (not a browser) or from this server's own origin: the
-    /// scheme and host of `http.public_url`, or `http://` and the `Host` header.
+    /// Whether a sign-in or sign-out carries this server's own origin in `Origin`: the scheme and
+    /// host of `http.public_url`, or `http://` and the `Host` header. Without `Origin` (or with
+    /// `null`, which a browser sends for a form it will not attribute) it does not: the header is
+    /// what shows that the form was this server's page.
     func originAllowed(_ request: HTTPRequest) -> Bool {
-        guard let origin = request.header("origin")?.lowercased() else { return true }
+        guard let origin = request.header("origin")?.lowercased() else { return false }
         let expected: String
         if let publicURL = configuration.http.publicURL?.lowercased(), let url = URL(string: publicURL), let scheme = url.scheme,
            let host = url.host {

@@ -2,8 +2,11 @@ import Core
 
 /// The Pushwoosh Device API: every method the iOS and Android SDKs call on `/json/1.3/<method>`.
 /// Registry writes are committed before the reply; reports (events, opens, deliveries) are stored
-/// durably before the reply.
+/// durably before the reply. The SDKs send no credentials, only the application code and the
+/// device's hwid; a call that names a user and no device (`isUserForm`) is the Remote API's and needs
+/// the application's api_token.
 struct DeviceAPI: Sendable {
+    let configuration: Configuration
     let store: any DeviceStore
     let richMedia: any RichMediaStore
     let inbox: any InboxStore
@@ -21,8 +24,32 @@ struct DeviceAPI: Sendable {
     /// The part of a call that touches the store, run after validation (on the database writer for writes).
     typealias Work = @Sendable () throws -> JSON
 
-    /// Validates a call and returns its store work. Argument errors are thrown here, before any work.
-    func prepare(method: String, request: DeviceRequest) throws -> Work {
+    /// Whether a call reads or changes a user's data without naming a device (no `hwid`): setTags and
+    /// getTags with `userId`, and mergeUser. The SDKs always send the device's hwid; a server sends
+    /// this form, which is the Remote API's.
+    static func isUserForm(method: String, request: DeviceRequest) -> Bool {
+        func names(_ field: String) -> Bool { request.fields[field].map { $0 != .null && $0 != "" } ?? false }
+        switch method {
+        case "setTags", "getTags": return names("userId") && !names("hwid")
+        case "mergeUser": return !names("hwid")
+        default: return false
+        }
+    }
+
+    /// A user-form call's credentials, checked before any of its fields: an api_token (`auth` or
+    /// `Authorization: Token`) of the application it names, else access denied (HTTP 403).
+    func authenticateUserForm(_ request: DeviceRequest, authorization: String?) throws {
+        let presented = TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization)
+        guard TokenAuthenticator.isKnown(presented, in: configuration) else { throw RemoteAPI.AccessDenied() }
+        guard let app = configuration.app(code: try request.application()), TokenAuthenticator.accepts(presented, for: app) else {
+            throw RemoteAPI.AccessDenied()
+        }
+    }
+
+    /// Validates a call and returns its store work. Credentials and argument errors are thrown here,
+    /// before any work.
+    func prepare(method: String, request: DeviceRequest, authorization: String?) throws -> Work {
+        if Self.isUserForm(method: method, request: request) { try authenticateUserForm(request, authorization: authorization) }
         let app = try request.application()
         guard store.hasApplication(app) else { throw StoreError.unknownApplication(app) }
         let store = self.store, clock = self.clock
@@ -42,7 +69,7 @@ struct DeviceAPI: Sendable {
             return { try store.applicationOpen(app: app, hwid: hwid, attributes: attributes, now: clock.now()); return .null }
         case "setTags":
             let updates = try request.tagUpdates(required: true)
-            if request.fields["hwid"] == nil || request.fields["hwid"] == .null, let userID = try request.optionalString("userId", maxLength: 256) {
+            if Self.isUserForm(method: method, request: request), let userID = try request.optionalString("userId", maxLength: 256) {
                 // From a server: every device of the user (Herald keeps tags per device only).
                 return {
                     guard try store.setUserTags(app: app, userID: userID, updates: updates, now: clock.now()) > 0 else {

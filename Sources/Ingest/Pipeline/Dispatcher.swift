@@ -80,6 +80,9 @@ final class Dispatcher: Sendable {
                 results = try QueueSocket(context, kind: .pull)
                 for socket in [jobs, results] {
                     try socket.setMaxMessageSize(QueueMessage.maxFrameBytes)
+                    // A worker that stops answering (a partition) has its connections closed within seconds.
+                    try socket.setHeartbeat(intervalMilliseconds: Pipeline.queueHeartbeatMilliseconds,
+                                            timeoutMilliseconds: Pipeline.queueSilenceMilliseconds)
                     if let curve = settings.curve { try socket.makeCurveServer(secretKey: curve.secretKey) }
                 }
                 try jobs.bind(settings.jobs[0])
@@ -129,6 +132,9 @@ final class Dispatcher: Sendable {
                     // Drain what else arrived before dispatching.
                     while let more = try results.receiveMessage(timeoutMilliseconds: 0) { handle(more) }
                 }
+                // Workers send nothing on the jobs socket; reading it lets libzmq finish closing the
+                // connections of workers that went away, so that their routing ids are free again.
+                while try jobs.receiveMessage(timeoutMilliseconds: 0) != nil {}
                 let now = monotonicSeconds()
                 // A step that asked the store nothing (standing by between two holds) tells nothing.
                 let holding = now - lastHold >= 1
@@ -313,13 +319,26 @@ final class Dispatcher: Sendable {
         return (pendingReports.load(ordering: .relaxed), processed, setAside)
     }
 
-    /// Workers heard from recently.
+    /// Workers heard from recently. One silent for `Pipeline.workerSilenceSeconds` is forgotten and
+    /// logged: at INFO when its last heartbeat said it was stopping (capacity 0), else as a WARNING,
+    /// since it stopped answering (killed, or cut off by the network).
     func liveWorkers() -> [Worker] {
         let now = monotonicSeconds()
-        return workers.withLock { registry in
-            registry = registry.filter { now - $0.value.lastSeen < Pipeline.workerSilenceSeconds }
-            return Array(registry.values)
+        let (live, gone) = workers.withLock { registry in
+            let gone = registry.values.filter { now - $0.lastSeen >= Pipeline.workerSilenceSeconds }
+            for worker in gone { registry[worker.id] = nil }
+            return (Array(registry.values), gone)
         }
+        for worker in gone {
+            let fields: KeyValuePairs = ["worker.id": worker.id, "worker.host": worker.host ?? "?", "worker.address": worker.address ?? "?",
+                                         "silent_seconds": String(Int(now - worker.lastSeen))]
+            if worker.capacity == 0 {
+                logger.info("worker left", fields)
+            } else {
+                logger.warning("worker lost: no heartbeat for \(Int(Pipeline.workerSilenceSeconds)) s; its work goes to other workers", fields)
+            }
+        }
+        return live
     }
 
     func stop() {

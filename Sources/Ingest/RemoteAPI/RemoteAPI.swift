@@ -44,7 +44,11 @@ struct RemoteAPI: Sendable {
         return app
     }
 
+    /// Answers a call. The token comes first: one that is no application's is access denied before
+    /// any field is read, so a caller without credentials learns nothing of the request's shape.
     func handle(method: String, request: DeviceRequest, authorization: String?) throws -> JSON {
+        let presented = TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization)
+        guard TokenAuthenticator.isKnown(presented, in: configuration) else { throw AccessDenied() }
         switch method {
         case "createMessage": return try createMessage(app: try authenticatedApp(request, authorization: authorization), request: request)
         case "createTargetedMessage": return try createTargetedMessage(request, authorization: authorization)

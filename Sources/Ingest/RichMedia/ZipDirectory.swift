@@ -2,6 +2,7 @@
 /// before it stores a rich media page. Only single-disk, non-zip64 archives are read (a page is
 /// far below 4 GB); every structural problem is a `ZipProblem` naming what is wrong. The local
 /// headers are walked too (`walk`), since streaming unzippers read those instead of the directory.
+/// What the entries' data holds is checked by unpacking it (`ZipEntryData`).
 struct ZipDirectory: Equatable {
     struct Entry: Equatable {
         var name: String
@@ -9,9 +10,33 @@ struct ZipDirectory: Equatable {
         var method: UInt16
         var compressedSize: Int
         var uncompressedSize: Int
+        /// The CRC-32 of the unpacked data, as the headers state it.
+        var crc: UInt32 = 0
+        /// Where the entry's (compressed) data starts, after its local header.
+        var dataOffset = 0
+        /// The central directory's external attributes: a Unix mode in the upper 16 bits (file type
+        /// and permissions) from Unix zippers, MS-DOS attributes in the lower ones.
+        var externalAttributes: UInt32 = 0
         var isDirectory: Bool { name.hasSuffix("/") }
         /// The name as error messages quote it.
         var quotedName: String { String(name.prefix(100)).debugDescription }
+
+        /// What the external attributes say the entry is, when it is neither a regular file nor a
+        /// folder (unzippers such as SSZipArchive create a symbolic link for a link's entry, whose
+        /// data is the target); nil for a file, a folder, or attributes that name no type.
+        var specialKind: String? {
+            switch externalAttributes >> 16 & 0o170000 {
+            case 0, 0o100000, 0o040000: break
+            case 0o120000: return "a symbolic link"
+            case 0o010000: return "a named pipe"
+            case 0o020000: return "a character device"
+            case 0o060000: return "a block device"
+            case 0o140000: return "a socket"
+            case let type: return "of Unix file type 0o\(String(type, radix: 8))"
+            }
+            // FILE_ATTRIBUTE_REPARSE_POINT: a Windows symbolic link or junction.
+            return externalAttributes & 0x400 != 0 ? "a Windows reparse point (a link)" : nil
+        }
     }
 
     /// What the central directory says of an entry's local header, checked by `walk`.
@@ -82,11 +107,12 @@ struct ZipDirectory: Equatable {
                 throw ZipProblem("entry \(quoted) points to no local header")
             }
             let entry = Entry(name: name, method: method, compressedSize: Int(Self.u32(bytes, cursor + 20)),
-                              uncompressedSize: Int(Self.u32(bytes, cursor + 24)))
-            listings.append(Listing(entry: entry, name: nameBytes, flags: flags, crc: Self.u32(bytes, cursor + 16), local: local))
+                              uncompressedSize: Int(Self.u32(bytes, cursor + 24)), crc: Self.u32(bytes, cursor + 16),
+                              externalAttributes: Self.u32(bytes, cursor + 38))
+            listings.append(Listing(entry: entry, name: nameBytes, flags: flags, crc: entry.crc, local: local))
             cursor = next
         }
-        try Self.walk(bytes, listings, directoryOffset: offset)
+        try Self.walk(bytes, &listings, directoryOffset: offset)
         entries = listings.map(\.entry)
     }
 
@@ -94,12 +120,13 @@ struct ZipDirectory: Equatable {
     /// reads them: each must start exactly where the previous entry's data (and data descriptor)
     /// ends, agree with its directory entry (name, method, flags, CRC and sizes), and the last
     /// must end where the directory begins. Otherwise such a reader would see other names, or
-    /// entries the directory does not list, than the checks made on the directory.
-    static func walk(_ bytes: [UInt8], _ listings: [Listing], directoryOffset: Int) throws(ZipProblem) {
+    /// entries the directory does not list, than the checks made on the directory. Sets each
+    /// entry's `dataOffset`.
+    static func walk(_ bytes: [UInt8], _ listings: inout [Listing], directoryOffset: Int) throws(ZipProblem) {
         var position = 0
         var previous = "the start of the file"
         // By offset; entries sharing one keep the directory's order.
-        for (_, listing) in listings.enumerated().sorted(by: { ($0.element.local, $0.offset) < ($1.element.local, $1.offset) }) {
+        for (index, listing) in listings.enumerated().sorted(by: { ($0.element.local, $0.offset) < ($1.element.local, $1.offset) }) {
             let entry = listing.entry, quoted = entry.quotedName, local = listing.local
             guard local >= position else { throw ZipProblem("entry \(quoted)'s local header overlaps \(previous)") }
             guard local == position else {
@@ -109,6 +136,7 @@ struct ZipDirectory: Equatable {
             let nameStart = local + localHeaderSize, nameLength = Int(u16(bytes, local + 26))
             let dataStart = nameStart + nameLength + Int(u16(bytes, local + 28))
             guard dataStart <= directoryOffset else { throw ZipProblem("entry \(quoted)'s local header runs into the central directory") }
+            listings[index].entry.dataOffset = dataStart
             guard bytes[nameStart..<(nameStart + nameLength)].elementsEqual(listing.name) else {
                 let localName = String(String(decoding: bytes[nameStart..<(nameStart + nameLength)], as: UTF8.self).prefix(100)).debugDescription
                 throw ZipProblem("entry \(quoted) is named \(localName) in its local header; both names must be the same")

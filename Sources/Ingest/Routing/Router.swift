@@ -141,7 +141,7 @@ struct Router: Sendable {
             // Validate here, on the I/O thread; only the store work runs on the database writer.
             let work: DeviceAPI.Work
             do {
-                work = try deviceAPI.prepare(method: method, request: DeviceRequest(request))
+                work = try deviceAPI.prepare(method: method, request: DeviceRequest(request), authorization: authorization)
             } catch {
                 let answer = failure(error, method: method)
                 return { answer }

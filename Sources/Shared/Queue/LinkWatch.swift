@@ -5,6 +5,9 @@ public struct LinkWatch: Sendable, Equatable {
     public enum Action: Equatable, Sendable {
         /// The handshake completed: at start, or again after the link was down.
         case connected
+        /// The link that was up went down: the peer closed the connection, refused a handshake, or
+        /// stopped answering ZeroMQ heartbeats (a partition).
+        case disconnected
         /// No handshake for `downSeconds`; `refused` when the peer refused the last one.
         case unreachable(downSeconds: Double, refused: Bool)
         /// Close the socket and open it anew: the peer refused its handshake, and libzmq does not try
@@ -47,7 +50,7 @@ public struct LinkWatch: Sendable, Equatable {
             isUp = false
             downSince = now
             lastAttempt = now
-            return nil
+            return .disconnected
         }
     }
 

@@ -46,14 +46,20 @@ public final class QueueSocket {
 
     private(set) var handle: UnsafeMutableRawPointer?
 
-    /// Creates a socket with a short linger, so that closing never blocks shutdown.
+    /// Creates a socket with a short linger, so that closing never blocks shutdown. A ROUTER reports
+    /// a peer it cannot reach (instead of dropping the message), and a peer that connects again
+    /// under its routing id (a worker after a partition) takes the id over from its old
+    /// connection, which may not be closed yet: otherwise the new connection would be ignored.
     public init(_ context: QueueContext, kind: Kind, lingerMilliseconds: Int32 = 200) throws(QueueError) {
         guard let socket = zmq_socket(context.handle, kind.raw) else {
             throw QueueError(operation: "socket", errno: zmq_errno())
         }
         handle = socket
         try setOption(ZMQ_LINGER, lingerMilliseconds)
-        if kind == .router { try setOption(ZMQ_ROUTER_MANDATORY, 1) }
+        if kind == .router {
+            try setOption(ZMQ_ROUTER_MANDATORY, 1)
+            try setOption(ZMQ_ROUTER_HANDOVER, 1)
+        }
     }
 
     func setOption(_ option: Int32, _ value: Int32) throws(QueueError) {
@@ -84,6 +90,18 @@ public final class QueueSocket {
         guard zmq_setsockopt(handle, ZMQ_MAXMSGSIZE, &value, MemoryLayout<Int64>.size) == 0 else {
             throw QueueError(operation: "setsockopt(MAXMSGSIZE)", errno: zmq_errno())
         }
+    }
+
+    /// Turns on ZMTP heartbeats: a PING every `intervalMilliseconds`; a connection over which
+    /// nothing arrives for `timeoutMilliseconds` is closed (and the peer is asked, with the PING's
+    /// time to live, to close it after as long without hearing from this side). A connecting socket
+    /// then connects again by itself, each attempt given up after `timeoutMilliseconds` too, so a
+    /// link that comes back is used again within seconds.
+    public func setHeartbeat(intervalMilliseconds: Int32, timeoutMilliseconds: Int32) throws(QueueError) {
+        try setOption(ZMQ_HEARTBEAT_IVL, intervalMilliseconds)
+        try setOption(ZMQ_HEARTBEAT_TIMEOUT, timeoutMilliseconds)
+        try setOption(ZMQ_HEARTBEAT_TTL, timeoutMilliseconds)
+        try setOption(ZMQ_CONNECT_TIMEOUT, timeoutMilliseconds)
     }
 
     /// Bounds queued outgoing messages (both directions use the same figure).

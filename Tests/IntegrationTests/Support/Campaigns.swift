@@ -143,7 +143,8 @@ extension HeraldProcesses {
     func dashboardPage() throws -> String {
         let body = "app=\(Self.appCode)&token=\(Self.apiToken)"
         let response = try client.request("POST", "/dashboard", body: Array(body.utf8),
-                                          headers: [("Content-Type", "application/x-www-form-urlencoded")])
+                                          headers: [("Content-Type", "application/x-www-form-urlencoded"),
+                                                    ("Origin", "http://127.0.0.1:\(httpPort)")])
         guard response.status == 200 else { throw HTTPClient.Failure(description: "dashboard: HTTP \(response.status)") }
         return response.text
     }

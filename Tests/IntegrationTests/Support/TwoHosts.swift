@@ -34,6 +34,12 @@ final class TwoHosts {
 
     deinit { remove() }
 
+    /// Sets this side of the link down (a partition: packets are dropped, and no connection is
+    /// told) or up again.
+    func setLink(up: Bool) throws {
+        try Self.ip(["link", "set", hostSide, up ? "up" : "down"])
+    }
+
     /// The prefix that runs a program inside the namespace.
     var wrapper: [String] { ["/usr/sbin/ip", "netns", "exec", namespace] }
 

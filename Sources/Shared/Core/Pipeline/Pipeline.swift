@@ -12,6 +12,12 @@ public enum Pipeline {
     /// How long an ingest's hold on the dispatcher role lasts without renewal (it renews every
     /// second): a standby ingest takes over this long after the dispatching one died.
     public static let dispatcherLeaseSeconds: Int64 = 5
+    /// ZeroMQ heartbeats on every queue connection, both sides (`QueueSocket.setHeartbeat`): a PING
+    /// every `queueHeartbeatMilliseconds`, and a connection that carries nothing for
+    /// `queueSilenceMilliseconds` is closed. TCP alone keeps the connection of a silent peer (a
+    /// partition, a host gone) open for many minutes; with them, both sides notice within seconds.
+    public static let queueHeartbeatMilliseconds: Int32 = 1_000
+    public static let queueSilenceMilliseconds: Int32 = 3_000
     /// Shards a worker holds at once (one running, one waiting), advertised in its heartbeats.
     public static let workerCapacity: Int64 = 2
     /// Pushes a worker sends, and records in one transaction, together. A shard keeps as many batches
