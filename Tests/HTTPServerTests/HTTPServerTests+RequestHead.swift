@@ -132,6 +132,10 @@ extension HTTPServerTests {
                           port: server.port, handled: handled)
         try expectRefused(head("GET /a\u{1}b HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400, "control character in the target",
                           port: server.port, handled: handled)
+        try expectRefused(head("GET /a%00b HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400, "an encoded NUL in the path",
+                          port: server.port, handled: handled)
+        try expectRefused(head("GET /a?x=1%00b HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400, "an encoded NUL in a query value",
+                          port: server.port, handled: handled)
         try expectRefused(head("GET /a  HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400, "two spaces before the version",
                           port: server.port, handled: handled)
     }

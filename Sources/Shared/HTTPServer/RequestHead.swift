@@ -63,7 +63,7 @@ struct RequestHead {
         if methodLength == 0 || !(0..<methodLength).allSatisfy({ Self.isTokenByte(bytes[$0]) }) {
             return .malformed("the method is not a token")
         }
-        if !targetIsClean { return .malformed("the request target contains a space or a control character") }
+        if !targetIsClean { return .malformed("the request target contains a space, a control character or %00") }
         if !Self.isHTTP1(version, in: bytes) { return .malformed("the protocol version is not HTTP/1.x") }
 
         var position = version.upperBound
@@ -182,9 +182,12 @@ struct RequestHead {
     /// A control character other than HTAB (field values may hold SP, HTAB, VCHAR and obs-text).
     static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 && byte != 0x09 || byte == 0x7F }
 
-    /// Whether a request target's bytes (before decoding) are all visible: no control character,
-    /// no SP, no DEL. Bytes above 0x7F are let through.
+    /// Whether a request target's bytes (before decoding) are all visible (no control character,
+    /// SP or DEL; bytes above 0x7F are let through) and none decodes to NUL (`%00`), which the
+    /// parser's decoding would turn into the end of the path or of a query value.
     static func isCleanTarget(_ target: UnsafeRawBufferPointer) -> Bool {
-        !target.contains { $0 <= 0x20 || $0 == 0x7F }
+        if target.contains(where: { $0 <= 0x20 || $0 == 0x7F }) { return false }
+        let percent = UInt8(ascii: "%"), zero = UInt8(ascii: "0")
+        return !target.indices.dropLast(2).contains { target[$0] == percent && target[$0 + 1] == zero && target[$0 + 2] == zero }
     }
 }
