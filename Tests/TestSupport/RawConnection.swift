@@ -38,25 +38,33 @@ package final class RawConnection {
 
     /// Everything the server sends until it closes the connection, waiting at most `seconds`
     /// between reads.
-    package func readUntilClosed(seconds: Int = 3) -> String { read(seconds: seconds) { _ in false } }
+    package func readUntilClosed(seconds: Int = 3) -> String { read(seconds: seconds) { _ in false }.text }
+
+    /// Everything the server sends until it closes the connection, and whether it closed it (false
+    /// when `seconds` passed between two reads first).
+    package func readAnswer(seconds: Int = 3) -> (text: String, closed: Bool) { read(seconds: seconds) { _ in false } }
 
     /// What the server sends up to the blank line that ends a response head (such as
     /// `HTTP/1.1 100 Continue`), waiting at most `seconds` between reads.
     package func readHead(seconds: Int = 3) -> String {
-        read(seconds: seconds, byteByByte: true) { $0.suffix(4) == [13, 10, 13, 10] }
+        read(seconds: seconds, byteByByte: true) { $0.suffix(4) == [13, 10, 13, 10] }.text
     }
 
-    private func read(seconds: Int, byteByByte: Bool = false, until done: ([UInt8]) -> Bool) -> String {
+    private func read(seconds: Int, byteByByte: Bool = false, until done: ([UInt8]) -> Bool) -> (text: String, closed: Bool) {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: byteByByte ? 1 : 4096)
+        var closed = false
         while !done(received) {
             let count = recv(fd, &buffer, buffer.count, 0)
-            guard count > 0 else { break }
+            guard count > 0 else {
+                closed = count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+                break
+            }
             received += buffer[0..<count]
         }
-        return String(decoding: received, as: UTF8.self)
+        return (String(decoding: received, as: UTF8.self), closed)
     }
 
     /// True when the server has closed (or reset) the connection, looked at without waiting.

@@ -57,7 +57,9 @@ extension AppResourceAPI {
                 }
             }
         default:
-            return { .json(["error": .string("use GET on /\(Self.collection), and GET, PUT or DELETE on /\(Self.collection)/<code>")], status: 405) }
+            let allowed = resource.code == nil ? "GET, HEAD" : "GET, HEAD, PUT, DELETE"
+            return { .json(["error": .string("use GET on /\(Self.collection), and GET, PUT or DELETE on /\(Self.collection)/<code>")], status: 405)
+                .allowing(allowed) }
         }
     }
 

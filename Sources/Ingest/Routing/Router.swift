@@ -63,7 +63,7 @@ struct Router: Sendable {
             let known = DeviceAPI.methods.contains(method) || RemoteAPI.methods.contains(method)
             let route = known ? method : "unknown"
             guard request.method == "POST" else {
-                return (route, { (Envelope.failure(405, "use POST for \(path)"), 405) })
+                return (route, { (Envelope.failure(405, "use POST for \(path)").allowing("POST"), 405) })
             }
             guard known else { return (route, { (Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }) }
             return (route, api(method: method, body: request.body, authorization: request.header("authorization")))
@@ -73,7 +73,7 @@ struct Router: Sendable {
         }
         if path.hasPrefix(RichMediaLinks.pathPrefix) {
             guard request.method == "GET" || request.method == "HEAD" else {
-                return ("rich_media_file", { (.json(["error": "use GET"], status: 405), 405) })
+                return ("rich_media_file", { (.json(["error": "use GET"], status: 405).allowing("GET, HEAD"), 405) })
             }
             return ("rich_media_file", { [richMediaFiles] in
                 (richMediaFiles.handle(path: path, ifNoneMatch: request.header("if-none-match"), range: request.header("range")), 0)
@@ -111,7 +111,7 @@ struct Router: Sendable {
         case ("POST", settings.oneSignalEditDevicePath): return ("onesignal_editdevice", { [oneSignal] in (oneSignal.editDevice(request), 0) })
         case ("GET", "/healthz"), ("HEAD", "/healthz"): return ("healthz", { [self] in (health(), 0) })
         case (_, settings.oneSignalAddDevicePath), (_, settings.oneSignalEditDevicePath):
-            return ("onesignal_method", { (.json(["status": 0, "message": "use POST"], status: 405), 0) })
+            return ("onesignal_method", { (.json(["status": 0, "message": "use POST"], status: 405).allowing("POST"), 0) })
         case ("GET", "/metrics"), ("HEAD", "/metrics"):
             return ("metrics", { [metrics, workers, campaigns] in
                 let text = metrics.render(workers: workers.liveWorkers(), queue: try? campaigns.queueDepth(), reports: workers.reportProgress,

@@ -45,6 +45,13 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json; charset=utf-8")], body: value.encoded())
     }
 
+    /// This response with an `Allow` header naming `methods` (what a 405 must carry).
+    public func allowing(_ methods: String) -> HTTPResponse {
+        var response = self
+        response.headers.append(("Allow", methods))
+        return response
+    }
+
     /// A plain-text response.
     public static func text(_ value: String, status: Int = 200, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: Array(value.utf8))

@@ -21,7 +21,9 @@ public enum HTTPDispatch: Sendable {
     case offload
 }
 
-/// An HTTP/1.1 server (libmicrohttpd, keep-alive, an internal epoll thread pool). Bodies larger than
+/// An HTTP/1.1 server (libmicrohttpd, keep-alive, an internal epoll thread pool). A request head that
+/// breaks RFC 9112 (`RequestHead`) is answered 400, 414 or 431 and its connection closed before any
+/// handler runs, so nothing pipelined behind it is read. Bodies larger than
 /// `bodyLimit` allows for their method and path (by default `maxBodyBytes`) are answered 413
 /// without reaching a handler. `classify` decides per request whether
 /// `handler` runs inline on an I/O thread, or `offload` takes the request and answers later.
@@ -79,7 +81,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard let started = herald_mhd_start(
             settings.host, settings.port, UInt32(settings.threads), UInt32(hardLimit),
             UInt32(settings.idleTimeoutSeconds), httpAccessHandler, context, httpRequestCompleted, context,
-            httpConnectionNotified, context)
+            httpConnectionNotified, context, httpTargetSeen, nil)
         else {
             throw HTTPServerError(message: "cannot listen on \(settings.listen)", errno: Glibc.errno)
         }
@@ -112,6 +114,12 @@ public final class HTTPServer: @unchecked Sendable {
 /// offloaded request. `@unchecked Sendable` invariant: the offload side writes `response` while the
 /// connection is suspended, and the I/O thread reads it only after `MHD_resume_connection`.
 final class RequestState: @unchecked Sendable {
+    /// The request target's length as received (up to a NUL), and whether it holds only visible
+    /// bytes; nil until `httpTargetSeen` saw it.
+    var targetLength: Int?
+    var targetIsClean = false
+    /// Set by the access handler's first call, once the head is checked.
+    var started = false
     var body: [UInt8] = []
     /// The body limit of this request's method and path.
     var limit = 0
@@ -201,51 +209,53 @@ private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowerc
     return collector.values
 }
 
-/// What the framing check sees of a request's headers (filled by `framingProblem`'s iterator).
-private final class FramingScan {
-    var contentLengths: [String] = []
-    var transferEncodings: [String] = []
-    var hasHost = false
-    var badValue = false
+/// The fields `headRefusal` collects from libmicrohttpd: where each name and value lies relative
+/// to the head's first byte.
+private struct FieldPositions {
+    let base: Int
+    var fields: [RequestHead.Field] = []
 }
 
-/// Why a request's framing is ambiguous, or nil when it is clean: more than one Content-Length,
-/// Content-Length with Transfer-Encoding, a Transfer-Encoding other than `chunked`, a header value
-/// with NUL, CR or LF, or HTTP/1.1 without Host. A proxy that frames such a request differently
-/// from Herald would let one request hide another (request smuggling), so they are refused.
-private func framingProblem(_ connection: OpaquePointer?, version: String) -> String? {
-    let scan = FramingScan()
-    let context = Unmanaged.passUnretained(scan).toOpaque()
-    withExtendedLifetime(scan) {
+/// Why the request head libmicrohttpd parsed breaks RFC 9112 (`RequestHead`), or nil when it is
+/// clean. A request with NUL, CR or LF hidden in a header, a field a front proxy would read
+/// differently (whitespace before the colon, obs-fold, a name that is not a token), or ambiguous
+/// framing (two Content-Length, Content-Length with Transfer-Encoding, a Transfer-Encoding other than
+/// chunked) could let one request hide another (request smuggling), so it is refused.
+private func headRefusal(_ connection: OpaquePointer?, method: UnsafePointer<CChar>?, target: UnsafePointer<CChar>?,
+                         version: UnsafePointer<CChar>?, state: RequestState) -> RequestHead.Refusal? {
+    let size = herald_mhd_header_size(connection)
+    guard let method, let target, let version, size > 0 else { return .malformed("the request head was not seen") }
+    let base = Int(bitPattern: method)
+    var positions = FieldPositions(base: base)
+    withUnsafeMutablePointer(to: &positions) { pointer in
         _ = MHD_get_connection_values_n(connection, HERALD_MHD_HEADER_KIND, { context, _, key, keySize, value, valueSize in
-            guard let context, let key else { return HERALD_MHD_YES }
-            let scan = Unmanaged<FramingScan>.fromOpaque(context).takeUnretainedValue()
-            let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self).lowercased()
-            let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: valueSize)) } ?? []
-            if bytes.contains(where: { $0 == 0 || $0 == 10 || $0 == 13 }) { scan.badValue = true }
-            let text = String(decoding: bytes, as: UTF8.self)
-            switch name {
-            case "content-length": scan.contentLengths.append(text)
-            case "transfer-encoding": scan.transferEncodings.append(text)
-            case "host": scan.hasHost = true
-            default: break
-            }
+            guard let positions = context?.assumingMemoryBound(to: FieldPositions.self) else { return HERALD_MHD_NO }
+            let name = Int(bitPattern: key) - positions.pointee.base
+            // A field without a value cannot come from a parsed line: place it where no rule holds.
+            let value = value.map { Int(bitPattern: $0) - positions.pointee.base } ?? -1
+            positions.pointee.fields.append(RequestHead.Field(name: name..<name + keySize, value: value..<value + max(valueSize, 0)))
             return HERALD_MHD_YES
-        }, context)
+        }, pointer)
     }
-    if scan.badValue { return "a header value contains NUL, CR or LF" }
-    if scan.contentLengths.count > 1 { return "more than one Content-Length" }
-    if !scan.transferEncodings.isEmpty {
-        if !scan.contentLengths.isEmpty { return "both Content-Length and Transfer-Encoding" }
-        if scan.transferEncodings.count > 1 || scan.transferEncodings[0].trimmingCharacters(in: .whitespaces).lowercased() != "chunked" {
-            return "a Transfer-Encoding other than chunked"
-        }
+    let versionStart = Int(bitPattern: version) - base
+    let head = RequestHead(
+        bytes: UnsafeRawBufferPointer(start: UnsafeRawPointer(method), count: size), methodLength: strlen(method),
+        targetStart: Int(bitPattern: target) - base, targetLength: state.targetLength, targetIsClean: state.targetIsClean,
+        version: versionStart..<versionStart + strlen(version), fields: positions.fields)
+    return head.refusal()
+}
+
+/// libmicrohttpd's URI log callback: sees each request's target as received, before the headers are
+/// parsed and before the target is decoded in place, and creates the request's state with what the
+/// head check needs of it.
+let httpTargetSeen: herald_mhd_target_callback = { _, target, _ in
+    let pending = RequestState()
+    if let target {
+        let length = strlen(target)
+        pending.targetLength = length
+        pending.targetIsClean = RequestHead.isCleanTarget(UnsafeRawBufferPointer(start: target, count: length))
     }
-    if let length = scan.contentLengths.first, length.isEmpty || !length.allSatisfy(\.isASCII) || !length.allSatisfy(\.isNumber) {
-        return "a Content-Length that is not a number"
-    }
-    if version == "HTTP/1.1" && !scan.hasHost { return "HTTP/1.1 without Host" }
-    return nil
+    return Unmanaged.passRetained(pending).toOpaque()
 }
 
 /// libmicrohttpd's access handler: called once when headers arrive, then for each body chunk,
@@ -254,9 +264,15 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
     guard let context, let state, let uploadSize else { return HERALD_MHD_NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     let id = connectionID(connection)
-    guard let existing = state.pointee else {
-        let pending = RequestState()
+    let pending: RequestState
+    if let existing = state.pointee {
+        pending = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+    } else {
+        pending = RequestState()
         state.pointee = Unmanaged.passRetained(pending).toOpaque()
+    }
+    if !pending.started {
+        pending.started = true
         guard server.connections.headersComplete(id) else {
             pending.tooLarge = true
             server.connections.busy(id)
@@ -264,10 +280,10 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
             refusal.headers.append(("Connection", "close"))
             return reply(connection, refusal)
         }
-        if let problem = framingProblem(connection, version: version.map { String(cString: $0) } ?? "") {
+        if let problem = headRefusal(connection, method: method, target: url, version: version, state: pending) {
             pending.tooLarge = true
             server.connections.busy(id)
-            var refusal = server.refusal(400, "ambiguous request framing: \(problem)")
+            var refusal = server.refusal(problem.status, "malformed request: \(problem.message)")
             refusal.headers.append(("Connection", "close"))
             return reply(connection, refusal)
         }
@@ -280,7 +296,6 @@ let httpAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, m
         }
         return HERALD_MHD_YES
     }
-    let pending = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
     if uploadSize.pointee > 0 {
         server.connections.received(id, bytes: uploadSize.pointee)
         if !pending.tooLarge, let uploadData {

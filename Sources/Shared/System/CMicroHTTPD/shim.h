@@ -28,6 +28,17 @@ static inline void *herald_mhd_socket_context(struct MHD_Connection *connection)
     return info == NULL ? NULL : info->socket_context;
 }
 
+/// The size of the request head libmicrohttpd parsed in place, from the method's first byte through
+/// the blank line (0 when unknown).
+static inline size_t herald_mhd_header_size(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
+}
+
+/// Called with each request's target as received (before it is decoded, up to a NUL), before the
+/// headers are parsed; what it returns is the request's state in the access handler's first call.
+typedef void *(*herald_mhd_target_callback)(void *cls, const char *target, struct MHD_Connection *connection);
+
 /// Writes the client's IP address as text into `buffer` (empty when unknown).
 static inline void herald_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
     buffer[0] = 0;
@@ -43,13 +54,15 @@ static inline void herald_mhd_client_address(struct MHD_Connection *connection, 
 
 /// Starts a daemon listening on `host:port` (IPv4 or IPv6 literal) with an internal epoll
 /// thread pool and suspend/resume enabled. `MHD_start_daemon` is variadic, so Swift calls this fixed-shape wrapper instead.
+/// `target` sees each request's target first (`herald_mhd_target_callback`).
 /// `notify` hears of every connection that starts and closes (on the I/O thread that owns it, before its
 /// socket is closed). Returns NULL when the address does not parse or the daemon cannot start (errno tells why).
 static inline struct MHD_Daemon *herald_mhd_start(const char *host, uint16_t port, unsigned int threads,
                                                   unsigned int connection_limit, unsigned int timeout_seconds,
                                                   MHD_AccessHandlerCallback handler, void *handler_cls,
                                                   MHD_RequestCompletedCallback completed, void *completed_cls,
-                                                  MHD_NotifyConnectionCallback notify, void *notify_cls) {
+                                                  MHD_NotifyConnectionCallback notify, void *notify_cls,
+                                                  herald_mhd_target_callback target, void *target_cls) {
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME;
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
@@ -75,6 +88,7 @@ static inline struct MHD_Daemon *herald_mhd_start(const char *host, uint16_t por
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
                             MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
+                            MHD_OPTION_URI_LOG_CALLBACK, target, target_cls,
                             MHD_OPTION_END);
 }
 
