@@ -26,6 +26,8 @@ struct ShardRunner: Sendable {
     let batchSize: Int
     let leaseSeconds: Int64
     let stats: DeliveryStats
+    /// Each application's window, in batches, shared by the shards the worker runs at once.
+    let windows: [String: BatchSlots]
 
     /// Pushes sent to find out whether a provider whose breaker was open is back.
     static let probeSize = 20
@@ -124,25 +126,36 @@ struct ShardRunner: Sendable {
         var after = work.firstDevice - 1
         var sentSoFar = 0
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
-        // Batches are on the network, oldest first, as many as fill the provider's window (`depth`,
-        // two at least). Each turn takes the batches that came back (waiting for the oldest when the
-        // window is full), then the next page and the pages already read behind it while the window
-        // has room; one commit records the batches and marks the pages attempted; then they go out. So
-        // commits are shared by as many pages and outcomes as arrive while one is made, and at most
-        // `depth` batches are sent but unrecorded when a worker dies. The pages are read and
-        // prepared on a thread of their own meanwhile (`PageReader`), unless a send rate paces them:
-        // then each is read when its turn comes.
-        let depth = Self.batchesInFlight(window: provider?.window ?? 1, pageSize: pageSize)
+        // Batches are on the network, oldest first, as many as the app's window has slots
+        // (`BatchSlots`, shared with the other shard this worker runs). Each turn takes the batches
+        // that came back, frees a slot if none is left (waiting for this shard's oldest batch, or
+        // for the other shard to give one back), then takes the next page and the pages already
+        // read behind it, one per slot; one commit records the batches and marks the pages
+        // attempted; then they go out. So commits are shared by as many pages and outcomes as
+        // arrive while one is made, and the unrecorded pushes never exceed the window. The pages
+        // are read and prepared on a thread of their own meanwhile (`PageReader`), unless a send
+        // rate paces them: then each is read when its turn comes.
+        let slots = windows[work.app] ?? BatchSlots(capacity: 2)
         var inFlight: [InFlightBatch] = []
-        let reader = work.spec.sendRate != nil ? nil : PageReader(after: after, limit: pageSize, depth: depth) { [self] after in
+        // Slots this shard holds: one per batch sent and not yet recorded, and those taken for the
+        // pages of the turn in progress. All go back when the pass ends, however it ends.
+        var held = 0
+        func release(_ count: Int) {
+            slots.give(count)
+            held -= count
+        }
+        defer { slots.give(held) }
+        let reader = work.spec.sendRate != nil ? nil : PageReader(after: after, limit: pageSize, depth: slots.capacity) { [self] after in
             let now = clock.now()
             return Result { try read(work, after: after, limit: pageSize, now: now) }
         }
         defer { reader?.stop() }
         func settle() throws -> Bool {
             guard !inFlight.isEmpty else { return true }
-            defer { inFlight.removeAll() }
-            return try record(inFlight, work: work, provider: provider, attemptedThrough: nil)
+            let recorded = try record(inFlight, work: work, provider: provider, attemptedThrough: nil)
+            release(inFlight.count)
+            inFlight.removeAll()
+            return recorded
         }
         while true {
             if stop() {
@@ -166,11 +179,24 @@ struct ShardRunner: Sendable {
                 reader?.restart(after: after)
                 continue
             }
-            // Room for the page: the oldest batch is waited for when the window is full, and every
-            // batch already back is taken with it; the pages already read fill the room left.
+            // Slots for the pages: those of the batches already back, free ones, and when there
+            // are none, this shard's oldest batch waited for or a slot the other shard gives back.
             var back: [InFlightBatch] = []
-            if inFlight.count >= depth { back.append(inFlight.removeFirst()) }
             while let oldest = inFlight.first, oldest.isFinished { back.append(inFlight.removeFirst()) }
+            let taken = slots.take(upTo: slots.capacity)
+            held += taken
+            var room = back.count + taken
+            while room == 0 {
+                if !inFlight.isEmpty {
+                    back.append(inFlight.removeFirst())
+                    room = 1
+                } else if slots.takeOne(waitingUpTo: 0.1) {
+                    held += 1
+                    room = 1
+                } else if stop() {
+                    return .stopped
+                }
+            }
             // A short page was the last one, unless a probe sent only part of it: then the reader
             // goes on after what the probe sent.
             var pages = [next]
@@ -178,7 +204,7 @@ struct ShardRunner: Sendable {
             if next.page.count < fetched {
                 reader?.restart(after: next.page[next.page.count - 1].deviceID)
             } else {
-                while !isLast, inFlight.count + pages.count < depth,
+                while !isLast, pages.count < room,
                     let more = try reader?.nextIfReady(accept: { gate(for: $0.page, provider: provider) == .closed }) {
                     pages.append(more)
                     isLast = more.page.count < pageSize
@@ -188,7 +214,10 @@ struct ShardRunner: Sendable {
             let marked = back.isEmpty
                 ? try store.markAttempted(work, through: after, worker: workerID)
                 : try record(back, work: work, provider: provider, attemptedThrough: after)
+            // The slots of the batches recorded now carry the new pages; what is left over goes back.
+            release(room - pages.count)
             guard marked else {
+                release(pages.count)
                 _ = try settle()
                 logger.info("shard stopped: lease lost or message deleted", ["shard.id": String(work.shardID), "message.code": work.messageCode])
                 return .stopped
@@ -210,10 +239,15 @@ struct ShardRunner: Sendable {
         return try settle() ? .complete : .stopped
     }
 
-    /// Batches of `pageSize` a shard keeps on the network to fill a provider's `window`: two at
+    /// Batches of `batchSize` a worker keeps on the network to fill a provider's `window`: two at
     /// least (one sent while the other is recorded), and no more than the window holds whole.
-    static func batchesInFlight(window: Int, pageSize: Int) -> Int {
-        max(2, window / max(1, pageSize))
+    static func batchesInFlight(window: Int, batchSize: Int) -> Int {
+        max(2, window / max(1, batchSize))
+    }
+
+    /// One window per application, for the shards of one worker to share.
+    static func windows(for providers: [String: any PushProvider], batchSize: Int) -> [String: BatchSlots] {
+        providers.mapValues { BatchSlots(capacity: batchesInFlight(window: $0.window, batchSize: batchSize)) }
     }
 
     /// Reads the page after `after` with what the frequency caps need to know, and applies them.

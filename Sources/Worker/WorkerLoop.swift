@@ -5,8 +5,10 @@ import Delivery
 import Queue
 
 /// The worker's three threads. The queue thread owns the ZeroMQ sockets: it sends a heartbeat every
-/// second, receives shard jobs and report batches, and sends acks. The runner thread processes
-/// shards one at a time; the reports thread folds report batches into the statistics, so that
+/// second, receives shard jobs and report batches, and sends acks. Runner threads, as many as the
+/// shards a worker holds (`Pipeline.workerCapacity`), process a shard each, so that one shard's
+/// last batches are on the network while the next shard's first ones go out (they share each
+/// app's window, `BatchSlots`); the reports thread folds report batches into the statistics, so that
 /// reports never wait behind a long campaign shard.
 final class WorkerLoop: Sendable {
     let configuration: Configuration
@@ -73,12 +75,14 @@ final class WorkerLoop: Sendable {
         ready.wait()
         if let error = failure.withLock({ $0 }) { throw error }
 
-        let runnerThread = Thread { [self] in
-            runJobs()
-            runnerFinished.signal()
+        for _ in 0..<Pipeline.workerCapacity {
+            let runnerThread = Thread { [self] in
+                runJobs()
+                runnerFinished.signal()
+            }
+            runnerThread.name = "herald-worker-runner"
+            runnerThread.start()
         }
-        runnerThread.name = "herald-worker-runner"
-        runnerThread.start()
         let reportsThread = Thread { [self] in
             runReports()
             reportsFinished.signal()
@@ -192,9 +196,9 @@ final class WorkerLoop: Sendable {
                 try? runner.store.releaseLease(shard: shard, worker: id)
                 continue
             }
-            running.store(1, ordering: .relaxed)
+            running.add(1, ordering: .relaxed)
             runner.run(shard: shard) { stopping.load(ordering: .relaxed) }
-            running.store(0, ordering: .relaxed)
+            running.subtract(1, ordering: .relaxed)
             acks.withLock { $0.append(.ack(worker: id, shard: shard)) }
         }
         for shard in jobs.withLock({ pending in defer { pending.removeAll() }; return pending }) {
@@ -206,7 +210,7 @@ final class WorkerLoop: Sendable {
     func stop() {
         stopping.store(true, ordering: .relaxed)
         jobArrived.signal()
-        runnerFinished.wait()
+        for _ in 0..<Pipeline.workerCapacity { runnerFinished.wait() }
         reportsFinished.wait()
         queueStopping.store(true, ordering: .relaxed)
         queueFinished.wait()

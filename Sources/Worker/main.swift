@@ -41,8 +41,9 @@ do {
 
 let runner = ShardRunner(
     store: backend.campaigns, providers: providers.byApp, throttle: configuration.throttle,
-    retryPolicy: RetryPolicy(defaultTTL: configuration.delivery.defaultTTLSeconds), clock: clock, logger: logger, workerID: workerID, batchSize: Pipeline.deliveryBatchSize, leaseSeconds: Pipeline.leaseSeconds,
-    stats: stats)
+    retryPolicy: RetryPolicy(defaultTTL: configuration.delivery.defaultTTLSeconds), clock: clock, logger: logger, workerID: workerID,
+    batchSize: Pipeline.deliveryBatchSize, leaseSeconds: Pipeline.leaseSeconds, stats: stats,
+    windows: ShardRunner.windows(for: providers.byApp, batchSize: Pipeline.deliveryBatchSize))
 let context = QueueContext()
 let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, host: identity.host, runner: runner,
                         analytics: backend.analytics, clock: clock, stats: stats)

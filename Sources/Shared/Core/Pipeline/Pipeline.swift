@@ -18,11 +18,12 @@ public enum Pipeline {
     /// partition, a host gone) open for many minutes; with them, both sides notice within seconds.
     public static let queueHeartbeatMilliseconds: Int32 = 1_000
     public static let queueSilenceMilliseconds: Int32 = 3_000
-    /// Shards a worker holds at once (one running, one waiting), advertised in its heartbeats.
+    /// Shards a worker holds and runs at once, advertised in its heartbeats.
     public static let workerCapacity: Int64 = 2
-    /// Pushes a worker sends, and records in one transaction, together. A shard keeps as many batches
-    /// unrecorded as fill its provider's window (`delivery.max_in_flight` at most, two batches at
-    /// least): a worker killed mid-campaign leaves at most that many pushes with an unknown outcome.
+    /// Pushes a worker sends together. A worker keeps as many batches unrecorded for an app as fill
+    /// its provider's window (`delivery.max_in_flight` at most, two batches at least), whatever the
+    /// shards it runs: a worker killed mid-campaign leaves at most that many pushes of each app with
+    /// an unknown outcome.
     public static let deliveryBatchSize = 250
     /// Stored SDK reports per batch that ingest hands to a worker to count.
     public static let reportBatchSize: Int64 = 5_000

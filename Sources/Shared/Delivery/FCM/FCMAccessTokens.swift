@@ -40,6 +40,8 @@ public final class FCMAccessTokens: Sendable {
     private let client: any HTTP2Transport
     private let clock: any Clock
     private let cached = Mutex<(token: String, validUntil: Int64)?>(nil)
+    /// Held while a token is fetched, so that shards asking at once share one fetch.
+    private let fetching = NSLock()
 
     public init(account: ServiceAccount, client: any HTTP2Transport, clock: any Clock) throws(DeliveryError) {
         self.account = account
@@ -51,6 +53,10 @@ public final class FCMAccessTokens: Sendable {
     /// A valid access token; `replacing` forces a new one when that token was refused.
     public func token(replacing refused: String? = nil) throws(DeliveryError) -> String {
         let now = clock.now()
+        if let current = cached.withLock({ $0 }), current.validUntil > now, current.token != refused { return current.token }
+        fetching.lock()
+        defer { fetching.unlock() }
+        // Another caller may have fetched one while this one waited.
         if let current = cached.withLock({ $0 }), current.validUntil > now, current.token != refused { return current.token }
         var header: JSON = ["alg": "RS256", "typ": "JWT"]
         if let keyID = account.privateKeyID, case .object(var members) = header {
