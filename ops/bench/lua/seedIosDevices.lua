@@ -3,7 +3,7 @@
 --   hwid        "<BENCH_PREFIX>-<g>"
 --   BENCH_PLATFORM "ios" (default): device_type 1 (iOS), gateway "production", a push token of
 --               64 hex characters;
---   BENCH_PLATFORM "android": device_type 3 (Android), a push token "fcm:" and 148 hex characters;
+--   BENCH_PLATFORM "android": device_type 3 (Android), a push token "fcm:" and 148 hex characters (84 zeros, then 64);
 --   either way the token is made of BENCH_TOKEN_BASE + g, so two apps seeded with different bases
 --   get different tokens
 -- and no tags.
@@ -18,8 +18,8 @@ function registration(g)
    if android then
       return string.format(
          '{"request":{"application":"%s","hwid":"%s-%d","device_type":3,' ..
-         '"push_token":"fcm:%0148x","language":"en","timezone":3600}}',
-         app, prefix, g, base + g)
+         '"push_token":"fcm:%s%064x","language":"en","timezone":3600}}',
+         app, prefix, g, string.rep("0", 84), base + g)
    end
    return string.format(
       '{"request":{"application":"%s","hwid":"%s-%d","device_type":1,' ..
