@@ -21,6 +21,15 @@ let backend: any StoreBackend
 // Leases, retries and deliveries go by the database's clock (PostgreSQL: the server's), which the
 // ingests share; provider tokens by this host's, which Apple and Google check against theirs.
 let clock: any Clock
+// A worker never creates the database: ingest does. A SQLite file that is not there means ingest has
+// not started on this host yet, or it keeps its data elsewhere (PostgreSQL, for a worker on another
+// host): either way, working on a new empty file would leave every campaign unsent.
+if configuration.database.url == nil, !FileManager.default.fileExists(atPath: configuration.database.path) {
+    logger.error("the database does not exist; a worker opens the one ingest creates and never creates one: start herald-ingest "
+        + "first, and on a host of its own set database.url to ingest's PostgreSQL database (docs/deploy.md)",
+        ["database.path": configuration.database.path])
+    exit(1)
+}
 do {
     backend = try Storage.open(configuration, logger: logger)
     clock = try backend.makeClock(logger: logger)
@@ -35,8 +44,10 @@ let providers: Providers
 do {
     providers = try Providers(apps: configuration.apps, clock: SystemClock(), logger: logger, stats: stats)
 } catch {
-    logger.error("cannot set up delivery", ["app": error.app, "error": error.cause])
-    exit(1)
+    // A key file that is missing or unreadable is a configuration error: exit 2, which the units do not restart.
+    logger.error("cannot set up delivery: check the app's apns.key_path, fcm.service_account_path or sink",
+                 ["app": error.app, "error": error.cause])
+    exit(2)
 }
 
 let runner = ShardRunner(

@@ -38,8 +38,23 @@ import Glibc
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let (status, output) = try run(executable, ["--version"])
         #expect(status == 0)
-        #expect(output.hasPrefix("\(executable) 0."))
         #expect(output.contains("(commit \(commit ?? "unknown")"))
+        // One version, written in VERSION: the binaries print it and the API document states it.
+        let version = try String(contentsOfFile: Repository.root + "/VERSION", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(output.hasPrefix("\(executable) \(version) (commit "), "\(output)")
+        let openAPI = try String(contentsOfFile: Repository.root + "/docs/openapi.yaml", encoding: .utf8)
+        #expect(openAPI.contains("\n  version: \(version)\n"), "docs/openapi.yaml's info.version is not \(version)")
+    }
+
+    /// A worker never creates the database, ingest does: with no SQLite file at `database.path`
+    /// (ingest not started yet, or ingest on PostgreSQL and this worker on another host with the
+    /// sample's path left in) it stops at once naming the path and the way out, and leaves no file.
+    @Test func aWorkerRefusesToCreateTheDatabase() throws {
+        let herald = try HeraldProcesses(database: .sqlite)
+        let (status, output) = try HeraldProcesses.runToCompletion("herald-worker", arguments: ["--config", herald.configPath], limit: 20)
+        #expect(status == 1, "\(output)")
+        #expect(output.contains("database.path") && output.contains(herald.databasePath) && output.contains("database.url"), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: herald.databasePath))
     }
 
     @Test func configurationErrorsNameTheKeyAndExitBeforeStarting() throws {
