@@ -21,14 +21,27 @@ let backend: any StoreBackend
 // Leases, retries and deliveries go by the database's clock (PostgreSQL: the server's), which the
 // ingests share; provider tokens by this host's, which Apple and Google check against theirs.
 let clock: any Clock
-// A worker never creates the database: ingest does. A SQLite file that is not there means ingest has
-// not started on this host yet, or it keeps its data elsewhere (PostgreSQL, for a worker on another
-// host): either way, working on a new empty file would leave every campaign unsent.
-if configuration.database.url == nil, !FileManager.default.fileExists(atPath: configuration.database.path) {
-    logger.error("the database does not exist; a worker opens the one ingest creates and never creates one: start herald-ingest "
-        + "first, and on a host of its own set database.url to ingest's PostgreSQL database (docs/deploy.md)",
-        ["database.path": configuration.database.path])
-    exit(1)
+// A worker never creates the database: ingest does. It waits a few seconds for the SQLite file (ingest
+// and workers may start at the same instant on a new host), then stops: a file that is still not there
+// means ingest is not running on this host, or keeps its data elsewhere (PostgreSQL, for a worker on
+// another host), and working on a new empty file would leave every campaign unsent.
+if configuration.database.url == nil {
+    let path = configuration.database.path
+    let deadline = monotonicSeconds() + 10
+    var waiting = false
+    while !FileManager.default.fileExists(atPath: path) {
+        guard monotonicSeconds() < deadline else {
+            logger.error("the database does not exist; a worker opens the one ingest creates and never creates one: start herald-ingest "
+                + "first, and on a host of its own set database.url to ingest's PostgreSQL database (docs/deploy.md)",
+                ["database.path": path])
+            exit(1)
+        }
+        if !waiting {
+            logger.info("waiting up to 10 s for ingest to create the database", ["database.path": path])
+            waiting = true
+        }
+        usleep(100_000)
+    }
 }
 do {
     backend = try Storage.open(configuration, logger: logger)

@@ -47,8 +47,8 @@ import Glibc
     }
 
     /// A worker never creates the database, ingest does: with no SQLite file at `database.path`
-    /// (ingest not started yet, or ingest on PostgreSQL and this worker on another host with the
-    /// sample's path left in) it stops at once naming the path and the way out, and leaves no file.
+    /// (ingest on PostgreSQL and this worker on another host with the sample's path left in) it
+    /// waits 10 s for ingest to create it, then stops naming the path and the way out, leaving no file.
     @Test func aWorkerRefusesToCreateTheDatabase() throws {
         let herald = try HeraldProcesses(database: .sqlite)
         let (status, output) = try HeraldProcesses.runToCompletion("herald-worker", arguments: ["--config", herald.configPath], limit: 20)
