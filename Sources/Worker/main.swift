@@ -21,6 +21,28 @@ let backend: any StoreBackend
 // Leases, retries and deliveries go by the database's clock (PostgreSQL: the server's), which the
 // ingests share; provider tokens by this host's, which Apple and Google check against theirs.
 let clock: any Clock
+// A worker never creates the database: ingest does. It waits a few seconds for the SQLite file (ingest
+// and workers may start at the same instant on a new host), then stops: a file that is still not there
+// means ingest is not running on this host, or keeps its data elsewhere (PostgreSQL, for a worker on
+// another host), and working on a new empty file would leave every campaign unsent.
+if configuration.database.url == nil {
+    let path = configuration.database.path
+    let deadline = monotonicSeconds() + 10
+    var waiting = false
+    while !FileManager.default.fileExists(atPath: path) {
+        guard monotonicSeconds() < deadline else {
+            logger.error("the database does not exist; a worker opens the one ingest creates and never creates one: start herald-ingest "
+                + "first, and on a host of its own set database.url to ingest's PostgreSQL database (docs/deploy.md)",
+                ["database.path": path])
+            exit(1)
+        }
+        if !waiting {
+            logger.info("waiting up to 10 s for ingest to create the database", ["database.path": path])
+            waiting = true
+        }
+        usleep(100_000)
+    }
+}
 do {
     backend = try Storage.open(configuration, logger: logger)
     clock = try backend.makeClock(logger: logger)
@@ -35,8 +57,10 @@ let providers: Providers
 do {
     providers = try Providers(apps: configuration.apps, delivery: configuration.delivery, clock: SystemClock(), logger: logger, stats: stats)
 } catch {
-    logger.error("cannot set up delivery", ["app": error.app, "error": error.cause])
-    exit(1)
+    // A key file that is missing or unreadable is a configuration error: exit 2, which the units do not restart.
+    logger.error("cannot set up delivery: check the app's apns.key_path, fcm.service_account_path or sink",
+                 ["app": error.app, "error": error.cause])
+    exit(2)
 }
 
 let runner = ShardRunner(

@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func showsCampaignsRatesScreensAndWorkersInARealBrowser() throws {
-        #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "ops/install-deps installs chromium")
+        #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "ops/install-deps --test installs chromium")
         let herald = try HeraldProcesses()
         try herald.startIngest()
         let app = HeraldProcesses.appCode

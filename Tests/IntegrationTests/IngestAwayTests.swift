@@ -49,6 +49,8 @@ import Testing
         let config = try herald.writeConfig("worker.json") {
             $0["queue"] = ["jobs": [.string(jobsA), .string(jobsB)], "results": [.string(resultsA), .string(resultsB)]]
         }
+        // A worker opens the database ingest creates: with no ingest process here, the test creates it.
+        _ = try herald.stores()
         try herald.startWorker(config: config)
         let worker = try #require(try Self.heartbeatSender(ingestA.results))
         #expect(try Self.heartbeatSender(ingestB.results) == worker)

@@ -33,8 +33,17 @@ import Glibc
         #expect(try attributes("etc/herald").mode == 0o750)
         #expect(try attributes("etc/herald/herald.json").mode == 0o640)
         #expect(try attributes("var/lib/herald") == (0o750, uid))
-        #expect(FileManager.default.fileExists(atPath: root.file("etc/systemd/system/herald-ingest.service")))
-        #expect(FileManager.default.fileExists(atPath: root.file("etc/systemd/system/herald-worker@.service")))
+        // The package's units, pointed at the binaries ops/install lays out; none in /etc, where the
+        // operator's drop-ins live.
+        for unit in ["herald-ingest.service", "herald-worker@.service", "herald-backup.service", "herald-backup.timer"] {
+            #expect(FileManager.default.fileExists(atPath: root.file("usr/local/lib/systemd/system/" + unit)), "\(unit)")
+        }
+        let ingestUnit = try String(contentsOfFile: root.file("usr/local/lib/systemd/system/herald-ingest.service"), encoding: .utf8)
+        #expect(ingestUnit.contains("ExecStart=/usr/local/bin/herald-ingest --config /etc/herald/herald.json"))
+        #expect(ingestUnit.contains("RestartPreventExitStatus=2"))
+        #expect(try attributes("usr/local/lib/herald/herald-backup").mode == 0o755)
+        #expect(try attributes("var/backups/herald") == (0o750, uid))
+        #expect(!FileManager.default.fileExists(atPath: root.file("etc/systemd/system/herald-ingest.service")))
         let version = try runTool(root.file("usr/local/bin/herald-ingest"), ["--version"])
         #expect(version.hasPrefix("herald-ingest "))
 

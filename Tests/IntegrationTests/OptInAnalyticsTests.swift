@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func theDashboardChartsOptInsAndOptOutsInARealBrowser() throws {
-        #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "ops/install-deps installs chromium")
+        #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "ops/install-deps --test installs chromium")
         let herald = try HeraldProcesses()
         try herald.startIngest()
         try Self.registerFleet(herald)

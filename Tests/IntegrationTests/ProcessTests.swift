@@ -38,8 +38,36 @@ import Glibc
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let (status, output) = try run(executable, ["--version"])
         #expect(status == 0)
-        #expect(output.hasPrefix("\(executable) 0."))
         #expect(output.contains("(commit \(commit ?? "unknown")"))
+        // One version, written in VERSION: the binaries print it and the API document states it.
+        let version = try String(contentsOfFile: Repository.root + "/VERSION", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(output.hasPrefix("\(executable) \(version) (commit "), "\(output)")
+        let openAPI = try String(contentsOfFile: Repository.root + "/docs/openapi.yaml", encoding: .utf8)
+        #expect(openAPI.contains("\n  version: \(version)\n"), "docs/openapi.yaml's info.version is not \(version)")
+    }
+
+    /// A key file a worker cannot read is a configuration error: exit 2 (which the units do not
+    /// restart), naming the app and the file, instead of 1 and a restart every few seconds.
+    @Test func aWorkerWhoseKeyFileCannotBeReadExitsTwo() throws {
+        let missing = "/nonexistent/AuthKey_KEY1234567.p8"
+        let herald = try HeraldProcesses(shopDelivery: [
+            "apns": ["team_id": "ABCDE12345", "key_id": "KEY1234567", "key_path": .string(missing), "topic": "com.example.shop"],
+        ])
+        try herald.startIngest()
+        let (status, output) = try HeraldProcesses.runToCompletion("herald-worker", arguments: ["--config", herald.configPath], limit: 20)
+        #expect(status == 2, "\(output)")
+        #expect(output.contains("cannot set up delivery") && output.contains(HeraldProcesses.appCode) && output.contains(missing), "\(output)")
+    }
+
+    /// A worker never creates the database, ingest does: with no SQLite file at `database.path`
+    /// (ingest on PostgreSQL and this worker on another host with the sample's path left in) it
+    /// waits 10 s for ingest to create it, then stops naming the path and the way out, leaving no file.
+    @Test func aWorkerRefusesToCreateTheDatabase() throws {
+        let herald = try HeraldProcesses(database: .sqlite)
+        let (status, output) = try HeraldProcesses.runToCompletion("herald-worker", arguments: ["--config", herald.configPath], limit: 20)
+        #expect(status == 1, "\(output)")
+        #expect(output.contains("database.path") && output.contains(herald.databasePath) && output.contains("database.url"), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: herald.databasePath))
     }
 
     @Test func configurationErrorsNameTheKeyAndExitBeforeStarting() throws {

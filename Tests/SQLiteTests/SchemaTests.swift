@@ -69,4 +69,17 @@ import TestSupport
         #expect(statuses == [.opened, .delivered])
         #expect(try campaigns.pruneDeliveries(finishedBefore: now, limit: 100, now: now) == 0, "kept while the inbox lasts")
     }
+
+    /// Migrations only go forward: an older Herald refuses a database a newer one migrated, as on PostgreSQL.
+    @Test func aSchemaNewerThanTheCodeIsRefused() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.file("h.sqlite")
+        let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
+        _ = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: apps)
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 2000)
+        try connection.execute("PRAGMA user_version = \(Schema.migrations.count + 1)")
+        connection.close()
+        let error = try #require(throws: (any Error).self) { _ = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: apps) }
+        #expect("\(error)".contains("newer than this Herald"), "\(error)")
+    }
 }

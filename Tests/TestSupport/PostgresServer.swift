@@ -29,7 +29,7 @@ package final class PostgresServer: Sendable {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
         guard let newest = versions.last(where: { FileManager.default.isExecutableFile(atPath: "\(root)/\($0)/bin/initdb") }) else {
-            throw Failure(description: "PostgreSQL is not installed (no \(root)/<version>/bin/initdb; ops/install-deps installs it)")
+            throw Failure(description: "PostgreSQL is not installed (no \(root)/<version>/bin/initdb; ops/install-deps --test installs it)")
         }
         return "\(root)/\(newest)/bin"
     }

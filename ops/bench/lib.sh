@@ -71,7 +71,7 @@ need() {
     local tool
     for tool in "$@"; do
         command -v "$tool" >/dev/null 2>&1 ||
-            die "needs $tool (ops/install-deps; apt-get install wrk nginx nghttp2-server nghttp2-client)"
+            die "needs $tool (ops/install-deps --bench; apt-get install wrk nginx nghttp2-server nghttp2-client)"
     done
 }
 
@@ -246,7 +246,7 @@ EOF
 # PG_DIR, PG_PORT, PG_BIN. pg_url database: the URL of a database on it (user herald, trust).
 start_postgres() {
     PG_BIN=${HERALD_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
-    [[ -x "$PG_BIN/initdb" ]] || die "needs PostgreSQL (ops/install-deps installs it)"
+    [[ -x "$PG_BIN/initdb" ]] || die "needs PostgreSQL (ops/install-deps --test installs it)"
     PG_DIR="$WORK/pg"
     read -r PG_PORT < <(free_ports 1)
     mkdir -p "$PG_DIR"

@@ -436,8 +436,14 @@ enum Schema {
         """,
     ]
 
-    /// Brings the database at `connection` up to the newest version.
+    /// Brings the database at `connection` up to the newest version. A database newer than this
+    /// code (a rollback without restoring the backup taken before the upgrade) is refused.
     static func migrate(_ connection: SQLiteConnection) throws {
+        let found = try connection.prepare("PRAGMA user_version").first { $0.int(0) } ?? 0
+        guard found <= migrations.count else {
+            throw SQLiteError(code: 1, message: "the database is at schema version \(found), newer than this Herald (\(migrations.count)); "
+                + "going back to an older version means restoring a backup taken before the upgrade", context: "migrating the schema")
+        }
         for (offset, sql) in migrations.enumerated() {
             let version = offset + 1
             try connection.writeTransaction {
