@@ -138,13 +138,19 @@ struct ShardRunner: Sendable {
         let slots = windows[work.app] ?? BatchSlots(capacity: 2)
         var inFlight: [InFlightBatch] = []
         // Slots this shard holds: one per batch sent and not yet recorded, and those taken for the
-        // pages of the turn in progress. All go back when the pass ends, however it ends.
+        // pages of the turn in progress. All go back when the pass ends, however it ends; when it
+        // ends with an error, only once the batches still out are back, so that the other shard
+        // never has more than the window on the network.
         var held = 0
+        var back: [InFlightBatch] = []
         func release(_ count: Int) {
             slots.give(count)
             held -= count
         }
-        defer { slots.give(held) }
+        defer {
+            for batch in inFlight + back { _ = batch.wait() }
+            slots.give(held)
+        }
         let reader = work.spec.sendRate != nil ? nil : PageReader(after: after, limit: pageSize, depth: slots.capacity) { [self] after in
             let now = clock.now()
             return Result { try read(work, after: after, limit: pageSize, now: now) }
@@ -181,7 +187,7 @@ struct ShardRunner: Sendable {
             }
             // Slots for the pages: those of the batches already back, free ones, and when there
             // are none, this shard's oldest batch waited for or a slot the other shard gives back.
-            var back: [InFlightBatch] = []
+            back = []
             while let oldest = inFlight.first, oldest.isFinished { back.append(inFlight.removeFirst()) }
             let taken = slots.take(upTo: slots.capacity)
             held += taken
@@ -216,6 +222,7 @@ struct ShardRunner: Sendable {
                 : try record(back, work: work, provider: provider, attemptedThrough: after)
             // The slots of the batches recorded now carry the new pages; what is left over goes back.
             release(room - pages.count)
+            back = []
             guard marked else {
                 release(pages.count)
                 _ = try settle()
@@ -283,6 +290,9 @@ struct ShardRunner: Sendable {
     // MARK: - Retries
 
     private func sendRetries(_ work: ShardWork, provider: (any PushProvider)?, stop: () -> Bool) throws -> PassEnd {
+        // Each batch of retries takes one of the app's slots while it is out, as a first-attempt
+        // batch does.
+        let slots = windows[work.app] ?? BatchSlots(capacity: 2)
         while !stop() {
             let now = clock.now()
             let due = try store.dueRetries(of: work, now: now, limit: batchSize)
@@ -313,6 +323,10 @@ struct ShardRunner: Sendable {
                 if !pause(seconds, stop: stop) { return .stopped }
                 continue
             }
+            while !slots.takeOne(waitingUpTo: 0.1) {
+                if stop() { return .stopped }
+            }
+            defer { slots.give(1) }
             guard try store.claimRetries(sendable.map(\.deviceID), work: work, worker: workerID) else { return .stopped }
             let pushes = self.pushes(for: sendable.compactMap(\.target), work: work, now: now)
             let outcomes = provider?.deliver(pushes, message: work)

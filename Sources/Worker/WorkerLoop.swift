@@ -191,14 +191,15 @@ final class WorkerLoop: Sendable {
                 if stopping.load(ordering: .relaxed) { break }
                 continue
             }
+            // Counted as running before it leaves the queue, so that a heartbeat never misses it.
+            running.add(1, ordering: .relaxed)
+            defer { running.subtract(1, ordering: .relaxed) }
             guard let shard = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
             if stopping.load(ordering: .relaxed) {
                 try? runner.store.releaseLease(shard: shard, worker: id)
                 continue
             }
-            running.add(1, ordering: .relaxed)
             runner.run(shard: shard) { stopping.load(ordering: .relaxed) }
-            running.subtract(1, ordering: .relaxed)
             acks.withLock { $0.append(.ack(worker: id, shard: shard)) }
         }
         for shard in jobs.withLock({ pending in defer { pending.removeAll() }; return pending }) {

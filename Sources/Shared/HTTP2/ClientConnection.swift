@@ -281,6 +281,13 @@ final class ClientConnection {
 
     func pingAnswered() { pingSentAt = nil }
 
+    /// Opens no more streams; closes once the last one has ended.
+    func retire() {
+        guard state == .ready else { return }
+        state = .draining
+        closeIfDone()
+    }
+
     func goaway(lastStream: Int32) {
         goawayLastStream = min(goawayLastStream, lastStream)
         if state != .closed { state = .draining }

@@ -66,7 +66,8 @@ final class ClientLoop: @unchecked Sendable {
     let events: HTTP2Events?
     let callbacks: OpaquePointer
     let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 16)
-    private let incoming = Mutex<[Transfer]>([])
+    /// Transfers handed over by senders, and whether the loop is closing (then nothing more is taken).
+    private let incoming = Mutex<(transfers: [Transfer], closed: Bool)>(([], false))
     private let stopping = Atomic<Bool>(false)
     private let finishedSignal = DispatchSemaphore(value: 0)
     private let epoll: Int32
@@ -108,22 +109,33 @@ final class ClientLoop: @unchecked Sendable {
         readBuffer.deallocate()
     }
 
-    /// Queues `transfers` (from any thread).
+    /// Queues `transfers` (from any thread); after `close`, fails them at once (not sent).
     func enqueue(_ transfers: [Transfer]) {
         guard !transfers.isEmpty else { return }
-        incoming.withLock { $0.append(contentsOf: transfers) }
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        let taken = incoming.withLock { incoming -> Bool in
+            guard !incoming.closed else { return false }
+            incoming.transfers.append(contentsOf: transfers)
+            // Written with the lock held, so that `close` never closes the eventfd under this write.
+            var one: UInt64 = 1
+            _ = write(wake, &one, 8)
+            return true
+        }
+        if !taken {
+            for transfer in transfers { transfer.finish(.failure("the client closed")) }
+        }
     }
 
     /// Ends the thread: what was on the network fails as possibly delivered, what waited as not sent.
     func close() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        incoming.withLock { $0.closed = true }
         var one: UInt64 = 1
         _ = write(wake, &one, 8)
         finishedSignal.wait()
-        Glibc.close(epoll)
-        Glibc.close(wake)
+        incoming.withLock { _ in
+            Glibc.close(epoll)
+            Glibc.close(wake)
+        }
     }
 
     // MARK: - The loop's thread
@@ -133,7 +145,7 @@ final class ClientLoop: @unchecked Sendable {
         var lastTick = 0.0
         while !stopping.load(ordering: .relaxed) {
             var now = monotonicSeconds()
-            for transfer in incoming.withLock({ taken in defer { taken.removeAll(keepingCapacity: true) }; return taken }) {
+            for transfer in incoming.withLock({ incoming in defer { incoming.transfers.removeAll(keepingCapacity: true) }; return incoming.transfers }) {
                 origin(transfer.origin).pending.append(transfer)
             }
             if now - lastTick >= Self.tickSeconds {
@@ -168,7 +180,7 @@ final class ClientLoop: @unchecked Sendable {
             if let session = state.session { SSL_SESSION_free(session) }
         }
         origins.removeAll()
-        for transfer in incoming.withLock({ taken in defer { taken.removeAll() }; return taken }) {
+        for transfer in incoming.withLock({ incoming in defer { incoming.transfers.removeAll() }; return incoming.transfers }) {
             transfer.finish(.failure("the client closed"))
         }
     }
@@ -189,12 +201,15 @@ final class ClientLoop: @unchecked Sendable {
             guard room > 0 else { continue }
             while room > 0, let transfer = state.popFirst() {
                 transfer.isProbe = connection.isProbe && probing
-                if connection.submit(transfer, now: now) {
-                    inFlight += 1
-                    room -= 1
-                } else {
-                    transfer.finish(.failure("the HTTP/2 session refused the request"))
+                guard connection.submit(transfer, now: now) else {
+                    // The session takes no more streams (its stream ids ran out, say): the request
+                    // waits for another connection, and this one finishes what it has.
+                    state.pushFront(transfer)
+                    connection.retire()
+                    break
                 }
+                inFlight += 1
+                room -= 1
             }
             connection.flush()
         }
@@ -280,8 +295,13 @@ final class ClientLoop: @unchecked Sendable {
         connections[connection.tag] = nil
         guard let state = origins[connection.origin] else { return }
         state.connections.removeAll { $0 === connection }
-        if let failure, !stopping.load(ordering: .relaxed) {
-            state.health.broken(probe: connection.isProbe, error: failure, now: monotonicSeconds(), jitter: Double.random(in: 0...1))
+        guard !stopping.load(ordering: .relaxed) else { return }
+        // A probe connection that ends before any answer, failing or not, leaves the origin unproven:
+        // without this, the health would wait for the probe's answer for ever.
+        let unanswered = connection.isProbe && state.health.state == .probing
+        if failure != nil || unanswered {
+            state.health.broken(probe: connection.isProbe, error: failure ?? "the probe connection closed before an answer",
+                                now: monotonicSeconds(), jitter: Double.random(in: 0...1))
         }
     }
 
