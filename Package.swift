@@ -43,7 +43,7 @@ let package = Package(
         // zlib's inflate and CRC-32: what a rich media zip's entries really unpack to.
         .target(name: "Inflate", dependencies: ["CZlib"], path: "Sources/Shared/Inflate"),
         .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),
-        .target(name: "HTTP2", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "CEventPoll"], path: "Sources/Shared/HTTP2"),
+        .target(name: "HTTP2", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "CEventPoll", "SDKClient"], path: "Sources/Shared/HTTP2"),
         .target(name: "Delivery", dependencies: ["Core", "HTTP2", "COpenSSL"], path: "Sources/Shared/Delivery"),
         // The server side of HTTP/2 (libnghttp2, OpenSSL server TLS, key and certificate making): the load
         // generator's APNs/FCM edge.

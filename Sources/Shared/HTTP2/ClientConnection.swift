@@ -1,6 +1,7 @@
 internal import CNGHTTP2
 internal import COpenSSL
 import Core
+import SDKClient
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -69,7 +70,7 @@ final class ClientConnection {
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         guard let ssl = loop.tls.client(fd: fd, host: origin.host, session: session) else {
             Glibc.close(fd)
-            throw HTTP2TransportError("cannot start TLS: \(ClientTLS.lastError())")
+            throw HTTP2TransportError("cannot start TLS: \(TLSClientContext.lastError())")
         }
         let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
         guard result == 0 || errno == EINPROGRESS else {
@@ -121,7 +122,7 @@ final class ClientConnection {
             let error = SSL_get_error(ssl, count)
             if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { break }
             let reason = error == SSL_ERROR_ZERO_RETURN || (error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
-                ? "the server closed the connection" : "TLS error: \(ClientTLS.lastError())"
+                ? "the server closed the connection" : "TLS error: \(TLSClientContext.lastError())"
             ERR_clear_error()
             return close(failure: streams.isEmpty && state != .awaitingSettings ? nil : reason)
         }
@@ -167,7 +168,7 @@ final class ClientConnection {
             setWaitingToWrite(true)
         } else {
             let verify = SSL_get_verify_result(ssl)
-            let reason = verify != X509_V_OK ? String(cString: X509_verify_cert_error_string(verify)) : ClientTLS.lastError()
+            let reason = verify != X509_V_OK ? String(cString: X509_verify_cert_error_string(verify)) : TLSClientContext.lastError()
             ERR_clear_error()
             close(failure: "TLS handshake with \(origin.authority) failed: \(reason)")
         }

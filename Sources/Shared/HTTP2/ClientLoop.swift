@@ -3,6 +3,7 @@ internal import CNGHTTP2
 internal import COpenSSL
 import Core
 import Foundation
+import SDKClient
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -70,7 +71,7 @@ final class ClientLoop: @unchecked Sendable {
     private let incoming = Mutex<(transfers: [Transfer], closed: Bool)>(([], false))
     private let stopping = Atomic<Bool>(false)
     private let finishedSignal = DispatchSemaphore(value: 0)
-    private let epoll: Int32
+    private let poll = EventPoll(capacity: 128)
     private let wake: Int32
     private var origins: [Origin: OriginState] = [:]
     private var connections: [UInt64: ClientConnection] = [:]
@@ -90,12 +91,8 @@ final class ClientLoop: @unchecked Sendable {
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, clientOnFrameSent)
         nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, clientOnFrameNotSent)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, clientOnStreamClose)
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.u64 = 0
-        epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
+        poll.add(wake, tag: 0, interest: .readable)
         let thread = Thread { [self] in
             run()
             finishedSignal.signal()
@@ -132,19 +129,15 @@ final class ClientLoop: @unchecked Sendable {
         var one: UInt64 = 1
         _ = write(wake, &one, 8)
         finishedSignal.wait()
-        incoming.withLock { _ in
-            Glibc.close(epoll)
-            Glibc.close(wake)
-        }
+        incoming.withLock { _ in _ = Glibc.close(wake) }
     }
 
     // MARK: - The loop's thread
 
     private func run() {
-        var ready = [epoll_event](repeating: epoll_event(), count: 128)
         var lastTick = 0.0
         while !stopping.load(ordering: .relaxed) {
-            var now = monotonicSeconds()
+            let now = monotonicSeconds()
             for transfer in incoming.withLock({ incoming in defer { incoming.transfers.removeAll(keepingCapacity: true) }; return incoming.transfers }) {
                 origin(transfer.origin).pending.append(transfer)
             }
@@ -158,20 +151,15 @@ final class ClientLoop: @unchecked Sendable {
                 admit(state, now: now)
                 if state.hasPending, case .waiting(let until, _) = state.health.state { wait = min(wait, max(0, until - now)) }
             }
-            let count = epoll_wait(epoll, &ready, Int32(ready.count), Int32((wait * 1000).rounded(.up)))
-            now = monotonicSeconds()
-            for index in 0..<Int(max(0, count)) {
-                let tag = ready[index].data.u64
-                if tag == 0 {
+            poll.wait(timeoutNanoseconds: Int64((wait * 1e9).rounded(.up))) { event in
+                if event.tag == 0 {
                     var value: UInt64 = 0
                     _ = read(wake, &value, 8)
-                    continue
+                    return
                 }
-                guard let connection = connections[tag] else { continue }
-                let bits = ready[index].events
-                let failed = bits & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
-                if bits & EPOLLIN.rawValue != 0 || failed { connection.readable(now: now) }
-                if bits & EPOLLOUT.rawValue != 0 || failed, connection.state != .closed { connection.writable() }
+                guard let connection = connections[event.tag] else { return }
+                if event.readable { connection.readable(now: monotonicSeconds()) }
+                if event.writable, connection.state != .closed { connection.writable() }
             }
         }
         for connection in Array(connections.values) { connection.close(failure: "the client closed") }
@@ -238,10 +226,7 @@ final class ClientLoop: @unchecked Sendable {
             nextTag += 1
             connections[connection.tag] = connection
             state.connections.append(connection)
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue
-            event.data.u64 = connection.tag
-            epoll_ctl(epoll, EPOLL_CTL_ADD, connection.fd, &event)
+            poll.add(connection.fd, tag: connection.tag, interest: [.readable, .writable])
         } catch {
             state.health.broken(probe: probe, error: error.description, now: now, jitter: Double.random(in: 0...1))
         }
@@ -291,7 +276,7 @@ final class ClientLoop: @unchecked Sendable {
     }
 
     func closed(_ connection: ClientConnection, failure: String?) {
-        epoll_ctl(epoll, EPOLL_CTL_DEL, connection.fd, nil)
+        poll.remove(connection.fd)
         connections[connection.tag] = nil
         guard let state = origins[connection.origin] else { return }
         state.connections.removeAll { $0 === connection }
@@ -306,9 +291,6 @@ final class ClientLoop: @unchecked Sendable {
     }
 
     func watch(_ connection: ClientConnection, writable: Bool) {
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue | (writable ? EPOLLOUT.rawValue : 0)
-        event.data.u64 = connection.tag
-        epoll_ctl(epoll, EPOLL_CTL_MOD, connection.fd, &event)
+        poll.modify(connection.fd, tag: connection.tag, interest: writable ? [.readable, .writable] : .readable)
     }
 }

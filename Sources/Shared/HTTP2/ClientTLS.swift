@@ -1,4 +1,5 @@
 internal import COpenSSL
+import SDKClient
 
 /// The TLS client settings of one transport: ALPN `h2` only, TLS 1.2 or later, certificates checked
 /// against the system's store and an optional extra CA, sessions kept by the transport for resumption.
@@ -9,7 +10,7 @@ final class ClientTLS: @unchecked Sendable {
     let context: OpaquePointer
 
     init(caFile: String?) throws(HTTP2TransportError) {
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw HTTP2TransportError("cannot create a TLS context: \(Self.lastError())") }
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw HTTP2TransportError("cannot create a TLS context: \(TLSClientContext.lastError())") }
         self.context = context
         _ = herald_ssl_ctx_set_min_tls12(context)
         _ = herald_ssl_ctx_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
@@ -17,14 +18,14 @@ final class ClientTLS: @unchecked Sendable {
         SSL_CTX_sess_set_new_cb(context, keepNewSession)
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-            throw HTTP2TransportError("cannot load the system's trusted certificates: \(Self.lastError())")
+            throw HTTP2TransportError("cannot load the system's trusted certificates: \(TLSClientContext.lastError())")
         }
         if let caFile, SSL_CTX_load_verify_locations(context, caFile, nil) != 1 {
-            throw HTTP2TransportError("cannot load CA file \(caFile): \(Self.lastError())")
+            throw HTTP2TransportError("cannot load CA file \(caFile): \(TLSClientContext.lastError())")
         }
         let alpn: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
-            throw HTTP2TransportError("cannot offer ALPN h2: \(Self.lastError())")
+            throw HTTP2TransportError("cannot offer ALPN h2: \(TLSClientContext.lastError())")
         }
     }
 
@@ -44,16 +45,6 @@ final class ClientTLS: @unchecked Sendable {
         }
         if let session { SSL_set_session(ssl, session) }
         return ssl
-    }
-
-    /// The oldest queued OpenSSL error as text (and the queue cleared), or "unknown".
-    static func lastError() -> String {
-        let code = ERR_get_error()
-        ERR_clear_error()
-        guard code != 0 else { return "unknown" }
-        var text = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(code, &text, text.count)
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

@@ -42,7 +42,7 @@ public final class TLSClientContext: @unchecked Sendable {
     deinit { SSL_CTX_free(context) }
 
     /// The oldest queued OpenSSL error as text (and the queue cleared), or "unknown".
-    static func lastError() -> String {
+    package static func lastError() -> String {
         let code = ERR_get_error()
         ERR_clear_error()
         guard code != 0 else { return "unknown" }
