@@ -135,7 +135,7 @@ struct ShardRunner: Sendable {
         // arrive while one is made, and the unrecorded pushes never exceed the window. The pages
         // are read and prepared on a thread of their own meanwhile (`PageReader`), unless a send
         // rate paces them: then each is read when its turn comes.
-        let slots = windows[work.app] ?? BatchSlots(capacity: 2)
+        let slots = window(of: work.app)
         var inFlight: [InFlightBatch] = []
         // Slots this shard holds: one per batch sent and not yet recorded, and those taken for the
         // pages of the turn in progress. All go back when the pass ends, however it ends; when it
@@ -252,6 +252,12 @@ struct ShardRunner: Sendable {
         max(2, window / max(1, batchSize))
     }
 
+    /// The window `app`'s shards share; an app without a provider gets two slots of its own, since
+    /// its pushes fail at once without reaching the network.
+    private func window(of app: String) -> BatchSlots {
+        windows[app] ?? BatchSlots(capacity: 2)
+    }
+
     /// One window per application, for the shards of one worker to share.
     static func windows(for providers: [String: any PushProvider], batchSize: Int) -> [String: BatchSlots] {
         providers.mapValues { BatchSlots(capacity: batchesInFlight(window: $0.window, batchSize: batchSize)) }
@@ -292,7 +298,7 @@ struct ShardRunner: Sendable {
     private func sendRetries(_ work: ShardWork, provider: (any PushProvider)?, stop: () -> Bool) throws -> PassEnd {
         // Each batch of retries takes one of the app's slots while it is out, as a first-attempt
         // batch does.
-        let slots = windows[work.app] ?? BatchSlots(capacity: 2)
+        let slots = window(of: work.app)
         while !stop() {
             let now = clock.now()
             let due = try store.dueRetries(of: work, now: now, limit: batchSize)
