@@ -126,6 +126,17 @@ import Testing
         let expired = stats["rejected"]?["80200003"]?.lenientInt ?? 0
         #expect(expired >= 1 && expired <= 4, "\(stats.text)")
         #expect(try rig.statuses(dead.1) == [400] && rig.statuses(illegal.1) == [200])
+
+        // /metrics names the provider (the workers' counters ride on their next heartbeat, every second).
+        var metrics = ""
+        for _ in 0..<50 {
+            metrics = try rig.herald.client.request("GET", "/metrics").text
+            if metrics.contains(#"provider="huawei",outcome="sent"} 8"#) { break }
+            usleep(100_000)
+        }
+        #expect(metrics.contains(#"provider="huawei",outcome="sent"} 8"#), "\(metrics)")
+        #expect(metrics.contains(#"provider="huawei",outcome="failed"} 2"#), "\(metrics)")
+        #expect(metrics.contains(#"herald_push_retries_total{"#) && metrics.contains(#"provider="huawei",reason="81000001"} 3"#), "\(metrics)")
     }
 
     @Test func huaweiDevicesOfAnAppWithoutAHuaweiSectionFailWithAClearReason() throws {
