@@ -23,7 +23,8 @@ enum EdgeCommand {
             if let path = options.deadTokensPath { deadTokens = try DeviceDirectory.tokens(path: path) }
             if let path = options.hwidsPath { try directory.load(path: path) }
             if let devices = options.fleetDevices {
-                directory.addFleet(devices: devices, seed: options.fleetSeed, oneSignalFraction: options.fleetOneSignal)
+                directory.addFleet(devices: devices, seed: options.fleetSeed, oneSignalFraction: options.fleetOneSignal,
+                                   huaweiFraction: options.fleetHuawei)
             }
             if options.reportTo?.isTLS == true {
                 do { tls = try TLSClientContext(caFile: options.caFile) } catch { throw FleetOptions.Problem("--ca \(error.description)") }
