@@ -90,6 +90,18 @@ final class ScriptedTransport: HTTP2Transport {
         #expect(PayloadBuilder.huawei(spec, hash: "h1", token: "t", language: nil)["message"]?["android"] == ["urgency": "HIGH"])
     }
 
+    @Test func aMessageForHuaweiDevicesIsRefusedWhenItsDataCannotFit() throws {
+        var spec = MessageSpec(content: ["default": "Hi"])
+        spec.android.rootParams = ["big": .string(String(repeating: "x", count: 4_100))]
+        spec.platforms = [Platform.huawei]
+        let error = try #require(PayloadBuilder.sizeCheck(spec))
+        #expect(error.hasPrefix("Huawei Push Kit data of "), "\(error)")
+        spec.platforms = [Platform.huawei, Platform.android]
+        #expect(PayloadBuilder.sizeCheck(spec)?.hasPrefix("FCM data of ") == true)
+        spec.platforms = [Platform.iOS]
+        #expect(PayloadBuilder.sizeCheck(spec) == nil)
+    }
+
     @Test func clientCredentialsAreExchangedOnceAndRenewedWhenRefused() throws {
         let issued = Atomic<Int>(0)
         let transport = ScriptedTransport { _ in

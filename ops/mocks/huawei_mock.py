@@ -22,7 +22,7 @@ TTL_RE = re.compile(r"^\d+(\.\d{1,9})?[sS]?$")
 MESSAGE_FIELDS = {"data", "notification", "android", "apns", "webpush", "token", "topic", "condition"}
 ANDROID_FIELDS = {"collapse_key", "urgency", "category", "ttl", "bi_tag", "receipt_id", "fast_app_target", "data",
                   "notification"}
-MAX_MESSAGE_BYTES = 4096
+MAX_DATA_BYTES = 4096
 MAX_TOKENS = 1000
 # Token prefixes with a scripted outcome.
 PREFIXES = ("dead", "illegal", "unavailable", "internal")
@@ -228,7 +228,7 @@ class HuaweiApp(mocklib.BearerApp):
         if "data" in msg and not isinstance(msg["data"], str):
             raise PushError(400, *PARAMETER)
         self.check_android(msg.get("android"))
-        if len(json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode()) > MAX_MESSAGE_BYTES:
+        if len(msg.get("data", "").encode()) > MAX_DATA_BYTES:
             raise PushError(413, *TOO_BIG)
         self.scripted(tokens)
 

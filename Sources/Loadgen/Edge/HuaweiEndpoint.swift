@@ -11,7 +11,7 @@ final class HuaweiEndpoint: Sendable {
     static let messageFields: Set<String> = ["data", "notification", "android", "apns", "webpush", "token", "topic", "condition"]
     static let androidFields: Set<String> = ["collapse_key", "urgency", "category", "ttl", "bi_tag", "receipt_id", "fast_app_target",
                                              "data", "notification"]
-    static let maxMessageBytes = 4096
+    static let maxDataBytes = 4096
 
     let appID: String
     let clientSecret: String
@@ -98,15 +98,15 @@ final class HuaweiEndpoint: Sendable {
         var data = JSON.object([:])
         if let text = message["data"] {
             guard let string = text.stringValue else { throw Refusal.parameters() }
+            guard string.utf8.count <= Self.maxDataBytes else {
+                throw Refusal(status: 413, code: "80300008", message: "The message body size exceeds the default value.")
+            }
             data = (try? JSON.parse(Array(string.utf8))) ?? .object([:])
         }
         if let android = message["android"] {
             guard case .object(let config) = android, config.keys.allSatisfy(Self.androidFields.contains) else { throw Refusal.structure() }
             if let urgency = config["urgency"], !["HIGH", "NORMAL"].contains(urgency.stringValue ?? "") { throw Refusal.parameters() }
             if let ttl = config["ttl"], !Self.isTTL(ttl.stringValue ?? "") { throw Refusal.parameters() }
-        }
-        guard JSON.object(message).encoded().count <= Self.maxMessageBytes else {
-            throw Refusal(status: 413, code: "80300008", message: "The message body size exceeds the default value.")
         }
         if deadTokens.contains(token) { throw Refusal(status: 400, code: "80300007", message: "All the tokens are invalid.") }
         return (token, data)

@@ -2,8 +2,8 @@ import Core
 import HTTP2
 
 /// Every application's delivery, built from the configuration: the file sink when `sink` is set,
-/// otherwise APNs for iOS devices, FCM for Android devices and Huawei Push Kit for Huawei devices. Owns the HTTP/2 transports, which
-/// `close()` releases at shutdown.
+/// otherwise APNs for iOS devices, FCM for Android devices and Huawei Push Kit for Huawei devices.
+/// Owns the HTTP/2 transports, which `close()` releases at shutdown.
 public struct Providers: Sendable {
     /// Streams an APNs connection carries (what APNs announces once a provider token is accepted), and
     /// what an FCM connection is assumed to carry: a provider's window is its connections times this,

@@ -33,8 +33,9 @@ public struct OutgoingPush: Sendable {
     }
 }
 
-/// Something that delivers pushes: APNs, FCM, Huawei Push Kit, or the file sink. A provider returns one outcome
-/// per push, in order; it never throws, because every push must end with a recorded outcome.
+/// Something that delivers pushes: APNs, FCM, Huawei Push Kit, or the file sink. A provider returns
+/// one outcome per push, in order; it never throws, because every push must end with a recorded
+/// outcome.
 public protocol PushProvider: Sendable {
     func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord]
 

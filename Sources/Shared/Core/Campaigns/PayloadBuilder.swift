@@ -1,6 +1,7 @@
-/// Builds the APNs, FCM and Huawei Push Kit payloads of a `MessageSpec` in the shape the Pushwoosh SDKs read (the
-/// keys are listed in the README's Campaigns section). Pure functions: the worker passes the
-/// per-device inputs (message hash, device language, stored badge) and sends or sinks the result.
+/// Builds the APNs, FCM and Huawei Push Kit payloads of a `MessageSpec` in the shape the Pushwoosh
+/// SDKs read (the keys are listed in the README's Campaigns section). Pure functions: the worker
+/// passes the per-device inputs (message hash, device language, stored badge) and sends or sinks
+/// the result.
 ///
 /// Choices worth knowing:
 /// - `rm` (rich media) is `{"url", "ts", "tags": {}}` from `richMediaLink` (the zip the SDK
@@ -212,6 +213,7 @@ public enum PayloadBuilder {
         let inbox = InboxLink(spec, code: "0000-00000000-00000000", sentAt: 4_000_000_000)
         let checkIOS = spec.platforms?.contains(Platform.iOS) ?? true
         let checkAndroid = spec.platforms.map { $0.contains(Platform.android) || $0.contains(Platform.huawei) } ?? true
+        let androidProvider = (spec.platforms?.contains(Platform.android) ?? true) ? "FCM" : "Huawei Push Kit"
         var languages: Set<String> = []
         let texts: [MessageSpec.LocalizedText?] = [
             spec.content, spec.title, spec.subtitle, spec.ios.title, spec.ios.subtitle, spec.ios.content,
@@ -231,7 +233,7 @@ public enum PayloadBuilder {
                 let message = fcm(spec, hash: hash, token: "", language: language, badge: 0, inbox: inbox)
                 let size = message["message"]?["data"]?.encoded().count ?? 0
                 if size > sizeLimit {
-                    return "FCM data of \(size) bytes exceeds the limit of \(sizeLimit) bytes\(suffix)"
+                    return "\(androidProvider) data of \(size) bytes exceeds the limit of \(sizeLimit) bytes\(suffix)"
                 }
             }
         }
