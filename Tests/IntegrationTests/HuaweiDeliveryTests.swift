@@ -17,17 +17,20 @@ import Testing
         let huawei: MockServer
         let herald: HeraldProcesses
 
-        init(database: TestDatabase) throws {
+        /// - Parameter wrongSecret: Herald is given another client secret than the mock accepts.
+        init(database: TestDatabase, wrongSecret: Bool = false) throws {
             folder = NSTemporaryDirectory() + "herald-huawei-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             let pki = try TestPKI.shared()
             let secret = folder + "/huawei-secret"
             try Data("client-secret-\(UUID().uuidString)\n".utf8).write(to: URL(fileURLWithPath: secret))
+            let heraldSecret = wrongSecret ? folder + "/other-secret" : secret
+            if wrongSecret { try Data("not-the-secret".utf8).write(to: URL(fileURLWithPath: heraldSecret)) }
             huawei = try MockServer.huawei(pki: pki, folder: folder, appID: HuaweiDeliveryTests.appID, secretFile: secret,
                                            extra: ["--unavailable-count", "3"])
             herald = try HeraldProcesses(shopDelivery: [
                 "huawei": [
-                    "app_id": .string(HuaweiDeliveryTests.appID), "client_secret_file": .string(secret),
+                    "app_id": .string(HuaweiDeliveryTests.appID), "client_secret_file": .string(heraldSecret),
                     "token_url": .string(huawei.url + "/oauth2/v3/token"), "endpoint": .string(huawei.url),
                     "ca_file": .string(pki + "/ca.pem"),
                 ],
@@ -137,6 +140,17 @@ import Testing
         #expect(metrics.contains(#"provider="huawei",outcome="sent"} 8"#), "\(metrics)")
         #expect(metrics.contains(#"provider="huawei",outcome="failed"} 2"#), "\(metrics)")
         #expect(metrics.contains(#"herald_push_retries_total{"#) && metrics.contains(#"provider="huawei",reason="81000001"} 3"#), "\(metrics)")
+    }
+
+    @Test func aRefusedClientSecretFailsThePushesAndTheLogNamesTheKeys() throws {
+        let rig = try Rig(database: .configured, wrongSecret: true)
+        try rig.register("hw-1", platform: Platform.huawei, token: deviceToken("", seed: "hw-1"))
+        let (_, funnel) = try rig.sendAndWait(["send_date": "now", "content": "Hello"])
+        #expect(funnel["targeted"] == 1 && funnel["failed"] == 1 && funnel["errors"] == ["AccessTokenError": 1], "\(funnel.text)")
+        let stats = try rig.huawei.stats()
+        #expect(stats["token_rejected"] == ["1101/20058": 1] && stats["requests"] == 0, "\(stats.text)")
+        let log = (try? String(contentsOfFile: rig.herald.workerLogPath(0), encoding: .utf8)) ?? ""
+        #expect(log.contains("huawei.client_secret_file") && !log.contains("not-the-secret"), "\(log)")
     }
 
     @Test func huaweiDevicesOfAnAppWithoutAHuaweiSectionFailWithAClearReason() throws {
