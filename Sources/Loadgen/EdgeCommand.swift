@@ -4,8 +4,9 @@ import HTTP2Server
 import HTTPServer
 import SDKClient
 
-/// `herald-load edge …`: makes or reads the credentials, starts the APNs and FCM servers and the
-/// admin API, writes `edge.json`, prints READY, and serves until SIGINT or SIGTERM.
+/// `herald-load edge …`: makes or reads the credentials, starts the APNs and FCM servers (the latter
+/// also plays Huawei Push Kit) and the admin API, writes `edge.json`, prints READY, and serves until
+/// SIGINT or SIGTERM.
 enum EdgeCommand {
     /// Runs the command; returns the exit status (0 stopped by a signal, 1 cannot start, 2 bad flags).
     static func main(_ arguments: [String]) -> Int32 {
@@ -22,7 +23,8 @@ enum EdgeCommand {
             if let path = options.deadTokensPath { deadTokens = try DeviceDirectory.tokens(path: path) }
             if let path = options.hwidsPath { try directory.load(path: path) }
             if let devices = options.fleetDevices {
-                directory.addFleet(devices: devices, seed: options.fleetSeed, oneSignalFraction: options.fleetOneSignal)
+                directory.addFleet(devices: devices, seed: options.fleetSeed, oneSignalFraction: options.fleetOneSignal,
+                                   huaweiFraction: options.fleetHuawei)
             }
             if options.reportTo?.isTLS == true {
                 do { tls = try TLSClientContext(caFile: options.caFile) } catch { throw FleetOptions.Problem("--ca \(error.description)") }
@@ -70,12 +72,13 @@ enum EdgeCommand {
             apns: APNsEndpoint(tokens: ProviderTokenCheck(key: credentials.apnsKey, teamID: credentials.teamID, keyID: credentials.keyID),
                                topic: EdgeCredentials.topic, deadTokens: deadTokens),
             fcm: FCMEndpoint(assertions: assertions, project: EdgeCredentials.project, tokenPath: "/token", deadTokens: deadTokens),
+            huawei: HuaweiEndpoint(appID: EdgeCredentials.huaweiAppID, clientSecret: credentials.huaweiClientSecret, deadTokens: deadTokens),
             stats: stats, reporter: reporter)
         server.start(handler: handler)
         reporter?.start(threads: 2)
         FileHandle.standardOutput.write(Data("READY\n".utf8))
         FileHandle.standardError.write(Data(
-            "herald-load edge: APNs \(apnsURL), FCM \(fcmURL), admin http://\(options.host):\(admin.port)/stats; settings in \(credentials.path("edge.json"))\n".utf8))
+            "herald-load edge: APNs \(apnsURL), FCM and Huawei \(fcmURL), admin http://\(options.host):\(admin.port)/stats; settings in \(credentials.path("edge.json"))\n".utf8))
 
         _ = Signals.waitForTermination()
         reporter?.stop()

@@ -105,7 +105,7 @@ struct ShardRunner: Sendable {
             guard let last = page.last else { break }
             after = last.deviceID
             let outcomes = page.map { target in
-                let channel: OutgoingPush.Channel = Platform.usesAPNs(target.platform) ? .apns : .fcm
+                let channel = OutgoingPush.Channel(platform: target.platform)
                 return DeliveryRecord(deviceID: target.deviceID, outcome: .retrying, reason: "WorkerLost", ambiguous: true,
                                       schedule: RetrySchedule(nextAt: now, expiresAt: now + retryPolicy.ttl(of: channel, work.spec)))
             }
@@ -354,7 +354,7 @@ struct ShardRunner: Sendable {
     private func gate(for targets: [Target], provider: (any PushProvider)?) -> CircuitBreaker.Gate {
         guard let provider else { return .closed }
         var channels: Set<OutgoingPush.Channel> = []
-        for target in targets { channels.insert(Platform.usesAPNs(target.platform) ? .apns : .fcm) }
+        for target in targets { channels.insert(OutgoingPush.Channel(platform: target.platform)) }
         var result = CircuitBreaker.Gate.closed
         let now = monotonicSeconds()
         for channel in channels {
@@ -443,16 +443,21 @@ struct ShardRunner: Sendable {
         let inbox = PayloadBuilder.InboxLink(work.spec, code: work.messageCode, sentAt: now)
         var apnsBodies: [APNsPayloadKey: [UInt8]] = [:]
         return targets.map { target in
-            if Platform.usesAPNs(target.platform) {
+            switch OutgoingPush.Channel(platform: target.platform) {
+            case .apns:
                 let key = APNsPayloadKey(language: target.language, badge: target.badge)
                 let body = apnsBodies[key] ?? PayloadBuilder.apns(work.spec, hash: work.hash, language: target.language,
                                                                  badge: target.badge, inbox: inbox).encoded()
                 apnsBodies[key] = body
                 return OutgoingPush(target: target, channel: .apns, body: body)
+            case .fcm:
+                return OutgoingPush(target: target, channel: .fcm, body: PayloadBuilder.fcm(
+                    work.spec, hash: work.hash, token: target.pushToken, language: target.language, badge: target.badge,
+                    inbox: inbox).encoded())
+            case .huawei:
+                return OutgoingPush(target: target, channel: .huawei, body: PayloadBuilder.huawei(
+                    work.spec, hash: work.hash, token: target.pushToken, language: target.language, inbox: inbox).encoded())
             }
-            return OutgoingPush(target: target, channel: .fcm, body: PayloadBuilder.fcm(
-                work.spec, hash: work.hash, token: target.pushToken, language: target.language, badge: target.badge,
-                inbox: inbox).encoded())
         }
     }
 }

@@ -58,7 +58,7 @@ do {
     providers = try Providers(apps: configuration.apps, delivery: configuration.delivery, clock: SystemClock(), logger: logger, stats: stats)
 } catch {
     // A key file that is missing or unreadable is a configuration error: exit 2, which the units do not restart.
-    logger.error("cannot set up delivery: check the app's apns.key_path, fcm.service_account_path or sink",
+    logger.error("cannot set up delivery: check the app's apns.key_path, fcm.service_account_path, huawei.client_secret_file or sink",
                  ["app": error.app, "error": error.cause])
     exit(2)
 }

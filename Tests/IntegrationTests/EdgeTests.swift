@@ -16,22 +16,28 @@ import Glibc
     var edge: Process?
     static let iosDevices = 12
     static let androidDevices = 8
+    static let huaweiDevices = 5
 
     init() throws {
         herald = try HeraldProcesses(throttle: (1000, 3600))
         directory = herald.folder + "/edge"
     }
 
-    /// The test's devices: iOS with 64-hex APNs tokens and Android with FCM tokens; the last of each is dead.
+    /// The test's devices: iOS with 64-hex APNs tokens, Android with FCM tokens and Huawei with Push Kit
+    /// tokens; the last of each is dead.
     var devices: [SDKDevice] {
         (0..<Self.iosDevices).map { index in
             SDKDevice(String(format: "IOS-%04d", index), platform: 1, token: String(format: "%064x", 0xA000 + index), gateway: "production")
         } + (0..<Self.androidDevices).map { index in
             SDKDevice(String(format: "android-%04d", index), platform: 3, token: "fcm\(index):APA91b" + String(repeating: "x", count: 40))
+        } + (0..<Self.huaweiDevices).map { index in
+            SDKDevice(String(format: "huawei-%04d", index), platform: 17, token: "IQAAAACy\(index)" + String(repeating: "h", count: 40))
         }
     }
 
-    var deadTokens: [String] { [devices[Self.iosDevices - 1].token, devices[devices.count - 1].token] }
+    var deadTokens: [String] {
+        [Self.iosDevices - 1, Self.iosDevices + Self.androidDevices - 1, devices.count - 1].map { devices[$0].token }
+    }
 
     /// Starts the edge (with `extra` flags) and waits (at most 20 s) for its READY line; returns edge.json.
     mutating func startEdge(_ extra: [String]) throws -> JSON {
@@ -59,6 +65,9 @@ import Glibc
             ]
             shop["fcm"] = ["service_account_path": settings["service_account_path"]!, "endpoint": settings["fcm_url"]!,
                            "ca_file": settings["ca_file"]!]
+            shop["huawei"] = ["app_id": settings["huawei_app_id"]!, "client_secret_file": settings["huawei_client_secret_file"]!,
+                              "token_url": settings["huawei_token_url"]!, "endpoint": settings["huawei_endpoint"]!,
+                              "ca_file": settings["ca_file"]!]
             apps[0] = .object(shop)
             members["apps"] = .array(apps)
         }
@@ -89,7 +98,8 @@ import Glibc
         let settings = try startEdge(["--dead-tokens", dead, "--report-to", "http://127.0.0.1:\(herald.httpPort)",
                                       "--app", HeraldProcesses.appCode, "--open-rate", "0.5", "--report-delay", "0.1", "--hwids", hwids])
         defer { stopEdge() }
-        for key in ["apns_url", "fcm_url", "ca_file", "team_id", "key_id", "key_path", "topic", "service_account_path", "admin_url"] {
+        for key in ["apns_url", "fcm_url", "ca_file", "team_id", "key_id", "key_path", "topic", "service_account_path", "admin_url",
+                    "huawei_app_id", "huawei_client_secret_file", "huawei_token_url", "huawei_endpoint"] {
             #expect(settings[key]?.stringValue?.isEmpty == false, "edge.json \(key)")
         }
         try startHerald(edge: settings)
@@ -97,40 +107,43 @@ import Glibc
         let json = herald.folder + "/campaign.json"
         let (status, output) = try Self.run(["campaign", "--target", "http://127.0.0.1:\(herald.httpPort)", "--app", HeraldProcesses.appCode,
                                              "--token", HeraldProcesses.apiToken, "--edge-dir", directory, "--json", json, "--timeout", "60"])
-        // The two dead tokens are failed pushes: exit 1 without --allow-errors, and the reason says so.
+        // The three dead tokens are failed pushes: exit 1 without --allow-errors, and the reason says so.
         #expect(status == 1, "\(output)")
-        #expect(output.contains("2 pushes failed"), "\(output)")
+        #expect(output.contains("3 pushes failed"), "\(output)")
         let result = try JSON.parse(Data(contentsOf: URL(fileURLWithPath: json)))
         let code = try #require(result["message"]?.stringValue)
         let funnel = try herald.waitForMessage(code)
         let total = Int64(devices.count)
-        #expect(funnel["targeted"] == .int(total) && funnel["sent"] == .int(total - 2) && funnel["failed"] == 2, "\(funnel.text)")
+        #expect(funnel["targeted"] == .int(total) && funnel["sent"] == .int(total - 3) && funnel["failed"] == 3, "\(funnel.text)")
         // campaign --json says what Herald says, and what the edge received.
         for key in ["targeted", "sent", "failed"] { #expect(result[key] == funnel[key], "\(key): \(result.text)") }
-        #expect(result["edge_received"] == .int(total) && result["edge_accepted"] == .int(total - 2), "\(result.text)")
+        #expect(result["edge_received"] == .int(total) && result["edge_accepted"] == .int(total - 3), "\(result.text)")
         for key in ["first_push_s", "done_s", "pushes_per_s"] { #expect((result[key]?.lenientDouble ?? -1) > 0, "\(key): \(result.text)") }
         #expect((result["first_push_s"]?.lenientDouble ?? 0) <= (result["done_s"]?.lenientDouble ?? 0))
 
-        // The edge's own counts: every accepted push is a sent one, the dead tokens refused as Apple and Google do.
+        // The edge's own counts: every accepted push is a sent one, the dead tokens refused as Apple, Google
+        // and Huawei do.
         let counts = try stats(settings)
         #expect(counts["apns"]?["accepted"] == .int(Int64(Self.iosDevices - 1)) && counts["fcm"]?["accepted"] == .int(Int64(Self.androidDevices - 1)))
         #expect(counts["apns"]?["rejected"] == ["Unregistered": 1] && counts["fcm"]?["rejected"] == ["UNREGISTERED": 1], "\(counts.text)")
-        #expect((counts["fcm"]?["tokens_issued"]?.lenientInt ?? 0) >= 1)
+        #expect(counts["huawei"]?["accepted"] == .int(Int64(Self.huaweiDevices - 1)) && counts["huawei"]?["rejected"] == ["80300007": 1],
+                "\(counts.text)")
+        #expect((counts["fcm"]?["tokens_issued"]?.lenientInt ?? 0) >= 1 && (counts["huawei"]?["tokens_issued"]?.lenientInt ?? 0) >= 1)
         #expect(counts["connections"]?.lenientInt.map { $0 >= 1 } == true)
 
         // The devices reported back: every sent push delivered, about half opened; the funnel moves accordingly.
-        let reported = try herald.waitForFunnel(code, timeout: 30) { $0["delivered"] == .int(total - 2) && ($0["opened"]?.lenientInt ?? 0) > 0 }
+        let reported = try herald.waitForFunnel(code, timeout: 30) { $0["delivered"] == .int(total - 3) && ($0["opened"]?.lenientInt ?? 0) > 0 }
         let opened = reported["opened"]?.lenientInt ?? 0
-        #expect(opened < total - 2, "\(reported.text)")
+        #expect(opened < total - 3, "\(reported.text)")
         let edgeReported = try stats(settings)["reported"]
-        #expect(edgeReported?["delivered"] == .int(total - 2) && edgeReported?["opened"] == .int(opened), "\(edgeReported?.text ?? "")")
+        #expect(edgeReported?["delivered"] == .int(total - 3) && edgeReported?["opened"] == .int(opened), "\(edgeReported?.text ?? "")")
 
         // The dead tokens' devices are no longer targeted.
         let (again, againOutput) = try Self.run(["campaign", "--target", "http://127.0.0.1:\(herald.httpPort)", "--app", HeraldProcesses.appCode,
                                                  "--token", HeraldProcesses.apiToken, "--edge-dir", directory, "--json", json, "-q"])
         #expect(again == 0, "\(againOutput)")
         let second = try JSON.parse(Data(contentsOf: URL(fileURLWithPath: json)))
-        #expect(second["targeted"] == .int(total - 2) && second["sent"] == .int(total - 2) && second["edge_received"] == .int(total - 2), "\(second.text)")
+        #expect(second["targeted"] == .int(total - 3) && second["sent"] == .int(total - 3) && second["edge_received"] == .int(total - 3), "\(second.text)")
     }
 
     @Test mutating func aWrongTopicIsRefusedWithApplesReason() throws {

@@ -100,8 +100,9 @@ class OAuthError(Exception):
         self.http = http
 
 
-class FcmApp:
+class FcmApp(mocklib.BearerApp):
     def __init__(self, args):
+        super().__init__()
         self.args = args
         sa = {}
         if args.service_account:
@@ -133,8 +134,6 @@ class FcmApp:
         for uri in self.token_uris:
             self.token_paths.add(urllib.parse.urlsplit(uri).path or "/")
         self.recorder = mocklib.Recorder(args.record)
-        self.access_tokens = {}   # token -> expiry (unix s)
-        self.reset()
 
     def on_listening(self, port):
         # With no --token-uri the mock's own address is the audience (the service account JSON's
@@ -146,44 +145,16 @@ class FcmApp:
                     self.token_uris.append(uri)
 
     # ------------------------------------------------------------------ state
-    def reset(self):
-        self.requests = 0
-        self.accepted = 0
-        self.rejected = {}
-        self.token_requests = 0
-        self.tokens_issued = 0
-        self.token_rejected = {}
-        self.token_attempts = {}
-
     def goaway_debug(self):
         return b""
 
-    def stats(self):
-        return {
-            "requests": self.requests,
-            "accepted": self.accepted,
-            "rejected": dict(self.rejected),
-            "token_requests": self.token_requests,
-            "tokens_issued": self.tokens_issued,
-            "token_rejected": dict(self.token_rejected),
-            "tokens_valid": sum(1 for exp in self.access_tokens.values() if exp > time.time()),
-        }
-
     def admin_routes(self):
-        def reset(q):
-            self.reset()
-            return 200, {"reset": True}
-
         def revoke(q):
             n = len(self.access_tokens)
             self.access_tokens.clear()
             return 200, {"revoked": n}
 
-        return {
-            ("GET", "/stats"): lambda q: (200, self.stats()),
-            ("POST", "/reset"): reset,
-            ("POST", "/revoke-tokens"): revoke,
-        }
+        return {**super().admin_routes(), ("POST", "/revoke-tokens"): revoke}
 
     # ------------------------------------------------------------------ dispatch
     def handle(self, proto, req):
@@ -318,11 +289,7 @@ class FcmApp:
         if not SCOPES_OK & set(scope.split()):
             raise OAuthError("invalid_scope",
                              "The scope must include https://www.googleapis.com/auth/firebase.messaging")
-        token = "ya29.mock." + secrets.token_urlsafe(32)
-        self.access_tokens[token] = now + self.args.token_ttl
-        if len(self.access_tokens) > 100000:
-            self.access_tokens = {t: e for t, e in self.access_tokens.items() if e > now}
-        return token
+        return self.issue_token("ya29.mock.", self.args.token_ttl)
 
     # ------------------------------------------------------------------ messages:send
     def handle_send(self, req, record):

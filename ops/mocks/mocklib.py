@@ -27,6 +27,7 @@ import functools
 import json
 import os
 import random
+import secrets
 import signal
 import socket
 import ssl
@@ -509,6 +510,51 @@ class Recorder:
 
 def bump(d, key, n=1):
     d[key] = d.get(key, 0) + n
+
+
+class BearerApp:
+    """What the mocks of OAuth 2.0 protected APIs (FCM, Huawei Push Kit) share: the counters of pushes
+    and token requests that /stats shows and /reset clears, and the access tokens issued."""
+
+    def __init__(self):
+        self.access_tokens = {}   # token -> expiry (unix s)
+        self.reset()
+
+    def reset(self):
+        self.requests = 0
+        self.accepted = 0
+        self.rejected = {}
+        self.token_requests = 0
+        self.tokens_issued = 0
+        self.token_rejected = {}
+        self.token_attempts = {}
+
+    def stats(self):
+        return {
+            "requests": self.requests,
+            "accepted": self.accepted,
+            "rejected": dict(self.rejected),
+            "token_requests": self.token_requests,
+            "tokens_issued": self.tokens_issued,
+            "token_rejected": dict(self.token_rejected),
+            "tokens_valid": sum(1 for exp in self.access_tokens.values() if exp > time.time()),
+        }
+
+    def admin_routes(self):
+        def reset(q):
+            self.reset()
+            return 200, {"reset": True}
+
+        return {("GET", "/stats"): lambda q: (200, self.stats()), ("POST", "/reset"): reset}
+
+    def issue_token(self, prefix, ttl):
+        """A new access token valid for `ttl` seconds; expired ones are forgotten past 100,000."""
+        token = prefix + secrets.token_urlsafe(32)
+        now = time.time()
+        self.access_tokens[token] = now + ttl
+        if len(self.access_tokens) > 100000:
+            self.access_tokens = {t: e for t, e in self.access_tokens.items() if e > now}
+        return token
 
 
 class Outage:

@@ -290,7 +290,7 @@ struct Dashboard: Sendable {
             for (key, circuit) in worker.stats["circuits"]?.objectValue ?? [:] where circuit["open"] == .bool(true) {
                 let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
                 guard parts.count == 2, parts[1] == code else { continue }
-                let name = parts[0] == "apns" ? "APNs" : "FCM"
+                let name = ["apns": "APNs", "fcm": "FCM", "huawei": "Huawei Push Kit"][parts[0]] ?? parts[0]
                 failing[name] = (circuit["reason"]?.stringValue ?? "Unknown", (failing[name]?.workers ?? 0) + 1)
             }
         }

@@ -115,7 +115,7 @@ final class Metrics: Sendable {
         }
         family("herald_worker_jobs_in_flight", "gauge", "Shards each connected worker holds.")
         for worker in sorted { lines.append("herald_worker_jobs_in_flight{worker=\"\(Self.label(worker.id))\"} \(worker.jobsInFlight)") }
-        family("herald_pushes_total", "counter", "Pushes by worker, provider (apns, fcm, sink; none when throttled) and outcome.")
+        family("herald_pushes_total", "counter", "Pushes by worker, provider (apns, fcm, huawei, sink; none when throttled) and outcome.")
         for worker in sorted {
             for (key, value) in (worker.stats["pushes"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
                 let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
@@ -140,7 +140,7 @@ final class Metrics: Sendable {
                  help: "Pushes that failed for a transient reason (5xx, 429, connection trouble), by worker, provider and reason.")
         counters("herald_push_ambiguous_total", "ambiguous",
                  help: "Pushes whose connection was lost after the request was written (the provider may have received them).")
-        counters("herald_provider_connections_opened_total", "connections", help: "Connections opened to APNs and FCM, by worker and provider.")
+        counters("herald_provider_connections_opened_total", "connections", help: "Connections opened to APNs, FCM and Huawei Push Kit, by worker and provider.")
         family("herald_provider_circuit_open", "gauge", "1 while a worker has paused sending to a provider for an app because it is failing.")
         for worker in sorted {
             for (entry, circuit) in (worker.stats["circuits"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -150,7 +150,7 @@ final class Metrics: Sendable {
                 lines.append("herald_provider_circuit_open{worker=\"\(Self.label(worker.id))\",provider=\"\(Self.label(parts[0]))\",app=\"\(Self.label(parts[1]))\"} \(open)")
             }
         }
-        family("herald_provider_request_seconds", "histogram", "Duration of APNs and FCM requests, by worker and provider.")
+        family("herald_provider_request_seconds", "histogram", "Duration of APNs, FCM and Huawei Push Kit requests, by worker and provider.")
         for worker in sorted {
             for (provider, histogram) in (worker.stats["latency"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
                 let counts = histogram["buckets"]?.arrayValue?.compactMap(\.lenientInt) ?? []

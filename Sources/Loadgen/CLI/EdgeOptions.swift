@@ -23,10 +23,11 @@ struct EdgeOptions: Equatable {
     var reportDelaySeconds: Double = 1
     /// `TOKEN HWID` lines: the devices the reports speak for.
     var hwidsPath: String?
-    /// A fleet's devices (`herald-load fleet --devices N --seed K --onesignal F`) the reports speak for.
+    /// A fleet's devices (`herald-load fleet --devices N --seed K --onesignal F --huawei H`) the reports speak for.
     var fleetDevices: Int?
     var fleetSeed: UInt64 = 1
     var fleetOneSignal: Double = 0
+    var fleetHuawei: Double = 0
     var caFile: String?
 
     /// Parses the arguments after `edge`. Returns nil for `--help`.
@@ -88,6 +89,8 @@ struct EdgeOptions: Equatable {
                 options.fleetSeed = seed
             case "--fleet-onesignal":
                 options.fleetOneSignal = try fraction(name, try cursor.value())
+            case "--fleet-huawei":
+                options.fleetHuawei = try fraction(name, try cursor.value())
             case "--ca":
                 options.caFile = try FleetOptions.path(name, try cursor.value())
             default:
@@ -158,7 +161,8 @@ struct EdgeOptions: Equatable {
           --hwids FILE         "TOKEN HWID" lines: the devices behind the push tokens.
           --fleet-devices N    or: the devices of `herald-load fleet --devices N`, with
           --fleet-seed K       its --seed (default 1) and
-          --fleet-onesignal F  its --onesignal (default 0).
+          --fleet-onesignal F  its --onesignal (default 0) and
+          --fleet-huawei F     its --huawei (default 0).
           --ca FILE            for an https --report-to: trust this CA file instead of the system store.
 
         Exit status: 0 after Ctrl-C or SIGTERM, 1 when it cannot start, 2 for a bad command line.

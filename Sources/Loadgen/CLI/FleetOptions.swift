@@ -16,6 +16,8 @@ struct FleetOptions: Equatable {
     var reportPath: String?
     /// The fraction of devices that talk through the OneSignal helper's routes instead of the SDK.
     var oneSignalFraction: Double = 0
+    /// The fraction of Android devices that are Huawei phones (`device_type` 17, Push Kit tokens).
+    var huaweiFraction: Double = 0
     var caFile: String?
     var insecure = false
     var timeoutSeconds: Double = 10
@@ -74,6 +76,8 @@ struct FleetOptions: Equatable {
                     throw Problem("--onesignal must be a fraction between 0 and 1, got '\(text)'")
                 }
                 options.oneSignalFraction = fraction
+            case "--huawei":
+                options.huaweiFraction = try EdgeOptions.fraction(name, try cursor.value())
             case "--timeout":
                 options.timeoutSeconds = try seconds(name, try cursor.value())
             default:
@@ -168,6 +172,8 @@ struct FleetOptions: Equatable {
           --seed K             the seed every device, token, tag and session is derived from (default 1).
           --onesignal F        the fraction F (0..1) of devices that talk through the OneSignal helper's
                                routes (/onesignal/adddevice, /onesignal/editdevice) instead of the SDK.
+          --huawei F           the fraction F (0..1) of Android devices that are Huawei phones without
+                               Google services: device_type 17 with a Push Kit token (default 0).
           --timeout SECONDS    a request (or a connection attempt) without a reply by then counts as a
                                timeout and its connection is opened anew (default 10).
 

@@ -21,19 +21,20 @@ struct EdgeAdmin {
         client = HTTPClient(host: url.host, port: url.port)
     }
 
-    /// Pushes the edge has received (accepted or refused, APNs and FCM) and accepted, from `/stats`.
+    /// Pushes the edge has received (accepted or refused, APNs, FCM and Huawei) and accepted, from `/stats`.
     func counts() throws -> (received: Int, accepted: Int, rejected: [String: Int], delivered: Int, opened: Int) {
         let response = try client.request("GET", "/stats")
         guard response.status == 200, let stats = try? JSON.parse(response.body) else {
             throw HTTPClient.Failure(description: "edge /stats answered HTTP \(response.status)")
         }
         var rejected: [String: Int] = [:]
-        for platform in ["apns", "fcm"] {
+        let platforms = ["apns", "fcm", "huawei"]
+        for platform in platforms {
             for (reason, count) in stats[platform]?["rejected"]?.objectValue ?? [:] {
                 rejected[platform + "." + reason, default: 0] += Int(count.lenientInt ?? 0)
             }
         }
-        let accepted = Int(stats["apns"]?["accepted"]?.lenientInt ?? 0) + Int(stats["fcm"]?["accepted"]?.lenientInt ?? 0)
+        let accepted = platforms.reduce(0) { $0 + Int(stats[$1]?["accepted"]?.lenientInt ?? 0) }
         return (accepted + rejected.values.reduce(0, +), accepted, rejected,
                 Int(stats["reported"]?["delivered"]?.lenientInt ?? 0), Int(stats["reported"]?["opened"]?.lenientInt ?? 0))
     }

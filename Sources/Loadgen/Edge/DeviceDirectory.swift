@@ -23,13 +23,13 @@ struct DeviceDirectory: Sendable {
         }
     }
 
-    /// Adds the devices of `herald-load fleet --devices N --seed K --onesignal F`.
-    mutating func addFleet(devices: Int, seed: UInt64, oneSignalFraction: Double) {
+    /// Adds the devices of `herald-load fleet --devices N --seed K --onesignal F --huawei H`.
+    mutating func addFleet(devices: Int, seed: UInt64, oneSignalFraction: Double, huaweiFraction: Double = 0) {
         hwids.reserveCapacity(hwids.count + devices)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 512, alignment: 8)
         defer { buffer.deallocate() }
         for index in 0..<devices {
-            let device = FleetDevice(seed: seed, index: index, oneSignalFraction: oneSignalFraction)
+            let device = FleetDevice(seed: seed, index: index, oneSignalFraction: oneSignalFraction, huaweiFraction: huaweiFraction)
             var token = ByteWriter(buffer)
             device.writeToken(&token)
             var hwid = ByteWriter(buffer, offset: 256)

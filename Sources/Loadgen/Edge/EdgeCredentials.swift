@@ -4,7 +4,7 @@ import HTTP2Server
 
 /// The files a Herald app configuration needs to deliver to the edge, kept in `--dir`: a CA and the
 /// server certificate it signed (for 127.0.0.1 and localhost), an APNs `.p8` key with its team and
-/// key id, and an FCM service-account JSON. Made once; later starts read them back, so a Herald
+/// key id, an FCM service-account JSON, and a Huawei Push Kit client secret. Made once; later starts read them back, so a Herald
 /// configured from `edge.json` keeps working across restarts of the edge.
 struct EdgeCredentials {
     static let caFile = "ca.pem"
@@ -15,12 +15,15 @@ struct EdgeCredentials {
     static let project = "herald-load-edge"
     static let clientEmail = "herald-load@herald-load-edge.iam.gserviceaccount.com"
     static let topic = "com.example.heraldload"
+    static let huaweiSecretFile = "huawei-client-secret"
+    static let huaweiAppID = "104000001"
 
     let directory: String
     let teamID: String
     let keyID: String
     let apnsKey: KeyPair
     let serviceAccountKey: KeyPair
+    let huaweiClientSecret: String
 
     /// The file `name` in the edge's folder.
     func path(_ name: String) -> String { directory + "/" + name }
@@ -66,10 +69,16 @@ struct EdgeCredentials {
         } else {
             serviceAccountKey = try KeyPair(generating: .rsa(bits: 2048))
         }
-        return EdgeCredentials(directory: directory, teamID: teamID, keyID: keyID, apnsKey: apnsKey, serviceAccountKey: serviceAccountKey)
+        if (try? String(contentsOfFile: path(huaweiSecretFile), encoding: .utf8))?.isEmpty ?? true {
+            try write(randomID() + randomID() + randomID() + "\n", huaweiSecretFile, private: true)
+        }
+        let huaweiSecret = try String(contentsOfFile: path(huaweiSecretFile), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        return EdgeCredentials(directory: directory, teamID: teamID, keyID: keyID, apnsKey: apnsKey, serviceAccountKey: serviceAccountKey,
+                               huaweiClientSecret: huaweiSecret)
     }
 
-    /// Writes the service account (its `token_uri` at the edge's FCM port) and `edge.json`.
+    /// Writes the service account (its `token_uri` at the edge's FCM port) and `edge.json`; Huawei's
+    /// endpoints share the FCM port.
     func publish(apnsURL: String, fcmURL: String, adminURL: String) throws {
         let account: JSON = [
             "type": "service_account", "project_id": .string(Self.project), "private_key_id": .string(keyID.lowercased()),
@@ -83,6 +92,8 @@ struct EdgeCredentials {
             "apns_url": .string(apnsURL), "fcm_url": .string(fcmURL), "ca_file": .string(path(Self.caFile)),
             "team_id": .string(teamID), "key_id": .string(keyID), "key_path": .string(keyPath), "topic": .string(Self.topic),
             "service_account_path": .string(path(Self.serviceAccountFile)), "admin_url": .string(adminURL),
+            "huawei_app_id": .string(Self.huaweiAppID), "huawei_client_secret_file": .string(path(Self.huaweiSecretFile)),
+            "huawei_token_url": .string(fcmURL + HuaweiEndpoint.tokenPath), "huawei_endpoint": .string(fcmURL),
         ]
         try Data(edge.encoded() + [10]).write(to: URL(fileURLWithPath: path("edge.json")))
     }

@@ -2,8 +2,9 @@ import Core
 import Foundation
 import HTTP2Server
 
-/// Routes the edge's HTTP/2 requests: the APNs listener to `APNsEndpoint`, the FCM listener to the
-/// token endpoint or `messages:send`; counts every outcome and hands accepted pushes to the reporter.
+/// Routes the edge's HTTP/2 requests: the APNs listener to `APNsEndpoint`, the FCM listener to FCM's
+/// or Huawei's token endpoint or `messages:send` (by path); counts every outcome and hands accepted
+/// pushes to the reporter.
 struct EdgeHandler: HTTP2Handler {
     /// The listeners' order in the server.
     static let apnsListener = 0
@@ -11,6 +12,7 @@ struct EdgeHandler: HTTP2Handler {
 
     let apns: APNsEndpoint
     let fcm: FCMEndpoint
+    let huawei: HuaweiEndpoint
     let stats: EdgeStats
     let reporter: DeviceReporter?
 
@@ -25,6 +27,22 @@ struct EdgeHandler: HTTP2Handler {
                 reporter.accepted(token: token, hash: (try? JSON.parse(request.body))?["p"]?.stringValue)
             }
             return outcome.response
+        }
+        if huawei.isTokenRequest(request) {
+            let (response, refusal) = huawei.token(request, now: now)
+            stats.tokenRequest(.huawei, refusal: refusal)
+            return response
+        }
+        if HuaweiEndpoint.isSend(request) {
+            do {
+                let (token, data) = try huawei.send(request, now: now)
+                stats.push(.huawei, accepted: true, reason: nil, now: milliseconds)
+                reporter?.accepted(token: token, hash: data["p"]?.stringValue)
+                return HuaweiEndpoint.reply(status: 200, code: "80000000", message: "Success")
+            } catch {
+                stats.push(.huawei, accepted: false, reason: error.code, now: milliseconds)
+                return error.response
+            }
         }
         if fcm.isTokenRequest(request) {
             let (response, refusal) = fcm.token(request, now: now)

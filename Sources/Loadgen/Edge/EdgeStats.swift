@@ -9,6 +9,10 @@ final class EdgeStats: Sendable {
         var apnsRejected: [String: Int] = [:]
         var fcmAccepted = 0
         var fcmRejected: [String: Int] = [:]
+        var huaweiAccepted = 0
+        var huaweiRejected: [String: Int] = [:]
+        var huaweiTokensIssued = 0
+        var huaweiTokenRejected: [String: Int] = [:]
         var tokensIssued = 0
         var tokenRejected: [String: Int] = [:]
         var delivered = 0
@@ -31,13 +35,21 @@ final class EdgeStats: Sendable {
             case (.apns, false): counts.apnsRejected[reason ?? "unknown", default: 0] += 1
             case (.fcm, true): counts.fcmAccepted += 1
             case (.fcm, false): counts.fcmRejected[reason ?? "unknown", default: 0] += 1
+            case (.huawei, true): counts.huaweiAccepted += 1
+            case (.huawei, false): counts.huaweiRejected[reason ?? "unknown", default: 0] += 1
             }
         }
     }
 
-    func tokenRequest(refusal: String?) {
+    /// Counts a token request at FCM's (`platform` .fcm) or Huawei's endpoint.
+    func tokenRequest(_ platform: EdgePlatform = .fcm, refusal: String?) {
         counts.withLock { counts in
-            if let refusal { counts.tokenRejected[refusal, default: 0] += 1 } else { counts.tokensIssued += 1 }
+            switch (platform, refusal) {
+            case (.huawei, let refusal?): counts.huaweiTokenRejected[refusal, default: 0] += 1
+            case (.huawei, nil): counts.huaweiTokensIssued += 1
+            case (_, let refusal?): counts.tokenRejected[refusal, default: 0] += 1
+            case (_, nil): counts.tokensIssued += 1
+            }
         }
     }
 
@@ -58,6 +70,8 @@ final class EdgeStats: Sendable {
             "apns": ["accepted": .int(Int64(counts.apnsAccepted)), "rejected": tally(counts.apnsRejected)],
             "fcm": ["accepted": .int(Int64(counts.fcmAccepted)), "rejected": tally(counts.fcmRejected),
                     "tokens_issued": .int(Int64(counts.tokensIssued)), "token_rejected": tally(counts.tokenRejected)],
+            "huawei": ["accepted": .int(Int64(counts.huaweiAccepted)), "rejected": tally(counts.huaweiRejected),
+                       "tokens_issued": .int(Int64(counts.huaweiTokensIssued)), "token_rejected": tally(counts.huaweiTokenRejected)],
             "connections": .int(Int64(connections)),
             "connections_accepted": .int(Int64(connectionsAccepted)),
             "reported": ["delivered": .int(Int64(counts.delivered)), "opened": .int(Int64(counts.opened)),
@@ -70,5 +84,5 @@ final class EdgeStats: Sendable {
 
 /// Which service a push went to.
 enum EdgePlatform: Sendable {
-    case apns, fcm
+    case apns, fcm, huawei
 }

@@ -1,7 +1,6 @@
 import Core
 import Foundation
 import HTTP2Server
-import Synchronization
 
 /// FCM HTTP v1 (`POST /v1/projects/<project>/messages:send`) and Google's OAuth token endpoint on
 /// one port: an access token is issued only for a valid service-account assertion, a send needs
@@ -14,15 +13,13 @@ final class FCMEndpoint: Sendable {
     static let androidFields: Set<String> = ["collapse_key", "collapseKey", "priority", "ttl", "restricted_package_name",
                                              "restrictedPackageName", "data", "notification", "fcm_options", "fcmOptions",
                                              "direct_boot_ok", "directBootOk"]
-    static let accessTokenLifetime: Int64 = 3600
 
     let assertions: AssertionCheck
     let project: String
     /// The token endpoint's path (from the service account's `token_uri`).
     let tokenPath: String
     let deadTokens: Set<String>
-    /// Access tokens issued → their expiry (unix seconds).
-    private let issued = Mutex<[String: Int64]>([:])
+    private let issued = IssuedTokens()
 
     init(assertions: AssertionCheck, project: String, tokenPath: String, deadTokens: Set<String>) {
         self.assertions = assertions
@@ -69,13 +66,8 @@ final class FCMEndpoint: Sendable {
             let body: JSON = ["error": .string(error.error), "error_description": .string(error.description)]
             return (HTTP2Response(status: 400, headers: headers, body: body.encoded()), error.error)
         }
-        var random = SystemRandomNumberGenerator()
-        let token = "ya29.edge." + (0..<4).map { _ in String(random.next() as UInt64, radix: 36) }.joined()
-        issued.withLock { tokens in
-            if tokens.count > 100_000 { tokens = tokens.filter { $0.value > now } }
-            tokens[token] = now + Self.accessTokenLifetime
-        }
-        let body: JSON = ["access_token": .string(token), "expires_in": .int(Self.accessTokenLifetime), "token_type": "Bearer"]
+        let token = issued.issue(prefix: "ya29.edge.", now: now)
+        let body: JSON = ["access_token": .string(token), "expires_in": .int(IssuedTokens.lifetime), "token_type": "Bearer"]
         return (HTTP2Response(status: 200, headers: headers, body: body.encoded()), nil)
     }
 
@@ -150,7 +142,7 @@ final class FCMEndpoint: Sendable {
                 + "Expected OAuth 2 access token, login cookie or other valid authentication credential.", errorCode: nil)
         }
         let token = authorization.lowercased().hasPrefix("bearer ") ? String(authorization.dropFirst(7)) : ""
-        guard let expiry = issued.withLock({ $0[token] }), expiry > now else {
+        guard let expiry = issued.expiry(of: token), expiry > now else {
             throw Refusal(status: 401, rpcStatus: "UNAUTHENTICATED", message: "Request had invalid authentication credentials. "
                 + "Expected OAuth 2 access token, login cookie or other valid authentication credential.", errorCode: nil)
         }

@@ -145,7 +145,7 @@ final class FleetWorker: @unchecked Sendable {
         if isOpenLoop { connection.sequence += 1 }
         let k = connection.nextDevice()
         let device = FleetDevice(seed: plan.options.seed, index: connection.deviceIndex(k, connections: plan.options.connections),
-                                 oneSignalFraction: plan.options.oneSignalFraction)
+                                 oneSignalFraction: plan.options.oneSignalFraction, huaweiFraction: plan.options.huaweiFraction)
         let state = connection.progress[k]
         let session = state == 0 ? 1 : Int(state >> 8)
         let position = Int(state & 0xFF)

@@ -5,6 +5,8 @@ struct FleetDevice {
     /// The root hash every attribute of this device comes from.
     let hash: UInt64
     let isIOS: Bool
+    /// An Android install on a Huawei phone without Google services: `device_type` 17, a Push Kit token.
+    let isHuawei: Bool
     /// Talks through the OneSignal helper's routes (an iOS app with the helper) instead of the SDK.
     let usesOneSignal: Bool
     let language: Int
@@ -22,11 +24,13 @@ struct FleetDevice {
     /// Share of SDK devices that run iOS (the rest Android).
     static let iosShare = 0.45
 
-    init(seed: UInt64, index: Int, oneSignalFraction: Double) {
+    /// `huaweiFraction` of the Android devices are Huawei phones (`isHuawei`).
+    init(seed: UInt64, index: Int, oneSignalFraction: Double, huaweiFraction: Double = 0) {
         self.index = index
         hash = Mix.hash(seed, UInt64(index))
         usesOneSignal = oneSignalFraction > 0 && Mix.unit(Mix.hash(hash, 2)) < oneSignalFraction
         isIOS = usesOneSignal || Mix.unit(Mix.hash(hash, 1)) < Self.iosShare
+        isHuawei = !isIOS && huaweiFraction > 0 && Mix.unit(Mix.hash(hash, 40)) < huaweiFraction
         language = DeviceCatalog.languages.pick(Mix.hash(hash, 3))
         timezone = DeviceCatalog.timezones[DeviceCatalog.timezones.pick(Mix.hash(hash, 4))]
         model = (isIOS ? DeviceCatalog.iosModels : DeviceCatalog.androidModels).pick(Mix.hash(hash, 5))
@@ -39,8 +43,8 @@ struct FleetDevice {
         notificationTypes = permission < 85 ? 7 : (permission < 95 ? 0 : 6)
     }
 
-    /// Pushwoosh `device_type`: 1 iOS, 3 Android.
-    var platform: Int { isIOS ? 1 : 3 }
+    /// Pushwoosh `device_type`: 1 iOS, 3 Android, 17 Huawei.
+    var platform: Int { isIOS ? 1 : (isHuawei ? 17 : 3) }
 
     var hwidHigh: UInt64 { Mix.hash(hash, 10) }
     var hwidLow: UInt64 { Mix.hash(hash, 11) }
@@ -51,10 +55,14 @@ struct FleetDevice {
     }
 
     /// iOS: 32 bytes of APNs token as 64 lower-case hex digits. Android: an FCM registration token
-    /// (`<22 chars>:APA91b<134 chars>`, URL-safe base64).
+    /// (`<22 chars>:APA91b<134 chars>`, URL-safe base64). Huawei: a Push Kit token (`IQAAAACy` and
+    /// 122 URL-safe base64 characters).
     func writeToken(_ out: inout ByteWriter) {
         if isIOS {
             for part in 0..<4 { out.hex(Mix.hash(hash, 20 + UInt64(part)), digits: 16) }
+        } else if isHuawei {
+            out.append("IQAAAACy")
+            out.base64URL(Mix.hash(hash, 21), count: 122)
         } else {
             out.base64URL(Mix.hash(hash, 20), count: 22)
             out.append(":APA91b")

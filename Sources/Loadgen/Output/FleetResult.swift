@@ -48,6 +48,7 @@ struct FleetResult {
             "threads": .int(Int64(options.threads)),
             "seed": .int(Int64(bitPattern: options.seed)),
             "onesignal_fraction": .double(options.oneSignalFraction),
+            "huawei_fraction": .double(options.huaweiFraction),
             "total": Self.methodJSON(stats.methods.reduce(into: MethodStats()) { $0.merge($1) }),
             "errors": .object(errors),
             "error_details": .object(details),

@@ -25,7 +25,7 @@ public final class DeliveryStats: Sendable {
 
     public init() {}
 
-    /// Counts one push that ended with `outcome` at `provider` (apns, fcm or sink).
+    /// Counts one push that ended with `outcome` at `provider` (apns, fcm, huawei or sink).
     public func count(provider: String, outcome: String) {
         state.withLock { $0.pushes["\(provider)|\(outcome)", default: 0] += 1 }
     }

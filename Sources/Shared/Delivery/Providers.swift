@@ -2,20 +2,23 @@ import Core
 import HTTP2
 
 /// Every application's delivery, built from the configuration: the file sink when `sink` is set,
-/// otherwise APNs for iOS devices and FCM for Android devices. Owns the HTTP/2 transports, which
-/// `close()` releases at shutdown.
+/// otherwise APNs for iOS devices, FCM for Android devices and Huawei Push Kit for Huawei devices.
+/// Owns the HTTP/2 transports, which `close()` releases at shutdown.
 public struct Providers: Sendable {
     /// Streams an APNs connection carries (what APNs announces once a provider token is accepted), and
     /// what an FCM connection is assumed to carry: a provider's window is its connections times this,
     /// capped by `delivery.max_in_flight`. The transport itself follows what each server announces.
     static let apnsStreamsPerConnection = 1000
     static let fcmStreamsPerConnection = 100
+    /// What a Huawei Push Kit connection is assumed to carry.
+    static let huaweiStreamsPerConnection = 100
 
     /// Application code → its provider.
     public let byApp: [String: any PushProvider]
     private let transports: [any HTTP2Transport]
 
-    /// Fails with the application's code and the cause when a key or service account cannot be used.
+    /// Fails with the application's code and the cause when a key, service account or client secret
+    /// cannot be used.
     public init(apps: [AppConfiguration], delivery: DeliverySettings, clock: any Clock, logger: Logger, stats: DeliveryStats)
         throws(ProviderSetupError) {
         var byApp: [String: any PushProvider] = [:]
@@ -42,30 +45,40 @@ public struct Providers: Sendable {
     static func make(for app: AppConfiguration, maxInFlight: Int, clock: any Clock, logger: Logger, stats: DeliveryStats,
                      register: (any HTTP2Transport) -> Void) throws -> any PushProvider {
         if let sink = app.sink { return try SinkProvider(path: sink) }
-        func events(_ provider: String) -> HTTP2Events {
-            HTTP2Events(requestFinished: { stats.observe(provider: provider, seconds: $0) },
-                        connectionOpened: { stats.connectionOpened(provider: provider) })
+        /// A registered transport for `channel` and the window it allows.
+        func transport(_ channel: OutgoingPush.Channel, connections: Int, streams: Int,
+                       caFile: String?) throws -> (client: NGHTTP2Transport, window: Int) {
+            let provider = channel.rawValue
+            let window = min(maxInFlight, connections * streams)
+            let client = try NGHTTP2Transport(
+                name: "herald-\(provider)", settings: HTTP2ClientSettings(connections: connections, maxInFlight: window, caFile: caFile),
+                events: HTTP2Events(requestFinished: { stats.observe(provider: provider, seconds: $0) },
+                                    connectionOpened: { stats.connectionOpened(provider: provider) }))
+            register(client)
+            return (client, window)
         }
         var apns: (any PushProvider)?
         if let settings = app.apns {
-            let window = min(maxInFlight, settings.connections * apnsStreamsPerConnection)
-            let client = try NGHTTP2Transport(name: "herald-apns", settings: HTTP2ClientSettings(
-                connections: settings.connections, maxInFlight: window, caFile: settings.caFile), events: events("apns"))
-            register(client)
+            let (client, window) = try transport(.apns, connections: settings.connections, streams: apnsStreamsPerConnection, caFile: settings.caFile)
             let tokens = APNsTokenCache(teamID: settings.teamID, keyID: settings.keyID, key: try SigningKey(path: settings.keyPath), clock: clock)
             _ = try tokens.token()
             apns = APNsProvider(app: app.code, settings: settings, client: client, tokens: tokens, clock: clock, logger: logger, window: window)
         }
         var fcm: (any PushProvider)?
         if let settings = app.fcm {
-            let window = min(maxInFlight, settings.connections * fcmStreamsPerConnection)
-            let client = try NGHTTP2Transport(name: "herald-fcm", settings: HTTP2ClientSettings(
-                connections: settings.connections, maxInFlight: window, caFile: settings.caFile), events: events("fcm"))
-            register(client)
+            let (client, window) = try transport(.fcm, connections: settings.connections, streams: fcmStreamsPerConnection, caFile: settings.caFile)
             let tokens = try FCMAccessTokens(account: try ServiceAccount(path: settings.serviceAccountPath), client: client, clock: clock)
             fcm = FCMProvider(app: app.code, settings: settings, client: client, tokens: tokens, logger: logger, window: window)
         }
-        let router = ChannelRouter(app: app.code, apns: apns, fcm: fcm)
+        var huawei: (any PushProvider)?
+        if let settings = app.huawei {
+            let (client, window) = try transport(.huawei, connections: settings.connections, streams: huaweiStreamsPerConnection,
+                                                 caFile: settings.caFile)
+            let tokens = try HuaweiAccessTokens(settings: settings, client: client, clock: clock)
+            huawei = HuaweiProvider(app: app.code, client: client, tokens: tokens, logger: logger, window: window)
+        }
+        let configured: [OutgoingPush.Channel: (any PushProvider)?] = [.apns: apns, .fcm: fcm, .huawei: huawei]
+        let router = ChannelRouter(app: app.code, providers: configured.compactMapValues { $0 })
         for breaker in router.breakers.values { stats.watch(breaker) }
         return router
     }

@@ -2,12 +2,23 @@ import Core
 import HTTP2
 
 /// A push ready for a provider: the device it goes to and its encoded payload (the APNs payload
-/// for iOS, the FCM v1 request body for Android), encoded once so that devices sharing a payload
-/// share the bytes.
+/// for iOS, the FCM v1 request body for Android, the Push Kit request body for Huawei), encoded once
+/// so that devices sharing a payload share the bytes.
 public struct OutgoingPush: Sendable {
-    public enum Channel: String, Sendable {
+    public enum Channel: String, Sendable, CaseIterable {
         case apns
         case fcm
+        case huawei
+
+        /// The channel a device of this `device_type` is delivered through: APNs for iOS, Huawei
+        /// Push Kit for Huawei, FCM for the others.
+        public init(platform: Int) {
+            switch platform {
+            case Platform.iOS: self = .apns
+            case Platform.huawei: self = .huawei
+            default: self = .fcm
+            }
+        }
     }
 
     public var target: Target
@@ -22,12 +33,13 @@ public struct OutgoingPush: Sendable {
     }
 }
 
-/// Something that delivers pushes: APNs, FCM, or the file sink. A provider returns one outcome
-/// per push, in order; it never throws, because every push must end with a recorded outcome.
+/// Something that delivers pushes: APNs, FCM, Huawei Push Kit, or the file sink. A provider returns
+/// one outcome per push, in order; it never throws, because every push must end with a recorded
+/// outcome.
 public protocol PushProvider: Sendable {
     func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord]
 
-    /// The provider's name for metrics (`apns`, `fcm`, `sink`) for pushes on `channel`.
+    /// The provider's name for metrics (`apns`, `fcm`, `huawei`, `sink`) for pushes on `channel`.
     func name(for channel: OutgoingPush.Channel) -> String
 
     /// The circuit breaker of pushes on `channel`, if the provider has one.

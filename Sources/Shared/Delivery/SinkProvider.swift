@@ -5,8 +5,8 @@ import Synchronization
 import Core
 
 /// Appends every push to a JSON-lines file instead of sending it (an app's `sink`):
-/// `{"message", "hwid", "token", "platform": "apns"|"fcm", "payload"}`. One `write` per batch on a
-/// file opened with `O_APPEND`, so lines from several workers never interleave.
+/// `{"message", "hwid", "token", "platform": "apns"|"fcm"|"huawei", "payload"}`. One `write` per batch
+/// on a file opened with `O_APPEND`, so lines from several workers never interleave.
 public final class SinkProvider: PushProvider {
     private let descriptor: Mutex<Int32>
     public let path: String

@@ -62,13 +62,14 @@ enum TestPKI {
     }
 }
 
-/// One mock server process (`ops/mocks/apns_mock.py` or `fcm_mock.py`) on free loopback ports.
+/// One mock server process (`ops/mocks/apns_mock.py`, `fcm_mock.py` or `huawei_mock.py`) on free loopback ports.
 /// Its stderr goes to `<name>.log` and every request to `<name>.jsonl` in `folder`. Stopped with
 /// SIGTERM (then SIGKILL) by `stop()` or when released.
 final class MockServer {
     enum Kind: String {
         case apns = "apns_mock.py"
         case fcm = "fcm_mock.py"
+        case huawei = "huawei_mock.py"
     }
 
     let kind: Kind
@@ -183,6 +184,13 @@ final class MockServer {
     static func fcm(pki: String, folder: String, name: String = "fcm", extra: [String] = []) throws -> MockServer {
         try MockServer(.fcm, name: name, folder: folder, arguments: [
             "--cert", pki + "/server.pem", "--key", pki + "/server.key", "--service-account", pki + "/fcm-service-account.json",
+        ] + extra)
+    }
+
+    /// A Huawei Push Kit mock for app `appID` whose client secret is in `secretFile`.
+    static func huawei(pki: String, folder: String, appID: String, secretFile: String, extra: [String] = []) throws -> MockServer {
+        try MockServer(.huawei, name: "huawei", folder: folder, arguments: [
+            "--cert", pki + "/server.pem", "--key", pki + "/server.key", "--app-id", appID, "--client-secret-file", secretFile,
         ] + extra)
     }
 

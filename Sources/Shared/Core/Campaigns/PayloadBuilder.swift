@@ -1,6 +1,7 @@
-/// Builds the APNs and FCM payloads of a `MessageSpec` in the shape the Pushwoosh SDKs read (the
-/// keys are listed in the README's Campaigns section). Pure functions: the worker passes the
-/// per-device inputs (message hash, device language, stored badge) and sends or sinks the result.
+/// Builds the APNs, FCM and Huawei Push Kit payloads of a `MessageSpec` in the shape the Pushwoosh
+/// SDKs read (the keys are listed in the README's Campaigns section). Pure functions: the worker
+/// passes the per-device inputs (message hash, device language, stored badge) and sends or sinks
+/// the result.
 ///
 /// Choices worth knowing:
 /// - `rm` (rich media) is `{"url", "ts", "tags": {}}` from `richMediaLink` (the zip the SDK
@@ -158,6 +159,21 @@ public enum PayloadBuilder {
     public static func fcm(_ spec: MessageSpec, hash: String, token: String, language: String?, badge: Int64,
                            inbox: InboxLink? = nil) -> JSON {
         let android = spec.android
+        let data = androidData(spec, hash: hash, language: language, inbox: inbox)
+        var androidConfig: [String: JSON] = ["priority": (android.priority ?? 1) >= 1 ? "HIGH" : "NORMAL"]
+        if let ttl = android.ttl { androidConfig["ttl"] = .string("\(max(0, ttl))s") }
+        let message: [String: JSON] = [
+            "token": .string(token),
+            "data": .object(data.mapValues { .string($0) }),
+            "android": .object(androidConfig),
+        ]
+        return ["message": .object(message)]
+    }
+
+    /// The data map the Pushwoosh Android SDK reads (every value a string), the same through FCM and
+    /// Huawei Push Kit.
+    static func androidData(_ spec: MessageSpec, hash: String, language: String?, inbox: InboxLink?) -> [String: String] {
+        let android = spec.android
         var data: [String: String] = ["pw_msg": "1", "p": hash]
         // The Android SDK reads `title` as the body text and `header` as the title.
         let body = localized(android.content ?? spec.content, language: language)
@@ -182,28 +198,22 @@ public enum PayloadBuilder {
         for (key, value) in android.rootParams ?? [:] where !protectedKeys.contains(key) {
             data[key] = value.stringValue ?? value.text
         }
-
-        var androidConfig: [String: JSON] = ["priority": (android.priority ?? 1) >= 1 ? "HIGH" : "NORMAL"]
-        if let ttl = android.ttl { androidConfig["ttl"] = .string("\(max(0, ttl))s") }
-        let message: [String: JSON] = [
-            "token": .string(token),
-            "data": .object(data.mapValues { .string($0) }),
-            "android": .object(androidConfig),
-        ]
-        return ["message": .object(message)]
+        return data
     }
 
     // MARK: Size check
 
     /// Why `spec` cannot be delivered because a payload is too large, or nil when every language
-    /// variant fits: the APNs payload (compact JSON, 64-char hash, badge 0) and the FCM `data` map
-    /// must each stay within 4096 bytes. Platforms excluded by `spec.platforms` are not checked.
+    /// variant fits: the APNs payload (compact JSON, 64-char hash, badge 0) and the Android `data` map
+    /// (FCM's map, Huawei's JSON text of the same map) must each stay within 4096 bytes. Platforms
+    /// excluded by `spec.platforms` are not checked.
     public static func sizeCheck(_ spec: MessageSpec) -> String? {
         let hash = String(repeating: "0", count: 64)
         // A code as long as any (4, 8 and 8 hex digits) and a 10-digit expiry.
         let inbox = InboxLink(spec, code: "0000-00000000-00000000", sentAt: 4_000_000_000)
         let checkIOS = spec.platforms?.contains(Platform.iOS) ?? true
-        let checkAndroid = spec.platforms?.contains(Platform.android) ?? true
+        let checkAndroid = spec.platforms.map { $0.contains(Platform.android) || $0.contains(Platform.huawei) } ?? true
+        let androidProvider = (spec.platforms?.contains(Platform.android) ?? true) ? "FCM" : "Huawei Push Kit"
         var languages: Set<String> = []
         let texts: [MessageSpec.LocalizedText?] = [
             spec.content, spec.title, spec.subtitle, spec.ios.title, spec.ios.subtitle, spec.ios.content,
@@ -223,7 +233,7 @@ public enum PayloadBuilder {
                 let message = fcm(spec, hash: hash, token: "", language: language, badge: 0, inbox: inbox)
                 let size = message["message"]?["data"]?.encoded().count ?? 0
                 if size > sizeLimit {
-                    return "FCM data of \(size) bytes exceeds the limit of \(sizeLimit) bytes\(suffix)"
+                    return "\(androidProvider) data of \(size) bytes exceeds the limit of \(sizeLimit) bytes\(suffix)"
                 }
             }
         }

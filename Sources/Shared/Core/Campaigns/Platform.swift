@@ -4,22 +4,24 @@ public enum Platform {
     public static let iOS = 1
     public static let android = 3
     public static let amazon = 9
+    public static let huawei = 17
 
     /// Every code the SDKs and the Remote API may send (iOS, BlackBerry, Android, Windows Phone, macOS,
     /// Windows, Amazon, Safari, Chrome, Firefox, IE, email, Huawei, SMS, Edge, WhatsApp…).
     public static let known: Set<Int> = [1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 17, 18, 19, 21]
 
-    /// The codes Herald delivers pushes to (APNs and FCM), in targeting order.
-    public static let deliverable = [iOS, android]
+    /// The codes Herald delivers pushes to (APNs, FCM and Huawei Push Kit), in targeting order.
+    public static let deliverable = [iOS, android, huawei]
 
-    /// Whether a device of this code is delivered through APNs (else FCM).
+    /// Whether a device of this code is delivered through APNs (else FCM or Huawei Push Kit, both
+    /// with the message's Android options).
     public static func usesAPNs(_ code: Int) -> Bool { code == iOS }
 
     /// Platform names as `devices_filter` writes them (`A("CODE", ["iOS", "Android"])`), matched
     /// without regard to case, and their codes.
     static let byName: [(name: String, code: Int)] = [
         ("iOS", iOS), ("BlackBerry", 2), ("Android", android), ("WindowsPhone", 5), ("OsX", 7), ("Windows", 8), ("Amazon", amazon),
-        ("Safari", 10), ("Chrome", 11), ("Firefox", 12), ("IE", 13), ("Huawei", 17),
+        ("Safari", 10), ("Chrome", 11), ("Firefox", 12), ("IE", 13), ("Huawei", huawei),
     ]
 
     /// The names `code(named:)` knows.

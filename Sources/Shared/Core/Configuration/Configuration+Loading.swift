@@ -273,6 +273,7 @@ extension Configuration {
             try fcm.finish()
             app.fcm = settings
         }
+        if var huawei = try reader.object("huawei") { app.huawei = try decodeHuawei(&huawei, resolve: resolve) }
         if let sink = try reader.string("sink") {
             guard !sink.isEmpty else { throw ConfigurationError(key: reader.keyPath("sink"), problem: "must not be empty") }
             app.sink = resolve(sink)
@@ -288,8 +289,8 @@ extension Configuration {
             }
         }
         try reader.finish()
-        if app.apns == nil && app.fcm == nil && app.sink == nil {
-            throw ConfigurationError(key: path, problem: "needs at least one of apns, fcm or sink to deliver pushes")
+        if app.apns == nil && app.fcm == nil && app.huawei == nil && app.sink == nil {
+            throw ConfigurationError(key: path, problem: "needs at least one of apns, fcm, huawei or sink to deliver pushes")
         }
         return app
     }

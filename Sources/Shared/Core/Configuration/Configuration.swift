@@ -161,6 +161,8 @@ public struct AppConfiguration: Sendable {
     public var apiToken: String
     public var apns: APNsSettings?
     public var fcm: FCMSettings?
+    /// `huawei`: Huawei Push Kit, for devices of `device_type` 17.
+    public var huawei: HuaweiSettings?
     /// `sink`: a JSON-lines file that receives every push instead of APNs/FCM (it wins when both are set).
     public var sink: String?
     /// `tags`: tag types declared up front (name → type). Other tags take the type of their first

@@ -57,75 +57,56 @@ public final class FCMProvider: Sendable {
     }
 
     public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
-        guard !pushes.isEmpty else { return [] }
-        let url = "\(settings.endpoint)/v1/projects/\(tokens.account.projectID)/messages:send"
-        var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
-        var pending = Array(pushes.indices)
-        var refused: String?
-        while !pending.isEmpty {
-            let token: String
-            do {
-                token = try tokens.token(replacing: refused)
-            } catch {
-                // A token endpoint that cannot be reached is transient; one that refuses the account is not.
+        BearerDelivery.deliver(
+            pushes, url: "\(settings.endpoint)/v1/projects/\(tokens.account.projectID)/messages:send", client: client,
+            token: { refused throws(DeliveryError) in try tokens.token(replacing: refused) },
+            verdict: { response, _ in Self.verdict(response) },
+            tokenFailed: { error in
                 logger.error("cannot get an FCM access token; check fcm.service_account_path", ["app": app, "error": "\(error)"])
-                let verdict = error.transient ? Verdict.retry("AccessTokenError", after: nil, ambiguous: false)
-                    : .failed("AccessTokenError", deadToken: false)
-                for index in pending { outcomes[index] = verdict.record(for: pushes[index]) }
-                break
-            }
-            let headers = HTTP2HeaderList(["authorization: Bearer \(token)", "content-type: application/json"])
-            let responses = client.send(pending.map { HTTP2Request(url: url, sharedHeaders: headers, body: pushes[$0].body) })
-            var again: [Int] = []
-            for (index, response) in zip(pending, responses) {
-                let verdict = Self.verdict(response)
-                if case .renewCredentials = verdict, refused == nil {
-                    again.append(index)
-                } else {
-                    outcomes[index] = verdict.record(for: pushes[index])
-                }
-            }
-            guard !again.isEmpty else { break }
-            refused = token
-            pending = again
-        }
-        return pushes.indices.map { outcomes[$0] ?? DeliveryRecord(deviceID: pushes[$0].target.deviceID, outcome: .failed, reason: "Unknown") }
+            })
     }
 }
 
 extension APNsProvider: PushProvider {}
 extension FCMProvider: PushProvider {}
 
-/// Sends iOS pushes through APNs and Android pushes through FCM, keeping the order of outcomes;
-/// holds a circuit breaker for each of the two that is configured.
+/// Sends each push through the provider of its channel (APNs, FCM, Huawei Push Kit), keeping the
+/// order of outcomes; holds a circuit breaker for each configured one. A push whose channel has no
+/// provider fails with `APNsNotConfigured`, `FCMNotConfigured` or `HuaweiNotConfigured`.
 public struct ChannelRouter: PushProvider {
-    let apns: (any PushProvider)?
-    let fcm: (any PushProvider)?
+    let providers: [OutgoingPush.Channel: any PushProvider]
     let breakers: [OutgoingPush.Channel: CircuitBreaker]
 
-    public init(app: String, apns: (any PushProvider)?, fcm: (any PushProvider)?) {
-        self.apns = apns
-        self.fcm = fcm
+    public init(app: String, providers: [OutgoingPush.Channel: any PushProvider]) {
+        self.providers = providers
         var breakers: [OutgoingPush.Channel: CircuitBreaker] = [:]
-        if apns != nil { breakers[.apns] = CircuitBreaker(provider: "apns", app: app) }
-        if fcm != nil { breakers[.fcm] = CircuitBreaker(provider: "fcm", app: app) }
+        for channel in providers.keys { breakers[channel] = CircuitBreaker(provider: channel.rawValue, app: app) }
         self.breakers = breakers
     }
 
     public func breaker(for channel: OutgoingPush.Channel) -> CircuitBreaker? { breakers[channel] }
 
-    /// The wider of the two windows: a batch holds pushes of either.
-    public var window: Int { max(apns?.window ?? 1, fcm?.window ?? 1) }
+    /// The widest of the windows: a batch holds pushes of any channel.
+    public var window: Int { providers.values.map(\.window).max() ?? 1 }
+
+    /// The reason of a push whose channel has no provider.
+    static func notConfigured(_ channel: OutgoingPush.Channel) -> String {
+        switch channel {
+        case .apns: return "APNsNotConfigured"
+        case .fcm: return "FCMNotConfigured"
+        case .huawei: return "HuaweiNotConfigured"
+        }
+    }
 
     public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
         var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
-        for (channel, provider) in [(OutgoingPush.Channel.apns, apns), (.fcm, fcm)] {
+        for channel in OutgoingPush.Channel.allCases {
             let indices = pushes.indices.filter { pushes[$0].channel == channel }
             guard !indices.isEmpty else { continue }
-            guard let provider else {
+            guard let provider = providers[channel] else {
                 for index in indices {
                     outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed,
-                                                     reason: channel == .apns ? "APNsNotConfigured" : "FCMNotConfigured")
+                                                     reason: Self.notConfigured(channel))
                 }
                 continue
             }

@@ -22,7 +22,7 @@ public final class CircuitBreaker: Sendable {
     /// The longest `Retry-After` honoured for the whole provider.
     static let maxRetryAfterSeconds = 300.0
 
-    /// `apns` or `fcm`, and the application code.
+    /// `apns`, `fcm` or `huawei`, and the application code.
     public let provider: String
     public let app: String
     private let state = Mutex(State())

@@ -4,7 +4,7 @@ import Core
 /// When a push that failed for a transient reason is tried again, and when it gives up.
 ///
 /// The n-th retry waits 1 s × 2ⁿ⁻¹ up to 60 s, less a jitter of up to half, and never less than the
-/// provider's `Retry-After`. A push expires `ios_ttl` (APNs) or `android_gcm_ttl` (FCM) seconds after its
+/// provider's `Retry-After`. A push expires `ios_ttl` (APNs) or `android_gcm_ttl` (FCM, Huawei) seconds after its
 /// first attempt, or `delivery.default_ttl_seconds` when the message sets none; a retry that would
 /// fall after the expiry is not scheduled, and the push fails with its last reason. A push whose
 /// outcome was unknown (the connection was lost after the request was written) is sent again at most
