@@ -1,8 +1,9 @@
+import Foundation
 import Core
 import HTTP2
 
 /// Every application's delivery, built from the configuration: the file sink when `sink` is set,
-/// otherwise APNs for iOS devices and FCM for Android devices. Owns the HTTP/2 transports, which
+/// otherwise APNs for iOS devices, FCM for Android devices and Web Push for browsers. Owns the HTTP/2 transports, which
 /// `close()` releases at shutdown.
 public struct Providers: Sendable {
     /// Streams an APNs connection carries (what APNs announces once a provider token is accepted), and
@@ -10,6 +11,7 @@ public struct Providers: Sendable {
     /// capped by `delivery.max_in_flight`. The transport itself follows what each server announces.
     static let apnsStreamsPerConnection = 1000
     static let fcmStreamsPerConnection = 100
+    static let webStreamsPerConnection = 100
 
     /// Application code → its provider.
     public let byApp: [String: any PushProvider]
@@ -22,7 +24,7 @@ public struct Providers: Sendable {
         var transports: [any HTTP2Transport] = []
         for app in apps {
             do {
-                byApp[app.code] = try Self.make(for: app, maxInFlight: delivery.maxInFlight, clock: clock, logger: logger, stats: stats) {
+                byApp[app.code] = try Self.make(for: app, delivery: delivery, clock: clock, logger: logger, stats: stats) {
                     transports.append($0)
                 }
             } catch {
@@ -39,33 +41,49 @@ public struct Providers: Sendable {
         for transport in transports { transport.close() }
     }
 
-    static func make(for app: AppConfiguration, maxInFlight: Int, clock: any Clock, logger: Logger, stats: DeliveryStats,
+    static func make(for app: AppConfiguration, delivery: DeliverySettings, clock: any Clock, logger: Logger, stats: DeliveryStats,
                      register: (any HTTP2Transport) -> Void) throws -> any PushProvider {
         if let sink = app.sink { return try SinkProvider(path: sink) }
         func events(_ provider: String) -> HTTP2Events {
             HTTP2Events(requestFinished: { stats.observe(provider: provider, seconds: $0) },
                         connectionOpened: { stats.connectionOpened(provider: provider) })
         }
+        /// A transport of `connections` to each host of `provider`, and the window it gets.
+        func transport(_ provider: String, connections: Int, streamsPerConnection: Int, caFile: String?) throws
+            -> (client: NGHTTP2Transport, window: Int) {
+            let window = min(delivery.maxInFlight, connections * streamsPerConnection)
+            let client = try NGHTTP2Transport(name: "herald-\(provider)", settings: HTTP2ClientSettings(
+                connections: connections, maxInFlight: window, caFile: caFile), events: events(provider))
+            register(client)
+            return (client, window)
+        }
         var apns: (any PushProvider)?
         if let settings = app.apns {
-            let window = min(maxInFlight, settings.connections * apnsStreamsPerConnection)
-            let client = try NGHTTP2Transport(name: "herald-apns", settings: HTTP2ClientSettings(
-                connections: settings.connections, maxInFlight: window, caFile: settings.caFile), events: events("apns"))
-            register(client)
+            let (client, window) = try transport("apns", connections: settings.connections, streamsPerConnection: apnsStreamsPerConnection,
+                                                 caFile: settings.caFile)
             let tokens = APNsTokenCache(teamID: settings.teamID, keyID: settings.keyID, key: try SigningKey(path: settings.keyPath), clock: clock)
             _ = try tokens.token()
             apns = APNsProvider(app: app.code, settings: settings, client: client, tokens: tokens, clock: clock, logger: logger, window: window)
         }
         var fcm: (any PushProvider)?
         if let settings = app.fcm {
-            let window = min(maxInFlight, settings.connections * fcmStreamsPerConnection)
-            let client = try NGHTTP2Transport(name: "herald-fcm", settings: HTTP2ClientSettings(
-                connections: settings.connections, maxInFlight: window, caFile: settings.caFile), events: events("fcm"))
-            register(client)
+            let (client, window) = try transport("fcm", connections: settings.connections, streamsPerConnection: fcmStreamsPerConnection,
+                                                 caFile: settings.caFile)
             let tokens = try FCMAccessTokens(account: try ServiceAccount(path: settings.serviceAccountPath), client: client, clock: clock)
             fcm = FCMProvider(app: app.code, settings: settings, client: client, tokens: tokens, logger: logger, window: window)
         }
-        let router = ChannelRouter(app: app.code, apns: apns, fcm: fcm)
+        var web: (any PushProvider)?
+        if let settings = app.web {
+            guard let pem = try? String(contentsOfFile: settings.vapidPrivateKeyFile, encoding: .utf8) else {
+                throw DeliveryError(message: "cannot read web.vapid_private_key_file \(settings.vapidPrivateKeyFile)", errno: Glibc.errno)
+            }
+            let vapid = try VAPIDTokens(pem: pem, subject: settings.subject, clock: clock)
+            let (client, window) = try transport("web", connections: settings.connections, streamsPerConnection: webStreamsPerConnection,
+                                                 caFile: settings.caFile)
+            web = WebPushProvider(app: app.code, client: client, vapid: vapid, defaultTTL: delivery.defaultTTLSeconds, logger: logger,
+                                  window: window)
+        }
+        let router = ChannelRouter(app: app.code, apns: apns, fcm: fcm, web: web)
         for breaker in router.breakers.values { stats.watch(breaker) }
         return router
     }

@@ -1,24 +1,30 @@
 import Core
 import HTTP2
+import WebPush
 
 /// A push ready for a provider: the device it goes to and its encoded payload (the APNs payload
-/// for iOS, the FCM v1 request body for Android), encoded once so that devices sharing a payload
-/// share the bytes.
+/// for iOS, the FCM v1 request body for Android, the Web Push payload before encryption for a
+/// browser), encoded once so that devices sharing a payload share the bytes.
 public struct OutgoingPush: Sendable {
     public enum Channel: String, Sendable {
         case apns
         case fcm
+        case web
     }
 
     public var target: Target
     public var channel: Channel
     /// Compact JSON.
     public var body: [UInt8]
+    /// `web`: the browser's subscription (its endpoint is the device's push token); the body is
+    /// encrypted for its keys as it is sent. A web push without one fails.
+    public var subscription: WebSubscription?
 
-    public init(target: Target, channel: Channel, body: [UInt8]) {
+    public init(target: Target, channel: Channel, body: [UInt8], subscription: WebSubscription? = nil) {
         self.target = target
         self.channel = channel
         self.body = body
+        self.subscription = subscription
     }
 }
 
@@ -27,7 +33,7 @@ public struct OutgoingPush: Sendable {
 public protocol PushProvider: Sendable {
     func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord]
 
-    /// The provider's name for metrics (`apns`, `fcm`, `sink`) for pushes on `channel`.
+    /// The provider's name for metrics (`apns`, `fcm`, `web`, `sink`) for pushes on `channel`.
     func name(for channel: OutgoingPush.Channel) -> String
 
     /// The circuit breaker of pushes on `channel`, if the provider has one.

@@ -41,6 +41,12 @@ extension PayloadBuilder {
         public var urgency: String?
         /// `Topic`, when the message sets one.
         public var topic: String?
+
+        public init(ttl: Int64, urgency: String?, topic: String?) {
+            self.ttl = ttl
+            self.urgency = urgency
+            self.topic = topic
+        }
     }
 
     /// The headers of `spec`: `TTL` is `web.ttl`, else `defaultTTL`.

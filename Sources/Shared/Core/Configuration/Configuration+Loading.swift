@@ -273,6 +273,21 @@ extension Configuration {
             try fcm.finish()
             app.fcm = settings
         }
+        if var web = try reader.object("web") {
+            var settings = WebPushSettings(vapidPrivateKeyFile: resolve(try web.requiredString("vapid_private_key_file")),
+                                           subject: try web.requiredString("subject"))
+            let subject = settings.subject
+            guard (subject.hasPrefix("mailto:") && subject.count > 7) || (subject.hasPrefix("https://") && subject.count > 8) else {
+                throw ConfigurationError(key: web.keyPath("subject"), problem: "expected a mailto: or https:// URI (RFC 8292)")
+            }
+            if let caFile = try web.string("ca_file") {
+                guard !caFile.isEmpty else { throw ConfigurationError(key: web.keyPath("ca_file"), problem: "must not be empty") }
+                settings.caFile = resolve(caFile)
+            }
+            settings.connections = try web.int("connections", default: settings.connections, range: 1...64)
+            try web.finish()
+            app.web = settings
+        }
         if let sink = try reader.string("sink") {
             guard !sink.isEmpty else { throw ConfigurationError(key: reader.keyPath("sink"), problem: "must not be empty") }
             app.sink = resolve(sink)
@@ -288,8 +303,8 @@ extension Configuration {
             }
         }
         try reader.finish()
-        if app.apns == nil && app.fcm == nil && app.sink == nil {
-            throw ConfigurationError(key: path, problem: "needs at least one of apns, fcm or sink to deliver pushes")
+        if app.apns == nil && app.fcm == nil && app.web == nil && app.sink == nil {
+            throw ConfigurationError(key: path, problem: "needs at least one of apns, fcm, web or sink to deliver pushes")
         }
         return app
     }

@@ -95,37 +95,39 @@ public final class FCMProvider: Sendable {
 
 extension APNsProvider: PushProvider {}
 extension FCMProvider: PushProvider {}
+extension WebPushProvider: PushProvider {}
 
-/// Sends iOS pushes through APNs and Android pushes through FCM, keeping the order of outcomes;
-/// holds a circuit breaker for each of the two that is configured.
+/// Sends iOS pushes through APNs, Android pushes through FCM and browser pushes through Web Push,
+/// keeping the order of outcomes; holds a circuit breaker for each one that is configured.
 public struct ChannelRouter: PushProvider {
-    let apns: (any PushProvider)?
-    let fcm: (any PushProvider)?
+    let providers: [OutgoingPush.Channel: any PushProvider]
     let breakers: [OutgoingPush.Channel: CircuitBreaker]
 
-    public init(app: String, apns: (any PushProvider)?, fcm: (any PushProvider)?) {
-        self.apns = apns
-        self.fcm = fcm
+    public init(app: String, apns: (any PushProvider)?, fcm: (any PushProvider)?, web: (any PushProvider)? = nil) {
+        var providers: [OutgoingPush.Channel: any PushProvider] = [:]
+        providers[.apns] = apns
+        providers[.fcm] = fcm
+        providers[.web] = web
+        self.providers = providers
         var breakers: [OutgoingPush.Channel: CircuitBreaker] = [:]
-        if apns != nil { breakers[.apns] = CircuitBreaker(provider: "apns", app: app) }
-        if fcm != nil { breakers[.fcm] = CircuitBreaker(provider: "fcm", app: app) }
+        for channel in providers.keys { breakers[channel] = CircuitBreaker(provider: channel.rawValue, app: app) }
         self.breakers = breakers
     }
 
     public func breaker(for channel: OutgoingPush.Channel) -> CircuitBreaker? { breakers[channel] }
 
-    /// The wider of the two windows: a batch holds pushes of either.
-    public var window: Int { max(apns?.window ?? 1, fcm?.window ?? 1) }
+    /// The widest of the windows: a batch holds pushes of any channel.
+    public var window: Int { providers.values.map(\.window).max() ?? 1 }
 
     public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
         var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
-        for (channel, provider) in [(OutgoingPush.Channel.apns, apns), (.fcm, fcm)] {
+        for channel in [OutgoingPush.Channel.apns, .fcm, .web] {
             let indices = pushes.indices.filter { pushes[$0].channel == channel }
             guard !indices.isEmpty else { continue }
-            guard let provider else {
+            guard let provider = providers[channel] else {
                 for index in indices {
                     outcomes[index] = DeliveryRecord(deviceID: pushes[index].target.deviceID, outcome: .failed,
-                                                     reason: channel == .apns ? "APNsNotConfigured" : "FCMNotConfigured")
+                                                     reason: Self.notConfigured[channel])
                 }
                 continue
             }
@@ -135,4 +137,7 @@ public struct ChannelRouter: PushProvider {
         }
         return outcomes.map { $0! }
     }
+
+    /// The reason of a push on a channel the application has no provider for.
+    static let notConfigured: [OutgoingPush.Channel: String] = [.apns: "APNsNotConfigured", .fcm: "FCMNotConfigured", .web: "WebPushNotConfigured"]
 }
