@@ -7,8 +7,9 @@ import HTTP2
 /// `close()` releases at shutdown.
 public struct Providers: Sendable {
     /// Streams an APNs connection carries (what APNs announces once a provider token is accepted), and
-    /// what an FCM connection is assumed to carry: a provider's window is its connections times this,
-    /// capped by `delivery.max_in_flight`. The transport itself follows what each server announces.
+    /// what an FCM or push-service connection is assumed to carry: a provider's window is its
+    /// connections times this, capped by `delivery.max_in_flight`. The transport itself follows what
+    /// each server announces.
     static let apnsStreamsPerConnection = 1000
     static let fcmStreamsPerConnection = 100
     static let webStreamsPerConnection = 100

@@ -31,8 +31,6 @@ public final class WebPushProvider: Sendable {
         self.window = window
     }
 
-    public func name(for channel: OutgoingPush.Channel) -> String { "web" }
-
     static func verdict(_ response: HTTP2Response) -> Verdict {
         switch response.status {
         case 0: return .transportFailure(response)
@@ -52,14 +50,15 @@ public final class WebPushProvider: Sendable {
     public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
         guard !pushes.isEmpty else { return [] }
         var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
-        var ready: [(index: Int, origin: String, body: [UInt8])] = []
+        var ready: [Ready] = []
         for (index, push) in pushes.enumerated() {
             guard let subscription = push.subscription, let origin = WebSubscription.origin(of: subscription.endpoint) else {
                 outcomes[index] = Verdict.failed("NoSubscriptionKeys", deadToken: false).record(for: push)
                 continue
             }
             do {
-                ready.append((index, origin, try WebPushEncryption.encrypt(push.body, for: subscription)))
+                ready.append(Ready(index: index, endpoint: subscription.endpoint, origin: origin,
+                                   body: try WebPushEncryption.encrypt(push.body, for: subscription)))
             } catch {
                 logger.warning("cannot encrypt a Web Push payload", ["app": app, "error": "\(error)"])
                 outcomes[index] = Verdict.failed("EncryptionFailed", deadToken: false).record(for: push)
@@ -70,7 +69,7 @@ public final class WebPushProvider: Sendable {
         var renewed = false
         while !pending.isEmpty {
             var shared: [String: (token: String, headers: HTTP2HeaderList)] = [:]
-            var sendable: [(index: Int, origin: String, body: [UInt8])] = []
+            var sendable: [Ready] = []
             for item in pending {
                 if shared[item.origin] == nil {
                     do {
@@ -87,9 +86,9 @@ public final class WebPushProvider: Sendable {
                 }
             }
             let responses = client.send(sendable.map { item in
-                HTTP2Request(url: pushes[item.index].subscription!.endpoint, sharedHeaders: shared[item.origin]!.headers, body: item.body)
+                HTTP2Request(url: item.endpoint, sharedHeaders: shared[item.origin]?.headers, body: item.body)
             })
-            var refused: [(index: Int, origin: String, body: [UInt8])] = []
+            var refused: [Ready] = []
             var refusingOrigins: Set<String> = []
             for (item, response) in zip(sendable, responses) {
                 let verdict = Self.verdict(response)
@@ -119,6 +118,15 @@ public final class WebPushProvider: Sendable {
             pending = refused
         }
         return pushes.indices.map { outcomes[$0] ?? DeliveryRecord(deviceID: pushes[$0].target.deviceID, outcome: .failed, reason: "Unknown") }
+    }
+
+    /// A push encrypted for its subscription, ready to go.
+    struct Ready {
+        let index: Int
+        let endpoint: String
+        /// The push service (`https://host[:port]`): the VAPID token's audience.
+        let origin: String
+        let body: [UInt8]
     }
 
     /// The headers every push of a batch to one origin shares.
