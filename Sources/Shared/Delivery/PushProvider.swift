@@ -6,7 +6,7 @@ import WebPush
 /// for iOS, the FCM v1 request body for Android, the Web Push payload before encryption for a
 /// browser), encoded once so that devices sharing a payload share the bytes.
 public struct OutgoingPush: Sendable {
-    public enum Channel: String, Sendable {
+    public enum Channel: String, Sendable, CaseIterable {
         case apns
         case fcm
         case web

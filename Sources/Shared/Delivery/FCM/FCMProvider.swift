@@ -121,7 +121,7 @@ public struct ChannelRouter: PushProvider {
 
     public func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord] {
         var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
-        for channel in [OutgoingPush.Channel.apns, .fcm, .web] {
+        for channel in OutgoingPush.Channel.allCases {
             let indices = pushes.indices.filter { pushes[$0].channel == channel }
             guard !indices.isEmpty else { continue }
             guard let provider = providers[channel] else {
