@@ -44,7 +44,10 @@ let package = Package(
         .target(name: "Inflate", dependencies: ["CZlib"], path: "Sources/Shared/Inflate"),
         .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),
         .target(name: "HTTP2", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "CEventPoll", "SDKClient"], path: "Sources/Shared/HTTP2"),
-        .target(name: "Delivery", dependencies: ["Core", "HTTP2", "COpenSSL"], path: "Sources/Shared/Delivery"),
+        // Web Push message encryption (RFC 8291), subscriptions and P-256 keys: the worker's Web Push
+        // provider and ingest's `--generate-vapid-key`.
+        .target(name: "WebPush", dependencies: ["Core", "COpenSSL"], path: "Sources/Shared/WebPush"),
+        .target(name: "Delivery", dependencies: ["Core", "HTTP2", "COpenSSL", "WebPush"], path: "Sources/Shared/Delivery"),
         // The server side of HTTP/2 (libnghttp2, OpenSSL server TLS, key and certificate making): the load
         // generator's APNs/FCM edge.
         .target(name: "HTTP2Server", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "SDKClient"], path: "Sources/Shared/HTTP2Server"),
@@ -53,7 +56,8 @@ let package = Package(
 
         // The processes: the two servers and the load generator.
         // zlib unpacks rich media uploads to check them (`ZipEntryData`); nothing else inflates.
-        .executableTarget(name: "Ingest", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "HTTPServer", "Inflate"]),
+        // WebPush: `--generate-vapid-key`.
+        .executableTarget(name: "Ingest", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "HTTPServer", "Inflate", "WebPush"]),
         .executableTarget(name: "Worker", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "Delivery"]),
         .executableTarget(name: "Loadgen", dependencies: ["BuildInfo", "Core", "HTTP2Server", "HTTPServer", "SDKClient"]),
 
@@ -69,11 +73,13 @@ let package = Package(
         .testTarget(name: "HTTP2ServerTests", dependencies: ["Core", "HTTP2Server", "TestSupport"]),
         // The client transport against the project's own server playing a misbehaving provider.
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
-        .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "TestSupport"]),
+        .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "WebPush", "TestSupport"]),
+        .testTarget(name: "WebPushTests", dependencies: ["Core", "WebPush", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "TestSupport"]),
         .testTarget(name: "WorkerTests", dependencies: ["Worker", "Core"]),
         .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "Delivery", "HTTP2Server", "SDKClient", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Core", "Postgres", "Queue", "SDKClient", "SQLite", "Storage", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Core", "Delivery", "HTTP2", "Postgres", "Queue", "SDKClient", "SQLite", "Storage",
+                                                           "TestSupport", "WebPush"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,6 +4,7 @@ import Core
 import HTTPServer
 import Queue
 import Storage
+import WebPush
 
 // herald-ingest: the HTTP surface, the device registry writes and the work queue.
 
@@ -15,6 +16,11 @@ let (configuration, logger) = Startup.configure(
     backup: { configuration, destination in
         let bytes = try Storage.open(configuration).backup(to: destination)
         return "backup of \(configuration.database.location.value) written to \(destination) (\(bytes) bytes)"
+    },
+    generateVAPIDKey: { path in
+        let key = try P256Key.generate()
+        try key.write(toNewFile: path)
+        return Base64URL.encode(key.publicKey)
     },
     validate: { configuration throws(ConfigurationError) in try configuration.queue.checkIngest() })
 

@@ -457,6 +457,10 @@ struct ShardRunner: Sendable {
             case .huawei:
                 return OutgoingPush(target: target, channel: .huawei, body: PayloadBuilder.huawei(
                     work.spec, hash: work.hash, token: target.pushToken, language: target.language, inbox: inbox).encoded())
+            case .web:
+                // `Channel(platform:)` maps no platform to Web Push while the store keeps no
+                // subscription keys, and pages hold only deliverable platforms.
+                preconditionFailure("device \(target.deviceID) of platform \(target.platform) mapped to Web Push")
             }
         }
     }

@@ -140,6 +140,22 @@ import TestSupport
         #expect(problem(["apps": [tooMany]])?.key == "apps[0].fcm.connections")
     }
 
+    @Test func webPushSettingsDecodeAndNameTheirKeys() throws {
+        func app(_ web: JSON) -> JSON { ["apps": [["code": "ABCDE-12345", "api_token": "t", "web": web]]] }
+        let config = try decode(app(["vapid_private_key_file": "keys/vapid.pem", "subject": "mailto:ops@example.com", "ca_file": "ca.pem"]))
+        let web = try #require(config.apps[0].web)
+        #expect(web.vapidPrivateKeyFile == "/etc/herald/keys/vapid.pem" && web.subject == "mailto:ops@example.com")
+        #expect(web.caFile == "/etc/herald/ca.pem" && web.connections == WebPushSettings.defaultConnections)
+        #expect(try decode(app(["vapid_private_key_file": "k", "subject": "https://shop.example/contact"])).apps[0].web?.caFile == nil)
+        #expect(problem(app(["subject": "mailto:a@b"]))?.key == "apps[0].web.vapid_private_key_file")
+        #expect(problem(app(["vapid_private_key_file": "k"]))?.key == "apps[0].web.subject")
+        let subject = problem(app(["vapid_private_key_file": "k", "subject": "ops@example.com"]))
+        #expect(subject?.key == "apps[0].web.subject" && subject?.problem == "expected a mailto: or https:// URI (RFC 8292)")
+        #expect(problem(app(["vapid_private_key_file": "k", "subject": "mailto:"]))?.key == "apps[0].web.subject")
+        #expect(problem(app(["vapid_private_key_file": "k", "subject": "mailto:a@b", "ca_file": ""]))?.key == "apps[0].web.ca_file")
+        #expect(problem(app(["vapid_private_key_file": "k", "subject": "mailto:a@b", "vapid_key": "x"]))?.key == "apps[0].web.vapid_key")
+    }
+
     @Test func listenAddressesParse() {
         #expect(Configuration.parseListenAddress("127.0.0.1:8080")! == ("127.0.0.1", 8080))
         #expect(Configuration.parseListenAddress("[::1]:0")! == ("::1", 0))
@@ -160,6 +176,8 @@ import TestSupport
         #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(["--frobnicate"], environment: [:]) }
         #expect(try CommandLineOptions.parse(["--generate-curve-key", "k"], environment: [:]) == .generateCurveKey(path: "k"))
         #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(["--generate-curve-key"], environment: [:]) }
+        #expect(try CommandLineOptions.parse(["--generate-vapid-key", "v.pem"], environment: [:]) == .generateVAPIDKey(path: "v.pem"))
+        #expect(throws: ConfigurationError.self) { try CommandLineOptions.parse(["--generate-vapid-key="], environment: [:]) }
     }
 
     @Test func curveKeysAreReadAndCheckedNamingTheKeyAndLine() throws {

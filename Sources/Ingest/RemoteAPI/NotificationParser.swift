@@ -97,6 +97,7 @@ struct NotificationParser {
         spec.android.iconBackgroundColor = try string("android_ibc")
         spec.android.silent = androidSilent
         spec.android.rootParams = try object("android_root_params")
+        spec.web = try web()
 
         if let problem = PayloadBuilder.sizeCheck(spec) { throw fail("content", problem) }
         return spec

@@ -1,17 +1,21 @@
+import Foundation
 import Core
 import HTTP2
 
 /// Every application's delivery, built from the configuration: the file sink when `sink` is set,
-/// otherwise APNs for iOS devices, FCM for Android devices and Huawei Push Kit for Huawei devices.
-/// Owns the HTTP/2 transports, which `close()` releases at shutdown.
+/// otherwise APNs for iOS devices, FCM for Android devices, Huawei Push Kit for Huawei devices and
+/// Web Push for browsers. Owns the HTTP/2 transports, which `close()` releases at shutdown.
 public struct Providers: Sendable {
     /// Streams an APNs connection carries (what APNs announces once a provider token is accepted), and
-    /// what an FCM connection is assumed to carry: a provider's window is its connections times this,
-    /// capped by `delivery.max_in_flight`. The transport itself follows what each server announces.
+    /// what an FCM or push-service connection is assumed to carry: a provider's window is its
+    /// connections times this, capped by `delivery.max_in_flight`. The transport itself follows what
+    /// each server announces.
     static let apnsStreamsPerConnection = 1000
     static let fcmStreamsPerConnection = 100
     /// What a Huawei Push Kit connection is assumed to carry.
     static let huaweiStreamsPerConnection = 100
+    /// What a push service's connection is assumed to carry.
+    static let webStreamsPerConnection = 100
 
     /// Application code → its provider.
     public let byApp: [String: any PushProvider]
@@ -25,7 +29,7 @@ public struct Providers: Sendable {
         var transports: [any HTTP2Transport] = []
         for app in apps {
             do {
-                byApp[app.code] = try Self.make(for: app, maxInFlight: delivery.maxInFlight, clock: clock, logger: logger, stats: stats) {
+                byApp[app.code] = try Self.make(for: app, delivery: delivery, clock: clock, logger: logger, stats: stats) {
                     transports.append($0)
                 }
             } catch {
@@ -42,14 +46,14 @@ public struct Providers: Sendable {
         for transport in transports { transport.close() }
     }
 
-    static func make(for app: AppConfiguration, maxInFlight: Int, clock: any Clock, logger: Logger, stats: DeliveryStats,
+    static func make(for app: AppConfiguration, delivery: DeliverySettings, clock: any Clock, logger: Logger, stats: DeliveryStats,
                      register: (any HTTP2Transport) -> Void) throws -> any PushProvider {
         if let sink = app.sink { return try SinkProvider(path: sink) }
         /// A registered transport for `channel` and the window it allows.
         func transport(_ channel: OutgoingPush.Channel, connections: Int, streams: Int,
                        caFile: String?) throws -> (client: NGHTTP2Transport, window: Int) {
             let provider = channel.rawValue
-            let window = min(maxInFlight, connections * streams)
+            let window = min(delivery.maxInFlight, connections * streams)
             let client = try NGHTTP2Transport(
                 name: "herald-\(provider)", settings: HTTP2ClientSettings(connections: connections, maxInFlight: window, caFile: caFile),
                 events: HTTP2Events(requestFinished: { stats.observe(provider: provider, seconds: $0) },
@@ -77,7 +81,17 @@ public struct Providers: Sendable {
             let tokens = try HuaweiAccessTokens(settings: settings, client: client, clock: clock)
             huawei = HuaweiProvider(app: app.code, client: client, tokens: tokens, logger: logger, window: window)
         }
-        let configured: [OutgoingPush.Channel: (any PushProvider)?] = [.apns: apns, .fcm: fcm, .huawei: huawei]
+        var web: (any PushProvider)?
+        if let settings = app.web {
+            guard let pem = try? String(contentsOfFile: settings.vapidPrivateKeyFile, encoding: .utf8) else {
+                throw DeliveryError(message: "cannot read web.vapid_private_key_file \(settings.vapidPrivateKeyFile)", errno: Glibc.errno)
+            }
+            let vapid = try VAPIDTokens(pem: pem, subject: settings.subject, clock: clock)
+            let (client, window) = try transport(.web, connections: settings.connections, streams: webStreamsPerConnection, caFile: settings.caFile)
+            web = WebPushProvider(app: app.code, client: client, vapid: vapid, defaultTTL: delivery.defaultTTLSeconds, logger: logger,
+                                  window: window)
+        }
+        let configured: [OutgoingPush.Channel: (any PushProvider)?] = [.apns: apns, .fcm: fcm, .huawei: huawei, .web: web]
         let router = ChannelRouter(app: app.code, providers: configured.compactMapValues { $0 })
         for breaker in router.breakers.values { stats.watch(breaker) }
         return router

@@ -1,17 +1,21 @@
 import Core
 import HTTP2
+import WebPush
 
 /// A push ready for a provider: the device it goes to and its encoded payload (the APNs payload
-/// for iOS, the FCM v1 request body for Android, the Push Kit request body for Huawei), encoded once
-/// so that devices sharing a payload share the bytes.
+/// for iOS, the FCM v1 request body for Android, the Push Kit request body for Huawei, the Web Push
+/// payload before encryption for a browser), encoded once so that devices sharing a payload share
+/// the bytes.
 public struct OutgoingPush: Sendable {
     public enum Channel: String, Sendable, CaseIterable {
         case apns
         case fcm
         case huawei
+        case web
 
         /// The channel a device of this `device_type` is delivered through: APNs for iOS, Huawei
-        /// Push Kit for Huawei, FCM for the others.
+        /// Push Kit for Huawei, FCM for the others. (Browsers are not deliverable yet: the store
+        /// keeps no subscription keys.)
         public init(platform: Int) {
             switch platform {
             case Platform.iOS: self = .apns
@@ -25,11 +29,15 @@ public struct OutgoingPush: Sendable {
     public var channel: Channel
     /// Compact JSON.
     public var body: [UInt8]
+    /// `web`: the browser's subscription (its endpoint is the device's push token); the body is
+    /// encrypted for its keys as it is sent. A web push without one fails.
+    public var subscription: WebSubscription?
 
-    public init(target: Target, channel: Channel, body: [UInt8]) {
+    public init(target: Target, channel: Channel, body: [UInt8], subscription: WebSubscription? = nil) {
         self.target = target
         self.channel = channel
         self.body = body
+        self.subscription = subscription
     }
 }
 
@@ -39,7 +47,7 @@ public struct OutgoingPush: Sendable {
 public protocol PushProvider: Sendable {
     func deliver(_ pushes: [OutgoingPush], message: ShardWork) -> [DeliveryRecord]
 
-    /// The provider's name for metrics (`apns`, `fcm`, `huawei`, `sink`) for pushes on `channel`.
+    /// The provider's name for metrics (`apns`, `fcm`, `huawei`, `web`, `sink`) for pushes on `channel`.
     func name(for channel: OutgoingPush.Channel) -> String
 
     /// The circuit breaker of pushes on `channel`, if the provider has one.

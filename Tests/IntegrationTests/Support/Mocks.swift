@@ -62,7 +62,8 @@ enum TestPKI {
     }
 }
 
-/// One mock server process (`ops/mocks/apns_mock.py`, `fcm_mock.py` or `huawei_mock.py`) on free loopback ports.
+/// One mock server process (`ops/mocks/apns_mock.py`, `fcm_mock.py`, `huawei_mock.py` or `webpush_mock.py`) on
+/// free loopback ports.
 /// Its stderr goes to `<name>.log` and every request to `<name>.jsonl` in `folder`. Stopped with
 /// SIGTERM (then SIGKILL) by `stop()` or when released.
 final class MockServer {
@@ -70,6 +71,7 @@ final class MockServer {
         case apns = "apns_mock.py"
         case fcm = "fcm_mock.py"
         case huawei = "huawei_mock.py"
+        case webpush = "webpush_mock.py"
     }
 
     let kind: Kind
@@ -192,6 +194,12 @@ final class MockServer {
         try MockServer(.huawei, name: "huawei", folder: folder, arguments: [
             "--cert", pki + "/server.pem", "--key", pki + "/server.key", "--app-id", appID, "--client-secret-file", secretFile,
         ] + extra)
+    }
+
+    /// A Web Push service mock; `extra` may bind its subscriptions to one VAPID key
+    /// (`--application-server-key`).
+    static func webpush(pki: String, folder: String, name: String = "webpush", extra: [String] = []) throws -> MockServer {
+        try MockServer(.webpush, name: name, folder: folder, arguments: ["--cert", pki + "/server.pem", "--key", pki + "/server.key"] + extra)
     }
 
     // MARK: Admin and record

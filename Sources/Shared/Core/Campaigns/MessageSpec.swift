@@ -36,6 +36,8 @@ public struct MessageSpec: Sendable, Equatable, Codable {
     public var cappingCount: Int?
     public var ios: IOSOptions
     public var android: AndroidOptions
+    /// Options of Web Push browsers (Chrome, Firefox, Edge); nil when the message sets none.
+    public var web: WebOptions?
     /// Set for a Live Activity push, which replaces the alert (see `LiveActivity`).
     public var liveActivity: LiveActivity?
     public var schedule: Schedule
@@ -177,6 +179,57 @@ public struct MessageSpec: Sendable, Equatable, Codable {
         public var rootParams: [String: JSON]?
 
         public init() {}
+    }
+}
+
+extension MessageSpec {
+    /// What a Web Push notification shows and how the push service treats it. The Pushwoosh Web SDK
+    /// draws the notification itself from the payload (`PayloadBuilder.web`).
+    public struct WebOptions: Sendable, Equatable, Codable {
+        /// The notification title (`header`); the message `title` when nil.
+        public var title: LocalizedText?
+        /// The icon URL (`i`).
+        public var icon: String?
+        /// A large picture URL (`image`).
+        public var image: String?
+        /// Seconds the notification stays on screen, 0 for until closed (`duration`).
+        public var duration: Int?
+        /// Up to two action buttons.
+        public var buttons: [Button]?
+        /// Seconds the push service keeps the message (`TTL`).
+        public var ttl: Int64?
+        /// `Urgency`: very-low, low, normal or high.
+        public var urgency: String?
+        /// `Topic`: a message with the same topic replaces one still waiting in the push service.
+        public var topic: String?
+        /// Merged into the payload root.
+        public var rootParams: [String: JSON]?
+
+        public init() {}
+
+        /// An action button: its label and the URL it opens.
+        public struct Button: Sendable, Equatable, Codable {
+            public var title: String
+            public var url: String?
+
+            public init(title: String, url: String?) {
+                self.title = title
+                self.url = url
+            }
+        }
+
+        /// The `Urgency` values of RFC 8030 §5.3.
+        public static let urgencies = ["very-low", "low", "normal", "high"]
+        /// The longest `Topic` (RFC 8030 §5.4): 32 characters of the base64url alphabet.
+        public static let topicLength = 32
+
+        /// Whether `topic` may be sent as a `Topic` header.
+        public static func isValidTopic(_ topic: String) -> Bool {
+            !topic.isEmpty && topic.utf8.count <= topicLength && topic.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
+        }
     }
 }
 

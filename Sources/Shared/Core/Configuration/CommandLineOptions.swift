@@ -5,11 +5,13 @@ public enum CommandLineOptions: Equatable, Sendable {
     case version
     /// Write a new CURVE secret key to this file and print its public key.
     case generateCurveKey(path: String)
+    /// Write a new VAPID (P-256) private key to this file and print its public key (herald-ingest).
+    case generateVAPIDKey(path: String)
     /// Copy the database, consistently and while everything runs, to `destination`.
     case backup(configPath: String, destination: String)
 
     /// Parses `--config FILE`, `--log-level LEVEL`, `--backup FILE`, `--generate-curve-key FILE`,
-    /// `--help` and `--version`; `HERALD_CONFIG` names the file when `--config` is absent. Throws a
+    /// `--generate-vapid-key FILE`, `--help` and `--version`; `HERALD_CONFIG` names the file when `--config` is absent. Throws a
     /// message suitable for standard error.
     public static func parse(_ arguments: [String], environment: [String: String]) throws(ConfigurationError) -> CommandLineOptions {
         var configPath: String?
@@ -42,6 +44,10 @@ public enum CommandLineOptions: Equatable, Sendable {
                 let path = try value()
                 guard !path.isEmpty else { throw ConfigurationError(key: name, problem: "needs a file name") }
                 return .generateCurveKey(path: path)
+            case "--generate-vapid-key":
+                let path = try value()
+                guard !path.isEmpty else { throw ConfigurationError(key: name, problem: "needs a file name") }
+                return .generateVAPIDKey(path: path)
             case "--config", "-c":
                 configPath = try value()
             case "--log-level":
@@ -62,14 +68,20 @@ public enum CommandLineOptions: Equatable, Sendable {
         return .run(configPath: path, logLevel: logLevel)
     }
 
-    /// The `--help` text shared by both executables; `offersBackup` for the one that takes `--backup`.
-    public static func usage(executable: String, summary: String, offersBackup: Bool) -> String {
-        let backupUsage = offersBackup ? "\n       \(executable) --config FILE --backup COPY" : ""
-        let backupOption = !offersBackup ? "" : """
+    /// The `--help` text shared by both executables; `ingest` adds the options only herald-ingest
+    /// takes (`--backup`, `--generate-vapid-key`).
+    public static func usage(executable: String, summary: String, ingest: Bool) -> String {
+        let backupUsage = ingest ? "\n       \(executable) --config FILE --backup COPY\n       \(executable) --generate-vapid-key FILE" : ""
+        let backupOption = !ingest ? "" : """
 
                   --backup COPY     writes a consistent copy of the SQLite database to COPY while everything keeps
                                     running (an existing COPY is never overwritten), then exits. SQLite only: with
                                     database.url (PostgreSQL) it exits 2; back up with pg_dump.
+                  --generate-vapid-key FILE
+                                    writes a new Web Push VAPID key (EC P-256, PEM) to FILE (mode 0600; an
+                                    existing FILE is never overwritten) for web.vapid_private_key_file, and
+                                    prints its public key in base64url: the applicationServerKey browsers
+                                    subscribe with.
             """
         return """
         \(executable): \(summary)

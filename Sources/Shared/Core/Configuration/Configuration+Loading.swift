@@ -274,6 +274,21 @@ extension Configuration {
             app.fcm = settings
         }
         if var huawei = try reader.object("huawei") { app.huawei = try decodeHuawei(&huawei, resolve: resolve) }
+        if var web = try reader.object("web") {
+            var settings = WebPushSettings(vapidPrivateKeyFile: resolve(try web.requiredString("vapid_private_key_file")),
+                                           subject: try web.requiredString("subject"))
+            let subject = settings.subject
+            guard (subject.hasPrefix("mailto:") && subject.count > 7) || (subject.hasPrefix("https://") && subject.count > 8) else {
+                throw ConfigurationError(key: web.keyPath("subject"), problem: "expected a mailto: or https:// URI (RFC 8292)")
+            }
+            if let caFile = try web.string("ca_file") {
+                guard !caFile.isEmpty else { throw ConfigurationError(key: web.keyPath("ca_file"), problem: "must not be empty") }
+                settings.caFile = resolve(caFile)
+            }
+            settings.connections = try web.int("connections", default: settings.connections, range: 1...64)
+            try web.finish()
+            app.web = settings
+        }
         if let sink = try reader.string("sink") {
             guard !sink.isEmpty else { throw ConfigurationError(key: reader.keyPath("sink"), problem: "must not be empty") }
             app.sink = resolve(sink)
@@ -289,8 +304,8 @@ extension Configuration {
             }
         }
         try reader.finish()
-        if app.apns == nil && app.fcm == nil && app.huawei == nil && app.sink == nil {
-            throw ConfigurationError(key: path, problem: "needs at least one of apns, fcm, huawei or sink to deliver pushes")
+        if app.apns == nil && app.fcm == nil && app.huawei == nil && app.web == nil && app.sink == nil {
+            throw ConfigurationError(key: path, problem: "needs at least one of apns, fcm, huawei, web or sink to deliver pushes")
         }
         return app
     }

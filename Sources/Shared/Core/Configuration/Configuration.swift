@@ -163,6 +163,8 @@ public struct AppConfiguration: Sendable {
     public var fcm: FCMSettings?
     /// `huawei`: Huawei Push Kit, for devices of `device_type` 17.
     public var huawei: HuaweiSettings?
+    /// `web`: Web Push (VAPID) for browsers subscribed through the Pushwoosh Web SDK.
+    public var web: WebPushSettings?
     /// `sink`: a JSON-lines file that receives every push instead of APNs/FCM (it wins when both are set).
     public var sink: String?
     /// `tags`: tag types declared up front (name → type). Other tags take the type of their first
@@ -194,6 +196,26 @@ public struct APNsSettings: Sendable {
     /// `connections`: HTTP/2 connections a worker keeps to each APNs host.
     public var connections = APNsSettings.defaultConnections
     public static let defaultConnections = 2
+}
+
+/// `apps[].web`: the application server's VAPID identity (RFC 8292) toward browsers' push services.
+public struct WebPushSettings: Sendable {
+    /// `vapid_private_key_file`: a PEM P-256 private key (`openssl ecparam -name prime256v1 -genkey`, or
+    /// `herald-ingest --generate-vapid-key`), resolved against the configuration file's folder. Its
+    /// public key is the `applicationServerKey` browsers subscribe with.
+    public var vapidPrivateKeyFile: String
+    /// `subject`: how a push service reaches the operator, a `mailto:` or `https:` URI (the JWT's `sub`).
+    public var subject: String
+    /// `ca_file`: an extra trusted CA (PEM) for push services, for tests against a mock.
+    public var caFile: String?
+    /// `connections`: HTTP/2 connections a worker keeps to each push service.
+    public var connections = WebPushSettings.defaultConnections
+    public static let defaultConnections = 2
+
+    public init(vapidPrivateKeyFile: String, subject: String) {
+        self.vapidPrivateKeyFile = vapidPrivateKeyFile
+        self.subject = subject
+    }
 }
 
 /// `apps[].fcm`: FCM HTTP v1 credentials.

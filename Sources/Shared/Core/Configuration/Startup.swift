@@ -10,9 +10,11 @@ public enum Startup {
     /// (`--generate-curve-key`; it lives with the queue, which Core does not link). `validate` adds
     /// the executable's own checks of the configuration (exit 2 like any configuration error).
     /// `backup` copies the database to the path given and returns a one-line summary (`--backup`;
-    /// nil where the executable does not offer it).
+    /// nil where the executable does not offer it). `generateVAPIDKey` writes a new VAPID key to the
+    /// file given and returns its public key (`--generate-vapid-key`; nil where not offered).
     public static func configure(executable: String, version: String, summary: String, generateCurveKey: (String) throws -> String,
                                  backup: ((Configuration, String) throws -> String)? = nil,
+                                 generateVAPIDKey: ((String) throws -> String)? = nil,
                                  validate: (Configuration) throws(ConfigurationError) -> Void) -> (Configuration, Logger) {
         Signals.blockTerminationSignals()
         func fail(_ message: String) -> Never {
@@ -33,11 +35,20 @@ public enum Startup {
             guard backup != nil else { fail("--backup: only herald-ingest takes it") }
             (configPath, levelOverride, backupDestination) = (path, nil, destination)
         case .help:
-            print(CommandLineOptions.usage(executable: executable, summary: summary, offersBackup: backup != nil))
+            print(CommandLineOptions.usage(executable: executable, summary: summary, ingest: backup != nil))
             exit(0)
         case .version:
             print("\(executable) \(version)")
             exit(0)
+        case .generateVAPIDKey(let path):
+            guard let generateVAPIDKey else { fail("--generate-vapid-key: only herald-ingest takes it") }
+            do {
+                print(try generateVAPIDKey(path))
+                exit(0)
+            } catch {
+                FileHandle.standardError.write(Data("\(executable): cannot write a VAPID key to \(path): \(error)\n".utf8))
+                exit(1)
+            }
         case .generateCurveKey(let path):
             do {
                 print(try generateCurveKey(path))

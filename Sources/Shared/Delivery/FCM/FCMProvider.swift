@@ -69,10 +69,12 @@ public final class FCMProvider: Sendable {
 
 extension APNsProvider: PushProvider {}
 extension FCMProvider: PushProvider {}
+extension WebPushProvider: PushProvider {}
 
-/// Sends each push through the provider of its channel (APNs, FCM, Huawei Push Kit), keeping the
-/// order of outcomes; holds a circuit breaker for each configured one. A push whose channel has no
-/// provider fails with `APNsNotConfigured`, `FCMNotConfigured` or `HuaweiNotConfigured`.
+/// Sends each push through the provider of its channel (APNs, FCM, Huawei Push Kit, Web Push),
+/// keeping the order of outcomes; holds a circuit breaker for each configured one. A push whose
+/// channel has no provider fails with `APNsNotConfigured`, `FCMNotConfigured`,
+/// `HuaweiNotConfigured` or `WebPushNotConfigured`.
 public struct ChannelRouter: PushProvider {
     let providers: [OutgoingPush.Channel: any PushProvider]
     let breakers: [OutgoingPush.Channel: CircuitBreaker]
@@ -95,6 +97,7 @@ public struct ChannelRouter: PushProvider {
         case .apns: return "APNsNotConfigured"
         case .fcm: return "FCMNotConfigured"
         case .huawei: return "HuaweiNotConfigured"
+        case .web: return "WebPushNotConfigured"
         }
     }
 

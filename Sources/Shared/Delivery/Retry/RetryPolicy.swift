@@ -4,9 +4,10 @@ import Core
 /// When a push that failed for a transient reason is tried again, and when it gives up.
 ///
 /// The n-th retry waits 1 s × 2ⁿ⁻¹ up to 60 s, less a jitter of up to half, and never less than the
-/// provider's `Retry-After`. A push expires `ios_ttl` (APNs) or `android_gcm_ttl` (FCM, Huawei) seconds after its
-/// first attempt, or `delivery.default_ttl_seconds` when the message sets none; a retry that would
-/// fall after the expiry is not scheduled, and the push fails with its last reason. A push whose
+/// provider's `Retry-After`. A push expires `ios_ttl` (APNs), `android_gcm_ttl` (FCM, Huawei) or
+/// `web_ttl` (Web Push) seconds after its first attempt, or `delivery.default_ttl_seconds` when the
+/// message sets none; a retry that would fall after the expiry is not scheduled, and the push fails
+/// with its last reason. A push whose
 /// outcome was unknown (the connection was lost after the request was written) is sent again at most
 /// once: a second unknown outcome fails it.
 public struct RetryPolicy: Sendable {
@@ -19,7 +20,13 @@ public struct RetryPolicy: Sendable {
 
     /// Seconds the push may be retried for after its first attempt.
     public func ttl(of channel: OutgoingPush.Channel, _ spec: MessageSpec) -> Int64 {
-        max(0, (channel == .apns ? spec.ios.ttl : spec.android.ttl) ?? defaultTTL)
+        let ttl: Int64?
+        switch channel {
+        case .apns: ttl = spec.ios.ttl
+        case .fcm, .huawei: ttl = spec.android.ttl
+        case .web: ttl = spec.web?.ttl
+        }
+        return max(0, ttl ?? defaultTTL)
     }
 
     /// Seconds to wait after the `attempts`-th attempt failed (`jitter` in 0...1).

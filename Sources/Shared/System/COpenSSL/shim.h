@@ -8,6 +8,9 @@
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <openssl/hmac.h>
+#include <openssl/param_build.h>
+#include <openssl/core_names.h>
 
 /// SSL_set_tlsext_host_name, SSL_CTX_set_mode and SSL_CTX_set_min_proto_version are macros over
 /// SSL_ctrl / SSL_CTX_ctrl, which Swift cannot import.
@@ -42,5 +45,21 @@ static inline int herald_x509_name_add(X509_NAME *name, const char *field, const
 static inline void herald_ssl_ctx_server_options(SSL_CTX *context) {
     SSL_CTX_set_options(context, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION
                                  | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+}
+
+/// EVP_PKEY_KEYPAIR and EVP_PKEY_PUBLIC_KEY are expressions over other macros: the selections of
+/// EVP_PKEY_fromdata for a whole key pair and for a public key alone (Web Push keys).
+static inline int herald_evp_pkey_keypair_selection(void) {
+    return EVP_PKEY_KEYPAIR;
+}
+static inline int herald_evp_pkey_public_key_selection(void) {
+    return EVP_PKEY_PUBLIC_KEY;
+}
+/// EVP_CTRL_GCM_GET_TAG and EVP_CTRL_GCM_SET_TAG are aliases of aliases: AES-GCM's tag out and in.
+static inline int herald_gcm_get_tag(EVP_CIPHER_CTX *context, unsigned char *tag, int length) {
+    return EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, length, tag);
+}
+static inline int herald_gcm_set_tag(EVP_CIPHER_CTX *context, unsigned char *tag, int length) {
+    return EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, length, tag);
 }
 #endif

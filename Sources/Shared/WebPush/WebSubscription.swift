@@ -1,0 +1,63 @@
+import Core
+
+/// A browser's push subscription (the Push API's `PushSubscription`): the push service URL the
+/// message is posted to, and the keys its payload is encrypted for. The Pushwoosh Web SDK registers
+/// the endpoint as `push_token`, `p256dh` as `public_key` and `auth` as `auth_token`.
+public struct WebSubscription: Sendable, Equatable {
+    /// Length of the authentication secret.
+    public static let authLength = 16
+
+    /// An `https` URL.
+    public let endpoint: String
+    /// The user agent's public key: an uncompressed P-256 point (65 bytes).
+    public let p256dh: [UInt8]
+    /// The authentication secret (16 bytes).
+    public let auth: [UInt8]
+
+    /// Checks every part: `endpoint` is an `https` URL with a host, `p256dh` an uncompressed point on
+    /// P-256, `auth` 16 bytes. The error names the field.
+    public init(endpoint: String, p256dh: [UInt8], auth: [UInt8]) throws(WebPushError) {
+        guard WebSubscription.origin(of: endpoint) != nil else { throw WebPushError("endpoint: not an https URL with a host") }
+        do {
+            _ = try P256Key(publicKey: p256dh)
+        } catch {
+            throw WebPushError("p256dh: \(error.message)")
+        }
+        guard auth.count == Self.authLength else { throw WebPushError("auth: must be \(Self.authLength) bytes, found \(auth.count)") }
+        self.endpoint = endpoint
+        self.p256dh = p256dh
+        self.auth = auth
+    }
+
+    /// Keys as the Push API's `getKey()` results are usually written: base64 or base64url, padded
+    /// or not (the Pushwoosh Web SDK sends standard base64).
+    public init(endpoint: String, p256dh: String, auth: String) throws(WebPushError) {
+        guard let key = Self.decodeKey(p256dh) else { throw WebPushError("p256dh: not base64") }
+        guard let secret = Self.decodeKey(auth) else { throw WebPushError("auth: not base64") }
+        try self.init(endpoint: endpoint, p256dh: key, auth: secret)
+    }
+
+    /// Bytes of base64 or base64url text, with or without padding; nil for anything else.
+    public static func decodeKey(_ text: String) -> [UInt8]? {
+        let trimmed = text.hasSuffix("==") ? text.dropLast(2) : text.hasSuffix("=") ? text.dropLast() : Substring(text)
+        guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }) else { return nil }
+        return Base64URL.decode(String(trimmed))
+    }
+
+    /// The origin of an `https` URL (`https://host[:port]`, the port kept when it is not 443): the
+    /// audience of the VAPID token for that push service. Nil when `url` is not `https` or has no host.
+    public static func origin(of url: String) -> String? {
+        let scheme = "https://"
+        guard url.lowercased().hasPrefix(scheme) else { return nil }
+        let rest = url.dropFirst(scheme.count)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !authority.isEmpty, !authority.contains("@"), !authority.contains(where: { $0 == " " }) else { return nil }
+        var lowered = authority.lowercased()
+        if lowered.hasSuffix(":443") { lowered.removeLast(4) }
+        guard !lowered.isEmpty, !lowered.hasPrefix(":") else { return nil }
+        return scheme + lowered
+    }
+}
