@@ -44,7 +44,7 @@ enum EdgeCommand {
         } catch {
             return fail("\(error)", status: 1)
         }
-        let stats = EdgeStats()
+        let stats = EdgeStats(reportDelaySeconds: options.reportTo == nil ? nil : options.reportDelaySeconds)
         let apnsURL = "https://\(options.host):\(server.ports[EdgeHandler.apnsListener])"
         let fcmURL = "https://\(options.host):\(server.ports[EdgeHandler.fcmListener])"
         let admin = HTTPServer(settings: adminSettings(options)) { request in

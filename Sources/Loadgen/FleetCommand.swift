@@ -34,6 +34,11 @@ enum FleetCommand {
         for path in [options.jsonPath, options.reportPath].compactMap({ $0 }) {
             if let problem = unwritable(path) { return usageError(problem) }
         }
+        do throws(Preflight.Problem) {
+            try Preflight.check(target: options.target, app: options.app, tls: tls, timeoutSeconds: options.timeoutSeconds)
+        } catch {
+            return usageError(error.description)
+        }
         ProcessSetup.raiseOpenFileLimit()
         let schedule = options.rate.map { OpenLoopSchedule(rate: $0, connections: options.connections) }
         let plan = FleetPlan(options: options, addresses: addresses, tls: tls, schedule: schedule)

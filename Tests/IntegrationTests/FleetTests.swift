@@ -29,6 +29,11 @@ import Glibc
         try HeraldProcesses.runToCompletion("herald-load", arguments: ["fleet"] + arguments, limit: limit)
     }
 
+    /// Runs `herald-load ARGUMENTS` to completion (at most `limit` seconds).
+    static func heraldLoad(_ arguments: [String], limit: Double = 60) throws -> (status: Int32, output: String) {
+        try HeraldProcesses.runToCompletion("herald-load", arguments: arguments, limit: limit)
+    }
+
     static func results(_ path: String) throws -> JSON { try JSON.parse(Data(contentsOf: URL(fileURLWithPath: path))) }
 
     @Test func whatTheFleetCountsIsWhatHeraldStored() throws {
@@ -60,6 +65,12 @@ import Glibc
         #expect(registered == ok("registerDevice") + ok("onesignal/adddevice"))
         #expect(registered == 300)  // each device's first turn registers it
         #expect(try herald.count("SELECT COUNT(*) FROM devices") == registered)
+        // The audience it announces is what Herald would target: subscribed, with notifications allowed.
+        let optedOut = try #require(results["opted_out"]?.lenientInt), unsubscribed = try #require(results["unsubscribed"]?.lenientInt)
+        #expect(optedOut > 0 && results["expected_audience"]?.lenientInt == registered - optedOut - unsubscribed, "\(results)")
+        let reachable = try herald.count("SELECT COUNT(*) FROM devices WHERE subscribed AND COALESCE(notification_types, 1) <> 0")
+        #expect(reachable == registered - optedOut - unsubscribed, "Herald: \(reachable); \(results)")
+        #expect(output.contains("\(optedOut) of them opted out") && output.contains("reaches \(registered - optedOut - unsubscribed) of them"), "\(output)")
         // Events: every acknowledged postEvent is a stored report, and the events API agrees by name.
         #expect(try herald.count("SELECT COUNT(*) FROM reports WHERE kind = 'event'") == ok("postEvent"))
         let now = Int64(Date().timeIntervalSince1970)

@@ -121,7 +121,9 @@ struct FleetOptions: Equatable {
     }
 
     /// `30`, `30s`, `1.5`, `2m`, `1h`.
-    static func seconds(_ name: String, _ text: String) throws(Problem) -> Double {
+    /// Seconds as written on the command line (`30`, `2.5`, `30s`, `2m`, `1h`), above 0 (or 0 too
+    /// with `allowZero`) and at most a week.
+    static func seconds(_ name: String, _ text: String, allowZero: Bool = false) throws(Problem) -> Double {
         var number = Substring(text)
         var unit = 1.0
         if let last = number.last, !last.isNumber && last != "." {
@@ -133,8 +135,8 @@ struct FleetOptions: Equatable {
             }
             number = number.dropLast()
         }
-        guard let value = Double(number), value.isFinite, value > 0, value * unit <= 7 * 86_400 else {
-            throw Problem("\(name) must be seconds above 0 (such as 30, 2.5, 30s, 2m, 1h), got '\(text)'")
+        guard let value = Double(number), value.isFinite, value > 0 || (allowZero && value == 0), value * unit <= 7 * 86_400 else {
+            throw Problem("\(name) must be seconds \(allowZero ? "from 0" : "above 0") (such as 30, 2.5, 30s, 2m, 1h), got '\(text)'")
         }
         return value * unit
     }

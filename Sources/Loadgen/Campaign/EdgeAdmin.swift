@@ -21,8 +21,24 @@ struct EdgeAdmin {
         client = HTTPClient(host: url.host, port: url.port)
     }
 
-    /// Pushes the edge has received (accepted or refused, APNs and FCM) and accepted, from `/stats`.
-    func counts() throws -> (received: Int, accepted: Int, rejected: [String: Int], delivered: Int, opened: Int) {
+    /// What `/stats` says, as far as a campaign follows it.
+    struct Counts {
+        /// Pushes received (accepted or refused, APNs and FCM) and accepted.
+        var received = 0
+        var accepted = 0
+        /// Refusals by `platform.reason`.
+        var rejected: [String: Int] = [:]
+        /// Reports made to Herald.
+        var delivered = 0
+        var opened = 0
+        /// Reports scheduled and not yet made.
+        var pendingReports = 0
+        /// The edge's `--report-delay`, or nil when it does not report to Herald.
+        var reportDelaySeconds: Double?
+    }
+
+    /// The edge's counts now, from `/stats`.
+    func counts() throws -> Counts {
         let response = try client.request("GET", "/stats")
         guard response.status == 200, let stats = try? JSON.parse(response.body) else {
             throw HTTPClient.Failure(description: "edge /stats answered HTTP \(response.status)")
@@ -34,7 +50,9 @@ struct EdgeAdmin {
             }
         }
         let accepted = Int(stats["apns"]?["accepted"]?.lenientInt ?? 0) + Int(stats["fcm"]?["accepted"]?.lenientInt ?? 0)
-        return (accepted + rejected.values.reduce(0, +), accepted, rejected,
-                Int(stats["reported"]?["delivered"]?.lenientInt ?? 0), Int(stats["reported"]?["opened"]?.lenientInt ?? 0))
+        let reported = stats["reported"]
+        return Counts(received: accepted + rejected.values.reduce(0, +), accepted: accepted, rejected: rejected,
+                      delivered: Int(reported?["delivered"]?.lenientInt ?? 0), opened: Int(reported?["opened"]?.lenientInt ?? 0),
+                      pendingReports: Int(reported?["pending"]?.lenientInt ?? 0), reportDelaySeconds: reported?["delay_s"]?.lenientDouble)
     }
 }

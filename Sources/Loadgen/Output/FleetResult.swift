@@ -26,7 +26,7 @@ struct FleetResult {
         for method in FleetMethod.allCases {
             let entry = stats.methods[method.rawValue]
             guard entry.requests > 0 else { continue }
-            requests[method.name] = Self.methodJSON(entry)
+            requests[method.name] = Self.methodJSON(entry, latency: stats.ok > 0)
         }
         var events: [String: JSON] = [:]
         for (index, name) in FleetStats.eventNames.enumerated() where stats.events[index] > 0 {
@@ -48,11 +48,14 @@ struct FleetResult {
             "threads": .int(Int64(options.threads)),
             "seed": .int(Int64(bitPattern: options.seed)),
             "onesignal_fraction": .double(options.oneSignalFraction),
-            "total": Self.methodJSON(stats.methods.reduce(into: MethodStats()) { $0.merge($1) }),
+            "total": Self.methodJSON(stats.methods.reduce(into: MethodStats()) { $0.merge($1) }, latency: stats.ok > 0),
             "errors": .object(errors),
             "error_details": .object(details),
             "events": .object(events),
             "registered": .int(Int64(stats.registered)),
+            "opted_out": .int(Int64(stats.optedOut)),
+            "unsubscribed": .int(Int64(stats.unsubscribed)),
+            "expected_audience": .int(Int64(stats.expectedAudience)),
             "bytes_sent": .int(Int64(stats.bytesSent)),
             "bytes_received": .int(Int64(stats.bytesReceived)),
             "dropped": .int(Int64(stats.dropped)),
@@ -62,10 +65,18 @@ struct FleetResult {
         return .object(object)
     }
 
-    static func methodJSON(_ entry: MethodStats) -> JSON {
+    /// One method's counts and, when `latency` (some request of the run succeeded) and it has
+    /// timed replies, its latency figures; else they are null.
+    static func methodJSON(_ entry: MethodStats, latency shown: Bool) -> JSON {
         var errors: [String: JSON] = [:]
         for (kind, count) in entry.errors { errors[kind.description] = .int(Int64(count)) }
         let latency = entry.latency
+        guard shown, !latency.isEmpty else {
+            var object: [String: JSON] = ["requests": .int(Int64(entry.requests)), "ok": .int(Int64(entry.ok)), "errors": .object(errors),
+                                          "percentiles_ms": .null]
+            for key in ["p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms", "mean_ms"] { object[key] = .null }
+            return .object(object)
+        }
         var percentiles: [String: JSON] = [:]
         for percentile in percentileSpectrum {
             percentiles[TextFormat.percentileName(percentile)] = .double(milliseconds(latency.value(atPercentile: percentile)))
