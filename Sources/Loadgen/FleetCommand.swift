@@ -57,10 +57,13 @@ enum FleetCommand {
         if terminal { FileHandle.standardOutput.write(Data(ProgressLine.clear.utf8)) }
 
         print(SummaryTable.render(result))
-        var status: Int32 = result.failed ? 1 : 0
+        let verdicts = Threshold.evaluate(options.thresholds, on: result)
+        if !verdicts.isEmpty { print(Threshold.table(verdicts)) }
+        let unmet = verdicts.filter { !$0.passed }
+        var status: Int32 = result.failed || !unmet.isEmpty ? 1 : 0
         if let path = options.jsonPath {
             do {
-                try Data(result.json.encoded() + [10]).write(to: URL(fileURLWithPath: path))
+                try Data(result.json(thresholds: verdicts).encoded() + [10]).write(to: URL(fileURLWithPath: path))
             } catch {
                 FileHandle.standardError.write(Data("herald-load fleet: cannot write \(path): \(error.localizedDescription)\n".utf8))
                 status = 1
@@ -73,6 +76,10 @@ enum FleetCommand {
                 FileHandle.standardError.write(Data("herald-load fleet: cannot write \(path): \(error.localizedDescription)\n".utf8))
                 status = 1
             }
+        }
+        if !unmet.isEmpty {
+            FileHandle.standardError.write(Data(("herald-load fleet: thresholds failed: "
+                + unmet.map { "\($0.threshold) (\($0.threshold.format($0.value)))" }.joined(separator: ", ") + "\n").utf8))
         }
         if result.failed {
             FileHandle.standardError.write(Data(

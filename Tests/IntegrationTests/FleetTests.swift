@@ -126,4 +126,24 @@ import Glibc
         #expect(results["mode"] == "open" && results["target_rate"]?.lenientDouble == 200)
         #expect(abs((results["rate"]?.lenientDouble ?? 0) - Double(total) / 3) < 1)
     }
+
+    /// Thresholds for CI: judged at the end, printed as a table, written to the JSON; a run whose
+    /// requests all succeeded still exits 1 when a threshold fails, and says which.
+    @Test func thresholdsDecideTheExitStatus() throws {
+        let json = herald.folder + "/thresholds.json"
+        let common = ["--target", "http://127.0.0.1:\(herald.httpPort)", "--app", app, "--devices", "50", "--duration", "1",
+                      "--rate", "100", "--connections", "4", "--threads", "1", "--json", json]
+        let (passed, passedOutput) = try Self.fleet(common + ["--threshold", "registerDevice.p99<60s", "--threshold", "errors<0.1%"])
+        #expect(passed == 0, "\(passedOutput)")
+        #expect(passedOutput.contains("thresholds:\n  registerDevice.p99<60s") && !passedOutput.contains("FAILED"), "\(passedOutput)")
+        let (failed, failedOutput) = try Self.fleet(common + ["--threshold", "errors<0.1%", "--threshold", "p50<1us"])
+        #expect(failed == 1, "\(failedOutput)")
+        #expect(failedOutput.contains("errors: none") && failedOutput.contains("  errors<0.1%  ") && failedOutput.contains("FAILED"), "\(failedOutput)")
+        #expect(failedOutput.contains("herald-load fleet: thresholds failed: p50<1us ("), "\(failedOutput)")
+        let verdicts = try #require(try Self.results(json)["thresholds"]?.arrayValue)
+        #expect(verdicts.map { $0["passed"] } == [true, false] && verdicts[1]["threshold"] == "p50<1us", "\(verdicts)")
+        // A threshold that does not parse is a bad command line: exit 2 before anything is sent.
+        let (bad, badOutput) = try Self.fleet(common + ["--threshold", "registerDevice.p99"])
+        #expect(bad == 2 && badOutput.contains("needs a comparison"), "\(badOutput)")
+    }
 }

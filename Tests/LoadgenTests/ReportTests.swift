@@ -31,7 +31,7 @@ struct ReportTests {
     }
 
     @Test func jsonHasTheDocumentedShape() throws {
-        let json = try JSON.parse(result().json.encoded())
+        let json = try JSON.parse(result().json().encoded())
         #expect(json["devices"] == 100)
         #expect(json["duration_s"]?.lenientDouble == 10)
         #expect(json["rate"]?.lenientDouble == 100)  // 1,000 requests in 10 s
@@ -49,7 +49,7 @@ struct ReportTests {
         #expect(json["events"] == ["PW_ScreenOpen": 880])
         #expect(json["registered"] == 100 && json["dropped"] == 3 && json["mode"] == "open" && json["target_rate"]?.lenientDouble == 100)
         #expect(json["total"]?["requests"] == 1000)
-        #expect(try JSON.parse(result(rate: nil).json.encoded())["mode"] == "closed")
+        #expect(try JSON.parse(result(rate: nil).json().encoded())["mode"] == "closed")
     }
 
     @Test func theSummaryShowsEveryMethodAndErrorKind() {
@@ -129,7 +129,7 @@ struct ReportDistributionTests {
         stats.bytesReceived = 1_500_000
         let options = FleetOptions(target: TargetURL(isTLS: false, host: "h", port: 1), app: "A", devices: 1, durationSeconds: 2)
         let result = FleetResult(options: options, stats: stats, timeline: [], seconds: 2, interrupted: false)
-        let json = try JSON.parse(result.json.encoded())
+        let json = try JSON.parse(result.json().encoded())
         let spectrum = try #require(json["total"]?["percentiles_ms"]?.objectValue)
         #expect(Set(spectrum.keys) == ["50", "75", "90", "95", "99", "99.9", "99.99", "100"])
         #expect(spectrum["100"]?.lenientDouble == 10 && spectrum["50"]?.lenientDouble == 5.023)

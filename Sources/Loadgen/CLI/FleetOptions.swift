@@ -22,6 +22,8 @@ struct FleetOptions: Equatable {
     var allowErrors = false
     /// Whether to draw the live progress line (only on a terminal).
     var progress = true
+    /// `--threshold`, in the order given.
+    var thresholds: [Threshold] = []
 
     struct Problem: Error, Equatable, CustomStringConvertible {
         let description: String
@@ -76,6 +78,8 @@ struct FleetOptions: Equatable {
                 options.oneSignalFraction = fraction
             case "--timeout":
                 options.timeoutSeconds = try seconds(name, try cursor.value())
+            case "--threshold":
+                options.thresholds.append(try Threshold(parsing: try cursor.value()))
             default:
                 throw Problem("unknown option \(cursor.argument) (see herald-load fleet --help)")
             }
@@ -182,8 +186,14 @@ struct FleetOptions: Equatable {
           --report FILE.html   write a self-contained HTML page with charts (no network needed to open it).
           -q, --no-progress    no live progress line (it is only drawn on a terminal anyway).
           --allow-errors       exit 0 even when requests failed.
+          --threshold EXPR     a pass/fail criterion, checked at the end and printed as a table; repeatable.
+                               [METHOD.]FIGURE OP VALUE: METHOD a method as the summary names it, or total
+                               (the default); FIGURE pN (p50, p99, p99.9…), max or mean (VALUE in us, ms or s),
+                               errors (VALUE 0.1% or 0.001) or rate (req/s); OP <, <=, > or >=. Examples:
+                               'registerDevice.p99<50ms' 'errors<0.1%' 'p99.9<=200ms' 'rate>=4900'.
 
-        Exit status: 0 when every request succeeded (HTTP 200 and status_code 200), 1 when any failed
-        (unless --allow-errors) or the results could not be written, 2 for a bad command line.
+        Exit status: 0 when every request succeeded (HTTP 200 and status_code 200) and every threshold
+        held, 1 when a request failed (unless --allow-errors), a threshold failed or the results could not
+        be written, 2 for a bad command line.
         """
 }

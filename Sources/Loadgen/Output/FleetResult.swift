@@ -20,8 +20,9 @@ struct FleetResult {
     static func milliseconds(_ microseconds: Int64) -> Double { Double(microseconds) / 1000 }
 
     /// The results as JSON: the documented keys (`devices`, `duration_s`, `requests` per method with
-    /// `ok`, `errors`, `p50_ms`, `p99_ms`, `max_ms`, and `rate`) and more detail beside them.
-    var json: JSON {
+    /// `ok`, `errors`, `p50_ms`, `p99_ms`, `max_ms`, and `rate`) and more detail beside them, with
+    /// the thresholds' verdicts when there are any.
+    func json(thresholds: [Threshold.Verdict] = []) -> JSON {
         var requests: [String: JSON] = [:]
         for method in FleetMethod.allCases {
             let entry = stats.methods[method.rawValue]
@@ -62,6 +63,12 @@ struct FleetResult {
             "interrupted": .bool(interrupted),
         ]
         if let rate = options.rate { object["target_rate"] = .double(rate) }
+        if !thresholds.isEmpty {
+            object["thresholds"] = .array(thresholds.map { verdict in
+                ["threshold": .string(verdict.threshold.description), "value": verdict.value.map(JSON.double) ?? .null,
+                 "passed": .bool(verdict.passed)]
+            })
+        }
         return .object(object)
     }
 
