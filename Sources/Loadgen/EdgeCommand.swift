@@ -30,6 +30,14 @@ enum EdgeCommand {
         } catch {
             return fail(error.description, status: 2)
         }
+        if let code = options.printAppConfig {
+            do throws(EdgeAdmin.Problem) {
+                print(try EdgeAdmin.appConfig(code: code, directory: options.directory).text)
+                return 0
+            } catch {
+                return fail(error.description, status: 2)
+            }
+        }
 
         let credentials: EdgeCredentials
         let tlsServer: TLSServerContext

@@ -47,6 +47,14 @@ import Glibc
         throw HTTPClient.Failure(description: "the edge did not print READY: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
     }
 
+    /// What `herald-load edge --print-app-config` prints for the Shop app.
+    func printedAppConfig() throws -> JSON {
+        let (status, output) = try HeraldProcesses.runToCompletion(
+            "herald-load", arguments: ["edge", "--dir", directory, "--print-app-config", HeraldProcesses.appCode], limit: 10)
+        #expect(status == 0, "\(output)")
+        return try JSON.parse(output)
+    }
+
     /// Configures the Shop app to deliver to the edge (topic overridable) and starts ingest and a worker.
     func startHerald(edge settings: JSON, topic: String? = nil) throws {
         let config = try herald.writeConfig("herald-edge.json") { members in
@@ -92,6 +100,14 @@ import Glibc
         for key in ["apns_url", "fcm_url", "ca_file", "team_id", "key_id", "key_path", "topic", "service_account_path", "admin_url"] {
             #expect(settings[key]?.stringValue?.isEmpty == false, "edge.json \(key)")
         }
+        // --print-app-config gives the entries this test configures Herald with.
+        let printed = try printedAppConfig()
+        #expect(printed["code"] == .string(HeraldProcesses.appCode))
+        #expect(printed["apns"] == ["team_id": settings["team_id"]!, "key_id": settings["key_id"]!, "key_path": settings["key_path"]!,
+                                    "topic": settings["topic"]!, "production_url": settings["apns_url"]!, "sandbox_url": settings["apns_url"]!,
+                                    "ca_file": settings["ca_file"]!], "\(printed.text)")
+        #expect(printed["fcm"] == ["service_account_path": settings["service_account_path"]!, "endpoint": settings["fcm_url"]!,
+                                   "ca_file": settings["ca_file"]!], "\(printed.text)")
         try startHerald(edge: settings)
 
         let json = herald.folder + "/campaign.json"
@@ -138,9 +154,18 @@ import Glibc
         #expect(second["targeted"] == .int(total - 2) && second["sent"] == .int(total - 2) && second["edge_received"] == .int(total - 2), "\(second.text)")
     }
 
+    /// Also: with fixed ports, a restarted edge keeps the app configuration Herald was given.
     @Test mutating func aWrongTopicIsRefusedWithApplesReason() throws {
-        let settings = try startEdge([])
+        let ports = try (0..<3).map { _ in String(try HeraldProcesses.freePort()) }
+        let fixed = ["--apns-port", ports[0], "--fcm-port", ports[1], "--admin-port", ports[2]]
+        _ = try startEdge(fixed)
+        let before = try printedAppConfig()
+        #expect(before["apns"]?["production_url"] == .string("https://127.0.0.1:\(ports[0])"), "\(before.text)")
+        stopEdge()
+        let settings = try startEdge(fixed)
         defer { stopEdge() }
+        #expect(try printedAppConfig() == before)
+        #expect(settings["admin_url"] == .string("http://127.0.0.1:\(ports[2])"))
         try startHerald(edge: settings, topic: "com.example.someoneelse")
         let code = try herald.send(["send_date": "now", "content": "Hello", "platforms": [1]])
         let funnel = try herald.waitForMessage(code, timeout: 30)

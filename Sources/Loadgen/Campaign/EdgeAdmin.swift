@@ -11,14 +11,39 @@ struct EdgeAdmin {
     let client: HTTPClient
 
     init(directory: String) throws(Problem) {
+        let settings = try Self.settings(directory: directory)
         let path = directory + "/edge.json"
-        guard let data = FileManager.default.contents(atPath: path), let settings = try? JSON.parse(data) else {
-            throw Problem(description: "no edge.json in \(directory) (start herald-load edge --dir \(directory) first)")
-        }
         guard let text = settings["admin_url"]?.stringValue, let url = try? TargetURL(parsing: text), !url.isTLS else {
             throw Problem(description: "\(path) has no http admin_url")
         }
         client = HTTPClient(host: url.host, port: url.port)
+    }
+
+    /// The edge's `edge.json` in `directory`.
+    static func settings(directory: String) throws(Problem) -> JSON {
+        guard let data = FileManager.default.contents(atPath: directory + "/edge.json"), let settings = try? JSON.parse(data) else {
+            throw Problem(description: "no edge.json in \(directory) (start herald-load edge --dir \(directory) first)")
+        }
+        return settings
+    }
+
+    /// The entries of Herald's app `code` that deliver to the edge of `directory`:
+    /// `{"code", "apns": {…}, "fcm": {…}}`, for both APNs gateways and with the edge's CA.
+    static func appConfig(code: String, directory: String) throws(Problem) -> JSON {
+        let settings = try settings(directory: directory)
+        var values: [String: JSON] = [:]
+        for key in ["team_id", "key_id", "key_path", "topic", "apns_url", "fcm_url", "ca_file", "service_account_path"] {
+            guard let value = settings[key], value.stringValue != nil else {
+                throw Problem(description: "\(directory)/edge.json has no \(key) (start herald-load edge --dir \(directory) again)")
+            }
+            values[key] = value
+        }
+        return [
+            "code": .string(code),
+            "apns": ["team_id": values["team_id"]!, "key_id": values["key_id"]!, "key_path": values["key_path"]!, "topic": values["topic"]!,
+                     "production_url": values["apns_url"]!, "sandbox_url": values["apns_url"]!, "ca_file": values["ca_file"]!],
+            "fcm": ["service_account_path": values["service_account_path"]!, "endpoint": values["fcm_url"]!, "ca_file": values["ca_file"]!],
+        ]
     }
 
     /// What `/stats` says, as far as a campaign follows it.
