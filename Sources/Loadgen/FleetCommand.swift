@@ -40,14 +40,15 @@ enum FleetCommand {
             return usageError(error.description)
         }
         ProcessSetup.raiseOpenFileLimit()
-        let schedule = options.rate.map { OpenLoopSchedule(rate: $0, connections: options.connections) }
+        let schedule = options.stages.map { OpenLoopSchedule(stages: $0, connections: options.connections) }
+            ?? options.rate.map { OpenLoopSchedule(rate: $0, connections: options.connections) }
         let plan = FleetPlan(options: options, addresses: addresses, tls: tls, schedule: schedule)
         let run = FleetRun(plan: plan, start: MonotonicClock.now() + 10_000_000)
         InterruptHandler.start(run.control)
 
         let terminal = ProcessSetup.standardOutputIsTerminal && options.progress
         if terminal {
-            let mode = options.rate.map { "open loop at \(TextFormat.rate($0)) req/s" } ?? "closed loop"
+            let mode = options.modeDescription
             print("herald-load fleet: \(options.target), \(TextFormat.grouped(options.devices)) devices, \(options.connections) connections, "
                 + "\(options.threads) threads, \(TextFormat.fixed(options.durationSeconds, 1)) s, \(mode) (Ctrl-C ends it early)")
         }

@@ -146,4 +146,21 @@ import Glibc
         let (bad, badOutput) = try Self.fleet(common + ["--threshold", "registerDevice.p99"])
         #expect(bad == 2 && badOutput.contains("needs a comparison"), "\(badOutput)")
     }
+
+    /// An open loop in stages: the rate ramps up and down, and exactly the requests under the curve
+    /// are scheduled (each started, or dropped if a slow reply held its connection at the end).
+    @Test func stagesRampTheOpenLoop() throws {
+        let json = herald.folder + "/stages.json"
+        let (status, output) = try Self.fleet([
+            "--target", "http://127.0.0.1:\(herald.httpPort)", "--app", app, "--devices", "200", "--stages", "1s:100,1s:200,1s:0",
+            "--connections", "8", "--threads", "1", "--json", json, "--threshold", "errors<0.1%", "--threshold", "p99<60s",
+        ])
+        #expect(status == 0, "\(output)")
+        let results = try Self.results(json)
+        // 50 + 150 + 100 requests.
+        let total = results["total"]?["requests"]?.lenientInt ?? 0
+        #expect(results["scheduled"] == 300 && total + (results["dropped"]?.lenientInt ?? -1) == 300 && total > 0, "\(output)")
+        #expect(results["mode"] == "open" && results["duration_s"]?.lenientDouble == 3 && results["stages"]?.arrayValue?.count == 3)
+        #expect(output.contains("open loop in stages 1s:100,1s:200,1s:0") && output.contains("thresholds:\n  errors<0.1%"), "\(output)")
+    }
 }

@@ -9,6 +9,8 @@ struct FleetOptions: Equatable {
     var durationSeconds: Double
     /// Requests per second across all connections (open loop); nil runs flat out (closed loop).
     var rate: Double?
+    /// `--stages`: an open loop whose rate ramps from stage to stage (instead of `--rate` and `--duration`).
+    var stages: RateStages?
     var connections: Int = 64
     var threads: Int = 2
     var seed: UInt64 = 1
@@ -22,6 +24,15 @@ struct FleetOptions: Equatable {
     var allowErrors = false
     /// Whether to draw the live progress line (only on a terminal).
     var progress = true
+    /// Whether requests start on a schedule (`--rate` or `--stages`) rather than as replies come.
+    var isOpenLoop: Bool { rate != nil || stages != nil }
+
+    /// The schedule's words for the summary: `open loop at 5,000 req/s`, `open loop in stages 30s:1000,…`, `closed loop`.
+    var modeDescription: String {
+        if let stages { return "open loop in stages \(stages)" }
+        return rate.map { "open loop at \(TextFormat.rate($0)) req/s" } ?? "closed loop"
+    }
+
     /// `--threshold`, in the order given.
     var thresholds: [Threshold] = []
 
@@ -78,6 +89,8 @@ struct FleetOptions: Equatable {
                 options.oneSignalFraction = fraction
             case "--timeout":
                 options.timeoutSeconds = try seconds(name, try cursor.value())
+            case "--stages":
+                options.stages = try RateStages(parsing: try cursor.value())
             case "--threshold":
                 options.thresholds.append(try Threshold(parsing: try cursor.value()))
             default:
@@ -87,6 +100,11 @@ struct FleetOptions: Equatable {
         let target = try shared.checked()
         guard let app else { throw Problem("--app CODE is required (the application code in Herald's configuration)") }
         guard let devices else { throw Problem("--devices N is required") }
+        if let stages = options.stages {
+            if options.rate != nil { throw Problem("--stages and --rate contradict each other: the stages set the rate") }
+            if duration != nil { throw Problem("--stages and --duration contradict each other: the stages last \(TextFormat.fixed(stages.seconds, 1)) s") }
+            duration = stages.seconds
+        }
         guard let duration else { throw Problem("--duration SECONDS is required") }
         options.caFile = shared.caFile
         options.insecure = shared.insecure
@@ -100,9 +118,10 @@ struct FleetOptions: Equatable {
         options.connections = min(options.connections, devices)
         if !threadsGiven { options.threads = max(1, cores) }
         options.threads = min(options.threads, options.connections)
-        if let rate = options.rate, rate < Double(options.connections) / options.durationSeconds {
+        let scheduled = options.stages?.totalRequests ?? options.rate.map { $0 * options.durationSeconds }
+        if let scheduled, scheduled < Double(options.connections) {
             // Every connection should get at least one request in the run.
-            options.connections = max(1, min(options.connections, Int(rate * options.durationSeconds)))
+            options.connections = max(1, min(options.connections, Int(scheduled)))
             options.threads = min(options.threads, options.connections)
         }
         return options
@@ -156,6 +175,7 @@ struct FleetOptions: Equatable {
         (and, with --onesignal, the OneSignal helper), and measures every request.
 
         Usage: herald-load fleet --target URL --app CODE --devices N --duration SECONDS [options]
+               herald-load fleet --target URL --app CODE --devices N --stages LIST [options]
 
         Required:
           --target URL         Herald's base URL: http://HOST:PORT or https://HOST[:PORT], optionally with a path
@@ -169,6 +189,9 @@ struct FleetOptions: Equatable {
                                replies do; latency counts from the scheduled start (no coordinated omission).
                                Without --rate: closed loop, each connection sends its next request as soon
                                as the last reply arrived (flat out).
+          --stages LIST        open loop with ramps, instead of --rate and --duration: DURATION:RATE stages,
+                               each moving the rate in a straight line from the previous stage's (0 at the
+                               start) to its own, such as '30s:1000,2m:5000,30s:0'.
           -c, --connections C  keep-alive connections (default 64, at most --devices).
           -t, --threads T      event-loop threads (default: the number of cores).
           --seed K             the seed every device, token, tag and session is derived from (default 1).

@@ -129,8 +129,9 @@ final class FleetWorker: @unchecked Sendable {
     private func scheduleNext(_ local: Int, now: Int64) {
         let connection = connections[local]
         if let schedule = plan.schedule {
-            let due = control.start + schedule.due(connection: connection.number, sequence: connection.sequence)
-            // After the end no request starts: what a busy connection still owed is dropped.
+            let offset = schedule.due(connection: connection.number, sequence: connection.sequence)
+            let due = offset == .max ? Int64.max : control.start + offset
+            // After the end (or the last stage) no request starts: what a busy connection still owed is dropped.
             if due >= control.end || now >= control.end {
                 connection.finished = true
                 return

@@ -44,7 +44,7 @@ struct FleetResult {
             "rate": .double(Self.round(achievedRate, 1)),
             "target": .string(options.target.description),
             "app": .string(options.app),
-            "mode": .string(options.rate == nil ? "closed" : "open"),
+            "mode": .string(options.isOpenLoop ? "open" : "closed"),
             "connections": .int(Int64(options.connections)),
             "threads": .int(Int64(options.threads)),
             "seed": .int(Int64(bitPattern: options.seed)),
@@ -63,6 +63,10 @@ struct FleetResult {
             "interrupted": .bool(interrupted),
         ]
         if let rate = options.rate { object["target_rate"] = .double(rate) }
+        if let stages = options.stages {
+            object["stages"] = .array(stages.stages.map { ["duration_s": .double($0.seconds), "target_rate": .double($0.target)] })
+            object["scheduled"] = .int(Int64(stages.totalRequests.rounded(.up)))
+        }
         if !thresholds.isEmpty {
             object["thresholds"] = .array(thresholds.map { verdict in
                 ["threshold": .string(verdict.threshold.description), "value": verdict.value.map(JSON.double) ?? .null,

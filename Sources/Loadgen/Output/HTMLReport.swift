@@ -29,8 +29,8 @@ enum HTMLReport {
 
             """
         html += "<h1>herald-load fleet</h1>\n"
-        let mode = options.rate.map { "open loop at \(TextFormat.rate($0)) req/s (latency from the scheduled start)" }
-            ?? "closed loop, flat out (latency from the start of each request)"
+        let mode = options.isOpenLoop ? options.modeDescription + " (latency from the scheduled start)"
+            : "closed loop, flat out (latency from the start of each request)"
         html += "<p class=\"muted\">\(escape(options.target.description)) · app \(escape(options.app)) · \(TextFormat.grouped(options.devices)) devices · "
             + "\(options.connections) connections · \(options.threads) threads · \(TextFormat.fixed(result.seconds, 1)) s · \(escape(mode)) · seed \(options.seed)"
             + (options.oneSignalFraction > 0 ? " · OneSignal helper \(TextFormat.fixed(options.oneSignalFraction * 100, 0)) % of devices" : "")
@@ -57,7 +57,16 @@ enum HTMLReport {
                 SVGChart.Series(name: "errors / s", color: "#c0392b",
                                 points: timeline.map { ($0.middle, Double($0.requests - $0.ok) / max($0.span, 1e-9)) }),
             ]
-            if let rate = options.rate {
+            if let stages = options.stages {
+                var points = [(0.0, stages.initialRate)]
+                var end = 0.0
+                for stage in stages.stages {
+                    end += stage.seconds
+                    points.append((min(end, result.seconds), stages.rate(at: min(end, result.seconds) - 1e-9)))
+                    if end >= result.seconds { break }
+                }
+                series.append(SVGChart.Series(name: "scheduled", color: "#7f8c8d", points: points, dashed: true))
+            } else if let rate = options.rate {
                 series.append(SVGChart.Series(name: "scheduled", color: "#7f8c8d", points: [(0, rate), (result.seconds, rate)], dashed: true))
             }
             html += SVGChart.lines(series, xMax: xMax, yLabel: "requests / s") { TextFormat.rate($0) } + "\n"

@@ -5,7 +5,7 @@ enum SummaryTable {
         let options = result.options
         let stats = result.stats
         var lines: [String] = []
-        let mode = options.rate.map { "open loop at \(TextFormat.rate($0)) req/s" } ?? "closed loop (flat out)"
+        let mode = options.isOpenLoop ? options.modeDescription : "closed loop (flat out)"
         lines.append("herald-load fleet: \(options.target), app \(options.app), \(TextFormat.grouped(options.devices)) devices, "
             + "\(options.connections) connections, \(options.threads) threads, \(TextFormat.fixed(result.seconds, 1)) s, "
             + "\(mode), seed \(options.seed)"
@@ -69,7 +69,7 @@ enum SummaryTable {
             }
         }
         if showLatency {
-            lines.append("latency: from the " + (options.rate == nil ? "start of each request" : "scheduled start of each request")
+            lines.append("latency: from the " + (options.isOpenLoop ? "scheduled start of each request" : "start of each request")
                 + " to its complete reply, for every request that got an HTTP reply")
         } else {
             lines.append("latency: none shown, since no request succeeded")
