@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import HTTPServer
 import SDKClient
 
 /// `herald-load fleet …`: parses the flags, runs the fleet, prints and writes the results, and
@@ -45,6 +46,23 @@ enum FleetCommand {
         let plan = FleetPlan(options: options, addresses: addresses, tls: tls, schedule: schedule)
         let run = FleetRun(plan: plan, start: MonotonicClock.now() + 10_000_000)
         InterruptHandler.start(run.control)
+        var metricsServer: HTTPServer?
+        if let listen = options.metricsListen {
+            var settings = HTTPSettings()
+            settings.host = listen.host
+            settings.port = listen.port
+            settings.threads = 1
+            let probe = run.probe
+            let server = HTTPServer(settings: settings) { request in
+                guard request.method == "GET", request.path == "/metrics" else { return .text("not found: GET /metrics\n", status: 404) }
+                let elapsed = Double(MonotonicClock.now() - probe.start) / 1e9
+                return .text(LoadMetrics.render(probe.snapshot(), options: options, elapsed: elapsed),
+                             contentType: "text/plain; version=0.0.4; charset=utf-8")
+            }
+            do { try server.start() } catch { return usageError("--metrics-listen \(listen.host):\(listen.port): \(error)") }
+            metricsServer = server
+        }
+        defer { metricsServer?.stop() }
 
         let terminal = ProcessSetup.standardOutputIsTerminal && options.progress
         if terminal {

@@ -163,4 +163,29 @@ import Glibc
         #expect(results["mode"] == "open" && results["duration_s"]?.lenientDouble == 3 && results["stages"]?.arrayValue?.count == 3)
         #expect(output.contains("open loop in stages 1s:100,1s:200,1s:0") && output.contains("thresholds:\n  errors<0.1%"), "\(output)")
     }
+
+    /// --metrics-listen: while the run lasts, herald-load serves its own /metrics, which promtool
+    /// accepts and which agrees with what Herald counted for the same requests.
+    @Test func theFleetServesItsMetricsWhileItRuns() throws {
+        let port = try HeraldProcesses.freePort()
+        let log = herald.folder + "/fleet-metrics.log"
+        let fleet = try HeraldProcesses.launch("herald-load", arguments: [
+            "fleet", "--target", "http://127.0.0.1:\(herald.httpPort)", "--app", app, "--devices", "100", "--duration", "4", "--rate", "100",
+            "--connections", "4", "--threads", "1", "--metrics-listen", "127.0.0.1:\(port)",
+        ], log: log)
+        defer { if fleet.isRunning { kill(fleet.processIdentifier, SIGKILL) } }
+        let client = HTTPClient(port: port)
+        var text = ""
+        for _ in 0..<60 where fleet.isRunning {
+            text = (try? client.request("GET", "/metrics").text) ?? ""
+            if text.contains(#"herald_load_requests_total{method="registerDevice",result="ok"}"#) { break }
+            usleep(100_000)
+        }
+        #expect(text.contains(#"herald_load_requests_total{method="registerDevice",result="ok"}"#), "\(text)")
+        #expect(text.contains(#"herald_load_request_duration_seconds_bucket{method="registerDevice",le="+Inf"}"#), "\(text)")
+        #expect(text.contains("herald_load_scheduled_rate 100"), "\(text)")
+        try Promtool.expectClean(text)
+        fleet.waitUntilExit()
+        #expect(fleet.terminationStatus == 0, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+    }
 }

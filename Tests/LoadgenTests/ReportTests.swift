@@ -137,4 +137,19 @@ struct ReportDistributionTests {
         #expect(SummaryTable.render(result).contains("transfer: 4.0 MB sent, 1.5 MB received (2.8 MB/s)"))
         #expect(HTMLReport.render(result).contains("Latency distribution"))
     }
+
+    /// --metrics-listen's text: counters by method and result, and histograms whose buckets are
+    /// cumulative and end with every timed request.
+    @Test func liveMetricsCountWhatTheRunCounted() {
+        let run = ReportTests().result()
+        let text = LoadMetrics.render(run.stats, options: run.options, elapsed: 5)
+        #expect(text.contains("herald_load_requests_total{method=\"postEvent\",result=\"ok\"} 880\n"))
+        #expect(text.contains("herald_load_requests_total{method=\"postEvent\",result=\"http_503\"} 15\n"))
+        // registerDevice: 100 latencies of 0.1…10 ms: 5 at or below 0.5 ms, 10 at or below 1 ms, all below 10 ms.
+        #expect(text.contains("herald_load_request_duration_seconds_bucket{method=\"registerDevice\",le=\"0.0005\"} 5\n"), "\(text)")
+        #expect(text.contains("herald_load_request_duration_seconds_bucket{method=\"registerDevice\",le=\"0.001\"} 10\n"), "\(text)")
+        #expect(text.contains("herald_load_request_duration_seconds_bucket{method=\"registerDevice\",le=\"10.0\"} 100\n"), "\(text)")
+        #expect(text.contains("herald_load_request_duration_seconds_count{method=\"registerDevice\"} 100\n"))
+        #expect(text.contains("herald_load_scheduled_rate 100.0\n") && text.contains("herald_load_devices_registered_total 100\n"), "\(text)")
+    }
 }

@@ -35,6 +35,14 @@ struct FleetOptions: Equatable {
 
     /// `--threshold`, in the order given.
     var thresholds: [Threshold] = []
+    /// `--metrics-listen HOST:PORT`: where `/metrics` is served during the run.
+    var metricsListen: ListenAddress?
+
+    /// An IPv4 address and port to listen on.
+    struct ListenAddress: Equatable {
+        let host: String
+        let port: UInt16
+    }
 
     struct Problem: Error, Equatable, CustomStringConvertible {
         let description: String
@@ -89,6 +97,13 @@ struct FleetOptions: Equatable {
                 options.oneSignalFraction = fraction
             case "--timeout":
                 options.timeoutSeconds = try seconds(name, try cursor.value())
+            case "--metrics-listen":
+                let text = try cursor.value()
+                guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
+                      text[..<colon].split(separator: ".").count == 4, text[..<colon].split(separator: ".").allSatisfy({ UInt8($0) != nil }) else {
+                    throw Problem("--metrics-listen must be IPv4-ADDRESS:PORT such as 127.0.0.1:9464, got '\(text)'")
+                }
+                options.metricsListen = ListenAddress(host: String(text[..<colon]), port: port)
             case "--stages":
                 options.stages = try RateStages(parsing: try cursor.value())
             case "--threshold":
@@ -208,6 +223,8 @@ struct FleetOptions: Equatable {
           --json FILE          write the results as JSON (see docs/herald-load.md).
           --report FILE.html   write a self-contained HTML page with charts (no network needed to open it).
           -q, --no-progress    no live progress line (it is only drawn on a terminal anyway).
+          --metrics-listen A:P serve Prometheus /metrics at IPv4 address A, port P while the run lasts:
+                               requests per method by result, latency histograms, the scheduled rate.
           --allow-errors       exit 0 even when requests failed.
           --threshold EXPR     a pass/fail criterion, checked at the end and printed as a table; repeatable.
                                [METHOD.]FIGURE OP VALUE: METHOD a method as the summary names it, or total
