@@ -35,8 +35,9 @@ enum FleetCommand {
         for path in [options.jsonPath, options.reportPath].compactMap({ $0 }) {
             if let problem = unwritable(path) { return usageError(problem) }
         }
+        let heraldVersion: String?
         do throws(Preflight.Problem) {
-            try Preflight.check(target: options.target, app: options.app, tls: tls, timeoutSeconds: options.timeoutSeconds)
+            heraldVersion = try Preflight.check(target: options.target, app: options.app, tls: tls, timeoutSeconds: options.timeoutSeconds)
         } catch {
             return usageError(error.description)
         }
@@ -70,10 +71,13 @@ enum FleetCommand {
             print("herald-load fleet: \(options.target), \(TextFormat.grouped(options.devices)) devices, \(options.connections) connections, "
                 + "\(options.threads) threads, \(TextFormat.fixed(options.durationSeconds, 1)) s, \(mode) (Ctrl-C ends it early)")
         }
-        let result = run.run(progress: terminal ? { line in
+        let startedAt = Date()
+        var result = run.run(progress: terminal ? { line in
             FileHandle.standardOutput.write(Data((ProgressLine.clear + line).utf8))
         } : nil)
         if terminal { FileHandle.standardOutput.write(Data(ProgressLine.clear.utf8)) }
+        result.startedAt = startedAt
+        result.heraldVersion = heraldVersion
 
         print(SummaryTable.render(result))
         let verdicts = Threshold.evaluate(options.thresholds, on: result)

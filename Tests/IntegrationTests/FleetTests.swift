@@ -57,6 +57,12 @@ import Glibc
             #expect(entry["ok"]?.lenientInt == entry["requests"]?.lenientInt, "\(method)")
             for key in ["p50_ms", "p99_ms", "max_ms"] { #expect((entry[key]?.lenientDouble ?? -1) > 0, "\(method) \(key)") }
         }
+        // Which builds ran, and when: herald-load's and Herald's versions as /healthz gives it.
+        let (_, ingestVersion) = try HeraldProcesses.runToCompletion("herald-ingest", arguments: ["--version"], limit: 10)
+        #expect(results["herald_version"]?.stringValue.map { "herald-ingest \($0)\n" } == ingestVersion, "\(results)")
+        #expect(results["herald_load_version"]?.stringValue == ingestVersion.dropFirst("herald-ingest ".count).trimmingCharacters(in: .newlines))
+        let startedAt = try #require(results["started_at"]?.stringValue.flatMap { ISO8601DateFormatter().date(from: $0) })
+        #expect(startedAt.timeIntervalSince1970 >= Double(started) - 1 && startedAt.timeIntervalSince1970 <= Date().timeIntervalSince1970)
         #expect(Set(requests.keys).isSuperset(of: ["registerDevice", "setTags", "applicationOpen", "getTags", "postEvent",
                                                   "onesignal/adddevice", "onesignal/editdevice"]))
 

@@ -1,3 +1,4 @@
+import BuildInfo
 import Core
 import HTTPServer
 
@@ -186,7 +187,8 @@ struct Router: Sendable {
         }
         do {
             try store.ping()
-            return .json(["status": "ok", "workers": .int(Int64(workers.liveWorkers().count)), "ingest": .string(workers.id),
+            return .json(["status": "ok", "version": .string(BuildInfo.description), "workers": .int(Int64(workers.liveWorkers().count)),
+                          "ingest": .string(workers.id),
                           "dispatching": .bool(workers.isDispatching), "dispatcher": workers.dispatchingIngest.map(JSON.string) ?? .null])
         } catch {
             logger.error("health check failed", ["error": "\(error)"])

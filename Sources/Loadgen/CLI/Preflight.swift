@@ -10,8 +10,10 @@ enum Preflight {
         let description: String
     }
 
-    /// Checks that `target` answers the Device API and knows `app`; the problem names which flag is wrong.
-    static func check(target: TargetURL, app: String, tls: TLSClientContext?, timeoutSeconds: Double) throws(Problem) {
+    /// Checks that `target` answers the Device API and knows `app`; the problem names which flag is
+    /// wrong. Returns Herald's version as its `/healthz` gives it (nil when it does not say).
+    @discardableResult
+    static func check(target: TargetURL, app: String, tls: TLSClientContext?, timeoutSeconds: Double) throws(Problem) -> String? {
         let client = HTTPClient(host: target.host, port: target.port, tls: tls)
         defer { client.disconnect() }
         let body = JSON.object(["request": ["application": .string(app), "hwid": "herald-load-preflight"]]).encoded()
@@ -24,6 +26,8 @@ enum Preflight {
             throw Problem(description: "cannot reach --target \(target): \(error)")
         }
         try judge(status: response.status, body: response.body, target: target, app: app)
+        let health = try? client.request("GET", target.pathPrefix + "/healthz", timeoutSeconds: max(1, Int(timeoutSeconds.rounded(.up))))
+        return health.flatMap { try? JSON.parse($0.body) }?["version"]?.stringValue
     }
 
     /// What a getConfig reply says about the flags: nil problem for Herald's status_code 200.

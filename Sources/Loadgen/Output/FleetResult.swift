@@ -1,4 +1,6 @@
+import BuildInfo
 import Core
+import Foundation
 
 /// The outcome of a fleet run: what was asked, what was counted, and the run's timeline.
 struct FleetResult {
@@ -10,6 +12,9 @@ struct FleetResult {
     let seconds: Double
     /// Ctrl-C ended the run early.
     let interrupted: Bool
+    /// When the run started (wall clock), and the version Herald's `/healthz` gave; nil when unknown.
+    var startedAt: Date?
+    var heraldVersion: String?
 
     /// Replies (and failures) per second over the sending window.
     var achievedRate: Double { seconds > 0 ? Double(stats.requests) / seconds : 0 }
@@ -61,6 +66,9 @@ struct FleetResult {
             "bytes_received": .int(Int64(stats.bytesReceived)),
             "dropped": .int(Int64(stats.dropped)),
             "interrupted": .bool(interrupted),
+            "herald_load_version": .string(BuildInfo.description),
+            "herald_version": heraldVersion.map(JSON.string) ?? .null,
+            "started_at": startedAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
         ]
         if let rate = options.rate { object["target_rate"] = .double(rate) }
         if let stages = options.stages {
