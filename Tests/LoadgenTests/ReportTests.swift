@@ -89,7 +89,21 @@ struct ReportTests {
         var stats = FleetStats()
         stats.methods[0].errors = [.connectionRefused: 7]
         let html = HTMLReport.render(FleetResult(options: options, stats: stats, timeline: [], seconds: 1, interrupted: false))
-        #expect(html.contains("connection_refused") && html.contains("No replies came back"))
+        #expect(html.contains("connection_refused") && html.contains("No request succeeded"))
+    }
+
+    /// Replies that all failed (HTTP 503) were timed, but a run in which nothing succeeded shows
+    /// no latency figure anywhere: cards, per-method table and distribution.
+    @Test func aRunWhereEverythingFailedShowsNoLatency() {
+        var stats = FleetStats()
+        stats.methods[0].errors = [.http(503): 20]
+        for value in 1...20 { stats.methods[0].latency.record(Int64(value * 1_000)) }
+        let run = FleetResult(options: result().options, stats: stats, timeline: [], seconds: 1, interrupted: false)
+        let html = HTMLReport.render(run)
+        #expect(html.contains("No request succeeded") && !html.contains("Latency distribution") && !html.contains("20.00"), "\(html)")
+        let text = SummaryTable.render(run)
+        #expect(text.contains("latency: none shown, since no request succeeded") && !text.contains("20.00"), "\(text)")
+        #expect(run.json()["total"]?["p99_ms"] == .null && run.json()["requests"]?["registerDevice"]?["max_ms"] == .null)
     }
 
     @Test func numbersAreFormattedForPeople() {
