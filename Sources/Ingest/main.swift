@@ -8,7 +8,7 @@ import WebPush
 
 // herald-ingest: the HTTP surface, the device registry writes and the work queue.
 
-let (configuration, logger) = Startup.configure(
+let (configuration, logger, _) = Startup.configure(
     executable: "herald-ingest",
     version: BuildInfo.description,
     summary: "accepts Device API, Remote API and OneSignal helper requests and hands work to herald-worker processes.",
@@ -62,7 +62,7 @@ do {
 let bulkTags = BulkTagRunner(store: store, clock: clock, logger: logger, isDispatching: { workers.isDispatching })
 bulkTags.start()
 
-let metrics = Metrics(storeMemory: { backend.clientMemoryBytes })
+let metrics = Metrics(storeMemory: { backend.clientMemoryBytes }, usesPostgres: configuration.database.url != nil)
 let links = RichMediaLinks(publicURL: configuration.http.publicURL)
 let router = Router(
     deviceAPI: DeviceAPI(configuration: configuration, store: store, richMedia: backend.richMedia, inbox: backend.campaigns, links: links, clock: clock),
@@ -95,12 +95,13 @@ let bulkParsing = DispatchQueue(label: "herald-bulk-parse")
 let server = HTTPServer(
     settings: configuration.http, classify: Router.dispatch,
     offload: { request, respond in
+        let started = monotonicSeconds()
         let submit: @Sendable () -> Void = {
             let (route, work) = router.route(request)
             backend.submitRequest(work,
                                    onFailure: { (Envelope.failure(503, "the database could not commit; please retry"), 503) },
                                    completion: { response, code in
-                                       router.counted(request, route: route, response: response, code: code)
+                                       router.counted(request, route: route, response: response, code: code, started: started)
                                        respond(response)
                                    })
         }

@@ -28,6 +28,11 @@ enum CampaignCommand {
         if let directory = options.edgeDirectory {
             do { edge = try EdgeAdmin(directory: directory) } catch { return usageError("--edge-dir \(error.description)") }
         }
+        do throws(Preflight.Problem) {
+            try Preflight.check(target: options.target, app: options.app, tls: tls, timeoutSeconds: 10)
+        } catch {
+            return usageError(error.description)
+        }
         let herald = HTTPClient(host: options.target.host, port: options.target.port, tls: tls)
         var follower = CampaignFollower(options: options, herald: herald, edge: edge)
         let terminal = ProcessSetup.standardOutputIsTerminal && options.progress

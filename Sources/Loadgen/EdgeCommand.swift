@@ -32,6 +32,14 @@ enum EdgeCommand {
         } catch {
             return fail(error.description, status: 2)
         }
+        if let code = options.printAppConfig {
+            do throws(EdgeAdmin.Problem) {
+                print(try EdgeAdmin.appConfig(code: code, directory: options.directory).text)
+                return 0
+            } catch {
+                return fail(error.description, status: 2)
+            }
+        }
 
         let credentials: EdgeCredentials
         let tlsServer: TLSServerContext
@@ -46,7 +54,7 @@ enum EdgeCommand {
         } catch {
             return fail("\(error)", status: 1)
         }
-        let stats = EdgeStats()
+        let stats = EdgeStats(reportDelaySeconds: options.reportTo == nil ? nil : options.reportDelaySeconds)
         let apnsURL = "https://\(options.host):\(server.ports[EdgeHandler.apnsListener])"
         let fcmURL = "https://\(options.host):\(server.ports[EdgeHandler.fcmListener])"
         let admin = HTTPServer(settings: adminSettings(options)) { request in

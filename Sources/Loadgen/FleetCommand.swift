@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import HTTPServer
 import SDKClient
 
 /// `herald-load fleet …`: parses the flags, runs the fleet, prints and writes the results, and
@@ -34,28 +35,58 @@ enum FleetCommand {
         for path in [options.jsonPath, options.reportPath].compactMap({ $0 }) {
             if let problem = unwritable(path) { return usageError(problem) }
         }
+        let heraldVersion: String?
+        do throws(Preflight.Problem) {
+            heraldVersion = try Preflight.check(target: options.target, app: options.app, tls: tls, timeoutSeconds: options.timeoutSeconds)
+        } catch {
+            return usageError(error.description)
+        }
         ProcessSetup.raiseOpenFileLimit()
-        let schedule = options.rate.map { OpenLoopSchedule(rate: $0, connections: options.connections) }
+        let schedule = options.stages.map { OpenLoopSchedule(stages: $0, connections: options.connections) }
+            ?? options.rate.map { OpenLoopSchedule(rate: $0, connections: options.connections) }
         let plan = FleetPlan(options: options, addresses: addresses, tls: tls, schedule: schedule)
         let run = FleetRun(plan: plan, start: MonotonicClock.now() + 10_000_000)
         InterruptHandler.start(run.control)
+        var metricsServer: HTTPServer?
+        if let listen = options.metricsListen {
+            var settings = HTTPSettings()
+            settings.host = listen.host
+            settings.port = listen.port
+            settings.threads = 1
+            let probe = run.probe
+            let server = HTTPServer(settings: settings) { request in
+                guard request.method == "GET", request.path == "/metrics" else { return .text("not found: GET /metrics\n", status: 404) }
+                let elapsed = Double(MonotonicClock.now() - probe.start) / 1e9
+                return .text(LoadMetrics.render(probe.snapshot(), options: options, elapsed: elapsed),
+                             contentType: "text/plain; version=0.0.4; charset=utf-8")
+            }
+            do { try server.start() } catch { return usageError("--metrics-listen \(listen.host):\(listen.port): \(error)") }
+            metricsServer = server
+        }
+        defer { metricsServer?.stop() }
 
         let terminal = ProcessSetup.standardOutputIsTerminal && options.progress
         if terminal {
-            let mode = options.rate.map { "open loop at \(TextFormat.rate($0)) req/s" } ?? "closed loop"
+            let mode = options.modeDescription
             print("herald-load fleet: \(options.target), \(TextFormat.grouped(options.devices)) devices, \(options.connections) connections, "
                 + "\(options.threads) threads, \(TextFormat.fixed(options.durationSeconds, 1)) s, \(mode) (Ctrl-C ends it early)")
         }
-        let result = run.run(progress: terminal ? { line in
+        let startedAt = Date()
+        var result = run.run(progress: terminal ? { line in
             FileHandle.standardOutput.write(Data((ProgressLine.clear + line).utf8))
         } : nil)
         if terminal { FileHandle.standardOutput.write(Data(ProgressLine.clear.utf8)) }
+        result.startedAt = startedAt
+        result.heraldVersion = heraldVersion
 
         print(SummaryTable.render(result))
-        var status: Int32 = result.failed ? 1 : 0
+        let verdicts = Threshold.evaluate(options.thresholds, on: result)
+        if !verdicts.isEmpty { print(Threshold.table(verdicts)) }
+        let unmet = verdicts.filter { !$0.passed }
+        var status: Int32 = result.failed || !unmet.isEmpty ? 1 : 0
         if let path = options.jsonPath {
             do {
-                try Data(result.json.encoded() + [10]).write(to: URL(fileURLWithPath: path))
+                try Data(result.json(thresholds: verdicts).encoded() + [10]).write(to: URL(fileURLWithPath: path))
             } catch {
                 FileHandle.standardError.write(Data("herald-load fleet: cannot write \(path): \(error.localizedDescription)\n".utf8))
                 status = 1
@@ -68,6 +99,10 @@ enum FleetCommand {
                 FileHandle.standardError.write(Data("herald-load fleet: cannot write \(path): \(error.localizedDescription)\n".utf8))
                 status = 1
             }
+        }
+        if !unmet.isEmpty {
+            FileHandle.standardError.write(Data(("herald-load fleet: thresholds failed: "
+                + unmet.map { "\($0.threshold) (\($0.threshold.format($0.value)))" }.joined(separator: ", ") + "\n").utf8))
         }
         if result.failed {
             FileHandle.standardError.write(Data(

@@ -23,6 +23,21 @@ final class FleetRun {
         }
     }
 
+    /// Reads the counts while the run goes on, from any thread (what `--metrics-listen` serves).
+    struct Probe: Sendable {
+        fileprivate let workers: [FleetWorker]
+        let start: Int64
+
+        /// Everything counted so far, all workers together.
+        func snapshot() -> FleetStats {
+            var totals = FleetStats()
+            for worker in workers { worker.shared.withLock { totals.merge($0.totals) } }
+            return totals
+        }
+    }
+
+    var probe: Probe { Probe(workers: workers, start: control.start) }
+
     /// Runs to the end (or until `control` stops it); `progress` gets a line to draw each second.
     func run(progress: ((String) -> Void)?) -> FleetResult {
         for worker in workers {

@@ -16,6 +16,8 @@ final class WorkerLoop: Sendable {
     let id: String
     /// The host named in heartbeats.
     let host: String
+    /// The stable name that labels this worker's series on ingest's `/metrics`.
+    let name: String
     let runner: ShardRunner
     let analytics: any AnalyticsStore
     let clock: any Clock
@@ -36,7 +38,7 @@ final class WorkerLoop: Sendable {
     /// Acks of finished shards and report batches, for the queue thread to send.
     private let acks = Mutex<[QueueMessage]>([])
 
-    init(configuration: Configuration, logger: Logger, id: String, host: String, runner: ShardRunner, analytics: any AnalyticsStore,
+    init(configuration: Configuration, logger: Logger, id: String, name: String, host: String, runner: ShardRunner, analytics: any AnalyticsStore,
          clock: any Clock, stats: DeliveryStats) {
         self.analytics = analytics
         self.clock = clock
@@ -45,6 +47,7 @@ final class WorkerLoop: Sendable {
         self.logger = logger
         self.id = id
         self.host = host
+        self.name = name
         self.runner = runner
     }
 
@@ -96,7 +99,7 @@ final class WorkerLoop: Sendable {
 
     /// This worker's heartbeat: who and where it is, what it can take, and its delivery counts.
     private func heartbeat(capacity: Int64, jobsInFlight: Int64) -> QueueMessage {
-        .heartbeat(worker: id, host: host, pid: Int64(getpid()), capacity: capacity, jobsInFlight: jobsInFlight, stats: stats.snapshot())
+        .heartbeat(worker: id, name: name, host: host, pid: Int64(getpid()), capacity: capacity, jobsInFlight: jobsInFlight, stats: stats.snapshot())
     }
 
     /// Heartbeats and acks go to every ingest (any of them may be dispatching, or take over); jobs

@@ -7,15 +7,17 @@ import Storage
 
 // herald-worker: connects to ingest's queue endpoints and does the work ingest hands out.
 
-let (configuration, logger) = Startup.configure(
+let (configuration, logger, givenName) = Startup.configure(
     executable: "herald-worker",
     version: BuildInfo.description,
     summary: "resolves campaign targets, throttles, delivers through APNs/FCM and records results; start as many as needed.",
     generateCurveKey: { try CurveKeys.generate(writingSecretTo: $0) },
+    takesName: true,
     validate: { configuration throws(ConfigurationError) in try configuration.queue.checkWorker() })
 
 let identity = ProcessIdentity.draw(hostName: ProcessInfo.processInfo.hostName, pid: getpid())
 let workerID = identity.id
+let workerName = givenName ?? ProcessIdentity.defaultName(host: identity.host, cgroup: try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8))
 
 let backend: any StoreBackend
 // Leases, retries and deliveries go by the database's clock (PostgreSQL: the server's), which the
@@ -69,7 +71,7 @@ let runner = ShardRunner(
     batchSize: Pipeline.deliveryBatchSize, leaseSeconds: Pipeline.leaseSeconds, stats: stats,
     windows: ShardRunner.windows(for: providers.byApp, batchSize: Pipeline.deliveryBatchSize))
 let context = QueueContext()
-let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, host: identity.host, runner: runner,
+let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, name: workerName, host: identity.host, runner: runner,
                         analytics: backend.analytics, clock: clock, stats: stats)
 do {
     try worker.start(context: context)

@@ -30,8 +30,21 @@ import Testing
         #expect(ProcessIdentity(hostName: "", pid: 7, tag: 1).host == "unknown")
         for identity in [odd, long, ProcessIdentity(hostName: "", pid: 7, tag: 1)] {
             #expect(QueueMessage.isWorkerID(identity.id) && QueueMessage.isWorkerID(identity.host), "\(identity)")
-            let heartbeat = QueueMessage.heartbeat(worker: identity.id, host: identity.host, pid: 7, capacity: 2, jobsInFlight: 0, stats: [:])
+            let heartbeat = QueueMessage.heartbeat(worker: identity.id, name: identity.host, host: identity.host, pid: 7, capacity: 2, jobsInFlight: 0,
+                                                   stats: WorkerStatistics())
             #expect(QueueMessage.decode(heartbeat.encoded) == heartbeat)
         }
+    }
+
+    /// A worker's default name is its host, plus the instance of the systemd template unit it runs
+    /// in (`herald-worker@2.service`), so that it stays the same across restarts.
+    @Test func aWorkerIsNamedAfterItsHostAndUnitInstance() {
+        let templated = "0::/system.slice/system-herald\\x2dworker.slice/herald-worker@2.service\n"
+        #expect(ProcessIdentity.defaultName(host: "vm-7", cgroup: templated) == "vm-7-2")
+        #expect(ProcessIdentity.defaultName(host: "vm-7", cgroup: "0::/system.slice/herald-worker.service\n") == "vm-7")
+        #expect(ProcessIdentity.defaultName(host: "vm-7", cgroup: "0::/user.slice/user-1000.slice/session-3.scope\n") == "vm-7")
+        #expect(ProcessIdentity.defaultName(host: "vm-7", cgroup: nil) == "vm-7")
+        let odd = ProcessIdentity.defaultName(host: "vm-7", cgroup: "0::/system.slice/herald-worker@a b/c.service\n")
+        #expect(QueueMessage.isWorkerID(odd), "\(odd)")
     }
 }

@@ -33,4 +33,11 @@ import Testing
         for screen in [long + "1", long + "2", "Home", "Home\u{0}1"] { rollup.add(fact(screen: screen, currency: nil)) }
         #expect(rollup.statistics.screens == [EventStatistics.Screen(name: "Home", count: 2), EventStatistics.Screen(name: long, count: 2)])
     }
+
+    /// The distinct-device figure is an estimate past the sketch's exact range and may overshoot;
+    /// an event never shows more devices than occurrences.
+    @Test func anEventNeverHasMoreDevicesThanOccurrences() {
+        #expect(EventStatistics.Event(name: "PW_ScreenOpen", count: 10_999, devices: 11_292).devices == 10_999)
+        #expect(EventStatistics.Event(name: "PW_ScreenOpen", count: 10_999, devices: 4_000).devices == 4_000)
+    }
 }

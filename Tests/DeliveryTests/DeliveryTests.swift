@@ -191,17 +191,17 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
         #expect(!breaker.observe(total: 250, transient: 0, reason: nil, retryAfter: nil, now: 10.6, jitter: 0))
         #expect(!breaker.observe(total: 250, transient: 250, reason: "ServiceUnavailable", retryAfter: nil, now: 10.7, jitter: 0))
         #expect(breaker.gate(now: 11) == .probe)
-        #expect(breaker.snapshot()["open"] == true)
+        #expect(breaker.snapshot().open)
         // A failed probe opens it for twice as long; Retry-After can ask for longer.
         #expect(!breaker.observe(total: 20, transient: 20, reason: "ServiceUnavailable", retryAfter: nil, now: 11, jitter: 0))
         #expect(breaker.gate(now: 11) == .open(seconds: 2))
         breaker.observe(total: 20, transient: 20, reason: "TooManyRequests", retryAfter: 8, now: 13, jitter: 0)
         #expect(breaker.gate(now: 13) == .open(seconds: 8))
-        #expect(breaker.snapshot()["reason"] == "TooManyRequests")
+        #expect(breaker.snapshot().reason == "TooManyRequests")
         // A probe that goes well closes it.
         #expect(breaker.observe(total: 20, transient: 0, reason: nil, retryAfter: nil, now: 21, jitter: 0))
         #expect(breaker.gate(now: 21) == .closed)
-        #expect(breaker.snapshot()["open"] == false)
+        #expect(!breaker.snapshot().open)
     }
 }
 
@@ -240,12 +240,15 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
         stats.observe(provider: "apns", seconds: 0.04)
         stats.observe(provider: "apns", seconds: 60)
         let snapshot = stats.snapshot()
-        #expect(snapshot["pushes"] == ["apns|sent": 2, "fcm|failed": 1])
-        let apns = snapshot["latency"]?["apns"]
-        #expect(apns?["count"] == 3)
+        #expect(Set(snapshot.pushes.map { "\($0.provider)|\($0.outcome)|\($0.count)" }) == ["apns|sent|2", "fcm|failed|1"])
+        let apns = snapshot.latency.first { $0.provider == "apns" }
+        #expect(apns?.count == 3)
         // 3 ms in the 5 ms bucket, 40 ms in the 50 ms bucket, 60 s beyond the last bound.
-        #expect(apns?["buckets"] == [1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])
-        #expect(apns?["sum"]?.lenientDouble == 60.043)
+        #expect(apns?.buckets == [1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])
+        #expect(apns?.sum == 60.043)
+        // What the heartbeat carries decodes to the same statistics on ingest's side.
+        #expect(WorkerStatistics(json: snapshot.json) == snapshot)
+        #expect((snapshot.process?.cpuSeconds ?? 0) > 0 && (snapshot.process?.residentBytes ?? 0) > 0)
     }
 
     @Test func countsRetriesConnectionsAndBreakers() {
@@ -257,9 +260,9 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
         stats.watch(breaker)
         breaker.observe(total: 10, transient: 10, reason: "ServiceUnavailable", retryAfter: nil, now: 0, jitter: 0)
         let snapshot = stats.snapshot()
-        #expect(snapshot["retries"] == ["apns|ServiceUnavailable": 1, "apns|ConnectionLost": 1])
-        #expect(snapshot["ambiguous"] == ["apns": 1])
-        #expect(snapshot["connections"] == ["fcm": 1])
-        #expect(snapshot["circuits"]?["apns|APP"]?["open"] == true)
+        #expect(Set(snapshot.retries.map { "\($0.provider)|\($0.reason)|\($0.count)" }) == ["apns|ServiceUnavailable|1", "apns|ConnectionLost|1"])
+        #expect(snapshot.ambiguous == [.init(provider: "apns", count: 1)])
+        #expect(snapshot.connections == [.init(provider: "fcm", count: 1)])
+        #expect(snapshot.circuits == [.init(provider: "apns", app: "APP", open: true, reason: "ServiceUnavailable", openings: 1)])
     }
 }

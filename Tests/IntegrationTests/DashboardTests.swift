@@ -54,7 +54,7 @@ import Testing
         }
 
         let workerPID = try #require(herald.workers.first?.processIdentifier)
-        let workerID = try #require(HeraldProcesses.workerInfo(try herald.client.request("GET", "/metrics").text).first?.worker)
+        let workerID = try #require(HeraldProcesses.workerInfo(try herald.client.request("GET", "/metrics").text).first?.id)
 
         let shot = ProcessInfo.processInfo.environment["HERALD_DASHBOARD_SCREENSHOT"]
         let report = try Self.signIn(port: herald.httpPort, app: app, token: "shop-secret", folder: herald.folder, screenshot: shot)

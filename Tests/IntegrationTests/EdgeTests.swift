@@ -53,6 +53,14 @@ import Glibc
         throw HTTPClient.Failure(description: "the edge did not print READY: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
     }
 
+    /// What `herald-load edge --print-app-config` prints for the Shop app.
+    func printedAppConfig() throws -> JSON {
+        let (status, output) = try HeraldProcesses.runToCompletion(
+            "herald-load", arguments: ["edge", "--dir", directory, "--print-app-config", HeraldProcesses.appCode], limit: 10)
+        #expect(status == 0, "\(output)")
+        return try JSON.parse(output)
+    }
+
     /// Configures the Shop app to deliver to the edge (topic overridable) and starts ingest and a worker.
     func startHerald(edge settings: JSON, topic: String? = nil) throws {
         let config = try herald.writeConfig("herald-edge.json") { members in
@@ -102,6 +110,17 @@ import Glibc
                     "huawei_app_id", "huawei_client_secret_file", "huawei_token_url", "huawei_endpoint"] {
             #expect(settings[key]?.stringValue?.isEmpty == false, "edge.json \(key)")
         }
+        // --print-app-config gives the entries this test configures Herald with.
+        let printed = try printedAppConfig()
+        #expect(printed["code"] == .string(HeraldProcesses.appCode))
+        #expect(printed["apns"] == ["team_id": settings["team_id"]!, "key_id": settings["key_id"]!, "key_path": settings["key_path"]!,
+                                    "topic": settings["topic"]!, "production_url": settings["apns_url"]!, "sandbox_url": settings["apns_url"]!,
+                                    "ca_file": settings["ca_file"]!], "\(printed.text)")
+        #expect(printed["fcm"] == ["service_account_path": settings["service_account_path"]!, "endpoint": settings["fcm_url"]!,
+                                   "ca_file": settings["ca_file"]!], "\(printed.text)")
+        #expect(printed["huawei"] == ["app_id": settings["huawei_app_id"]!, "client_secret_file": settings["huawei_client_secret_file"]!,
+                                      "token_url": settings["huawei_token_url"]!, "endpoint": settings["huawei_endpoint"]!,
+                                      "ca_file": settings["ca_file"]!], "\(printed.text)")
         try startHerald(edge: settings)
 
         let json = herald.folder + "/campaign.json"
@@ -131,12 +150,17 @@ import Glibc
         #expect((counts["fcm"]?["tokens_issued"]?.lenientInt ?? 0) >= 1 && (counts["huawei"]?["tokens_issued"]?.lenientInt ?? 0) >= 1)
         #expect(counts["connections"]?.lenientInt.map { $0 >= 1 } == true)
 
-        // The devices reported back: every sent push delivered, about half opened; the funnel moves accordingly.
-        let reported = try herald.waitForFunnel(code, timeout: 30) { $0["delivered"] == .int(total - 3) && ($0["opened"]?.lenientInt ?? 0) > 0 }
-        let opened = reported["opened"]?.lenientInt ?? 0
-        #expect(opened < total - 3, "\(reported.text)")
+        // The devices reported back: every sent push delivered, about half opened. campaign waited
+        // for those reports (the edge's default report wait) and its figures are the final ones.
         let edgeReported = try stats(settings)["reported"]
-        #expect(edgeReported?["delivered"] == .int(total - 3) && edgeReported?["opened"] == .int(opened), "\(edgeReported?.text ?? "")")
+        let opened = edgeReported?["opened"]?.lenientInt ?? 0
+        #expect(edgeReported?["delivered"] == .int(total - 3) && opened > 0 && opened < total - 3 && edgeReported?["pending"] == 0,
+                "\(edgeReported?.text ?? "")")
+        #expect(result["delivered"] == .int(total - 3) && result["opened"] == .int(opened) && result["still_arriving"] == [], "\(result.text)")
+        #expect(result["report_wait_s"]?.lenientDouble == 6, "\(result.text)")
+        #expect(output.contains("reports   complete"), "\(output)")
+        let final = try herald.waitForMessage(code)
+        #expect(final["delivered"] == .int(total - 3) && final["opened"] == .int(opened), "\(final.text)")
 
         // The dead tokens' devices are no longer targeted.
         let (again, againOutput) = try Self.run(["campaign", "--target", "http://127.0.0.1:\(herald.httpPort)", "--app", HeraldProcesses.appCode,
@@ -146,9 +170,18 @@ import Glibc
         #expect(second["targeted"] == .int(total - 3) && second["sent"] == .int(total - 3) && second["edge_received"] == .int(total - 3), "\(second.text)")
     }
 
+    /// Also: with fixed ports, a restarted edge keeps the app configuration Herald was given.
     @Test mutating func aWrongTopicIsRefusedWithApplesReason() throws {
-        let settings = try startEdge([])
+        let ports = try (0..<3).map { _ in String(try HeraldProcesses.freePort()) }
+        let fixed = ["--apns-port", ports[0], "--fcm-port", ports[1], "--admin-port", ports[2]]
+        _ = try startEdge(fixed)
+        let before = try printedAppConfig()
+        #expect(before["apns"]?["production_url"] == .string("https://127.0.0.1:\(ports[0])"), "\(before.text)")
+        stopEdge()
+        let settings = try startEdge(fixed)
         defer { stopEdge() }
+        #expect(try printedAppConfig() == before)
+        #expect(settings["admin_url"] == .string("http://127.0.0.1:\(ports[2])"))
         try startHerald(edge: settings, topic: "com.example.someoneelse")
         let code = try herald.send(["send_date": "now", "content": "Hello", "platforms": [1]])
         let funnel = try herald.waitForMessage(code, timeout: 30)

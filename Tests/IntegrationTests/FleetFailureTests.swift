@@ -42,53 +42,83 @@ struct FleetFailureTests {
         #expect(run.output.contains("requests failed (exit 1; --allow-errors to accept)"), sourceLocation: sourceLocation)
     }
 
+    /// A target that goes away after the pre-flight: every request fails as refused, and no
+    /// latency figure is printed or written for a run in which nothing succeeded.
     @Test func aTargetThatRefusesConnections() throws {
-        let port = try HeraldProcesses.freePort()
         // Closed loop: failed connection attempts back off instead of spinning.
-        let closed = try run("http://127.0.0.1:\(port)", [])
+        let closed = try run("http://127.0.0.1:\(try CannedHTTPServer(.refuse).port)", [])
         expectOnly("connection_refused", closed)
         #expect((closed.results["total"]?["requests"]?.lenientInt ?? 0) < 1000)
+        #expect(closed.results["total"]?["p50_ms"] == .null && closed.results["total"]?["percentiles_ms"] == .null, "\(closed.results)")
+        #expect(closed.output.contains("latency: none shown, since no request succeeded"), "\(closed.output)")
+        #expect(!closed.output.contains("0.00"), "\(closed.output)")
         // Open loop too: every scheduled request is tried and counted.
-        let open = try run("http://127.0.0.1:\(port)", ["--rate", "100"])
+        let open = try run("http://127.0.0.1:\(try CannedHTTPServer(.refuse).port)", ["--rate", "100"])
         expectOnly("connection_refused", open)
         let attempted = open.results["total"]?["requests"]?.lenientInt ?? 0
         #expect(attempted + (open.results["dropped"]?.lenientInt ?? 0) == 100 && attempted >= 90, "\(open.output)")
         // --allow-errors: the same counts, exit 0.
-        let allowed = try run("http://127.0.0.1:\(port)", ["--allow-errors", "--rate", "50"])
+        let allowed = try run("http://127.0.0.1:\(try CannedHTTPServer(.refuse).port)", ["--allow-errors", "--rate", "50"])
         #expect(allowed.status == 0 && errors(allowed.results)["connection_refused", default: 0] > 0)
     }
 
+    /// The pre-flight: a target where nothing listens, something that is not Herald, or an app
+    /// Herald does not know ends the command at once with status 2 and one line, for fleet and
+    /// campaign alike.
+    @Test func preflightFailsFast() throws {
+        let port = try HeraldProcesses.freePort()
+        let notHerald = try CannedHTTPServer(.reply(status: 404, body: "{\"error\":\"not found\"}"))
+        let unknownApp = try CannedHTTPServer(.reply(status: 200, body: "{\"status_code\":210,\"status_message\":\"application ZZZZZ-00000 not found\",\"response\":null}"))
+        let cases: [(UInt16, String)] = [(port, "cannot reach --target http://127.0.0.1:\(port)"),
+                                         (notHerald.port, "answered getConfig with HTTP 404"),
+                                         (unknownApp.port, "--app ABCDE-12345: Herald answered status_code 210: application ZZZZZ-00000 not found")]
+        for (port, message) in cases {
+            let started = Date()
+            let (status, output) = try FleetTests.fleet(["--target", "http://127.0.0.1:\(port)", "--app", "ABCDE-12345", "--devices", "10",
+                                                         "--duration", "30"], limit: 20)
+            #expect(Date().timeIntervalSince(started) < 10, "\(output)")
+            #expect(status == 2 && output.split(separator: "\n").count == 1 && output.hasPrefix("herald-load fleet: ") && output.contains(message),
+                    "\(output)")
+            let (campaignStatus, campaignOutput) = try FleetTests.heraldLoad(
+                ["campaign", "--target", "http://127.0.0.1:\(port)", "--app", "ABCDE-12345", "--token", "t"], limit: 20)
+            #expect(campaignStatus == 2 && campaignOutput.split(separator: "\n").count == 1
+                && campaignOutput.hasPrefix("herald-load campaign: ") && campaignOutput.contains(message), "\(campaignOutput)")
+        }
+    }
+
     @Test func serverErrors() throws {
-        let server = try CannedHTTPServer(.reply(status: 503, body: "{\"status_code\":500,\"status_message\":\"busy\"}"))
+        let server = try CannedHTTPServer(.reply(status: 503, body: "{\"status_code\":500,\"status_message\":\"busy\"}"), preflight: true)
         expectOnly("http_503", try run("http://127.0.0.1:\(server.port)"))
     }
 
     @Test func repliesThatAreNotJSON() throws {
-        let server = try CannedHTTPServer(.reply(status: 200, body: "ok"))
+        let server = try CannedHTTPServer(.reply(status: 200, body: "ok"), preflight: true)
         expectOnly("non_json", try run("http://127.0.0.1:\(server.port)"))
     }
 
     @Test func argumentErrorsInTheEnvelope() throws {
-        let server = try CannedHTTPServer(.reply(status: 200, body: "{\"status_code\":210,\"status_message\":\"hwid is required\",\"response\":null}"))
+        let server = try CannedHTTPServer(.reply(status: 200, body: "{\"status_code\":210,\"status_message\":\"hwid is required\",\"response\":null}"), preflight: true)
         let result = try run("http://127.0.0.1:\(server.port)")
         expectOnly("status_code_210", result)
-        #expect(result.output.contains("argument error"))
+        // The first refusal of each kind is shown with Herald's own message.
+        #expect(result.output.contains("argument error") && result.output.contains("(first: Herald: hwid is required)"), "\(result.output)")
+        #expect(result.results["error_details"]?["status_code_210"]?.stringValue == "Herald: hwid is required", "\(result.results)")
     }
 
     @Test func aServerThatNeverAnswers() throws {
-        let server = try CannedHTTPServer(.silent)
+        let server = try CannedHTTPServer(.silent, preflight: true)
         let result = try run("http://127.0.0.1:\(server.port)", ["--timeout", "0.5", "--rate", "20"])
         expectOnly("timeout", result)
         #expect(server.requests >= 4)
     }
 
     @Test func connectionsClosedWithoutAReply() throws {
-        let server = try CannedHTTPServer(.close)
+        let server = try CannedHTTPServer(.close, preflight: true)
         expectOnly("connection_closed", try run("http://127.0.0.1:\(server.port)"))
     }
 
     @Test func repliesThatAreNotHTTP() throws {
-        let server = try CannedHTTPServer(.garbage)
+        let server = try CannedHTTPServer(.garbage, preflight: true)
         expectOnly("bad_http", try run("http://127.0.0.1:\(server.port)"))
     }
 

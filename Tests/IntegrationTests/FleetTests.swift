@@ -29,6 +29,11 @@ import Glibc
         try HeraldProcesses.runToCompletion("herald-load", arguments: ["fleet"] + arguments, limit: limit)
     }
 
+    /// Runs `herald-load ARGUMENTS` to completion (at most `limit` seconds).
+    static func heraldLoad(_ arguments: [String], limit: Double = 60) throws -> (status: Int32, output: String) {
+        try HeraldProcesses.runToCompletion("herald-load", arguments: arguments, limit: limit)
+    }
+
     static func results(_ path: String) throws -> JSON { try JSON.parse(Data(contentsOf: URL(fileURLWithPath: path))) }
 
     @Test func whatTheFleetCountsIsWhatHeraldStored() throws {
@@ -52,6 +57,12 @@ import Glibc
             #expect(entry["ok"]?.lenientInt == entry["requests"]?.lenientInt, "\(method)")
             for key in ["p50_ms", "p99_ms", "max_ms"] { #expect((entry[key]?.lenientDouble ?? -1) > 0, "\(method) \(key)") }
         }
+        // Which builds ran, and when: herald-load's and Herald's versions as /healthz gives it.
+        let (_, ingestVersion) = try HeraldProcesses.runToCompletion("herald-ingest", arguments: ["--version"], limit: 10)
+        #expect(results["herald_version"]?.stringValue.map { "herald-ingest \($0)\n" } == ingestVersion, "\(results)")
+        #expect(results["herald_load_version"]?.stringValue == ingestVersion.dropFirst("herald-ingest ".count).trimmingCharacters(in: .newlines))
+        let startedAt = try #require(results["started_at"]?.stringValue.flatMap { ISO8601DateFormatter().date(from: $0) })
+        #expect(startedAt.timeIntervalSince1970 >= Double(started) - 1 && startedAt.timeIntervalSince1970 <= Date().timeIntervalSince1970)
         #expect(Set(requests.keys).isSuperset(of: ["registerDevice", "setTags", "applicationOpen", "getTags", "postEvent",
                                                   "onesignal/adddevice", "onesignal/editdevice"]))
 
@@ -60,6 +71,12 @@ import Glibc
         #expect(registered == ok("registerDevice") + ok("onesignal/adddevice"))
         #expect(registered == 300)  // each device's first turn registers it
         #expect(try herald.count("SELECT COUNT(*) FROM devices") == registered)
+        // The audience it announces is what Herald would target: subscribed, with notifications allowed.
+        let optedOut = try #require(results["opted_out"]?.lenientInt), unsubscribed = try #require(results["unsubscribed"]?.lenientInt)
+        #expect(optedOut > 0 && results["expected_audience"]?.lenientInt == registered - optedOut - unsubscribed, "\(results)")
+        let reachable = try herald.count("SELECT COUNT(*) FROM devices WHERE subscribed AND COALESCE(notification_types, 1) <> 0")
+        #expect(reachable == registered - optedOut - unsubscribed, "Herald: \(reachable); \(results)")
+        #expect(output.contains("\(optedOut) of them opted out") && output.contains("reaches \(registered - optedOut - unsubscribed) of them"), "\(output)")
         // Events: every acknowledged postEvent is a stored report, and the events API agrees by name.
         #expect(try herald.count("SELECT COUNT(*) FROM reports WHERE kind = 'event'") == ok("postEvent"))
         let now = Int64(Date().timeIntervalSince1970)
@@ -114,5 +131,67 @@ import Glibc
         #expect(total + dropped == 600 && total > 0, "\(output)")
         #expect(results["mode"] == "open" && results["target_rate"]?.lenientDouble == 200)
         #expect(abs((results["rate"]?.lenientDouble ?? 0) - Double(total) / 3) < 1)
+    }
+
+    /// Thresholds for CI: judged at the end, printed as a table, written to the JSON; a run whose
+    /// requests all succeeded still exits 1 when a threshold fails, and says which.
+    @Test func thresholdsDecideTheExitStatus() throws {
+        let json = herald.folder + "/thresholds.json"
+        let common = ["--target", "http://127.0.0.1:\(herald.httpPort)", "--app", app, "--devices", "50", "--duration", "1",
+                      "--rate", "100", "--connections", "4", "--threads", "1", "--json", json]
+        let (passed, passedOutput) = try Self.fleet(common + ["--threshold", "registerDevice.p99<60s", "--threshold", "errors<0.1%"])
+        #expect(passed == 0, "\(passedOutput)")
+        #expect(passedOutput.contains("thresholds:\n  registerDevice.p99<60s") && !passedOutput.contains("FAILED"), "\(passedOutput)")
+        let (failed, failedOutput) = try Self.fleet(common + ["--threshold", "errors<0.1%", "--threshold", "p50<1us"])
+        #expect(failed == 1, "\(failedOutput)")
+        #expect(failedOutput.contains("errors: none") && failedOutput.contains("  errors<0.1%  ") && failedOutput.contains("FAILED"), "\(failedOutput)")
+        #expect(failedOutput.contains("herald-load fleet: thresholds failed: p50<1us ("), "\(failedOutput)")
+        let verdicts = try #require(try Self.results(json)["thresholds"]?.arrayValue)
+        #expect(verdicts.map { $0["passed"] } == [true, false] && verdicts[1]["threshold"] == "p50<1us", "\(verdicts)")
+        // A threshold that does not parse is a bad command line: exit 2 before anything is sent.
+        let (bad, badOutput) = try Self.fleet(common + ["--threshold", "registerDevice.p99"])
+        #expect(bad == 2 && badOutput.contains("needs a comparison"), "\(badOutput)")
+    }
+
+    /// An open loop in stages: the rate ramps up and down, and exactly the requests under the curve
+    /// are scheduled (each started, or dropped if a slow reply held its connection at the end).
+    @Test func stagesRampTheOpenLoop() throws {
+        let json = herald.folder + "/stages.json"
+        let (status, output) = try Self.fleet([
+            "--target", "http://127.0.0.1:\(herald.httpPort)", "--app", app, "--devices", "200", "--stages", "1s:100,1s:200,1s:0",
+            "--connections", "8", "--threads", "1", "--json", json, "--threshold", "errors<0.1%", "--threshold", "p99<60s",
+        ])
+        #expect(status == 0, "\(output)")
+        let results = try Self.results(json)
+        // 50 + 150 + 100 requests.
+        let total = results["total"]?["requests"]?.lenientInt ?? 0
+        #expect(results["scheduled"] == 300 && total + (results["dropped"]?.lenientInt ?? -1) == 300 && total > 0, "\(output)")
+        #expect(results["mode"] == "open" && results["duration_s"]?.lenientDouble == 3 && results["stages"]?.arrayValue?.count == 3)
+        #expect(output.contains("open loop in stages 1s:100,1s:200,1s:0") && output.contains("thresholds:\n  errors<0.1%"), "\(output)")
+    }
+
+    /// --metrics-listen: while the run lasts, herald-load serves its own /metrics, which promtool
+    /// accepts and which agrees with what Herald counted for the same requests.
+    @Test func theFleetServesItsMetricsWhileItRuns() throws {
+        let port = try HeraldProcesses.freePort()
+        let log = herald.folder + "/fleet-metrics.log"
+        let fleet = try HeraldProcesses.launch("herald-load", arguments: [
+            "fleet", "--target", "http://127.0.0.1:\(herald.httpPort)", "--app", app, "--devices", "100", "--duration", "4", "--rate", "100",
+            "--connections", "4", "--threads", "1", "--metrics-listen", "127.0.0.1:\(port)",
+        ], log: log)
+        defer { if fleet.isRunning { kill(fleet.processIdentifier, SIGKILL) } }
+        let client = HTTPClient(port: port)
+        var text = ""
+        for _ in 0..<60 where fleet.isRunning {
+            text = (try? client.request("GET", "/metrics").text) ?? ""
+            if text.contains(#"herald_load_requests_total{method="registerDevice",result="ok"}"#) { break }
+            usleep(100_000)
+        }
+        #expect(text.contains(#"herald_load_requests_total{method="registerDevice",result="ok"}"#), "\(text)")
+        #expect(text.contains(#"herald_load_request_duration_seconds_bucket{method="registerDevice",le="+Inf"}"#), "\(text)")
+        #expect(text.contains("herald_load_scheduled_rate 100"), "\(text)")
+        try Promtool.expectClean(text)
+        fleet.waitUntilExit()
+        #expect(fleet.terminationStatus == 0, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
     }
 }

@@ -23,7 +23,7 @@ import Testing
     /// The id of the worker whose next heartbeat arrives on `socket` (within 10 s).
     static func heartbeatSender(_ socket: QueueSocket) throws -> String? {
         let message = try receive(socket, timeout: 10) { if case .heartbeat = $0 { true } else { false } }
-        guard case .heartbeat(let worker, _, _, _, _, _) = message else { return nil }
+        guard case .heartbeat(let worker, _, _, _, _, _, _) = message else { return nil }
         return worker
     }
 

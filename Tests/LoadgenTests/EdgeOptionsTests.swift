@@ -25,7 +25,7 @@ struct EdgeOptionsTests {
         #expect(try EdgeOptions.parse(["--help"], cores: 2) == nil)
     }
 
-    @Test func badFlagsSayWhatIsWrong() {
+    @Test func badFlagsSayWhatIsWrong() throws {
         #expect(refusal([]) == "--dir DIR is required (where the edge keeps its keys, certificates and edge.json)")
         #expect(refusal(["--dir", "e", "--apns-port", "70000"]) == "--apns-port must be a port number (0 to 65535), got '70000'")
         #expect(refusal(["--dir", "e", "--apns-port", "5000", "--fcm-port", "5000"]) == "--apns-port, --fcm-port and --admin-port must differ")
@@ -37,6 +37,10 @@ struct EdgeOptionsTests {
         #expect(refusal(["--dir", "e", "--report-to", "ftp://h"])?.hasPrefix("--report-to ") == true)
         #expect(refusal(["--dir", "e", "--bogus"]) == "unknown option --bogus (see herald-load edge --help)")
         #expect(refusal(["--dir"]) == "--dir needs a value")
+        #expect(refusal(["--dir", "e", "--print-app-config", "A", "--apns-port", "1"])
+            == "--print-app-config reads DIR/edge.json and takes only --dir, not --apns-port")
+        #expect(refusal(["--dir", "e", "--print-app-config", "A B"])?.hasPrefix("--print-app-config must be an application code") == true)
+        #expect(try EdgeOptions.parse(["--print-app-config", "ABCDE-12345", "--dir", "e"], cores: 2)?.printAppConfig == "ABCDE-12345")
     }
 }
 

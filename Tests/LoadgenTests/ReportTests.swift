@@ -31,7 +31,7 @@ struct ReportTests {
     }
 
     @Test func jsonHasTheDocumentedShape() throws {
-        let json = try JSON.parse(result().json.encoded())
+        let json = try JSON.parse(result().json().encoded())
         #expect(json["devices"] == 100)
         #expect(json["duration_s"]?.lenientDouble == 10)
         #expect(json["rate"]?.lenientDouble == 100)  // 1,000 requests in 10 s
@@ -49,7 +49,7 @@ struct ReportTests {
         #expect(json["events"] == ["PW_ScreenOpen": 880])
         #expect(json["registered"] == 100 && json["dropped"] == 3 && json["mode"] == "open" && json["target_rate"]?.lenientDouble == 100)
         #expect(json["total"]?["requests"] == 1000)
-        #expect(try JSON.parse(result(rate: nil).json.encoded())["mode"] == "closed")
+        #expect(try JSON.parse(result(rate: nil).json().encoded())["mode"] == "closed")
     }
 
     @Test func theSummaryShowsEveryMethodAndErrorKind() {
@@ -89,7 +89,21 @@ struct ReportTests {
         var stats = FleetStats()
         stats.methods[0].errors = [.connectionRefused: 7]
         let html = HTMLReport.render(FleetResult(options: options, stats: stats, timeline: [], seconds: 1, interrupted: false))
-        #expect(html.contains("connection_refused") && html.contains("No replies came back"))
+        #expect(html.contains("connection_refused") && html.contains("No request succeeded"))
+    }
+
+    /// Replies that all failed (HTTP 503) were timed, but a run in which nothing succeeded shows
+    /// no latency figure anywhere: cards, per-method table and distribution.
+    @Test func aRunWhereEverythingFailedShowsNoLatency() {
+        var stats = FleetStats()
+        stats.methods[0].errors = [.http(503): 20]
+        for value in 1...20 { stats.methods[0].latency.record(Int64(value * 1_000)) }
+        let run = FleetResult(options: result().options, stats: stats, timeline: [], seconds: 1, interrupted: false)
+        let html = HTMLReport.render(run)
+        #expect(html.contains("No request succeeded") && !html.contains("Latency distribution") && !html.contains("20.00"), "\(html)")
+        let text = SummaryTable.render(run)
+        #expect(text.contains("latency: none shown, since no request succeeded") && !text.contains("20.00"), "\(text)")
+        #expect(run.json()["total"]?["p99_ms"] == .null && run.json()["requests"]?["registerDevice"]?["max_ms"] == .null)
     }
 
     @Test func numbersAreFormattedForPeople() {
@@ -129,12 +143,27 @@ struct ReportDistributionTests {
         stats.bytesReceived = 1_500_000
         let options = FleetOptions(target: TargetURL(isTLS: false, host: "h", port: 1), app: "A", devices: 1, durationSeconds: 2)
         let result = FleetResult(options: options, stats: stats, timeline: [], seconds: 2, interrupted: false)
-        let json = try JSON.parse(result.json.encoded())
+        let json = try JSON.parse(result.json().encoded())
         let spectrum = try #require(json["total"]?["percentiles_ms"]?.objectValue)
         #expect(Set(spectrum.keys) == ["50", "75", "90", "95", "99", "99.9", "99.99", "100"])
         #expect(spectrum["100"]?.lenientDouble == 10 && spectrum["50"]?.lenientDouble == 5.023)
         #expect(json["bytes_sent"] == 4_000_000 && json["bytes_received"] == 1_500_000)
         #expect(SummaryTable.render(result).contains("transfer: 4.0 MB sent, 1.5 MB received (2.8 MB/s)"))
         #expect(HTMLReport.render(result).contains("Latency distribution"))
+    }
+
+    /// --metrics-listen's text: counters by method and result, and histograms whose buckets are
+    /// cumulative and end with every timed request.
+    @Test func liveMetricsCountWhatTheRunCounted() {
+        let run = ReportTests().result()
+        let text = LoadMetrics.render(run.stats, options: run.options, elapsed: 5)
+        #expect(text.contains("herald_load_requests_total{method=\"postEvent\",result=\"ok\"} 880\n"))
+        #expect(text.contains("herald_load_requests_total{method=\"postEvent\",result=\"http_503\"} 15\n"))
+        // registerDevice: 100 latencies of 0.1…10 ms: 5 at or below 0.5 ms, 10 at or below 1 ms, all below 10 ms.
+        #expect(text.contains("herald_load_request_duration_seconds_bucket{method=\"registerDevice\",le=\"0.0005\"} 5\n"), "\(text)")
+        #expect(text.contains("herald_load_request_duration_seconds_bucket{method=\"registerDevice\",le=\"0.001\"} 10\n"), "\(text)")
+        #expect(text.contains("herald_load_request_duration_seconds_bucket{method=\"registerDevice\",le=\"10.0\"} 100\n"), "\(text)")
+        #expect(text.contains("herald_load_request_duration_seconds_count{method=\"registerDevice\"} 100\n"))
+        #expect(text.contains("herald_load_scheduled_rate 100.0\n") && text.contains("herald_load_devices_registered_total 100\n"), "\(text)")
     }
 }

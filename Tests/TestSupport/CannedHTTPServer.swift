@@ -10,7 +10,7 @@ import Glibc
 /// A thread per connection; everything stops when the value is released.
 package final class CannedHTTPServer: @unchecked Sendable {
     /// What the server does with each request it has read.
-    package enum Behavior: Sendable {
+    package enum Behavior: Sendable, Equatable {
         /// Answers with this status and body (`Content-Type: application/json`), keeping the connection.
         case reply(status: Int, body: String)
         /// Answers like `reply`, each request `seconds` after it arrived (one at a time per connection).
@@ -21,16 +21,23 @@ package final class CannedHTTPServer: @unchecked Sendable {
         case close
         /// Writes bytes that are not HTTP, then closes.
         case garbage
+        /// Stops listening after the pre-flight: every later connection is refused.
+        case refuse
     }
 
     package let port: UInt16
     private let listener: Int32
     private let behavior: Behavior
+    private let preflight: Bool
+    private let listenerClosed = Atomic<Bool>(false)
     /// Open connection descriptors (closed on release) and the request count.
     private let state = Mutex<(connections: Set<Int32>, requests: Int, stopped: Bool)>(([], 0, false))
 
-    package init(_ behavior: Behavior) throws {
+    /// - Parameter preflight: answer `POST …/json/1.3/getConfig` as Herald does for a known app
+    ///   (herald-load's pre-flight), and every other request as `behavior` says.
+    package init(_ behavior: Behavior, preflight: Bool = false) throws {
         self.behavior = behavior
+        self.preflight = preflight || behavior == .refuse
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
         var one: Int32 = 1
@@ -65,11 +72,17 @@ package final class CannedHTTPServer: @unchecked Sendable {
             defer { state.connections = [] }
             return state.connections
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        closeListener()
         for fd in connections {
             shutdown(fd, Int32(SHUT_RDWR))
         }
+    }
+
+    /// Closes the listening socket, once.
+    private func closeListener() {
+        guard !listenerClosed.exchange(true, ordering: .relaxed) else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
     }
 
     private func acceptLoop() {
@@ -125,6 +138,12 @@ package final class CannedHTTPServer: @unchecked Sendable {
             buffer.removeFirst(headEnd! + length)
             state.withLock { $0.requests += 1 }
             var reply: (status: Int, body: String)?
+            let requestLine = head.prefix { $0 != "\r" }
+            if preflight, requestLine.hasPrefix("post "), requestLine.contains("/json/1.3/getconfig ") {
+                guard Self.write(fd, status: 200, body: "{\"status_code\":200,\"status_message\":\"OK\",\"response\":{}}") else { return }
+                if behavior == .refuse { closeListener() }
+                continue
+            }
             switch behavior {
             case .reply(let status, let body):
                 reply = (status, body)
@@ -135,25 +154,29 @@ package final class CannedHTTPServer: @unchecked Sendable {
                 // Keep reading (and never answer) until the client gives up.
                 while recv(fd, &chunk, chunk.count, 0) > 0 {}
                 return
-            case .close:
+            case .close, .refuse:
                 return
             case .garbage:
                 let junk = Array("SSH-2.0-OpenSSH_9.2 not http at all\r\n\r\n".utf8)
                 _ = junk.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 return
             }
-            if let (status, body) = reply {
-                let bytes = Array(body.utf8)
-                let response = "HTTP/1.1 \(status) Canned\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n\r\n"
-                let all = Array(response.utf8) + bytes
-                var sent = 0
-                while sent < all.count {
-                    let written = all[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    if written <= 0 { return }
-                    sent += written
-                }
-            }
+            if let (status, body) = reply, !Self.write(fd, status: status, body: body) { return }
         }
+    }
+
+    /// Writes one response; false when the connection broke.
+    private static func write(_ fd: Int32, status: Int, body: String) -> Bool {
+        let bytes = Array(body.utf8)
+        let response = "HTTP/1.1 \(status) Canned\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n\r\n"
+        let all = Array(response.utf8) + bytes
+        var sent = 0
+        while sent < all.count {
+            let written = all[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written <= 0 { return false }
+            sent += written
+        }
+        return true
     }
 
     private static func find(_ buffer: [UInt8]) -> Int? {

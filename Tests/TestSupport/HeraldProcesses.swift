@@ -153,9 +153,9 @@ package final class HeraldProcesses {
         throw HTTPClient.Failure(description: "ingest did not become healthy (\(state)): \(log())")
     }
 
-    /// Starts a worker with the test's configuration or `config`, run by `wrapper` if given.
-    package func startWorker(config: String? = nil, wrapper: [String] = []) throws {
-        workers.append(try Self.launch("herald-worker", arguments: ["--config", config ?? configPath], log: workerLogPath(workers.count),
+    /// Starts a worker with the test's configuration or `config` and `arguments`, run by `wrapper` if given.
+    package func startWorker(config: String? = nil, arguments: [String] = [], wrapper: [String] = []) throws {
+        workers.append(try Self.launch("herald-worker", arguments: ["--config", config ?? configPath] + arguments, log: workerLogPath(workers.count),
                                        wrapper: wrapper))
     }
 

@@ -287,11 +287,9 @@ struct Dashboard: Sendable {
     func providerTrouble(_ workers: [Dispatcher.Worker], app code: String) -> String {
         var failing: [String: (reason: String, workers: Int)] = [:]
         for worker in workers {
-            for (key, circuit) in worker.stats["circuits"]?.objectValue ?? [:] where circuit["open"] == .bool(true) {
-                let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
-                guard parts.count == 2, parts[1] == code else { continue }
-                let name = ["apns": "APNs", "fcm": "FCM", "huawei": "Huawei Push Kit"][parts[0]] ?? parts[0]
-                failing[name] = (circuit["reason"]?.stringValue ?? "Unknown", (failing[name]?.workers ?? 0) + 1)
+            for circuit in worker.stats.circuits where circuit.open && circuit.app == code {
+                let name = ["apns": "APNs", "fcm": "FCM", "huawei": "Huawei Push Kit", "web": "Web Push"][circuit.provider] ?? circuit.provider
+                failing[name] = (circuit.reason, (failing[name]?.workers ?? 0) + 1)
             }
         }
         return failing.sorted { $0.key < $1.key }.map { name, trouble in

@@ -1,12 +1,14 @@
 import Foundation
 import Synchronization
+import BuildInfo
 import Core
 import HTTPServer
 
-/// What `/metrics` serves, in the Prometheus text format. Ingest counts requests, reports and SQLite
-/// busy errors itself, and report processing from the dispatcher; worker figures (pushes by provider and outcome, provider latency) arrive in
-/// the workers' heartbeats and are served here, labelled by worker; the HTTP server counts its
-/// connections in `connections`.
+/// What `/metrics` serves, in the Prometheus text format. Ingest counts and times requests, counts
+/// reports and the store's retryable failures itself, and report processing from the dispatcher;
+/// worker figures (pushes by provider and outcome, provider latency, the process's CPU, memory and
+/// start) arrive in the workers' heartbeats as `WorkerStatistics` and are served here, labelled by
+/// the worker's stable name; the HTTP server counts its connections in `connections`.
 final class Metrics: Sendable {
     struct RequestKey: Hashable {
         let route: String
@@ -14,15 +16,35 @@ final class Metrics: Sendable {
         let code: Int
     }
 
+    /// A route and the class of its HTTP status (`2xx`…`5xx`).
+    struct DurationKey: Hashable {
+        let route: String
+        let statusClass: String
+    }
+
+    /// Request durations of one key: counts per bucket of `durationBuckets` (not cumulative), sum, count.
+    struct Histogram {
+        var counts = [Int](repeating: 0, count: Metrics.durationBuckets.count)
+        var sum = 0.0
+        var count = 0
+    }
+
+    /// The upper bounds, in seconds, of `herald_http_request_duration_seconds`.
+    static let durationBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
     private let requests = Mutex<[RequestKey: Int]>([:])
+    private let durations = Mutex<[DurationKey: Histogram]>([:])
     private let reports = Mutex<[String: Int]>([:])
     private let busy = Atomic<Int>(0)
     let connections = HTTPConnectionCounters()
     private let storeMemory: @Sendable () -> Int64
+    private let usesPostgres: Bool
 
-    /// `storeMemory` reports what the store's client library holds in this process.
-    init(storeMemory: @escaping @Sendable () -> Int64) {
+    /// `storeMemory` reports what the store's client library holds in this process; `usesPostgres`
+    /// names the backend whose retryable failures (answered 503) are counted.
+    init(storeMemory: @escaping @Sendable () -> Int64, usesPostgres: Bool) {
         self.storeMemory = storeMemory
+        self.usesPostgres = usesPostgres
     }
 
     /// Methods whose success means a report was stored.
@@ -32,9 +54,18 @@ final class Metrics: Sendable {
     ]
 
     /// Counts one answered request: the route (a Device API method name, or a path), the HTTP
-    /// status, and the envelope's `status_code` (0 when there is none).
-    func count(route: String, status: Int, code: Int) {
+    /// status, the envelope's `status_code` (0 when there is none), and how long ingest took from
+    /// the complete request to the response (for a write: its commit included).
+    func count(route: String, status: Int, code: Int, seconds: Double) {
         requests.withLock { $0[RequestKey(route: route, status: status, code: code), default: 0] += 1 }
+        let key = DurationKey(route: route, statusClass: "\(min(max(status / 100, 1), 5))xx")
+        durations.withLock { durations in
+            var histogram = durations[key] ?? Histogram()
+            if let bucket = Self.durationBuckets.firstIndex(where: { seconds <= $0 }) { histogram.counts[bucket] += 1 }
+            histogram.sum += max(0, seconds)
+            histogram.count += 1
+            durations[key] = histogram
+        }
         if code == 200, Self.reportMethods.contains(route) { reports.withLock { $0[route, default: 0] += 1 } }
         if status == 503 { busy.add(1, ordering: .relaxed) }
     }
@@ -53,6 +84,16 @@ final class Metrics: Sendable {
         return escaped
     }
 
+    /// The connected workers with the `worker` label of their series, sorted by it: the name each
+    /// gives (its id when it gives none); workers that give the same name are told apart by their pid.
+    static func labelled(_ workers: [Dispatcher.Worker]) -> [(String, Dispatcher.Worker)] {
+        let names = Dictionary(grouping: workers, by: { $0.name ?? $0.id })
+        return workers.map { worker in
+            let name = worker.name ?? worker.id
+            return (names[name, default: []].count > 1 ? "\(name)-\(worker.pid)" : name, worker)
+        }.sorted { ($0.0, $0.1.id) < ($1.0, $1.1.id) }
+    }
+
     func render(workers: [Dispatcher.Worker], queue: QueueDepth?, reports progress: (pending: Int64, processed: Int64, setAside: Int64),
                 dispatching: Bool, dispatcher: String?) -> String {
         var lines: [String] = []
@@ -60,10 +101,36 @@ final class Metrics: Sendable {
             lines.append("# HELP \(name) \(help)")
             lines.append("# TYPE \(name) \(type)")
         }
+        /// One histogram's series: cumulative buckets, `+Inf`, sum and count.
+        func histogramLines(_ name: String, labels: String, bounds: [Double], counts: [Int64], sum: Double, count: Int64) {
+            var cumulative: Int64 = 0
+            for (bound, bucket) in zip(bounds, counts) {
+                cumulative += bucket
+                lines.append("\(name)_bucket{\(labels),le=\"\(bound)\"} \(cumulative)")
+            }
+            lines.append("\(name)_bucket{\(labels),le=\"+Inf\"} \(max(count, cumulative))")
+            lines.append("\(name)_sum{\(labels)} \(sum)")
+            lines.append("\(name)_count{\(labels)} \(max(count, cumulative))")
+        }
+        family("herald_build_info", "gauge", "1, labelled with the version and git commit this herald-ingest was built from.")
+        lines.append("herald_build_info{version=\"\(Self.label(BuildInfo.version))\",commit=\"\(Self.label(BuildInfo.commit))\"} 1")
+        let process = ProcessFigures.current()
+        family("process_cpu_seconds_total", "counter", "User and system CPU time of this herald-ingest process, in seconds.")
+        lines.append("process_cpu_seconds_total \(process.cpuSeconds)")
+        family("process_start_time_seconds", "gauge", "When this herald-ingest process started, in seconds since the Unix epoch.")
+        lines.append("process_start_time_seconds \(process.startTimeSeconds)")
         family("herald_http_requests_total", "counter", "HTTP requests answered, by route, HTTP status and envelope status_code.")
         let snapshot = requests.withLock { $0 }
         for (key, value) in snapshot.sorted(by: { ($0.key.route, $0.key.status, $0.key.code) < ($1.key.route, $1.key.status, $1.key.code) }) {
             lines.append("herald_http_requests_total{route=\"\(Self.label(key.route))\",status=\"\(key.status)\",code=\"\(key.code)\"} \(value)")
+        }
+        family("herald_http_request_duration_seconds", "histogram",
+               "Time from a complete request to its response (a write's commit included), by route and HTTP status class.")
+        let timed = durations.withLock { $0 }
+        for (key, histogram) in timed.sorted(by: { ($0.key.route, $0.key.statusClass) < ($1.key.route, $1.key.statusClass) }) {
+            let labels = "route=\"\(Self.label(key.route))\",status_class=\"\(key.statusClass)\""
+            histogramLines("herald_http_request_duration_seconds", labels: labels, bounds: Self.durationBuckets,
+                           counts: histogram.counts.map(Int64.init), sum: histogram.sum, count: Int64(histogram.count))
         }
         let edge = connections.snapshot
         family("herald_http_connections_open", "gauge", "HTTP connections open.")
@@ -89,8 +156,14 @@ final class Metrics: Sendable {
         family("herald_reports_set_aside_total", "counter",
                "Processed reports left out of the statistics because the database refused a value they count (PostgreSQL; each logged as a WARNING).")
         lines.append("herald_reports_set_aside_total \(progress.setAside)")
-        family("herald_sqlite_busy_total", "counter", "Requests answered 503 because SQLite stayed busy past busy_timeout_ms.")
-        lines.append("herald_sqlite_busy_total \(busy.load(ordering: .relaxed))")
+        if usesPostgres {
+            family("herald_postgres_unavailable_total", "counter",
+                   "Requests answered 503 because PostgreSQL failed with a retryable error (connection lost, serialization failure, server busy).")
+            lines.append("herald_postgres_unavailable_total \(busy.load(ordering: .relaxed))")
+        } else {
+            family("herald_sqlite_busy_total", "counter", "Requests answered 503 because SQLite stayed busy past busy_timeout_ms.")
+            lines.append("herald_sqlite_busy_total \(busy.load(ordering: .relaxed))")
+        }
         if let queue {
             family("herald_messages", "gauge", "Messages not finished yet, by status.")
             for status in [MessageState.scheduled, .queued, .sending].map(\.rawValue) {
@@ -107,78 +180,70 @@ final class Metrics: Sendable {
         if let dispatcher { lines.append("herald_dispatcher{ingest=\"\(Self.label(dispatcher))\"} 1") }
         family("herald_workers_connected", "gauge", "Workers whose heartbeat arrived within the last 5 seconds.")
         lines.append("herald_workers_connected \(workers.count)")
-        let sorted = workers.sorted(by: { $0.id < $1.id })
+        let named = Self.labelled(workers)
         family("herald_worker_info", "gauge",
-               "1 for each connected worker, labelled with the host it names and the address its heartbeats come from (empty when unknown).")
-        for worker in sorted {
-            lines.append("herald_worker_info{worker=\"\(Self.label(worker.id))\",host=\"\(Self.label(worker.host ?? ""))\",address=\"\(Self.label(worker.address ?? ""))\"} 1")
+               "1 for each connected worker (labelled by its stable name), with its id for this run, the host it names and the address its heartbeats come from.")
+        for (label, worker) in named {
+            lines.append("herald_worker_info{worker=\"\(Self.label(label))\",id=\"\(Self.label(worker.id))\",host=\"\(Self.label(worker.host ?? ""))\","
+                + "address=\"\(Self.label(worker.address ?? ""))\"} 1")
         }
         family("herald_worker_jobs_in_flight", "gauge", "Shards each connected worker holds.")
-        for worker in sorted { lines.append("herald_worker_jobs_in_flight{worker=\"\(Self.label(worker.id))\"} \(worker.jobsInFlight)") }
-        family("herald_pushes_total", "counter", "Pushes by worker, provider (apns, fcm, huawei, sink; none when throttled) and outcome.")
-        for worker in sorted {
-            for (key, value) in (worker.stats["pushes"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
-                let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
-                guard parts.count == 2, let count = value.lenientInt else { continue }
-                lines.append("herald_pushes_total{worker=\"\(Self.label(worker.id))\",provider=\"\(Self.label(parts[0]))\",outcome=\"\(Self.label(parts[1]))\"} \(count)")
+        for (label, worker) in named { lines.append("herald_worker_jobs_in_flight{worker=\"\(Self.label(label))\"} \(worker.jobsInFlight)") }
+        family("herald_worker_cpu_seconds_total", "counter", "User and system CPU time of each connected worker process, in seconds.")
+        for (label, worker) in named {
+            if let process = worker.stats.process { lines.append("herald_worker_cpu_seconds_total{worker=\"\(Self.label(label))\"} \(process.cpuSeconds)") }
+        }
+        family("herald_worker_resident_memory_bytes", "gauge", "Resident memory of each connected worker process.")
+        for (label, worker) in named {
+            if let process = worker.stats.process { lines.append("herald_worker_resident_memory_bytes{worker=\"\(Self.label(label))\"} \(process.residentBytes)") }
+        }
+        family("herald_worker_start_time_seconds", "gauge", "When each connected worker process started, in seconds since the Unix epoch.")
+        for (label, worker) in named {
+            if let process = worker.stats.process { lines.append("herald_worker_start_time_seconds{worker=\"\(Self.label(label))\"} \(process.startTimeSeconds)") }
+        }
+        family("herald_pushes_total", "counter", "Pushes by worker, provider (apns, fcm, huawei, web, sink; none when throttled) and outcome.")
+        for (label, worker) in named {
+            for entry in worker.stats.pushes.sorted(by: { ($0.provider, $0.outcome) < ($1.provider, $1.outcome) }) {
+                lines.append("herald_pushes_total{worker=\"\(Self.label(label))\",provider=\"\(Self.label(entry.provider))\",outcome=\"\(Self.label(entry.outcome))\"} \(entry.count)")
             }
         }
-        /// A per-worker counter family whose keys are `provider` or `provider|second label`.
-        func counters(_ name: String, _ key: String, second: String? = nil, help: String) {
+        family("herald_push_retries_total", "counter",
+               "Pushes that failed for a transient reason (5xx, 429, connection trouble), by worker, provider and reason.")
+        for (label, worker) in named {
+            for entry in worker.stats.retries.sorted(by: { ($0.provider, $0.reason) < ($1.provider, $1.reason) }) {
+                lines.append("herald_push_retries_total{worker=\"\(Self.label(label))\",provider=\"\(Self.label(entry.provider))\",reason=\"\(Self.label(entry.reason))\"} \(entry.count)")
+            }
+        }
+        /// A per-worker counter family by provider.
+        func perProvider(_ name: String, _ values: (WorkerStatistics) -> [WorkerStatistics.ProviderCount], help: String) {
             family(name, "counter", help)
-            for worker in sorted {
-                for (entry, value) in (worker.stats[key]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    let parts = entry.split(separator: "|", maxSplits: 1).map(String.init)
-                    guard let count = value.lenientInt, parts.count == (second == nil ? 1 : 2) else { continue }
-                    var labels = "worker=\"\(Self.label(worker.id))\",provider=\"\(Self.label(parts[0]))\""
-                    if let second { labels += ",\(second)=\"\(Self.label(parts[1]))\"" }
-                    lines.append("\(name){\(labels)} \(count)")
+            for (label, worker) in named {
+                for entry in values(worker.stats).sorted(by: { $0.provider < $1.provider }) {
+                    lines.append("\(name){worker=\"\(Self.label(label))\",provider=\"\(Self.label(entry.provider))\"} \(entry.count)")
                 }
             }
         }
-        counters("herald_push_retries_total", "retries", second: "reason",
-                 help: "Pushes that failed for a transient reason (5xx, 429, connection trouble), by worker, provider and reason.")
-        counters("herald_push_ambiguous_total", "ambiguous",
-                 help: "Pushes whose connection was lost after the request was written (the provider may have received them).")
-        counters("herald_provider_connections_opened_total", "connections", help: "Connections opened to APNs, FCM and Huawei Push Kit, by worker and provider.")
+        perProvider("herald_push_ambiguous_total", \.ambiguous,
+                    help: "Pushes whose connection was lost after the request was written (the provider may have received them).")
+        perProvider("herald_provider_connections_opened_total", \.connections, help: "Connections opened to APNs, FCM, Huawei Push Kit and push services, by worker and provider.")
         family("herald_provider_circuit_open", "gauge", "1 while a worker has paused sending to a provider for an app because it is failing.")
-        for worker in sorted {
-            for (entry, circuit) in (worker.stats["circuits"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
-                let parts = entry.split(separator: "|", maxSplits: 1).map(String.init)
-                guard parts.count == 2 else { continue }
-                let open = circuit["open"] == .bool(true) ? 1 : 0
-                lines.append("herald_provider_circuit_open{worker=\"\(Self.label(worker.id))\",provider=\"\(Self.label(parts[0]))\",app=\"\(Self.label(parts[1]))\"} \(open)")
+        for (label, worker) in named {
+            for circuit in worker.stats.circuits.sorted(by: { ($0.provider, $0.app) < ($1.provider, $1.app) }) {
+                lines.append("herald_provider_circuit_open{worker=\"\(Self.label(label))\",provider=\"\(Self.label(circuit.provider))\",app=\"\(Self.label(circuit.app))\"} \(circuit.open ? 1 : 0)")
             }
         }
-        family("herald_provider_request_seconds", "histogram", "Duration of APNs, FCM and Huawei Push Kit requests, by worker and provider.")
-        for worker in sorted {
-            for (provider, histogram) in (worker.stats["latency"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
-                let counts = histogram["buckets"]?.arrayValue?.compactMap(\.lenientInt) ?? []
-                var cumulative: Int64 = 0
-                let labels = "worker=\"\(Self.label(worker.id))\",provider=\"\(Self.label(provider))\""
-                for (bound, count) in zip(Pipeline.latencyBuckets, counts) {
-                    cumulative += count
-                    lines.append("herald_provider_request_seconds_bucket{\(labels),le=\"\(bound)\"} \(cumulative)")
-                }
-                let total = histogram["count"]?.lenientInt ?? cumulative
-                lines.append("herald_provider_request_seconds_bucket{\(labels),le=\"+Inf\"} \(total)")
-                lines.append("herald_provider_request_seconds_sum{\(labels)} \(histogram["sum"]?.lenientDouble ?? 0)")
-                lines.append("herald_provider_request_seconds_count{\(labels)} \(total)")
+        family("herald_provider_request_seconds", "histogram", "Duration of APNs, FCM, Huawei Push Kit and Web Push requests, by worker and provider.")
+        for (label, worker) in named {
+            for histogram in worker.stats.latency.sorted(by: { $0.provider < $1.provider }) {
+                histogramLines("herald_provider_request_seconds", labels: "worker=\"\(Self.label(label))\",provider=\"\(Self.label(histogram.provider))\"",
+                               bounds: Pipeline.latencyBuckets, counts: histogram.buckets, sum: histogram.sum, count: histogram.count)
             }
         }
         family("process_resident_memory_bytes", "gauge", "Resident memory of this herald-ingest process.")
-        lines.append("process_resident_memory_bytes \(Self.residentBytes())")
+        lines.append("process_resident_memory_bytes \(process.residentBytes)")
         family("herald_store_memory_bytes", "gauge",
                "Part of it held by the store's client library: SQLite's page caches, which fill up to their bound as the database grows; 0 on PostgreSQL.")
         lines.append("herald_store_memory_bytes \(storeMemory())")
         return lines.joined(separator: "\n") + "\n"
-    }
-
-    /// This process's resident set in bytes, from `/proc/self/statm` (0 where it cannot be read).
-    static func residentBytes() -> Int64 {
-        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = statm.split(separator: " ")
-        guard fields.count > 1, let pages = Int64(fields[1]) else { return 0 }
-        return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
     }
 }

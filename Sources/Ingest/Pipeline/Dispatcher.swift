@@ -15,6 +15,8 @@ import Queue
 final class Dispatcher: Sendable {
     struct Worker: Sendable {
         let id: String
+        /// The stable name it gives (`--name`; nil from a worker that does not say).
+        let name: String?
         /// The host the worker says it runs on (nil from a worker that does not say).
         let host: String?
         /// Where its heartbeats come from, as ZeroMQ tells (`QueueSocket.Message.peerAddress`).
@@ -23,8 +25,8 @@ final class Dispatcher: Sendable {
         let capacity: Int64
         let jobsInFlight: Int64
         let lastSeen: Double
-        /// The worker's delivery counters (`DeliveryStats.snapshot()`).
-        let stats: JSON
+        /// The worker's delivery counters and process figures.
+        let stats: WorkerStatistics
     }
 
     /// This ingest's name in the dispatcher role (`ProcessIdentity.id`: host, pid and 4 hex digits).
@@ -210,15 +212,15 @@ final class Dispatcher: Sendable {
             return
         }
         switch message {
-        case .heartbeat(let id, let host, let pid, let capacity, let inFlight, let stats):
+        case .heartbeat(let id, let name, let host, let pid, let capacity, let inFlight, let stats):
             let isNew = workers.withLock { registry in
                 let isNew = registry[id] == nil
-                registry[id] = Worker(id: id, host: host, address: received.peerAddress, pid: pid, capacity: capacity,
+                registry[id] = Worker(id: id, name: name, host: host, address: received.peerAddress, pid: pid, capacity: capacity,
                                       jobsInFlight: inFlight, lastSeen: monotonicSeconds(), stats: stats)
                 return isNew
             }
             if isNew {
-                logger.info("worker joined", ["worker.id": id, "worker.host": host ?? "?", "worker.address": received.peerAddress ?? "?",
+                logger.info("worker joined", ["worker.id": id, "worker.name": name ?? "?", "worker.host": host ?? "?", "worker.address": received.peerAddress ?? "?",
                                               "worker.pid": String(pid)])
             }
         case .ack(let id, let shard):

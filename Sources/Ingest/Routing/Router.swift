@@ -1,3 +1,4 @@
+import BuildInfo
 import Core
 import HTTPServer
 
@@ -37,16 +38,18 @@ struct Router: Sendable {
 
     /// Answers a request inline and counts the answer.
     func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let started = monotonicSeconds()
         let (route, work) = route(request)
         let (response, code) = work()
-        counted(request, route: route, response: response, code: code)
+        counted(request, route: route, response: response, code: code, started: started)
         return response
     }
 
     /// Counts the answer a client actually got (for a write: after its commit, or the 503 when the
-    /// commit failed) and logs it at VERBOSE.
-    func counted(_ request: HTTPRequest, route: String, response: HTTPResponse, code: Int) {
-        metrics.count(route: route, status: response.status, code: code)
+    /// commit failed), timed from `started` (`monotonicSeconds()` when the request was complete),
+    /// and logs it at VERBOSE.
+    func counted(_ request: HTTPRequest, route: String, response: HTTPResponse, code: Int, started: Double) {
+        metrics.count(route: route, status: response.status, code: code, seconds: monotonicSeconds() - started)
         if logger.isEnabled(.verbose) {
             logger.verbose("request", ["http.method": request.method, "http.route": route, "http.status": String(response.status)])
         }
@@ -184,7 +187,8 @@ struct Router: Sendable {
         }
         do {
             try store.ping()
-            return .json(["status": "ok", "workers": .int(Int64(workers.liveWorkers().count)), "ingest": .string(workers.id),
+            return .json(["status": "ok", "version": .string(BuildInfo.description), "workers": .int(Int64(workers.liveWorkers().count)),
+                          "ingest": .string(workers.id),
                           "dispatching": .bool(workers.isDispatching), "dispatcher": workers.dispatchingIngest.map(JSON.string) ?? .null])
         } catch {
             logger.error("health check failed", ["error": "\(error)"])

@@ -16,6 +16,9 @@ struct CampaignOptions: Equatable {
     var content = "herald-load campaign"
     /// How long to follow the campaign before giving up.
     var timeoutSeconds: Double = 600
+    /// `--report-wait`: how long to keep reading the funnel for delivery and open reports once the
+    /// last push went out; nil for the default, which depends on the edge (`CampaignFollower`).
+    var reportWaitSeconds: Double?
     var caFile: String?
     var insecure = false
     var allowErrors = false
@@ -57,6 +60,8 @@ struct CampaignOptions: Equatable {
                 options.content = text
             case "--timeout":
                 options.timeoutSeconds = try FleetOptions.seconds(name, try cursor.value())
+            case "--report-wait":
+                options.reportWaitSeconds = try FleetOptions.seconds(name, try cursor.value(), allowZero: true)
             default:
                 throw Problem("unknown option \(cursor.argument) (see herald-load campaign --help)")
             }
@@ -92,6 +97,9 @@ struct CampaignOptions: Equatable {
           --edge-dir DIR       the folder of a running `herald-load edge`: follow its /stats too, for the
                                time to the first push, 50 %, 99 % and all, and compare its counts at the end.
           --timeout SECONDS    give up following after this long (default 600; 30, 2m, 1h).
+          --report-wait S      once the last push is out, keep following the devices' delivery and open
+                               reports this long at most (default: with an edge that reports, 10 times its
+                               --report-delay plus 5 s, ending as soon as every report is counted; else 0).
 
         TLS (https:// targets):
           --ca FILE            trust the CA certificates in FILE (PEM) instead of the system store.

@@ -29,6 +29,8 @@ struct EdgeOptions: Equatable {
     var fleetOneSignal: Double = 0
     var fleetHuawei: Double = 0
     var caFile: String?
+    /// `--print-app-config CODE`: print that app's `apns`, `fcm` and `huawei` entries from `edge.json` and exit.
+    var printAppConfig: String?
 
     /// Parses the arguments after `edge`. Returns nil for `--help`.
     static func parse(_ arguments: [String], cores: Int) throws(FleetOptions.Problem) -> EdgeOptions? {
@@ -36,9 +38,11 @@ struct EdgeOptions: Equatable {
         var options = EdgeOptions(directory: "")
         options.threads = max(1, cores)
         var directory: String?
+        var serverFlags: [String] = []
         var cursor = ArgumentCursor(arguments)
         while cursor.next() {
             let name = cursor.name
+            if name != "--dir" && name != "--print-app-config" { serverFlags.append(name) }
             switch name {
             case "--help", "-h":
                 return nil
@@ -93,12 +97,17 @@ struct EdgeOptions: Equatable {
                 options.fleetHuawei = try fraction(name, try cursor.value())
             case "--ca":
                 options.caFile = try FleetOptions.path(name, try cursor.value())
+            case "--print-app-config":
+                options.printAppConfig = try FleetOptions.appCode(name, try cursor.value())
             default:
                 throw Problem("unknown option \(cursor.argument) (see herald-load edge --help)")
             }
         }
         guard let directory else { throw Problem("--dir DIR is required (where the edge keeps its keys, certificates and edge.json)") }
         options.directory = directory
+        if options.printAppConfig != nil, let flag = serverFlags.first {
+            throw Problem("--print-app-config reads DIR/edge.json and takes only --dir, not \(flag)")
+        }
         if let target = options.reportTo {
             guard options.app != nil else { throw Problem("--report-to needs --app CODE (the application the devices report to)") }
             guard options.hwidsPath != nil || options.fleetDevices != nil else {
@@ -134,6 +143,7 @@ struct EdgeOptions: Equatable {
         check and answers as they do, so that a Herald deployment can deliver campaigns to it at full speed.
 
         Usage: herald-load edge --dir DIR [options]
+               herald-load edge --dir DIR --print-app-config CODE
 
         On start it makes in DIR what a Herald app configuration needs, unless it is there already (a CA and
         server certificate, an APNs .p8 key with its team and key id, an FCM service-account JSON whose
@@ -165,6 +175,13 @@ struct EdgeOptions: Equatable {
           --fleet-huawei F     its --huawei (default 0).
           --ca FILE            for an https --report-to: trust this CA file instead of the system store.
 
-        Exit status: 0 after Ctrl-C or SIGTERM, 1 when it cannot start, 2 for a bad command line.
+        Herald's side:
+          --print-app-config CODE  print, from DIR/edge.json, the entries that make Herald's app CODE
+                               deliver to this edge ({"code", "apns", "fcm"}: merge them into that app in
+                               Herald's configuration, then restart the workers, which deliver), and exit.
+                               With fixed --apns-port and --fcm-port the entries stay right across restarts.
+
+        Exit status: 0 after Ctrl-C or SIGTERM, 1 when it cannot start, 2 for a bad command line (or, with
+        --print-app-config, no edge.json in DIR).
         """
 }

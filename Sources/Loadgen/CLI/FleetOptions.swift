@@ -9,6 +9,8 @@ struct FleetOptions: Equatable {
     var durationSeconds: Double
     /// Requests per second across all connections (open loop); nil runs flat out (closed loop).
     var rate: Double?
+    /// `--stages`: an open loop whose rate ramps from stage to stage (instead of `--rate` and `--duration`).
+    var stages: RateStages?
     var connections: Int = 64
     var threads: Int = 2
     var seed: UInt64 = 1
@@ -24,6 +26,25 @@ struct FleetOptions: Equatable {
     var allowErrors = false
     /// Whether to draw the live progress line (only on a terminal).
     var progress = true
+    /// Whether requests start on a schedule (`--rate` or `--stages`) rather than as replies come.
+    var isOpenLoop: Bool { rate != nil || stages != nil }
+
+    /// The schedule's words for the summary: `open loop at 5,000 req/s`, `open loop in stages 30s:1000,…`, `closed loop`.
+    var modeDescription: String {
+        if let stages { return "open loop in stages \(stages)" }
+        return rate.map { "open loop at \(TextFormat.rate($0)) req/s" } ?? "closed loop"
+    }
+
+    /// `--threshold`, in the order given.
+    var thresholds: [Threshold] = []
+    /// `--metrics-listen HOST:PORT`: where `/metrics` is served during the run.
+    var metricsListen: ListenAddress?
+
+    /// An IPv4 address and port to listen on.
+    struct ListenAddress: Equatable {
+        let host: String
+        let port: UInt16
+    }
 
     struct Problem: Error, Equatable, CustomStringConvertible {
         let description: String
@@ -80,6 +101,17 @@ struct FleetOptions: Equatable {
                 options.huaweiFraction = try EdgeOptions.fraction(name, try cursor.value())
             case "--timeout":
                 options.timeoutSeconds = try seconds(name, try cursor.value())
+            case "--metrics-listen":
+                let text = try cursor.value()
+                guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
+                      text[..<colon].split(separator: ".").count == 4, text[..<colon].split(separator: ".").allSatisfy({ UInt8($0) != nil }) else {
+                    throw Problem("--metrics-listen must be IPv4-ADDRESS:PORT such as 127.0.0.1:9464, got '\(text)'")
+                }
+                options.metricsListen = ListenAddress(host: String(text[..<colon]), port: port)
+            case "--stages":
+                options.stages = try RateStages(parsing: try cursor.value())
+            case "--threshold":
+                options.thresholds.append(try Threshold(parsing: try cursor.value()))
             default:
                 throw Problem("unknown option \(cursor.argument) (see herald-load fleet --help)")
             }
@@ -87,6 +119,11 @@ struct FleetOptions: Equatable {
         let target = try shared.checked()
         guard let app else { throw Problem("--app CODE is required (the application code in Herald's configuration)") }
         guard let devices else { throw Problem("--devices N is required") }
+        if let stages = options.stages {
+            if options.rate != nil { throw Problem("--stages and --rate contradict each other: the stages set the rate") }
+            if duration != nil { throw Problem("--stages and --duration contradict each other: the stages last \(TextFormat.fixed(stages.seconds, 1)) s") }
+            duration = stages.seconds
+        }
         guard let duration else { throw Problem("--duration SECONDS is required") }
         options.caFile = shared.caFile
         options.insecure = shared.insecure
@@ -100,9 +137,10 @@ struct FleetOptions: Equatable {
         options.connections = min(options.connections, devices)
         if !threadsGiven { options.threads = max(1, cores) }
         options.threads = min(options.threads, options.connections)
-        if let rate = options.rate, rate < Double(options.connections) / options.durationSeconds {
+        let scheduled = options.stages?.totalRequests ?? options.rate.map { $0 * options.durationSeconds }
+        if let scheduled, scheduled < Double(options.connections) {
             // Every connection should get at least one request in the run.
-            options.connections = max(1, min(options.connections, Int(rate * options.durationSeconds)))
+            options.connections = max(1, min(options.connections, Int(scheduled)))
             options.threads = min(options.threads, options.connections)
         }
         return options
@@ -125,7 +163,9 @@ struct FleetOptions: Equatable {
     }
 
     /// `30`, `30s`, `1.5`, `2m`, `1h`.
-    static func seconds(_ name: String, _ text: String) throws(Problem) -> Double {
+    /// Seconds as written on the command line (`30`, `2.5`, `30s`, `2m`, `1h`), above 0 (or 0 too
+    /// with `allowZero`) and at most a week.
+    static func seconds(_ name: String, _ text: String, allowZero: Bool = false) throws(Problem) -> Double {
         var number = Substring(text)
         var unit = 1.0
         if let last = number.last, !last.isNumber && last != "." {
@@ -137,8 +177,8 @@ struct FleetOptions: Equatable {
             }
             number = number.dropLast()
         }
-        guard let value = Double(number), value.isFinite, value > 0, value * unit <= 7 * 86_400 else {
-            throw Problem("\(name) must be seconds above 0 (such as 30, 2.5, 30s, 2m, 1h), got '\(text)'")
+        guard let value = Double(number), value.isFinite, value > 0 || (allowZero && value == 0), value * unit <= 7 * 86_400 else {
+            throw Problem("\(name) must be seconds \(allowZero ? "from 0" : "above 0") (such as 30, 2.5, 30s, 2m, 1h), got '\(text)'")
         }
         return value * unit
     }
@@ -154,6 +194,7 @@ struct FleetOptions: Equatable {
         (and, with --onesignal, the OneSignal helper), and measures every request.
 
         Usage: herald-load fleet --target URL --app CODE --devices N --duration SECONDS [options]
+               herald-load fleet --target URL --app CODE --devices N --stages LIST [options]
 
         Required:
           --target URL         Herald's base URL: http://HOST:PORT or https://HOST[:PORT], optionally with a path
@@ -167,6 +208,9 @@ struct FleetOptions: Equatable {
                                replies do; latency counts from the scheduled start (no coordinated omission).
                                Without --rate: closed loop, each connection sends its next request as soon
                                as the last reply arrived (flat out).
+          --stages LIST        open loop with ramps, instead of --rate and --duration: DURATION:RATE stages,
+                               each moving the rate in a straight line from the previous stage's (0 at the
+                               start) to its own, such as '30s:1000,2m:5000,30s:0'.
           -c, --connections C  keep-alive connections (default 64, at most --devices).
           -t, --threads T      event-loop threads (default: the number of cores).
           --seed K             the seed every device, token, tag and session is derived from (default 1).
@@ -185,9 +229,17 @@ struct FleetOptions: Equatable {
           --json FILE          write the results as JSON (see docs/herald-load.md).
           --report FILE.html   write a self-contained HTML page with charts (no network needed to open it).
           -q, --no-progress    no live progress line (it is only drawn on a terminal anyway).
+          --metrics-listen A:P serve Prometheus /metrics at IPv4 address A, port P while the run lasts:
+                               requests per method by result, latency histograms, the scheduled rate.
           --allow-errors       exit 0 even when requests failed.
+          --threshold EXPR     a pass/fail criterion, checked at the end and printed as a table; repeatable.
+                               [METHOD.]FIGURE OP VALUE: METHOD a method as the summary names it, or total
+                               (the default); FIGURE pN (p50, p99, p99.9…), max or mean (VALUE in us, ms or s),
+                               errors (VALUE 0.1% or 0.001) or rate (req/s); OP <, <=, > or >=. Examples:
+                               'registerDevice.p99<50ms' 'errors<0.1%' 'p99.9<=200ms' 'rate>=4900'.
 
-        Exit status: 0 when every request succeeded (HTTP 200 and status_code 200), 1 when any failed
-        (unless --allow-errors) or the results could not be written, 2 for a bad command line.
+        Exit status: 0 when every request succeeded (HTTP 200 and status_code 200) and every threshold
+        held, 1 when a request failed (unless --allow-errors), a threshold failed or the results could not
+        be written, 2 for a bad command line.
         """
 }

@@ -23,6 +23,13 @@ struct CampaignFollower {
         var doneSeconds: Double?
         var errors: [String: Int] = [:]
         var problems: [String] = []
+        /// The report wait's bound, and how long the reports were followed after the last push.
+        var reportWaitSeconds: Double?
+        var reportsFollowedSeconds: Double?
+        /// Funnel figures (`delivered`, `opened`) that were still growing when the run ended.
+        var stillArriving: [String] = []
+        /// Reports the edge still owed Herald at the end.
+        var pendingReports: Int?
 
         var failed: Bool { !problems.isEmpty }
 
@@ -31,7 +38,7 @@ struct CampaignFollower {
 
     mutating func run(progress: ((String) -> Void)?) -> Result {
         var result = Result()
-        var baseline = (received: 0, accepted: 0, rejected: [String: Int](), delivered: 0, opened: 0)
+        var baseline = EdgeAdmin.Counts()
         if let edge {
             do { baseline = try edge.counts() } catch {
                 result.errors["edge_unreachable", default: 0] += 1
@@ -51,11 +58,13 @@ struct CampaignFollower {
         var lastFunnel = -1.0
         var lastProgress = 0.0
         var finishedAt: Double?
-        while elapsed() < options.timeoutSeconds {
-            let now = elapsed()
+        var edgeNow = baseline
+        /// Reads the edge (every call) and the funnel (every 200 ms), and draws the live line.
+        func sample(_ result: inout Result, now: Double) {
             if let edge {
                 do {
                     let counts = try edge.counts()
+                    edgeNow = counts
                     result.timeline.record(seconds: now, pushes: counts.received - baseline.received)
                     result.edgeReceived = counts.received - baseline.received
                     result.edgeAccepted = counts.accepted - baseline.accepted
@@ -72,13 +81,17 @@ struct CampaignFollower {
                 } catch {
                     result.errors[(error as? Kind)?.kind ?? "funnel_connection", default: 0] += 1
                 }
-                let status = result.funnel["status"]?.stringValue ?? ""
-                if ["done", "failed", "deleted"].contains(status), finishedAt == nil { finishedAt = now }
             }
             if let progress, now - lastProgress >= 1 {
                 lastProgress = now
                 progress(line(result, seconds: now))
             }
+        }
+        while elapsed() < options.timeoutSeconds {
+            let now = elapsed()
+            sample(&result, now: now)
+            let status = result.funnel["status"]?.stringValue ?? ""
+            if ["done", "failed", "deleted"].contains(status), finishedAt == nil { finishedAt = now }
             if let finished = finishedAt {
                 let made = (result.count("sent") ?? 0) + (result.count("failed") ?? 0)
                 // The edge may still be answering the last pushes Herald counted; give it 5 s.
@@ -89,8 +102,57 @@ struct CampaignFollower {
             }
             usleep(edge == nil ? 200_000 : 50_000)
         }
+        if result.doneSeconds != nil { followReports(&result, edgeNow: { edgeNow }, sample: { sample(&$0, now: elapsed()) }, elapsed: elapsed) }
         judge(&result)
         return result
+    }
+
+    /// How long the report wait lasts at most: `--report-wait`, else long enough for an edge that
+    /// reports (its opens come up to 10 report delays after the push), else 0.
+    static func reportWait(option: Double?, edgeReportDelay: Double?) -> Double {
+        option ?? edgeReportDelay.map { 10 * $0 + 5 } ?? 0
+    }
+
+    /// After the last push: keeps reading the funnel until every report the edge made or still
+    /// owes is counted by Herald (with an edge that reports), or the report wait ends; then notes
+    /// which of `delivered` and `opened` were still arriving.
+    private func followReports(_ result: inout Result, edgeNow: () -> EdgeAdmin.Counts, sample: (inout Result) -> Void,
+                               elapsed: () -> Double) {
+        let reporting = edge != nil && edgeNow().reportDelaySeconds != nil
+        let wait = Self.reportWait(option: options.reportWaitSeconds, edgeReportDelay: edge == nil ? nil : edgeNow().reportDelaySeconds)
+        result.reportWaitSeconds = wait
+        let begin = elapsed()
+        var seen = (delivered: result.count("delivered") ?? 0, opened: result.count("opened") ?? 0)
+        var changed = (delivered: begin, opened: begin)
+        func settled(_ result: Result) -> Bool {
+            guard reporting, let reported = result.reported else { return false }
+            return edgeNow().pendingReports == 0 && (result.count("delivered") ?? 0) >= reported.delivered
+                && (result.count("opened") ?? 0) >= reported.opened
+        }
+        while elapsed() - begin < wait && !settled(result) {
+            usleep(edge == nil ? 200_000 : 50_000)
+            sample(&result)
+            let now = elapsed()
+            let figures = (delivered: result.count("delivered") ?? 0, opened: result.count("opened") ?? 0)
+            if figures.delivered != seen.delivered { changed.delivered = now }
+            if figures.opened != seen.opened { changed.opened = now }
+            seen = figures
+        }
+        let end = elapsed()
+        result.reportsFollowedSeconds = end - begin
+        var arriving: [String] = []
+        if reporting, let reported = result.reported {
+            let pending = edgeNow().pendingReports
+            if seen.delivered < reported.delivered || pending > 0 { arriving.append("delivered") }
+            if seen.opened < reported.opened || pending > 0 { arriving.append("opened") }
+            if pending > 0 { result.pendingReports = pending }
+        } else if edge == nil {
+            // Without an edge nothing says how many reports are due: a figure that moved in the
+            // last second (or was never waited for) may still grow.
+            if wait == 0 || end - changed.delivered < 1 { arriving.append("delivered") }
+            if wait == 0 || end - changed.opened < 1 { arriving.append("opened") }
+        }
+        result.stillArriving = arriving
     }
 
     private struct Kind: Error, CustomStringConvertible {
@@ -170,7 +232,26 @@ extension CampaignFollower.Result {
             "edge_rejected": .object(edgeRejected.mapValues { .int(Int64($0)) }),
             "edge_reported": reported.map { ["delivered": .int(Int64($0.delivered)), "opened": .int(Int64($0.opened))] } ?? .null,
             "errors": .object(errors.mapValues { .int(Int64($0)) }),
+            "report_wait_s": number(reportWaitSeconds), "reports_followed_s": number(reportsFollowedSeconds),
+            "still_arriving": .array(stillArriving.map(JSON.string)), "pending_reports": int(pendingReports),
+            "problems": .array(problems.map(JSON.string)),
         ]
+    }
+
+    /// The line that says whether the delivery and open figures are complete.
+    var reportsLine: String? {
+        guard let followed = reportsFollowedSeconds else { return nil }
+        let after = "\(TextFormat.fixed(followed, 1)) s after the last push"
+        guard !stillArriving.isEmpty else { return "  reports   complete \(after)" }
+        let figures = stillArriving.map { name in
+            let herald = count(name).map(TextFormat.grouped) ?? "-"
+            let edge = reported.map { name == "delivered" ? $0.delivered : $0.opened }
+            return "\(name) (Herald \(herald)" + (edge.map { ", the edge reported \(TextFormat.grouped($0))" } ?? "") + ")"
+        }
+        var text = "  reports   still arriving \(after): " + figures.joined(separator: ", ")
+        if let pending = pendingReports { text += "; the edge still owes \(TextFormat.grouped(pending)) reports" }
+        if reportWaitSeconds == 0 { text += " (--report-wait S to wait for them)" }
+        return text
     }
 
     /// The table printed at the end.
@@ -180,6 +261,7 @@ extension CampaignFollower.Result {
         var lines = ["herald-load campaign: message \(message ?? "-"), status \(funnel["status"]?.stringValue ?? "-")", ""]
         lines.append("  funnel    targeted \(grouped(count("targeted")))  sent \(grouped(count("sent")))  failed \(grouped(count("failed")))  "
             + "throttled \(grouped(count("throttled")))  delivered \(grouped(count("delivered")))  opened \(grouped(count("opened")))")
+        if let reportsLine { lines.append(reportsLine) }
         if let errors = funnel["errors"]?.objectValue, !errors.isEmpty {
             lines.append("  funnel errors  " + errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.text)" }.joined(separator: ", "))
         }

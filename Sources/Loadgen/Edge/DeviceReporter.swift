@@ -43,7 +43,7 @@ final class DeviceReporter: Sendable {
 
     /// Schedules the reports of a push accepted for `token` carrying message hash `hash`.
     func accepted(token: String, hash: String?) {
-        guard let hash, !hash.isEmpty else { return stats.reportFailed("no_hash_in_payload") }
+        guard let hash, !hash.isEmpty else { return stats.reportFailed("no_hash_in_payload", scheduled: false) }
         guard let hwid = directory.hwid(token: token) else { return stats.unknownDevice() }
         var random = SystemRandomNumberGenerator()
         let now = MonotonicClock.now()
@@ -60,6 +60,7 @@ final class DeviceReporter: Sendable {
                 queue.nextID += 1
             }
         }
+        stats.scheduled(opened ? 2 : 1)
     }
 
     /// Starts `threads` sending threads.

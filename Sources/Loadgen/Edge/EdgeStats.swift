@@ -17,14 +17,26 @@ final class EdgeStats: Sendable {
         var tokenRejected: [String: Int] = [:]
         var delivered = 0
         var opened = 0
+        /// Reports scheduled, and those of them made or failed since: the rest are pending.
+        var scheduled = 0
+        var settled = 0
         var reportErrors: [String: Int] = [:]
         var unknownDevices = 0
         /// Unix milliseconds of the first and last push (accepted or not).
         var firstPush: Int64?
         var lastPush: Int64?
+
+        /// Reports scheduled and not yet made (nor failed).
+        var pending: Int { scheduled - settled }
     }
 
     private let counts = Mutex(Counts())
+    /// `--report-delay` when the edge reports to Herald, else nil.
+    let reportDelaySeconds: Double?
+
+    init(reportDelaySeconds: Double?) {
+        self.reportDelaySeconds = reportDelaySeconds
+    }
 
     func push(_ platform: EdgePlatform, accepted: Bool, reason: String?, now: Int64) {
         counts.withLock { counts in
@@ -56,10 +68,20 @@ final class EdgeStats: Sendable {
     func reported(opened: Bool) {
         counts.withLock { counts in
             if opened { counts.opened += 1 } else { counts.delivered += 1 }
+            counts.settled += 1
         }
     }
 
-    func reportFailed(_ kind: String) { counts.withLock { $0.reportErrors[kind, default: 0] += 1 } }
+    /// Counts `count` reports scheduled for one accepted push.
+    func scheduled(_ count: Int) { counts.withLock { $0.scheduled += count } }
+
+    /// Counts a report that could not be made; `scheduled` when it was one of the scheduled reports.
+    func reportFailed(_ kind: String, scheduled: Bool = true) {
+        counts.withLock { counts in
+            counts.reportErrors[kind, default: 0] += 1
+            if scheduled { counts.settled += 1 }
+        }
+    }
     func unknownDevice() { counts.withLock { $0.unknownDevices += 1 } }
 
     /// The `/stats` body.
@@ -75,7 +97,8 @@ final class EdgeStats: Sendable {
             "connections": .int(Int64(connections)),
             "connections_accepted": .int(Int64(connectionsAccepted)),
             "reported": ["delivered": .int(Int64(counts.delivered)), "opened": .int(Int64(counts.opened)),
-                         "errors": tally(counts.reportErrors), "unknown_devices": .int(Int64(counts.unknownDevices))],
+                         "errors": tally(counts.reportErrors), "unknown_devices": .int(Int64(counts.unknownDevices)),
+                         "pending": .int(Int64(counts.pending)), "delay_s": reportDelaySeconds.map(JSON.double) ?? .null],
             "first_push_ms": counts.firstPush.map { .int($0) } ?? .null,
             "last_push_ms": counts.lastPush.map { .int($0) } ?? .null,
         ]

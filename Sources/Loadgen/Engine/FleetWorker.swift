@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import SDKClient
 import Synchronization
@@ -25,6 +26,8 @@ final class FleetWorker: @unchecked Sendable {
     private let timeoutNanos: Int64
     private var active = 0
     private var wallSeconds: Int64 = 0
+    /// The error kinds whose first reply's message this worker has kept.
+    private var described: Set<ErrorKind> = []
 
     /// Connection-attempt back-off of the closed loop: 10 ms doubling to 1 s.
     static let backoffBase: Int64 = 10_000_000
@@ -111,8 +114,10 @@ final class FleetWorker: @unchecked Sendable {
             }
             closeSocket(local)
         }
+        let unsubscribed = connections.reduce(0) { $0 + $1.unsubscribed.count }
         shared.withLock {
             $0.totals.dropped += dropped
+            $0.totals.unsubscribed += unsubscribed
             $0.finished = true
         }
     }
@@ -124,8 +129,9 @@ final class FleetWorker: @unchecked Sendable {
     private func scheduleNext(_ local: Int, now: Int64) {
         let connection = connections[local]
         if let schedule = plan.schedule {
-            let due = control.start + schedule.due(connection: connection.number, sequence: connection.sequence)
-            // After the end no request starts: what a busy connection still owed is dropped.
+            let offset = schedule.due(connection: connection.number, sequence: connection.sequence)
+            let due = offset == .max ? Int64.max : control.start + offset
+            // After the end (or the last stage) no request starts: what a busy connection still owed is dropped.
             if due >= control.end || now >= control.end {
                 connection.finished = true
                 return
@@ -343,7 +349,12 @@ final class FleetWorker: @unchecked Sendable {
         if let playerID {
             connection.playerIDs[UInt32(connection.device)] = Array(UnsafeRawBufferPointer(rebasing: connection.receive[playerID]))
         }
-        record(local, outcome, latency: now - connection.intended, bytes: (connection.sendLength, connection.received))
+        var detail: String?
+        if let outcome, !described.contains(outcome) {
+            described.insert(outcome)
+            detail = Self.serverMessage(Array(UnsafeRawBufferPointer(rebasing: connection.receive[body])))
+        }
+        record(local, outcome, latency: now - connection.intended, detail: detail, bytes: (connection.sendLength, connection.received))
         if !keepAlive { closeSocket(local) }
         complete(local, succeeded: outcome == nil, now: now)
     }
@@ -404,6 +415,18 @@ final class FleetWorker: @unchecked Sendable {
         scheduleNext(local, now: now)
     }
 
+    /// What a refusal's body says: the Pushwoosh envelope's `status_message`, the helper's
+    /// `message`, an `error`, or else the start of the body as text (nil when empty).
+    static func serverMessage(_ body: [UInt8]) -> String? {
+        if let json = try? JSON.parse(body) {
+            for key in ["status_message", "message", "error"] {
+                if let text = json[key]?.stringValue, !text.isEmpty { return "Herald: " + text }
+            }
+        }
+        let text = String(decoding: body.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : "Herald: " + text
+    }
+
     /// Counts the request's outcome; `detail` (the socket or TLS error's text) is kept for the first
     /// failure of each kind, to show what it was.
     private func record(_ local: Int, _ error: ErrorKind?, latency: Int64?, detail: String? = nil, bytes: (sent: Int, received: Int)? = nil) {
@@ -412,6 +435,18 @@ final class FleetWorker: @unchecked Sendable {
         let micros = latency.map { $0 / 1_000 }
         let eventIndex = error == nil ? FleetStats.eventIndex(connection.step) : nil
         let registered = error == nil && connection.step == .register
+        // An iOS SDK device registered without notification permission is opted out: campaigns
+        // that show something do not reach it.
+        let optedOut = registered && FleetDevice(seed: plan.options.seed, index: connection.deviceIndex(connection.device, connections: plan.options.connections),
+                                                 oneSignalFraction: plan.options.oneSignalFraction).optedOut
+        // Every editdevice carries notification_types: only the unsubscribe step leaves the device out.
+        if error == nil, connection.method == .oneSignalEditDevice {
+            if connection.step == .subscription(subscribed: false) {
+                connection.unsubscribed.insert(UInt32(connection.device))
+            } else {
+                connection.unsubscribed.remove(UInt32(connection.device))
+            }
+        }
         shared.withLock { shared in
             if let error {
                 if let detail, shared.totals.details[error] == nil { shared.totals.details[error] = detail }
@@ -422,6 +457,7 @@ final class FleetWorker: @unchecked Sendable {
                 shared.interval.ok += 1
                 if let eventIndex { shared.totals.events[eventIndex] += 1 }
                 if registered { shared.totals.registered += 1 }
+                if optedOut { shared.totals.optedOut += 1 }
             }
             if let bytes {
                 shared.totals.bytesSent += bytes.sent

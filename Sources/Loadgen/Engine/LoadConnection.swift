@@ -25,6 +25,8 @@ final class LoadConnection {
     var progress: [UInt32]
     /// The OneSignal helper's `player_id` of each registered helper device, by device index k.
     var playerIDs: [UInt32: [UInt8]] = [:]
+    /// The helper devices (by index k) whose last editdevice in this run unsubscribed them.
+    var unsubscribed: Set<UInt32> = []
     /// The device that sends next, and the step through the connection's devices: coprime with
     /// their count, so each round visits every device once, in a shuffled order.
     private var cursor: Int

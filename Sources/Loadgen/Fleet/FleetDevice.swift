@@ -43,6 +43,10 @@ struct FleetDevice {
         notificationTypes = permission < 85 ? 7 : (permission < 95 ? 0 : 6)
     }
 
+    /// An iOS SDK install whose user denied notifications (`notificationTypes` 0): Herald keeps it
+    /// registered but sends it only silent pushes.
+    var optedOut: Bool { isIOS && !usesOneSignal && notificationTypes == 0 }
+
     /// Pushwoosh `device_type`: 1 iOS, 3 Android, 17 Huawei.
     var platform: Int { isIOS ? 1 : (isHuawei ? 17 : 3) }
 

@@ -6,6 +6,13 @@ struct FleetStats: Equatable {
     var events = [Int](repeating: 0, count: FleetStats.eventNames.count)
     /// Devices whose registration (registerDevice or adddevice) succeeded in this run.
     var registered = 0
+    /// Of them, iOS SDK devices registered without notification permission (`notificationTypes` 0).
+    var optedOut = 0
+    /// OneSignal helper devices whose last editdevice in this run unsubscribed them.
+    var unsubscribed = 0
+    /// The devices a campaign that shows something (not silent, no conditions) reaches, as far as
+    /// this run registered them: registered, less opted out and unsubscribed.
+    var expectedAudience: Int { max(0, registered - optedOut - unsubscribed) }
     /// Open loop: requests whose scheduled start came before the end but that never started,
     /// because their connection was still waiting for earlier replies.
     var dropped = 0
@@ -46,6 +53,8 @@ struct FleetStats: Equatable {
         for index in methods.indices { methods[index].merge(other.methods[index]) }
         for index in events.indices { events[index] += other.events[index] }
         registered += other.registered
+        optedOut += other.optedOut
+        unsubscribed += other.unsubscribed
         dropped += other.dropped
         details.merge(other.details) { mine, _ in mine }
         bytesSent += other.bytesSent

@@ -82,4 +82,16 @@ struct LatencyHistogram: Equatable {
     }
 
     var mean: Double { total == 0 ? 0 : sum / Double(total) }
+
+    /// How many values are at or below `bound` µs: every value of the buckets up to the one that
+    /// holds `bound` (so values up to 0.8 % above the bound may count too).
+    func count(atOrBelow bound: Int64) -> UInt64 {
+        guard bound >= 0, total > 0 else { return 0 }
+        var seen: UInt64 = 0
+        for index in 0..<counts.count {
+            guard Self.lowestValue(ofBucket: index) <= bound else { break }
+            seen &+= counts[index]
+        }
+        return seen
+    }
 }

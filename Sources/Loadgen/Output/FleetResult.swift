@@ -1,4 +1,6 @@
+import BuildInfo
 import Core
+import Foundation
 
 /// The outcome of a fleet run: what was asked, what was counted, and the run's timeline.
 struct FleetResult {
@@ -10,6 +12,9 @@ struct FleetResult {
     let seconds: Double
     /// Ctrl-C ended the run early.
     let interrupted: Bool
+    /// When the run started (wall clock), and the version Herald's `/healthz` gave; nil when unknown.
+    var startedAt: Date?
+    var heraldVersion: String?
 
     /// Replies (and failures) per second over the sending window.
     var achievedRate: Double { seconds > 0 ? Double(stats.requests) / seconds : 0 }
@@ -20,13 +25,14 @@ struct FleetResult {
     static func milliseconds(_ microseconds: Int64) -> Double { Double(microseconds) / 1000 }
 
     /// The results as JSON: the documented keys (`devices`, `duration_s`, `requests` per method with
-    /// `ok`, `errors`, `p50_ms`, `p99_ms`, `max_ms`, and `rate`) and more detail beside them.
-    var json: JSON {
+    /// `ok`, `errors`, `p50_ms`, `p99_ms`, `max_ms`, and `rate`) and more detail beside them, with
+    /// the thresholds' verdicts when there are any.
+    func json(thresholds: [Threshold.Verdict] = []) -> JSON {
         var requests: [String: JSON] = [:]
         for method in FleetMethod.allCases {
             let entry = stats.methods[method.rawValue]
             guard entry.requests > 0 else { continue }
-            requests[method.name] = Self.methodJSON(entry)
+            requests[method.name] = Self.methodJSON(entry, latency: stats.ok > 0)
         }
         var events: [String: JSON] = [:]
         for (index, name) in FleetStats.eventNames.enumerated() where stats.events[index] > 0 {
@@ -43,30 +49,54 @@ struct FleetResult {
             "rate": .double(Self.round(achievedRate, 1)),
             "target": .string(options.target.description),
             "app": .string(options.app),
-            "mode": .string(options.rate == nil ? "closed" : "open"),
+            "mode": .string(options.isOpenLoop ? "open" : "closed"),
             "connections": .int(Int64(options.connections)),
             "threads": .int(Int64(options.threads)),
             "seed": .int(Int64(bitPattern: options.seed)),
             "onesignal_fraction": .double(options.oneSignalFraction),
             "huawei_fraction": .double(options.huaweiFraction),
-            "total": Self.methodJSON(stats.methods.reduce(into: MethodStats()) { $0.merge($1) }),
+            "total": Self.methodJSON(stats.methods.reduce(into: MethodStats()) { $0.merge($1) }, latency: stats.ok > 0),
             "errors": .object(errors),
             "error_details": .object(details),
             "events": .object(events),
             "registered": .int(Int64(stats.registered)),
+            "opted_out": .int(Int64(stats.optedOut)),
+            "unsubscribed": .int(Int64(stats.unsubscribed)),
+            "expected_audience": .int(Int64(stats.expectedAudience)),
             "bytes_sent": .int(Int64(stats.bytesSent)),
             "bytes_received": .int(Int64(stats.bytesReceived)),
             "dropped": .int(Int64(stats.dropped)),
             "interrupted": .bool(interrupted),
+            "herald_load_version": .string(BuildInfo.description),
+            "herald_version": heraldVersion.map(JSON.string) ?? .null,
+            "started_at": startedAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
         ]
         if let rate = options.rate { object["target_rate"] = .double(rate) }
+        if let stages = options.stages {
+            object["stages"] = .array(stages.stages.map { ["duration_s": .double($0.seconds), "target_rate": .double($0.target)] })
+            object["scheduled"] = .int(Int64(stages.totalRequests.rounded(.up)))
+        }
+        if !thresholds.isEmpty {
+            object["thresholds"] = .array(thresholds.map { verdict in
+                ["threshold": .string(verdict.threshold.description), "value": verdict.value.map(JSON.double) ?? .null,
+                 "passed": .bool(verdict.passed)]
+            })
+        }
         return .object(object)
     }
 
-    static func methodJSON(_ entry: MethodStats) -> JSON {
+    /// One method's counts and, when `latency` (some request of the run succeeded) and it has
+    /// timed replies, its latency figures; else they are null.
+    static func methodJSON(_ entry: MethodStats, latency shown: Bool) -> JSON {
         var errors: [String: JSON] = [:]
         for (kind, count) in entry.errors { errors[kind.description] = .int(Int64(count)) }
         let latency = entry.latency
+        guard shown, !latency.isEmpty else {
+            var object: [String: JSON] = ["requests": .int(Int64(entry.requests)), "ok": .int(Int64(entry.ok)), "errors": .object(errors),
+                                          "percentiles_ms": .null]
+            for key in ["p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms", "mean_ms"] { object[key] = .null }
+            return .object(object)
+        }
         var percentiles: [String: JSON] = [:]
         for percentile in percentileSpectrum {
             percentiles[TextFormat.percentileName(percentile)] = .double(milliseconds(latency.value(atPercentile: percentile)))

@@ -29,8 +29,8 @@ enum HTMLReport {
 
             """
         html += "<h1>herald-load fleet</h1>\n"
-        let mode = options.rate.map { "open loop at \(TextFormat.rate($0)) req/s (latency from the scheduled start)" }
-            ?? "closed loop, flat out (latency from the start of each request)"
+        let mode = options.isOpenLoop ? options.modeDescription + " (latency from the scheduled start)"
+            : "closed loop, flat out (latency from the start of each request)"
         html += "<p class=\"muted\">\(escape(options.target.description)) · app \(escape(options.app)) · \(TextFormat.grouped(options.devices)) devices · "
             + "\(options.connections) connections · \(options.threads) threads · \(TextFormat.fixed(result.seconds, 1)) s · \(escape(mode)) · seed \(options.seed)"
             + (options.oneSignalFraction > 0 ? " · OneSignal helper \(TextFormat.fixed(options.oneSignalFraction * 100, 0)) % of devices" : "")
@@ -41,9 +41,11 @@ enum HTMLReport {
         html += card("requests", TextFormat.grouped(total.requests))
         html += card("achieved rate", TextFormat.rate(result.achievedRate) + " /s")
         html += card("failed", TextFormat.grouped(total.failed), cssClass: total.failed > 0 ? "bad" : "good")
-        html += card("p50", TextFormat.ms(total.latency.value(atPercentile: 50)) + " ms")
-        html += card("p99", TextFormat.ms(total.latency.value(atPercentile: 99)) + " ms")
-        html += card("max", TextFormat.ms(total.latency.isEmpty ? 0 : total.latency.max) + " ms")
+        // A run in which nothing succeeded measured no service: no latency figure is shown.
+        let showLatency = stats.ok > 0 && !total.latency.isEmpty
+        html += card("p50", showLatency ? TextFormat.ms(total.latency.value(atPercentile: 50)) + " ms" : "-")
+        html += card("p99", showLatency ? TextFormat.ms(total.latency.value(atPercentile: 99)) + " ms" : "-")
+        html += card("max", showLatency ? TextFormat.ms(total.latency.max) + " ms" : "-")
         html += card("registered", TextFormat.grouped(stats.registered))
         if stats.dropped > 0 { html += card("never started", TextFormat.grouped(stats.dropped), cssClass: "bad") }
         html += "</div>\n"
@@ -57,7 +59,16 @@ enum HTMLReport {
                 SVGChart.Series(name: "errors / s", color: "#c0392b",
                                 points: timeline.map { ($0.middle, Double($0.requests - $0.ok) / max($0.span, 1e-9)) }),
             ]
-            if let rate = options.rate {
+            if let stages = options.stages {
+                var points = [(0.0, stages.initialRate)]
+                var end = 0.0
+                for stage in stages.stages {
+                    end += stage.seconds
+                    points.append((min(end, result.seconds), stages.rate(at: min(end, result.seconds) - 1e-9)))
+                    if end >= result.seconds { break }
+                }
+                series.append(SVGChart.Series(name: "scheduled", color: "#7f8c8d", points: points, dashed: true))
+            } else if let rate = options.rate {
                 series.append(SVGChart.Series(name: "scheduled", color: "#7f8c8d", points: [(0, rate), (result.seconds, rate)], dashed: true))
             }
             html += SVGChart.lines(series, xMax: xMax, yLabel: "requests / s") { TextFormat.rate($0) } + "\n"
@@ -68,7 +79,7 @@ enum HTMLReport {
             html += "<p class=\"muted\">Each point covers \(result.timeline.count / timeline.count)–\((result.timeline.count + timeline.count - 1) / timeline.count) seconds; "
                 + "its percentiles are those of its worst second.</p>\n"
         }
-        if timeline.contains(where: { $0.p50 > 0 || $0.max > 0 }) {
+        if showLatency, timeline.contains(where: { $0.p50 > 0 || $0.max > 0 }) {
             func points(_ value: (SecondSample) -> Int64) -> [(Double, Double?)] {
                 timeline.map { sample in
                     (sample.middle, sample.max > 0 || sample.p50 > 0 ? max(Double(value(sample)) / 1000, 0.001) : nil)
@@ -84,7 +95,7 @@ enum HTMLReport {
                 value >= 1 ? TextFormat.fixed(value, 0) : TextFormat.fixed(value, value >= 0.01 ? 2 : 3)
             } + "\n"
         } else {
-            html += "<p class=\"muted\">No replies came back, so there is no latency to show.</p>\n"
+            html += "<p class=\"muted\">No request succeeded, so there is no latency to show.</p>\n"
         }
 
         html += "<h2>Errors by kind</h2>\n"
@@ -113,10 +124,11 @@ enum HTMLReport {
         html += "<h2>By method</h2>\n<table><tr><th>method</th><th>requests</th><th>ok</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th></tr>"
         func row(_ name: String, _ entry: MethodStats, total: Bool = false) -> String {
             let latency = entry.latency
-            let cells = [TextFormat.grouped(entry.requests), TextFormat.grouped(entry.ok), TextFormat.grouped(entry.failed),
-                         TextFormat.ms(latency.value(atPercentile: 50)), TextFormat.ms(latency.value(atPercentile: 90)),
-                         TextFormat.ms(latency.value(atPercentile: 99)), TextFormat.ms(latency.value(atPercentile: 99.9)),
-                         TextFormat.ms(latency.isEmpty ? 0 : latency.max)]
+            let counts = [TextFormat.grouped(entry.requests), TextFormat.grouped(entry.ok), TextFormat.grouped(entry.failed)]
+            let cells = counts + (showLatency && !latency.isEmpty
+                ? [TextFormat.ms(latency.value(atPercentile: 50)), TextFormat.ms(latency.value(atPercentile: 90)),
+                   TextFormat.ms(latency.value(atPercentile: 99)), TextFormat.ms(latency.value(atPercentile: 99.9)), TextFormat.ms(latency.max)]
+                : Array(repeating: "-", count: 5))
             return "<tr\(total ? " class=\"total\"" : "")><td>\(escape(name))</td>" + cells.map { "<td>\($0)</td>" }.joined() + "</tr>"
         }
         for method in FleetMethod.allCases where stats.methods[method.rawValue].requests > 0 {
@@ -124,7 +136,7 @@ enum HTMLReport {
         }
         html += row("total", total, total: true) + "</table>\n"
 
-        if !total.latency.isEmpty {
+        if showLatency {
             html += "<h2>Latency distribution (all methods)</h2>\n<table><tr><th>percentile</th>"
                 + FleetResult.percentileSpectrum.map { "<th>\(TextFormat.percentileName($0))</th>" }.joined() + "</tr><tr><td>ms</td>"
                 + FleetResult.percentileSpectrum.map { "<td>\(TextFormat.ms(total.latency.value(atPercentile: $0)))</td>" }.joined()

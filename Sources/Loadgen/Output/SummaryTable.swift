@@ -5,7 +5,7 @@ enum SummaryTable {
         let options = result.options
         let stats = result.stats
         var lines: [String] = []
-        let mode = options.rate.map { "open loop at \(TextFormat.rate($0)) req/s" } ?? "closed loop (flat out)"
+        let mode = options.isOpenLoop ? options.modeDescription : "closed loop (flat out)"
         lines.append("herald-load fleet: \(options.target), app \(options.app), \(TextFormat.grouped(options.devices)) devices, "
             + "\(options.connections) connections, \(options.threads) threads, \(TextFormat.fixed(result.seconds, 1)) s, "
             + "\(mode), seed \(options.seed)"
@@ -14,12 +14,15 @@ enum SummaryTable {
         lines.append("")
         let header = ["method", "requests", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"]
         var rows: [[String]] = []
+        // A run in which nothing succeeded measured no service: its latencies would only mislead.
+        let showLatency = stats.ok > 0
         func row(_ name: String, _ entry: MethodStats) -> [String] {
             let latency = entry.latency
-            return [name, TextFormat.grouped(entry.requests), TextFormat.grouped(entry.ok), TextFormat.grouped(entry.failed),
-                    TextFormat.ms(latency.value(atPercentile: 50)), TextFormat.ms(latency.value(atPercentile: 90)),
-                    TextFormat.ms(latency.value(atPercentile: 99)), TextFormat.ms(latency.value(atPercentile: 99.9)),
-                    TextFormat.ms(latency.isEmpty ? 0 : latency.max)]
+            let counts = [name, TextFormat.grouped(entry.requests), TextFormat.grouped(entry.ok), TextFormat.grouped(entry.failed)]
+            guard showLatency, !latency.isEmpty else { return counts + Array(repeating: "-", count: 5) }
+            return counts + [TextFormat.ms(latency.value(atPercentile: 50)), TextFormat.ms(latency.value(atPercentile: 90)),
+                             TextFormat.ms(latency.value(atPercentile: 99)), TextFormat.ms(latency.value(atPercentile: 99.9)),
+                             TextFormat.ms(latency.max)]
         }
         for method in FleetMethod.allCases where stats.methods[method.rawValue].requests > 0 {
             rows.append(row(method.name, stats.methods[method.rawValue]))
@@ -47,7 +50,11 @@ enum SummaryTable {
             lines.append("transfer: \(TextFormat.bytes(stats.bytesSent)) sent, \(TextFormat.bytes(stats.bytesReceived)) received "
                 + "(\(TextFormat.bytes(Int(Double(stats.bytesSent + stats.bytesReceived) / result.seconds)))/s)")
         }
-        lines.append("devices: \(TextFormat.grouped(stats.registered)) registered in this run of \(TextFormat.grouped(options.devices))")
+        var devices = "devices: \(TextFormat.grouped(stats.registered)) registered in this run of \(TextFormat.grouped(options.devices))"
+        devices += "; \(TextFormat.grouped(stats.optedOut)) of them opted out (iOS, no notification permission)"
+        if options.oneSignalFraction > 0 { devices += ", \(TextFormat.grouped(stats.unsubscribed)) unsubscribed (OneSignal helper)" }
+        devices += "; a campaign to every device reaches \(TextFormat.grouped(stats.expectedAudience)) of them"
+        lines.append(devices)
         let events = FleetStats.eventNames.enumerated().filter { stats.events[$0.offset] > 0 }
             .map { "\($0.element) \(TextFormat.grouped(stats.events[$0.offset]))" }
         if !events.isEmpty { lines.append("events: " + events.joined(separator: ", ")) }
@@ -61,8 +68,12 @@ enum SummaryTable {
                 lines.append("  \(TextFormat.padLeft(TextFormat.grouped(count), 10))  \(TextFormat.padRight(kind.description, 22))  \(kind.explanation)\(detail)")
             }
         }
-        lines.append("latency: from the " + (options.rate == nil ? "start of each request" : "scheduled start of each request")
-            + " to its complete reply, for every request that got an HTTP reply")
+        if showLatency {
+            lines.append("latency: from the " + (options.isOpenLoop ? "scheduled start of each request" : "start of each request")
+                + " to its complete reply, for every request that got an HTTP reply")
+        } else {
+            lines.append("latency: none shown, since no request succeeded")
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -1,8 +1,8 @@
 import Synchronization
 import Core
 
-/// A worker's delivery counters, sent to ingest in every heartbeat and served on ingest's
-/// `/metrics`: pushes by provider and outcome, transient failures by provider and reason, unknown
+/// A worker's delivery counters, sent to ingest in every heartbeat (as `WorkerStatistics`) and
+/// served on ingest's `/metrics`: pushes by provider and outcome, transient failures by provider and reason, unknown
 /// outcomes and connections opened per provider, a latency histogram per provider, and the circuit
 /// breakers (per provider and app).
 public final class DeliveryStats: Sendable {
@@ -12,9 +12,15 @@ public final class DeliveryStats: Sendable {
         var count = 0
     }
 
+    /// A provider and a second label (an outcome or a reason).
+    struct Key: Hashable {
+        let provider: String
+        let detail: String
+    }
+
     struct State {
-        var pushes: [String: Int] = [:]
-        var retries: [String: Int] = [:]
+        var pushes: [Key: Int] = [:]
+        var retries: [Key: Int] = [:]
         var ambiguous: [String: Int] = [:]
         var connections: [String: Int] = [:]
         var latency: [String: Histogram] = [:]
@@ -27,14 +33,14 @@ public final class DeliveryStats: Sendable {
 
     /// Counts one push that ended with `outcome` at `provider` (apns, fcm, huawei or sink).
     public func count(provider: String, outcome: String) {
-        state.withLock { $0.pushes["\(provider)|\(outcome)", default: 0] += 1 }
+        state.withLock { $0.pushes[Key(provider: provider, detail: outcome), default: 0] += 1 }
     }
 
     /// Counts one push that failed at `provider` for a transient `reason` and will be tried again
     /// (or has run out of time); `ambiguous` when the provider may have received it.
     public func countRetry(provider: String, reason: String, ambiguous: Bool) {
         state.withLock { state in
-            state.retries["\(provider)|\(reason)", default: 0] += 1
+            state.retries[Key(provider: provider, detail: reason), default: 0] += 1
             if ambiguous { state.ambiguous[provider, default: 0] += 1 }
         }
     }
@@ -60,26 +66,26 @@ public final class DeliveryStats: Sendable {
         }
     }
 
-    /// `{"pushes": {"apns|sent": n}, "retries": {"apns|ServiceUnavailable": n}, "ambiguous": {"apns": n},
-    /// "connections": {"apns": n}, "latency": {"apns": {"buckets": [...], "sum": s, "count": n}},
-    /// "circuits": {"apns|APP": {"open": bool, "reason": …, "openings": n}}}`.
-    public func snapshot() -> JSON {
-        let circuits = breakers.withLock { breakers in
-            Dictionary(breakers.map { ("\($0.provider)|\($0.app)", $0.snapshot()) }, uniquingKeysWith: { first, _ in first })
+    /// The counters so far, with this process's figures, for the heartbeat.
+    public func snapshot() -> WorkerStatistics {
+        let circuits = breakers.withLock { $0.map { $0.snapshot() } }
+        var statistics = state.withLock { state in
+            var statistics = WorkerStatistics()
+            statistics.pushes = state.pushes.map { key, count in
+                WorkerStatistics.PushCount(provider: key.provider, outcome: key.detail, count: Int64(count))
+            }
+            statistics.retries = state.retries.map { key, count in
+                WorkerStatistics.RetryCount(provider: key.provider, reason: key.detail, count: Int64(count))
+            }
+            statistics.ambiguous = state.ambiguous.map { WorkerStatistics.ProviderCount(provider: $0.key, count: Int64($0.value)) }
+            statistics.connections = state.connections.map { WorkerStatistics.ProviderCount(provider: $0.key, count: Int64($0.value)) }
+            statistics.latency = state.latency.map { provider, histogram in
+                WorkerStatistics.Latency(provider: provider, buckets: histogram.counts.map(Int64.init), sum: histogram.sum, count: Int64(histogram.count))
+            }
+            return statistics
         }
-        return state.withLock { state in
-            func counts(_ values: [String: Int]) -> JSON { .object(values.mapValues { JSON.int(Int64($0)) }) }
-            return [
-                "pushes": counts(state.pushes),
-                "retries": counts(state.retries),
-                "ambiguous": counts(state.ambiguous),
-                "connections": counts(state.connections),
-                "latency": .object(state.latency.mapValues { histogram in
-                    ["buckets": .array(histogram.counts.map { JSON.int(Int64($0)) }), "sum": .double(histogram.sum),
-                     "count": .int(Int64(histogram.count))]
-                }),
-                "circuits": .object(circuits),
-            ]
-        }
+        statistics.circuits = circuits
+        statistics.process = ProcessFigures.current()
+        return statistics
     }
 }

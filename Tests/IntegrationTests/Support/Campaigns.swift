@@ -127,10 +127,11 @@ extension HeraldProcesses {
         throw HTTPClient.Failure(description: "/metrics condition not met within \(timeout) s:\n\(text)")
     }
 
-    /// The `herald_worker_info` series of a `/metrics` text: each connected worker's id, host and address.
-    static func workerInfo(_ metrics: String) -> [(worker: String, host: String, address: String)] {
-        metrics.matches(of: #/herald_worker_info\{worker="([^"]*)",host="([^"]*)",address="([^"]*)"\} 1\n/#).map {
-            (String($0.output.1), String($0.output.2), String($0.output.3))
+    /// The `herald_worker_info` series of a `/metrics` text: each connected worker's label (its
+    /// stable name), id, host and address.
+    static func workerInfo(_ metrics: String) -> [(worker: String, id: String, host: String, address: String)] {
+        metrics.matches(of: #/herald_worker_info\{worker="([^"]*)",id="([^"]*)",host="([^"]*)",address="([^"]*)"\} 1\n/#).map {
+            (String($0.output.1), String($0.output.2), String($0.output.3), String($0.output.4))
         }
     }
 

@@ -1,6 +1,7 @@
 /// What the command line of `herald-ingest` / `herald-worker` asks for.
 public enum CommandLineOptions: Equatable, Sendable {
-    case run(configPath: String, logLevel: LogLevel?)
+    /// `name`: `--name`, the worker's stable name (nil when not given).
+    case run(configPath: String, logLevel: LogLevel?, name: String? = nil)
     case help
     case version
     /// Write a new CURVE secret key to this file and print its public key.
@@ -10,13 +11,14 @@ public enum CommandLineOptions: Equatable, Sendable {
     /// Copy the database, consistently and while everything runs, to `destination`.
     case backup(configPath: String, destination: String)
 
-    /// Parses `--config FILE`, `--log-level LEVEL`, `--backup FILE`, `--generate-curve-key FILE`,
+    /// Parses `--config FILE`, `--log-level LEVEL`, `--name NAME`, `--backup FILE`, `--generate-curve-key FILE`,
     /// `--generate-vapid-key FILE`, `--help` and `--version`; `HERALD_CONFIG` names the file when `--config` is absent. Throws a
     /// message suitable for standard error.
     public static func parse(_ arguments: [String], environment: [String: String]) throws(ConfigurationError) -> CommandLineOptions {
         var configPath: String?
         var logLevel: LogLevel?
         var backup: String?
+        var processName: String?
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -50,6 +52,12 @@ public enum CommandLineOptions: Equatable, Sendable {
                 return .generateVAPIDKey(path: path)
             case "--config", "-c":
                 configPath = try value()
+            case "--name":
+                let text = try value()
+                guard QueueMessage.isWorkerID(text) else {
+                    throw ConfigurationError(key: name, problem: "must be 1 to 200 letters, digits or . - _ :")
+                }
+                processName = text
             case "--log-level":
                 let text = try value()
                 guard let level = LogLevel(name: text) else {
@@ -65,14 +73,20 @@ public enum CommandLineOptions: Equatable, Sendable {
             throw ConfigurationError(key: "--config", problem: "no configuration file: pass --config FILE or set HERALD_CONFIG")
         }
         if let backup { return .backup(configPath: path, destination: backup) }
-        return .run(configPath: path, logLevel: logLevel)
+        return .run(configPath: path, logLevel: logLevel, name: processName)
     }
 
-    /// The `--help` text shared by both executables; `ingest` adds the options only herald-ingest
-    /// takes (`--backup`, `--generate-vapid-key`).
-    public static func usage(executable: String, summary: String, ingest: Bool) -> String {
-        let backupUsage = ingest ? "\n       \(executable) --config FILE --backup COPY\n       \(executable) --generate-vapid-key FILE" : ""
-        let backupOption = !ingest ? "" : """
+    /// The `--help` text shared by both executables; `offersBackup` for herald-ingest, which takes
+    /// `--backup` and `--generate-vapid-key`, `offersName` for the one that takes `--name`.
+    public static func usage(executable: String, summary: String, offersBackup: Bool, offersName: Bool = false) -> String {
+        let nameOption = !offersName ? "" : """
+
+                  --name NAME       this worker's name on ingest's /metrics (1 to 200 letters, digits or . - _ :),
+                                    the same across restarts. Default: the host name, plus the instance of the
+                                    systemd template unit it runs in (herald-worker@2.service on vm-7: vm-7-2).
+            """
+        let backupUsage = offersBackup ? "\n       \(executable) --config FILE --backup COPY\n       \(executable) --generate-vapid-key FILE" : ""
+        let backupOption = !offersBackup ? "" : """
 
                   --backup COPY     writes a consistent copy of the SQLite database to COPY while everything keeps
                                     running (an existing COPY is never overwritten), then exits. SQLite only: with
@@ -86,12 +100,12 @@ public enum CommandLineOptions: Equatable, Sendable {
         return """
         \(executable): \(summary)
 
-        Usage: \(executable) --config FILE [--log-level LEVEL]
+        Usage: \(executable) --config FILE [--log-level LEVEL]\(offersName ? " [--name NAME]" : "")
                \(executable) --generate-curve-key FILE\(backupUsage)
 
         Options:
           -c, --config FILE     the Herald configuration file (JSON). Without it, HERALD_CONFIG names the file.
-              --log-level LEVEL  overrides the file's log_level: NONE, ERROR, WARNING, INFO, DEBUG or VERBOSE.
+              --log-level LEVEL  overrides the file's log_level: NONE, ERROR, WARNING, INFO, DEBUG or VERBOSE.\(nameOption)
           -h, --help            prints this text.
               --version         prints the version and the git commit this binary was built from.\(backupOption)
               --generate-curve-key FILE

@@ -12,10 +12,11 @@ public enum Startup {
     /// `backup` copies the database to the path given and returns a one-line summary (`--backup`;
     /// nil where the executable does not offer it). `generateVAPIDKey` writes a new VAPID key to the
     /// file given and returns its public key (`--generate-vapid-key`; nil where not offered).
+    /// `takesName`: the executable accepts `--name`, returned as the third value (nil when not given).
     public static func configure(executable: String, version: String, summary: String, generateCurveKey: (String) throws -> String,
                                  backup: ((Configuration, String) throws -> String)? = nil,
-                                 generateVAPIDKey: ((String) throws -> String)? = nil,
-                                 validate: (Configuration) throws(ConfigurationError) -> Void) -> (Configuration, Logger) {
+                                 generateVAPIDKey: ((String) throws -> String)? = nil, takesName: Bool = false,
+                                 validate: (Configuration) throws(ConfigurationError) -> Void) -> (Configuration, Logger, String?) {
         Signals.blockTerminationSignals()
         func fail(_ message: String) -> Never {
             FileHandle.standardError.write(Data("\(executable): \(message)\n".utf8))
@@ -28,14 +29,16 @@ public enum Startup {
             fail("\(error)")
         }
         let configPath: String, levelOverride: LogLevel?
-        var backupDestination: String?
+        var backupDestination: String?, processName: String?
         switch options {
-        case .run(let path, let level): (configPath, levelOverride) = (path, level)
+        case .run(let path, let level, let name):
+            guard name == nil || takesName else { fail("--name: only herald-worker takes it") }
+            (configPath, levelOverride, processName) = (path, level, name)
         case .backup(let path, let destination):
             guard backup != nil else { fail("--backup: only herald-ingest takes it") }
             (configPath, levelOverride, backupDestination) = (path, nil, destination)
         case .help:
-            print(CommandLineOptions.usage(executable: executable, summary: summary, ingest: backup != nil))
+            print(CommandLineOptions.usage(executable: executable, summary: summary, offersBackup: backup != nil, offersName: takesName))
             exit(0)
         case .version:
             print("\(executable) \(version)")
@@ -79,6 +82,6 @@ public enum Startup {
                 exit(1)
             }
         }
-        return (configuration, Logger(label: executable, level: levelOverride ?? configuration.logLevel))
+        return (configuration, Logger(label: executable, level: levelOverride ?? configuration.logLevel), processName)
     }
 }

@@ -23,6 +23,21 @@ public struct ProcessIdentity: Sendable, Equatable {
         id = "\(host)-\(pid)-\(String(repeating: "0", count: 4 - hex.count))\(hex)"
     }
 
+    /// A worker's name when `--name` does not give one: the host, and the instance of the systemd
+    /// template unit it runs in (`herald-worker@2.service` on vm-7 is `vm-7-2`), read from
+    /// `cgroup` (the text of `/proc/self/cgroup`); just the host outside such a unit. Characters a
+    /// worker id cannot hold become `_`.
+    public static func defaultName(host: String, cgroup: String?) -> String {
+        let unit = cgroup?.split(separator: "\n").compactMap { $0.split(separator: "/").last }.first { $0.hasSuffix(".service") }
+        guard let unit, let at = unit.firstIndex(of: "@") else { return host }
+        let instance = unit[unit.index(after: at)...].dropLast(".service".count)
+        guard !instance.isEmpty else { return host }
+        let safe = String(String.UnicodeScalarView(instance.unicodeScalars.prefix(Self.maximumHostLength).map { scalar in
+            QueueMessage.isNameCharacter(scalar) ? scalar : "_"
+        }))
+        return "\(host)-\(safe)"
+    }
+
     /// The identity of a process starting now, with a random tag.
     public static func draw(hostName: String, pid: Int32) -> ProcessIdentity {
         ProcessIdentity(hostName: hostName, pid: pid, tag: .random(in: 0...UInt16.max))

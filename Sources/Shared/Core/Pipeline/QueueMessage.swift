@@ -2,9 +2,10 @@
 /// Results channel (worker → ingest): `heartbeat`, `ack`, `reports_done`. Jobs channel (ingest →
 /// worker): `job`, `reports`.
 public enum QueueMessage: Sendable, Equatable {
-    /// Every second: who the worker is and on which host (nil from a worker that does not say),
-    /// how many shards it can hold, how many it holds.
-    case heartbeat(worker: String, host: String?, pid: Int64, capacity: Int64, jobsInFlight: Int64, stats: JSON)
+    /// Every second: who the worker is (its id, and its stable name for `/metrics`), on which host
+    /// (each nil from a worker that does not say), how many shards it can hold, how many it holds,
+    /// and its statistics.
+    case heartbeat(worker: String, name: String?, host: String?, pid: Int64, capacity: Int64, jobsInFlight: Int64, stats: WorkerStatistics)
     /// A shard is finished (or abandoned); wakes the dispatcher.
     case ack(worker: String, shard: Int64)
     /// Process this shard (its lease is in the database).
@@ -17,10 +18,11 @@ public enum QueueMessage: Sendable, Equatable {
 
     public var encoded: [UInt8] {
         switch self {
-        case .heartbeat(let worker, let host, let pid, let capacity, let jobs, let stats):
+        case .heartbeat(let worker, let name, let host, let pid, let capacity, let jobs, let stats):
             var members: [String: JSON] = ["type": "heartbeat", "worker": .string(worker), "pid": .int(pid), "capacity": .int(capacity),
-                                           "jobs_in_flight": .int(jobs), "stats": stats]
+                                           "jobs_in_flight": .int(jobs), "stats": stats.json]
             members["host"] = host.map(JSON.string)
+            members["name"] = name.map(JSON.string)
             return JSON.object(members).encoded()
         case .ack(let worker, let shard):
             return JSON.object(["type": "ack", "worker": .string(worker), "shard": .int(shard)]).encoded()
@@ -39,10 +41,10 @@ public enum QueueMessage: Sendable, Equatable {
     public static let maxFrameBytes = 262_144
 
     /// Decodes one frame strictly: nil for anything malformed or out of range (logged by the
-    /// caller, never fatal). Worker ids, and a heartbeat's host when it names one, are 1–200
-    /// characters of letters, digits and `.-_:`; numbers must lie in their ranges; a heartbeat's
-    /// capacity is capped at `Pipeline.workerCapacity`; its statistics must have the shape
-    /// `DeliveryStats` sends, else they are dropped.
+    /// caller, never fatal). Worker ids, and a heartbeat's name and host when it gives them, are
+    /// 1–200 characters of letters, digits and `.-_:`; numbers must lie in their ranges; a
+    /// heartbeat's capacity is capped at `Pipeline.workerCapacity`; statistics that do not decode
+    /// as `WorkerStatistics` within its bounds are dropped (the heartbeat stays).
     public static func decode(_ frame: [UInt8]) -> QueueMessage? {
         guard frame.count <= maxFrameBytes, let json = try? JSON.parse(frame), let type = json["type"]?.stringValue else { return nil }
         func int(_ key: String, _ range: ClosedRange<Int64>) -> Int64? {
@@ -55,15 +57,16 @@ public enum QueueMessage: Sendable, Equatable {
         }
         switch type {
         case "heartbeat":
-            var host: String?
-            if let named = json["host"] {
-                guard let name = named.stringValue, isWorkerID(name) else { return nil }
-                host = name
+            var labels: [String: String] = [:]
+            for key in ["host", "name"] {
+                guard let given = json[key] else { continue }
+                guard let text = given.stringValue, isWorkerID(text) else { return nil }
+                labels[key] = text
             }
             guard let worker = worker(), let pid = int("pid", 1...Int64(Int32.max)), let capacity = int("capacity", 0...Int64(Int32.max)),
                   let jobs = int("jobs_in_flight", 0...1_000_000) else { return nil }
-            return .heartbeat(worker: worker, host: host, pid: pid, capacity: min(capacity, Pipeline.workerCapacity), jobsInFlight: jobs,
-                              stats: json["stats"].flatMap(validStats) ?? [:])
+            return .heartbeat(worker: worker, name: labels["name"], host: labels["host"], pid: pid, capacity: min(capacity, Pipeline.workerCapacity),
+                              jobsInFlight: jobs, stats: json["stats"].flatMap(WorkerStatistics.init(json:)) ?? WorkerStatistics())
         case "ack":
             guard let worker = worker(), let shard = int("shard", 1...Int64.max) else { return nil }
             return .ack(worker: worker, shard: shard)
@@ -95,31 +98,5 @@ public enum QueueMessage: Sendable, Equatable {
         case "0"..."9", "A"..."Z", "a"..."z", ".", "-", "_", ":": return true
         default: return false
         }
-    }
-
-    /// A heartbeat's statistics when they have `DeliveryStats.snapshot()`'s shape and bounded size:
-    /// known sections, at most 256 entries each, keys of at most 200 characters.
-    static func validStats(_ stats: JSON) -> JSON? {
-        guard case .object(let sections) = stats else { return nil }
-        for (name, section) in sections {
-            guard case .object(let entries) = section, entries.count <= 256, entries.keys.allSatisfy({ $0.count <= 200 }) else { return nil }
-            switch name {
-            case "pushes", "retries", "ambiguous", "connections":
-                guard entries.values.allSatisfy({ if case .int(let value) = $0 { return value >= 0 } else { return false } }) else { return nil }
-            case "latency":
-                for histogram in entries.values {
-                    guard let buckets = histogram["buckets"]?.arrayValue, buckets.count == Pipeline.latencyBuckets.count,
-                          buckets.allSatisfy({ ($0.lenientInt ?? -1) >= 0 }), histogram["sum"]?.lenientDouble != nil,
-                          (histogram["count"]?.lenientInt ?? -1) >= 0 else { return nil }
-                }
-            case "circuits":
-                for circuit in entries.values {
-                    guard case .bool? = circuit["open"], (circuit["reason"]?.stringValue?.count ?? 201) <= 200 else { return nil }
-                }
-            default:
-                return nil
-            }
-        }
-        return stats
     }
 }

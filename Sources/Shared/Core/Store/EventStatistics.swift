@@ -4,13 +4,15 @@ public struct EventStatistics: Sendable, Equatable {
     public struct Event: Sendable, Equatable {
         public var name: String
         public var count: Int
-        /// Distinct devices (hwids) that sent it.
+        /// Distinct devices (hwids) that sent it; never above `count`.
         public var devices: Int
 
+        /// `devices` is capped at `count`: past the sketch's exact range it is an estimate that can
+        /// overshoot, and no event has more senders than occurrences.
         package init(name: String, count: Int, devices: Int) {
             self.name = name
             self.count = count
-            self.devices = devices
+            self.devices = min(devices, count)
         }
     }
 

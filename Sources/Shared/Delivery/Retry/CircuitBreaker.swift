@@ -66,10 +66,10 @@ public final class CircuitBreaker: Sendable {
         }
     }
 
-    /// `{"open": bool, "reason": …, "openings": n}` for the heartbeat.
-    public func snapshot() -> JSON {
+    /// The breaker's state for the heartbeat.
+    public func snapshot() -> WorkerStatistics.Circuit {
         state.withLock { state in
-            ["open": .bool(state.openUntil != nil), "reason": .string(state.reason), "openings": .int(Int64(state.openings))]
+            WorkerStatistics.Circuit(provider: provider, app: app, open: state.openUntil != nil, reason: state.reason, openings: Int64(state.openings))
         }
     }
 }
