@@ -1,5 +1,6 @@
 import Foundation
 import Core
+import StoreCore
 
 /// The worker side of the shard lifecycle. A worker's write locks the shard's row (its counters,
 /// or `ownsLease`), so that the lease sweeper, which skips locked rows, never takes a shard back
@@ -186,7 +187,7 @@ extension PostgresCampaignStore {
     }
 
     public func targets(of work: ShardWork, after: Int64, limit: Int) throws(StoreError) -> [Target] {
-        try page(of: work, after: after, limit: limit, sentSince: nil, Self.target, deviceID: \.deviceID)
+        try page(of: work, after: after, limit: limit, sentSince: nil, { Target(row: $0) }, deviceID: \.deviceID)
     }
 
     /// The page, and per target a lookup of its device's sent deliveries, in the same statement
@@ -197,17 +198,11 @@ extension PostgresCampaignStore {
     public func cappedTargets(of work: ShardWork, after: Int64, limit: Int, since1: Int64,
                               since2: Int64) throws(StoreError) -> (targets: [Target], recentSends: [Int64: (Int, Int)]) {
         let rows = try page(of: work, after: after, limit: limit, sentSince: (since1, since2), { row in
-            (target: Self.target(row), first: Int(row.int(7)), second: Int(row.int(8)))
+            (target: Target(row: row), first: Int(row.int(7)), second: Int(row.int(8)))
         }, deviceID: \.target.deviceID)
         var recentSends: [Int64: (Int, Int)] = [:]
         for row in rows where row.first > 0 || row.second > 0 { recentSends[row.target.deviceID] = (row.first, row.second) }
         return (rows.map(\.target), recentSends)
-    }
-
-    /// A row of `targetQuery`.
-    private static func target(_ row: PostgresRow) -> Target {
-        Target(deviceID: row.int(0), hwid: row.text(1), platform: Int(row.int(2)), pushToken: row.text(3),
-               gateway: row.optionalText(4), language: row.optionalText(5), badge: row.int(6))
     }
 
     public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64,
@@ -323,13 +318,7 @@ extension PostgresCampaignStore {
                 WHERE r.shard_id = $1 AND r.next_at <= $2 AND NOT r.sending ORDER BY r.next_at, r.device_id LIMIT $3
                 """, [.integer(work.shardID), .integer(now), .integer(Int64(limit))]
                     + (work.spec.liveActivity.map { [.text($0.tokenActivityID)] } ?? []), plannedEachTime: true
-            ) { row in
-                let target = !row.bool(5) ? nil : Target(
-                    deviceID: row.int(0), hwid: row.text(6), platform: Int(row.int(7)), pushToken: row.text(8), gateway: row.optionalText(9),
-                    language: row.optionalText(10), badge: row.int(11))
-                return PendingRetry(target: target, deviceID: row.int(0), attempts: Int(row.int(1)), ambiguous: Int(row.int(2)),
-                                    expiresAt: row.int(3), reason: row.text(4))
-            }
+            ) { PendingRetry(row: $0) }
         }
     }
 

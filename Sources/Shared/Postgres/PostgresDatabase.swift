@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Core
+import StoreCore
 
 /// One PostgreSQL database shared by the stores of a process.
 ///
@@ -86,12 +87,12 @@ public final class PostgresDatabase: Sendable {
         return ids
     }
 
-    func appID(_ code: String) throws(StoreError) -> Int64 {
+    public func appID(_ code: String) throws(StoreError) -> Int64 {
         guard let id = appIDs[code] else { throw .unknownApplication(code) }
         return id
     }
 
-    func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
+    public func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
 
     // MARK: - Transactions
 
@@ -334,5 +335,17 @@ final class RequestRunner: Sendable {
             }
             job()
         }
+    }
+}
+
+/// The shared store rules' view of the database: reads and snapshots on the readers' pool, writes
+/// in a transaction.
+extension PostgresDatabase: SQLDatabase {
+    public func reading<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T { try read(body) }
+
+    public func readingSnapshot<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T { try snapshot(body) }
+
+    public func writing<T: Sendable>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+        try write { try body($0.connection) }
     }
 }

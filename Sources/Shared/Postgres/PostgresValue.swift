@@ -18,7 +18,7 @@ public enum PostgresValue: Sendable, Equatable, BoundValue {
     case booleans([Bool])
 
     /// A real number, as `BoundValue` names it.
-    package static func real(_ number: Double) -> PostgresValue { .double(number) }
+    public static func real(_ number: Double) -> PostgresValue { .double(number) }
 }
 
 /// The parameters of one statement laid out for libpq: every text value NUL-terminated in one

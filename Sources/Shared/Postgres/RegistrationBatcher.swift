@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Core
+import StoreCore
 
 /// Group commit for the Device API's busiest writes: registerDevice, setTags, applicationOpen and
 /// the SDKs' reports (postEvent, pushStat, messageDeliveryEvent, …), and the thread that runs the
@@ -509,25 +510,22 @@ private struct BatchStatement {
     /// a generic plan made while the table was small turns into a scan of every device for each batch.
     private static let existing = """
         existing AS (
-          SELECT i.n, d.id, ROW(COALESCE(i.platform, d.platform), COALESCE(i.language, d.language),
-              COALESCE(i.timezone_offset, d.timezone_offset), COALESCE(i.app_version, d.app_version),
-              COALESCE(i.os_version, d.os_version), COALESCE(i.device_model, d.device_model), COALESCE(i.sdk_version, d.sdk_version),
-              COALESCE(i.user_id, d.user_id), COALESCE(i.notification_types, d.notification_types))
-            IS DISTINCT FROM ROW(d.platform, d.language, d.timezone_offset, d.app_version, d.os_version, d.device_model,
-              d.sdk_version, d.user_id, d.notification_types) AS changed
+          SELECT i.n, d.id,
+            ROW(\(DeviceColumns.attributes.map { "COALESCE(i.\($0.name), d.\($0.name))" }.joined(separator: ", ")))
+            IS DISTINCT FROM ROW(\(DeviceColumns.attributes.map { "d.\($0.name)" }.joined(separator: ", "))) AS changed
           FROM input i CROSS JOIN LATERAL (
-            SELECT id, platform, language, timezone_offset, app_version, os_version, device_model, sdk_version, user_id,
-              notification_types FROM devices WHERE app_id = i.app_id AND hwid = i.hwid OFFSET 0) d)
+            SELECT id, \(DeviceColumns.attributes.map(\.name).joined(separator: ", ")) FROM devices WHERE app_id = i.app_id AND hwid = i.hwid OFFSET 0) d)
         """
+
+    /// `name = COALESCE(i.name, d.name)` for `attributes`: the input's value, or the stored one when not given.
+    private static func kept(_ attributes: [DeviceColumns.Attribute]) -> String {
+        DeviceColumns.kept(attributes, given: { "i.\($0.name)" }, stored: { "d.\($0.name)" })
+    }
 
     /// registerDevice: attributes, token, gateway and subscription, rewritten only when something changed.
     private static let registered = """
         registered AS (
-          UPDATE devices d SET platform = i.platform, language = COALESCE(i.language, d.language),
-            timezone_offset = COALESCE(i.timezone_offset, d.timezone_offset), app_version = COALESCE(i.app_version, d.app_version),
-            os_version = COALESCE(i.os_version, d.os_version), device_model = COALESCE(i.device_model, d.device_model),
-            sdk_version = COALESCE(i.sdk_version, d.sdk_version), user_id = COALESCE(i.user_id, d.user_id),
-            notification_types = COALESCE(i.notification_types, d.notification_types), updated_at = i.now,
+          UPDATE devices d SET platform = i.platform, \(kept(DeviceColumns.optionalAttributes)), updated_at = i.now,
             push_token = i.push_token, gateway = COALESCE(i.gateway, d.gateway), subscribed = true, token_invalid_reason = NULL
           FROM input i JOIN existing e ON e.n = i.n
           WHERE d.id = e.id AND i.kind = 0 AND (e.changed OR i.push_token IS DISTINCT FROM d.push_token
@@ -538,19 +536,11 @@ private struct BatchStatement {
     /// registerDevice of a new device.
     private static let inserted = """
         inserted AS (
-          INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
-            sdk_version, user_id, notification_types, created_at, updated_at, push_token, gateway)
-          SELECT i.app_id, i.hwid, i.platform, i.language, i.timezone_offset, i.app_version, i.os_version, i.device_model,
-            i.sdk_version, i.user_id, i.notification_types, i.now, i.now, i.push_token, i.gateway
+          INSERT INTO devices (\(DeviceColumns.registered))
+          SELECT i.app_id, i.hwid, \(DeviceColumns.attributes.map { "i.\($0.name)" }.joined(separator: ", ")), i.now, i.now, i.push_token,
+            i.gateway
           FROM input i WHERE i.kind = 0 AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n
-          ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform,
-            language = COALESCE(excluded.language, devices.language),
-            timezone_offset = COALESCE(excluded.timezone_offset, devices.timezone_offset),
-            app_version = COALESCE(excluded.app_version, devices.app_version),
-            os_version = COALESCE(excluded.os_version, devices.os_version),
-            device_model = COALESCE(excluded.device_model, devices.device_model),
-            sdk_version = COALESCE(excluded.sdk_version, devices.sdk_version), user_id = COALESCE(excluded.user_id, devices.user_id),
-            notification_types = COALESCE(excluded.notification_types, devices.notification_types),
+          ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform, \(PostgresDeviceStore.keptOnConflict),
             updated_at = excluded.updated_at, push_token = excluded.push_token, gateway = COALESCE(excluded.gateway, devices.gateway),
             subscribed = true, token_invalid_reason = NULL
           RETURNING id, app_id, hwid)
@@ -561,11 +551,7 @@ private struct BatchStatement {
     private static func touched(badged: Bool) -> String {
         """
         touched AS (
-          UPDATE devices d SET platform = COALESCE(i.platform, d.platform), language = COALESCE(i.language, d.language),
-            timezone_offset = COALESCE(i.timezone_offset, d.timezone_offset), app_version = COALESCE(i.app_version, d.app_version),
-            os_version = COALESCE(i.os_version, d.os_version), device_model = COALESCE(i.device_model, d.device_model),
-            sdk_version = COALESCE(i.sdk_version, d.sdk_version), user_id = COALESCE(i.user_id, d.user_id),
-            notification_types = COALESCE(i.notification_types, d.notification_types),
+          UPDATE devices d SET \(kept(DeviceColumns.attributes)),
             updated_at = CASE WHEN e.changed THEN i.now ELSE d.updated_at END,
             last_open_at = CASE WHEN i.kind = 2 THEN i.now ELSE d.last_open_at END\(badged ? ", badge = COALESCE(i.badge, d.badge)" : "")
           FROM input i JOIN existing e ON e.n = i.n

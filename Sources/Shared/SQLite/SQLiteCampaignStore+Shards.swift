@@ -1,5 +1,6 @@
 import Foundation
 import Core
+import StoreCore
 
 /// The worker side of the shard lifecycle.
 extension SQLiteCampaignStore {
@@ -127,10 +128,7 @@ extension SQLiteCampaignStore {
     public func targets(of work: ShardWork, after: Int64, limit: Int) throws(StoreError) -> [Target] {
         let (sql, bindings) = Self.targetQuery(work, after: after, limit: limit)
         return try database.read { connection in
-            try connection.prepare(sql).rows(bindings) { row in
-                Target(deviceID: row.int(0), hwid: row.text(1), platform: Int(row.int(2)), pushToken: row.text(3),
-                       gateway: row.optionalText(4), language: row.optionalText(5), badge: row.int(6))
-            }
+            try connection.prepare(sql).rows(bindings) { Target(row: $0) }
         }
     }
 
@@ -205,13 +203,7 @@ extension SQLiteCampaignStore {
                 WHERE r.shard_id = ? AND r.next_at <= ? AND r.sending = 0 ORDER BY r.next_at, r.device_id LIMIT ?
                 """
             ).rows((work.spec.liveActivity.map { [.text($0.tokenActivityID)] } ?? [])
-                   + [.integer(work.shardID), .integer(now), .integer(Int64(limit))]) { row in
-                let target = row.int(5) == 0 ? nil : Target(
-                    deviceID: row.int(0), hwid: row.text(6), platform: Int(row.int(7)), pushToken: row.text(8), gateway: row.optionalText(9),
-                    language: row.optionalText(10), badge: row.int(11))
-                return PendingRetry(target: target, deviceID: row.int(0), attempts: Int(row.int(1)), ambiguous: Int(row.int(2)),
-                                    expiresAt: row.int(3), reason: row.text(4))
-            }
+                   + [.integer(work.shardID), .integer(now), .integer(Int64(limit))]) { PendingRetry(row: $0) }
         }
     }
 

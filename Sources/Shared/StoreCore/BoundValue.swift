@@ -1,6 +1,6 @@
 /// A value a backend binds to a statement parameter. The shared store rules build their values
 /// through these four, so that each backend's own value type carries them to its driver.
-package protocol BoundValue: Sendable {
+public protocol BoundValue: Sendable {
     static var null: Self { get }
     static func integer(_ value: Int64) -> Self
     static func real(_ value: Double) -> Self
