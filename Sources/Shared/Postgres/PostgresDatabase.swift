@@ -19,8 +19,8 @@ public final class PostgresDatabase: Sendable {
     /// Tag types never change once defined, so they are cached for every connection once committed.
     private let tagTypes = Mutex<[Int64: [String: TagType]]>([:])
     private let runner: RequestRunner
-    /// What the registration batcher's lanes gather from the requests they run.
-    let collector = RequestCollector(threads: RegistrationBatcher.lanes)
+    /// What the device write batcher's lanes gather from the requests they run.
+    let collector = RequestCollector(threads: DeviceWriteBatcher.lanes)
     private let runnerThreads: Int
     /// The error of the last failed commit while commits fail (nil while they succeed), and who
     /// hears of each change between the two.
@@ -229,7 +229,7 @@ public final class PostgresDatabase: Sendable {
 
     /// Runs a whole request on one of the request threads: each store write it makes commits on its
     /// own before returning, so `completion` always gets the request's own result (which maps a
-    /// failed commit to its error reply). For work the registration batcher refused.
+    /// failed commit to its error reply). For work the device write batcher refused.
     func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void) {
         runner.enqueue { completion(work()) }
     }

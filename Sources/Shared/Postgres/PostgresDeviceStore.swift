@@ -4,22 +4,22 @@ import StoreCore
 /// `DeviceStore` on PostgreSQL. Each call is one transaction of a few statements: the device row
 /// in one upsert, and a request's tags in one multi-row statement per table. Registrations and
 /// setTags calls whose tags are of known types (see `batchable`), applicationOpen and reports are
-/// written many per statement (`RegistrationBatcher`).
+/// written many per statement (`DeviceWriteBatcher`).
 public final class PostgresDeviceStore: DeviceStore {
     let database: PostgresDatabase
-    private let batcher: RegistrationBatcher
+    private let batcher: DeviceWriteBatcher
 
     public init(database: PostgresDatabase) {
         self.database = database
         let single = Single()
-        batcher = RegistrationBatcher(database: database) { item throws(StoreError) in try single.store?.writeAlone(item) }
+        batcher = DeviceWriteBatcher(database: database) { item throws(StoreError) in try single.store?.writeAlone(item) }
         single.store = self
     }
 
     deinit { batcher.stop() }
 
-    /// Runs a whole request on the registration batcher's thread (see `RegistrationBatcher`).
-    func submit(_ request: RegistrationBatcher.Request) {
+    /// Runs a whole request on the device write batcher's thread (see `DeviceWriteBatcher`).
+    func submit(_ request: DeviceWriteBatcher.Request) {
         batcher.submit(request)
     }
 
@@ -219,7 +219,7 @@ public final class PostgresDeviceStore: DeviceStore {
     public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
         let appID = try database.appID(registration.app)
         if registration.attributes.platform != nil, let tags = try batchable(registration.tags, appID: appID), tags.badge == nil {
-            try batcher.register([RegistrationBatcher.Item(appID: appID, write: .registration(registration), tags: tags, now: now)])
+            try batcher.register([DeviceWriteBatcher.Item(appID: appID, write: .registration(registration), tags: tags, now: now)])
         } else {
             try registerAlone(appID: appID, registration: registration, now: now)
         }
@@ -239,7 +239,7 @@ public final class PostgresDeviceStore: DeviceStore {
         var badge: Int64?
 
         /// Whether the outcome depends on the stored value, so that the same write made twice
-        /// differs from once (the batch holding it then commits in a transaction, see `RegistrationBatcher`).
+        /// differs from once (the batch holding it then commits in a transaction, see `DeviceWriteBatcher`).
         var isRelative: Bool { !steps.isEmpty || !decimalSteps.isEmpty || !edits.isEmpty }
     }
 
@@ -297,7 +297,7 @@ public final class PostgresDeviceStore: DeviceStore {
     }
 
     /// A write of a batch that failed, made on its own.
-    func writeAlone(_ item: RegistrationBatcher.Item) throws(StoreError) {
+    func writeAlone(_ item: DeviceWriteBatcher.Item) throws(StoreError) {
         switch item.write {
         case .registration(let registration):
             try registerAlone(appID: item.appID, registration: registration, now: item.now)
@@ -332,7 +332,7 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func applicationOpen(app: String, hwid: String, attributes: DeviceAttributes, now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
-        try batcher.register([RegistrationBatcher.Item(appID: appID, write: .open(hwid: hwid, attributes: attributes), now: now)])
+        try batcher.register([DeviceWriteBatcher.Item(appID: appID, write: .open(hwid: hwid, attributes: attributes), now: now)])
     }
 
     /// applicationOpen in a transaction of its own.
@@ -346,7 +346,7 @@ public final class PostgresDeviceStore: DeviceStore {
     public func setTags(app: String, hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
         if let tags = try batchable(updates, appID: appID) {
-            try batcher.register([RegistrationBatcher.Item(appID: appID, write: .tags(hwid: hwid, attributes: attributes, updates: updates),
+            try batcher.register([DeviceWriteBatcher.Item(appID: appID, write: .tags(hwid: hwid, attributes: attributes, updates: updates),
                                                            tags: tags, now: now)])
         } else {
             try setTagsAlone(appID: appID, hwid: hwid, attributes: attributes, updates: updates, now: now)
@@ -478,9 +478,9 @@ public final class PostgresDeviceStore: DeviceStore {
     }
 
     public func record(_ reports: [SDKReport], now: Int64) throws(StoreError) {
-        var items: [RegistrationBatcher.Item] = []
+        var items: [DeviceWriteBatcher.Item] = []
         for report in reports {
-            items.append(RegistrationBatcher.Item(appID: try database.appID(report.app), write: .report(report), now: now))
+            items.append(DeviceWriteBatcher.Item(appID: try database.appID(report.app), write: .report(report), now: now))
         }
         try batcher.register(items)
     }

@@ -24,16 +24,15 @@ import StoreCore
 /// happened yet) and runs again on a request thread of `PostgresDatabase`, which may block.
 ///
 /// With two lanes, each writing on a pooled connection of its own, the next batch is gathered,
-/// sent and executed while the previous one commits. (With one batch in flight, every client
-/// waited in one convoy: the batch took all of them, and on a busy machine the wake-ups of its
-/// round trip set the rate.) One lane gathers at a time, and a device is in at most one batch in
+/// sent and executed while the previous one commits, so that the clients never all wait on one
+/// batch's round trip. One lane gathers at a time, and a device is in at most one batch in
 /// flight: a write whose device is being written waits for that batch, so that a device's writes
 /// commit in the order they came. Each batch writes its devices in (application, hwid) order, so that it
 /// never waits in a circle with another writer. When a batch fails for a reason other than the
 /// server being away, each of its writes is made on its own, so that one bad row fails alone (a
 /// request whose write failed so runs again on a request thread, which gets that failure as it
 /// would have alone).
-final class RegistrationBatcher: Sendable {
+final class DeviceWriteBatcher: Sendable {
     /// One write with its tags already converted: a device write, or a report.
     struct Item: Sendable {
         enum Write: Sendable {
@@ -361,12 +360,12 @@ private struct BatchStatement {
     }
 
     /// The entries of every write, each with its write's row in `input` (`n`, from 1).
-    private static func rows<Entry>(_ writes: [RegistrationBatcher.Item],
-                                    _ entries: (RegistrationBatcher.Item) -> [Entry]) -> [(row: Int64, entry: Entry)] {
+    private static func rows<Entry>(_ writes: [DeviceWriteBatcher.Item],
+                                    _ entries: (DeviceWriteBatcher.Item) -> [Entry]) -> [(row: Int64, entry: Entry)] {
         writes.enumerated().flatMap { index, write in entries(write).map { (Int64(index + 1), $0) } }
     }
 
-    init(writes: [RegistrationBatcher.Item]) {
+    init(writes: [DeviceWriteBatcher.Item]) {
         guard !writes.isEmpty else { return }
         let attributes = writes.map { $0.attributes ?? DeviceAttributes() }
         let registrations = writes.map(\.registration)
@@ -412,7 +411,7 @@ private struct BatchStatement {
     }
 
     /// The reports, appended to `reports`.
-    mutating func addReports(_ reports: [RegistrationBatcher.Item]) {
+    mutating func addReports(_ reports: [DeviceWriteBatcher.Item]) {
         guard !reports.isEmpty else { return }
         let first = values.count + 1
         values += PostgresDeviceStore.reportColumns(reports.compactMap(\.report), appIDs: reports.map(\.appID), receivedAt: reports.map(\.now))
@@ -420,7 +419,7 @@ private struct BatchStatement {
     }
 
     /// The tags set, and a list tag's items: those no longer in the list go, new ones come.
-    private mutating func addTags(_ writes: [RegistrationBatcher.Item]) {
+    private mutating func addTags(_ writes: [DeviceWriteBatcher.Item]) {
         let tags = TagValue.columns(writes.map(\.tags.values)).map { bind($0) }
         parts.append("""
             tags AS (SELECT * FROM unnest(\(tags[0])::bigint[], \(tags[1])::text[], \(tags[2])::integer[], \(tags[3])::numeric[],
@@ -447,7 +446,7 @@ private struct BatchStatement {
     }
 
     /// Integer increments, added to the stored value (a sum beyond bigint fails the batch, then the write alone).
-    private mutating func addSteps(_ writes: [RegistrationBatcher.Item]) {
+    private mutating func addSteps(_ writes: [DeviceWriteBatcher.Item]) {
         let steps = Self.rows(writes) { $0.tags.steps }
         parts.append("""
             counted AS (
@@ -465,7 +464,7 @@ private struct BatchStatement {
     /// precision, to 0 when the tag holds no decimal. The sum is stored as float8's text, the
     /// shortest that reads back as the same double, as Swift writes it (`extra_float_digits` ≥ 1,
     /// PostgreSQL's default); a sum beyond double fails the batch, then the write alone.
-    private mutating func addDecimalSteps(_ writes: [RegistrationBatcher.Item]) {
+    private mutating func addDecimalSteps(_ writes: [DeviceWriteBatcher.Item]) {
         let steps = Self.rows(writes) { $0.tags.decimalSteps }
         parts.append("""
             summed AS (
@@ -483,7 +482,7 @@ private struct BatchStatement {
     /// List appends and removals: the list as `TagRules.apply` makes it (the stored items in their
     /// order, without those removed, then those appended that it lacks, each once, in the order
     /// given; an empty list when there was none), written with its items as setTags writes a list.
-    private mutating func addEdits(_ writes: [RegistrationBatcher.Item]) {
+    private mutating func addEdits(_ writes: [DeviceWriteBatcher.Item]) {
         let edits = Self.rows(writes) { $0.tags.edits }
         parts.append("""
             edits AS (
