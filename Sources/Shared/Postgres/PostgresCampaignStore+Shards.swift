@@ -9,23 +9,18 @@ extension PostgresCampaignStore {
     public func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> ShardWork? {
         try database.write { transaction -> ShardWork? in
             let connection = transaction.connection
-            guard let row = try connection.first(
+            guard let claimed = try connection.first(
                 """
-                SELECT s.message_id, s.first_device, s.last_device, s.by_timezone, s.timezone_offset, s.status, s.lease_owner,
-                  s.attempts, m.code, m.hash, m.app_id, m.request, m.status, s.attempted_through
+                SELECT \(ClaimedShard.columns)
                 FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = $1 FOR UPDATE OF s
-                """, [.integer(shard)], { row in
-                    (message: row.int(0), first: row.int(1), last: row.int(2), byTimezone: row.bool(3), offset: row.optionalInt(4),
-                     status: row.text(5), owner: row.optionalText(6), attempts: Int(row.int(7)), code: row.text(8), hash: row.text(9),
-                     appID: row.int(10), request: row.text(11), messageStatus: row.text(12), attemptedThrough: row.optionalInt(13))
-                }) else { return nil }
-            guard row.status == ShardState.leased.rawValue, row.owner == worker else { return nil }
-            guard row.messageStatus != MessageState.deleted.rawValue else {
+                """, [.integer(shard)], { ClaimedShard(row: $0) }) else { return nil }
+            guard claimed.isLeased(to: worker) else { return nil }
+            guard !claimed.messageDeleted else {
                 try connection.run("UPDATE message_shards SET status = 'cancelled' WHERE id = $1", [.integer(shard)])
                 return nil
             }
             try connection.run("UPDATE message_shards SET lease_until = $1 WHERE id = $2", [.integer(leaseUntil), .integer(shard)])
-            if row.attempts > 1 {
+            if claimed.attempts > 1 {
                 // Retries the previous holder had on the network: their outcome is unknown.
                 try connection.run(
                     """
@@ -36,11 +31,7 @@ extension PostgresCampaignStore {
                     "UPDATE delivery_retries SET sending = false, ambiguous = ambiguous + 1, next_at = $2 WHERE shard_id = $1 AND sending",
                     [.integer(shard), .integer(now)])
             }
-            return ShardWork(
-                shardID: shard, messageID: row.message, messageCode: row.code, hash: row.hash,
-                app: database.appCode(row.appID) ?? "", appID: row.appID, spec: try MessageSpec(storedText: row.request),
-                firstDevice: row.first, lastDevice: row.last, timezoneFilter: row.byTimezone ? .some(row.offset) : .none,
-                attempts: row.attempts, attemptedThrough: row.attempts > 1 ? row.attemptedThrough : nil)
+            return try claimed.work(shard: shard, app: database.appCode(claimed.appID) ?? "")
         }
     }
 

@@ -445,3 +445,6 @@ extension PostgresConnection: StatementRunner {
 
     public var byteOrder: String { #" COLLATE "C""# }
 }
+
+/// A result row as the shared store rules read it.
+extension PostgresRow: StoredRow {}

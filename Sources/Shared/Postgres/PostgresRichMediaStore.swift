@@ -1,8 +1,6 @@
 import Core
 import StoreCore
 
-extension PostgresRow: StoredRow {}
-
 /// `RichMediaStore` on PostgreSQL: each zip is a `bytea` in `rich_media_pages`, so every ingest
 /// sharing the database serves the same pages, and `pg_dump` copies them.
 public final class PostgresRichMediaStore: SQLRichMediaStore {

@@ -1,8 +1,6 @@
 import Core
 import StoreCore
 
-extension SQLiteStatement: StoredRow {}
-
 /// `RichMediaStore` on the shared SQLite database: each zip is a blob in `rich_media_pages`, so it
 /// is committed with its metadata and copied by `--backup`.
 public final class SQLiteRichMediaStore: SQLRichMediaStore {

@@ -116,3 +116,6 @@ public final class SQLiteStatement {
         }
     }
 }
+
+/// A statement on a row reads as a `StoredRow`.
+extension SQLiteStatement: StoredRow {}
