@@ -36,8 +36,11 @@ let package = Package(
         .plugin(name: "GitCommit", capability: .buildTool(), path: "Sources/Shared/Plugins/GitCommit"),
         .target(name: "BuildInfo", path: "Sources/Shared/BuildInfo", plugins: ["GitCommit"]),
         .target(name: "Core", path: "Sources/Shared/Core"),
-        .target(name: "SQLite", dependencies: ["Core", "CSQLite"], path: "Sources/Shared/SQLite"),
-        .target(name: "Postgres", dependencies: ["Core", "CLibPQ"], path: "Sources/Shared/Postgres"),
+        // The store's rules written once (targeting, device columns, page windows, row mapping); each
+        // backend below supplies its SQL dialect and its connections.
+        .target(name: "StoreCore", dependencies: ["Core"], path: "Sources/Shared/StoreCore"),
+        .target(name: "SQLite", dependencies: ["Core", "StoreCore", "CSQLite"], path: "Sources/Shared/SQLite"),
+        .target(name: "Postgres", dependencies: ["Core", "StoreCore", "CLibPQ"], path: "Sources/Shared/Postgres"),
         .target(name: "Storage", dependencies: ["Core", "Postgres", "SQLite"], path: "Sources/Shared/Storage"),
         .target(name: "Queue", dependencies: ["Core", "CZeroMQ"], path: "Sources/Shared/Queue"),
         // zlib's inflate and CRC-32: what a rich media zip's entries really unpack to.

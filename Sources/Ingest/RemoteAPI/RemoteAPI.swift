@@ -17,9 +17,8 @@ struct RemoteAPI: Sendable {
     let logger: Logger
     let onCreated: @Sendable () -> Void
 
-    static let methods: Set<String> = ["createMessage", "createTargetedMessage", "deleteMessage", "getMessageDetails", "getMsgStats",
-                                       "getAppStats", "getResults", "listTags", "addTag", "deleteTag",
-                                       "startLiveActivity", "updateLiveActivity"]
+    /// The names of the methods `registry` answers.
+    static let methods = Set(registry.keys)
     static let maximumNotifications = 1000
 
     /// An authentication failure: HTTP 403 with the envelope.
@@ -49,46 +48,42 @@ struct RemoteAPI: Sendable {
     func handle(method: String, request: DeviceRequest, authorization: String?) throws -> JSON {
         let presented = TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization)
         guard TokenAuthenticator.isKnown(presented, in: configuration) else { throw AccessDenied() }
-        switch method {
-        case "createMessage": return try createMessage(app: try authenticatedApp(request, authorization: authorization), request: request)
-        case "createTargetedMessage": return try createTargetedMessage(request, authorization: authorization)
-        case "startLiveActivity", "updateLiveActivity":
-            return try liveActivity(app: try authenticatedApp(request, authorization: authorization), request: request,
-                                    starting: method == "startLiveActivity")
-        case "getAppStats": return try applicationStatisticsRequest(app: try authenticatedApp(request, authorization: authorization), request: request)
-        case "getResults": return try results(request: request, authorization: authorization)
-        case "listTags": return try listTags(app: try tokenApp(request, authorization: authorization))
-        case "addTag": return try addTag(app: try tokenApp(request, authorization: authorization), request: request)
-        case "deleteTag": return try deleteTag(app: try tokenApp(request, authorization: authorization), request: request)
-        default: break
-        }
-        // The methods about one message: its application is the one named, or the message's own.
-        let app: AppConfiguration, code: String
+        guard let answer = Self.registry[method]?.answer else { throw ArgumentError("unknown method \(method.prefix(64))") }
+        return try answer(self, request, authorization)
+    }
+
+    /// The application and code of the message a call is about: the application is the one named,
+    /// or the message's own.
+    func message(_ request: DeviceRequest, authorization: String?) throws -> (app: AppConfiguration, code: String) {
         if request.fields["application"] == nil || request.fields["application"] == .null {
-            code = try request.requiredString("message", maxLength: 64)
-            app = try appOfMessage(code, request: request, authorization: authorization)
-        } else {
-            app = try authenticatedApp(request, authorization: authorization)
-            code = try request.requiredString("message", maxLength: 64)
+            let code = try request.requiredString("message", maxLength: 64)
+            return (try appOfMessage(code, request: request, authorization: authorization), code)
         }
-        switch method {
-        case "deleteMessage":
-            guard try campaigns.deleteMessage(app: app.code, code: code, now: clock.now()) else {
-                throw ArgumentError("message \(code) not found, or already finished")
-            }
-            logger.info("message deleted", ["message.code": code])
-            return .null
-        case "getMessageDetails":
-            guard let status = try campaigns.messageStatus(app: app.code, code: code) else {
-                throw ArgumentError("message \(code) not found")
-            }
-            return ["message": Self.details(status)]
-        case "getMsgStats":
-            guard try campaigns.messageStatus(app: app.code, code: code) != nil else { throw ArgumentError("message \(code) not found") }
-            return ["request_id": .string(StatisticsRequest(.message(code)).id)]
-        default:
-            throw ArgumentError("unknown method \(method)")
+        let app = try authenticatedApp(request, authorization: authorization)
+        return (app, try request.requiredString("message", maxLength: 64))
+    }
+
+    func deleteMessage(_ request: DeviceRequest, authorization: String?) throws -> JSON {
+        let (app, code) = try message(request, authorization: authorization)
+        guard try campaigns.deleteMessage(app: app.code, code: code, now: clock.now()) else {
+            throw ArgumentError("message \(code) not found, or already finished")
         }
+        logger.info("message deleted", ["message.code": code])
+        return .null
+    }
+
+    func messageDetails(_ request: DeviceRequest, authorization: String?) throws -> JSON {
+        let (app, code) = try message(request, authorization: authorization)
+        guard let status = try campaigns.messageStatus(app: app.code, code: code) else {
+            throw ArgumentError("message \(code) not found")
+        }
+        return ["message": Self.details(status)]
+    }
+
+    func messageStatisticsRequest(_ request: DeviceRequest, authorization: String?) throws -> JSON {
+        let (app, code) = try message(request, authorization: authorization)
+        guard try campaigns.messageStatus(app: app.code, code: code) != nil else { throw ArgumentError("message \(code) not found") }
+        return ["request_id": .string(StatisticsRequest(.message(code)).id)]
     }
 
     /// The request's `notifications`, each an object, with its path (`notifications[2]`).

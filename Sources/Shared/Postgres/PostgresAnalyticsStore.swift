@@ -1,15 +1,14 @@
 import Core
+import StoreCore
 
 /// `AnalyticsStore` over the `reports` table and the per-day rollups workers build from it, with
 /// the SQLite backend's semantics (`SQLiteAnalyticsStore` describes them). Workers that process
 /// overlapping ranges at once each take the reports they count with `FOR UPDATE SKIP LOCKED`, so
 /// that every report is counted by exactly one of them.
-public final class PostgresAnalyticsStore: AnalyticsStore {
-    let database: PostgresDatabase
+public final class PostgresAnalyticsStore: SQLAnalyticsStore {
+    public let database: PostgresDatabase
     /// Where a report set aside by `processReports` is told of.
     let logger: Logger?
-
-    static let day: Int64 = 86_400
 
     public init(database: PostgresDatabase, logger: Logger? = nil) {
         self.database = database
@@ -17,35 +16,6 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
     }
 
     // MARK: Processing (workers)
-
-    public func applicationActivity(app: String, from: Int64, to: Int64) throws(StoreError) -> [ActivityCount] {
-        let appID = try database.appID(app)
-        return try database.snapshot { connection in
-            try connection.rows(
-                """
-                SELECT created_at / 60 * 60 AS minute, 'install' AS action, count(*) FROM devices
-                WHERE app_id = $1 AND created_at >= $2 AND created_at < $3 GROUP BY minute
-                UNION ALL
-                SELECT created_at / 60 * 60 AS minute, 'register', count(*) FROM devices
-                WHERE app_id = $1 AND created_at >= $2 AND created_at < $3 AND push_token IS NOT NULL GROUP BY minute
-                UNION ALL
-                SELECT last_open_at / 60 * 60 AS minute, 'open', count(*) FROM devices
-                WHERE app_id = $1 AND last_open_at >= $2 AND last_open_at < $3 GROUP BY minute
-                UNION ALL
-                SELECT updated_at / 60 * 60 AS minute, 'unregister', count(*) FROM devices
-                WHERE app_id = $1 AND updated_at >= $2 AND updated_at < $3 AND (push_token IS NULL OR NOT subscribed) GROUP BY minute
-                ORDER BY 1, 2
-                """, [.integer(appID), .integer(from), .integer(to)]) { ActivityCount(minute: $0.int(0), action: $0.text(1), count: Int($0.int(2))) }
-        }
-    }
-
-    public func optIns(app: String, from: Int64, to: Int64) throws(StoreError) -> [OptInCount] {
-        let appID = try database.appID(app)
-        return try database.snapshot { connection in
-            try connection.rows(OptInCount.query, [.integer(appID), .integer(from), .integer(to)], OptInCount.init(row:))
-                .sorted { $0.precedes($1) }
-        }
-    }
 
     public func reportBacklog() throws(StoreError) -> ReportBacklog {
         try database.read { connection in
@@ -133,24 +103,10 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
     public func pruneReports(receivedBefore before: Int64, limit: Int) throws(StoreError) -> Int {
         try database.write { transaction in
             let connection = transaction.connection
-            // Ids follow arrival, so the reports received before `before` are the ids below a bound
-            // found by bisection (a few primary-key lookups instead of a scan).
-            guard let bounds = try connection.first("SELECT min(id), max(id) FROM reports", [], { row in
-                row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } }
-            }), var (low, high) = bounds else { return 0 }
-            high += 1
-            while low < high {
-                let middle = low + (high - low) / 2
-                if let received = try connection.first("SELECT received_at FROM reports WHERE id >= $1 ORDER BY id LIMIT 1",
-                                                        [.integer(middle)], { $0.int(0) }), received < before {
-                    low = middle + 1
-                } else {
-                    high = middle
-                }
-            }
+            guard let bound = try AnalyticsQueries.firstReport(receivedFrom: before, connection) else { return 0 }
             return try connection.run(
                 "DELETE FROM reports WHERE id IN (SELECT id FROM reports WHERE id < $1 AND processed_at IS NOT NULL ORDER BY id LIMIT $2)",
-                [.integer(low), .integer(Int64(limit))])
+                [.integer(bound), .integer(Int64(limit))])
         }
     }
 
@@ -158,31 +114,13 @@ public final class PostgresAnalyticsStore: AnalyticsStore {
 
     public func eventStatistics(app: String, from: Int64, to: Int64) throws(StoreError) -> EventStatistics {
         let appID = try database.appID(app)
-        let window = Window(from: from, to: to)
+        let window = StatisticsWindow(from: from, to: to)
         return try database.snapshot { connection in
-            var rollup = try ReportRollup.load(connection, app: appID, days: window.fullStart / Self.day, window.fullEnd / Self.day)
+            var rollup = try ReportRollup.load(connection, app: appID, days: window.days.first, window.days.end)
             _ = try connection.rows(Self.raw, [.integer(appID), .integer(from), .integer(to), .integer(window.fullStart),
                                                .integer(window.fullEnd)]) { rollup.add(ReportRollup.fact($0)) }
             return rollup.statistics
         }
-    }
-
-    /// The whole UTC days inside `[from, to)`, read from the rollups; the rest is read raw.
-    struct Window {
-        let fullStart: Int64
-        let fullEnd: Int64
-
-        init(from: Int64, to: Int64) {
-            let firstDay = Self.floorDiv(from + PostgresAnalyticsStore.day - 1, PostgresAnalyticsStore.day)
-            let endDay = Self.floorDiv(to, PostgresAnalyticsStore.day)
-            if firstDay < endDay {
-                (fullStart, fullEnd) = (firstDay * PostgresAnalyticsStore.day, endDay * PostgresAnalyticsStore.day)
-            } else {
-                (fullStart, fullEnd) = (to, to)
-            }
-        }
-
-        static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
     }
 
     /// The reports a window reads raw: its partial days, and its whole days' unprocessed reports

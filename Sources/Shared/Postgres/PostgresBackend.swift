@@ -37,14 +37,14 @@ public final class PostgresBackend: StoreBackend {
         richMedia = PostgresRichMediaStore(database: database)
     }
 
-    /// Runs `work` on the registration batcher's thread: its batchable writes join the next batch,
+    /// Runs `work` on the device write batcher's thread: its batchable writes join the next batch,
     /// and `completion` gets its result once they are committed (`onFailure()` when they could not
     /// be). Work that needs the database otherwise runs on a request thread, where each store write
     /// commits on its own before it returns.
     public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
                                            completion: @escaping @Sendable (T) -> Void) {
         let result = RequestResult<T>()
-        deviceStore.submit(RegistrationBatcher.Request(
+        deviceStore.submit(DeviceWriteBatcher.Request(
             run: { result.value = work() },
             committed: { completion(result.value ?? onFailure()) },
             failed: { completion(onFailure()) },

@@ -7,7 +7,7 @@ extension PostgresCampaignStore {
     /// `aps.timestamp`; throws `LiveActivityRefusal.error` for an update or end of an unknown or
     /// ended activity. Runs inside `createMessages`' transaction; the upsert locks the activity's
     /// row until it commits, so concurrent messages of one activity get increasing timestamps.
-    static func advanceActivity(_ message: NewMessage, appID: Int64, now: Int64, _ connection: PostgresConnection) throws -> MessageSpec {
+    public static func advanceActivity(_ message: NewMessage, appID: Int64, now: Int64, _ connection: PostgresConnection) throws -> MessageSpec {
         guard let activity = message.spec.liveActivity else { return message.spec }
         let key: [PostgresValue] = [.integer(appID), .text(activity.id)]
         if activity.event != .start {

@@ -1,5 +1,6 @@
 import Foundation
 import Core
+import StoreCore
 
 /// The worker side of the shard lifecycle. A worker's write locks the shard's row (its counters,
 /// or `ownsLease`), so that the lease sweeper, which skips locked rows, never takes a shard back
@@ -8,23 +9,18 @@ extension PostgresCampaignStore {
     public func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> ShardWork? {
         try database.write { transaction -> ShardWork? in
             let connection = transaction.connection
-            guard let row = try connection.first(
+            guard let claimed = try connection.first(
                 """
-                SELECT s.message_id, s.first_device, s.last_device, s.by_timezone, s.timezone_offset, s.status, s.lease_owner,
-                  s.attempts, m.code, m.hash, m.app_id, m.request, m.status, s.attempted_through
+                SELECT \(ClaimedShard.columns)
                 FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = $1 FOR UPDATE OF s
-                """, [.integer(shard)], { row in
-                    (message: row.int(0), first: row.int(1), last: row.int(2), byTimezone: row.bool(3), offset: row.optionalInt(4),
-                     status: row.text(5), owner: row.optionalText(6), attempts: Int(row.int(7)), code: row.text(8), hash: row.text(9),
-                     appID: row.int(10), request: row.text(11), messageStatus: row.text(12), attemptedThrough: row.optionalInt(13))
-                }) else { return nil }
-            guard row.status == ShardState.leased.rawValue, row.owner == worker else { return nil }
-            guard row.messageStatus != MessageState.deleted.rawValue else {
+                """, [.integer(shard)], { ClaimedShard(row: $0) }) else { return nil }
+            guard claimed.isLeased(to: worker) else { return nil }
+            guard !claimed.messageDeleted else {
                 try connection.run("UPDATE message_shards SET status = 'cancelled' WHERE id = $1", [.integer(shard)])
                 return nil
             }
             try connection.run("UPDATE message_shards SET lease_until = $1 WHERE id = $2", [.integer(leaseUntil), .integer(shard)])
-            if row.attempts > 1 {
+            if claimed.attempts > 1 {
                 // Retries the previous holder had on the network: their outcome is unknown.
                 try connection.run(
                     """
@@ -35,11 +31,7 @@ extension PostgresCampaignStore {
                     "UPDATE delivery_retries SET sending = false, ambiguous = ambiguous + 1, next_at = $2 WHERE shard_id = $1 AND sending",
                     [.integer(shard), .integer(now)])
             }
-            return ShardWork(
-                shardID: shard, messageID: row.message, messageCode: row.code, hash: row.hash,
-                app: database.appCode(row.appID) ?? "", appID: row.appID, spec: try MessageSpec(storedText: row.request),
-                firstDevice: row.first, lastDevice: row.last, timezoneFilter: row.byTimezone ? .some(row.offset) : .none,
-                attempts: row.attempts, attemptedThrough: row.attempts > 1 ? row.attemptedThrough : nil)
+            return try claimed.work(shard: shard, app: database.appCode(claimed.appID) ?? "")
         }
     }
 
@@ -186,7 +178,7 @@ extension PostgresCampaignStore {
     }
 
     public func targets(of work: ShardWork, after: Int64, limit: Int) throws(StoreError) -> [Target] {
-        try page(of: work, after: after, limit: limit, sentSince: nil, Self.target, deviceID: \.deviceID)
+        try page(of: work, after: after, limit: limit, sentSince: nil, { Target(row: $0) }, deviceID: \.deviceID)
     }
 
     /// The page, and per target a lookup of its device's sent deliveries, in the same statement
@@ -197,17 +189,11 @@ extension PostgresCampaignStore {
     public func cappedTargets(of work: ShardWork, after: Int64, limit: Int, since1: Int64,
                               since2: Int64) throws(StoreError) -> (targets: [Target], recentSends: [Int64: (Int, Int)]) {
         let rows = try page(of: work, after: after, limit: limit, sentSince: (since1, since2), { row in
-            (target: Self.target(row), first: Int(row.int(7)), second: Int(row.int(8)))
+            (target: Target(row: row), first: Int(row.int(7)), second: Int(row.int(8)))
         }, deviceID: \.target.deviceID)
         var recentSends: [Int64: (Int, Int)] = [:]
         for row in rows where row.first > 0 || row.second > 0 { recentSends[row.target.deviceID] = (row.first, row.second) }
         return (rows.map(\.target), recentSends)
-    }
-
-    /// A row of `targetQuery`.
-    private static func target(_ row: PostgresRow) -> Target {
-        Target(deviceID: row.int(0), hwid: row.text(1), platform: Int(row.int(2)), pushToken: row.text(3),
-               gateway: row.optionalText(4), language: row.optionalText(5), badge: row.int(6))
     }
 
     public func record(_ outcomes: [DeliveryRecord], work: ShardWork, worker: String, leaseUntil: Int64, now: Int64,
@@ -323,13 +309,7 @@ extension PostgresCampaignStore {
                 WHERE r.shard_id = $1 AND r.next_at <= $2 AND NOT r.sending ORDER BY r.next_at, r.device_id LIMIT $3
                 """, [.integer(work.shardID), .integer(now), .integer(Int64(limit))]
                     + (work.spec.liveActivity.map { [.text($0.tokenActivityID)] } ?? []), plannedEachTime: true
-            ) { row in
-                let target = !row.bool(5) ? nil : Target(
-                    deviceID: row.int(0), hwid: row.text(6), platform: Int(row.int(7)), pushToken: row.text(8), gateway: row.optionalText(9),
-                    language: row.optionalText(10), badge: row.int(11))
-                return PendingRetry(target: target, deviceID: row.int(0), attempts: Int(row.int(1)), ambiguous: Int(row.int(2)),
-                                    expiresAt: row.int(3), reason: row.text(4))
-            }
+            ) { PendingRetry(row: $0) }
         }
     }
 

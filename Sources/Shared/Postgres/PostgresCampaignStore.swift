@@ -1,13 +1,14 @@
 import Foundation
 import Synchronization
 import Core
+import StoreCore
 
 /// `CampaignStore` on PostgreSQL, with the SQLite backend's semantics. Where processes compete
 /// for the same rows (several ingest processes activating messages or handing out shards, workers
 /// and the lease sweeper on one shard), the rows are taken with `FOR UPDATE` / `SKIP LOCKED`, so
 /// that each is handled by one of them at a time.
-public final class PostgresCampaignStore: CampaignStore {
-    let database: PostgresDatabase
+public final class PostgresCampaignStore: SQLCampaignStore {
+    public let database: PostgresDatabase
     /// Each message's page window, by message id (`page(of:after:limit:sentSince:_:deviceID:)`).
     let pageWindows = Mutex<[Int64: PageWindow]>([:])
 
@@ -16,57 +17,6 @@ public final class PostgresCampaignStore: CampaignStore {
     }
 
     // MARK: - Remote API
-
-    public func createMessages(app: String, _ messages: [NewMessage], now: Int64) throws(StoreError) -> [String] {
-        let appID = try database.appID(app)
-        var encoded: [String] = []
-        for message in messages {
-            do {
-                encoded.append(try message.spec.storedText())
-            } catch {
-                throw .invalid("cannot encode the message: \(error)")
-            }
-        }
-        return try database.write { transaction in
-            let connection = transaction.connection
-            var codes: [String] = []
-            for (message, request) in zip(messages, encoded) {
-                let sendAt = message.spec.schedule.earliestDueAt
-                var code = MessageIdentifiers.newCode()
-                if let transactionID = message.transactionID {
-                    // A request committing the same id right now holds the row's lock: this statement
-                    // waits for it, then sees its row, so one message is created per id and window.
-                    let claimed = try connection.first(
-                        """
-                        INSERT INTO message_transactions (app_id, transaction_id, code, created_at) VALUES ($1, $2, $3, $4)
-                        ON CONFLICT (app_id, transaction_id) DO UPDATE SET code = excluded.code, created_at = excluded.created_at
-                        WHERE message_transactions.created_at <= $4 - $5
-                        RETURNING code
-                        """, [.integer(appID), .text(transactionID), .text(code), .integer(now), .integer(NewMessage.transactionWindow)]) { $0.text(0) }
-                    if claimed == nil {
-                        code = try connection.first("SELECT code FROM message_transactions WHERE app_id = $1 AND transaction_id = $2",
-                                                    [.integer(appID), .text(transactionID)]) { $0.text(0) } ?? code
-                        codes.append(code)
-                        continue
-                    }
-                }
-                let stored = message.spec.liveActivity == nil
-                    ? request : try Self.advanceActivity(message, appID: appID, now: now, connection).storedText()
-                try connection.run(
-                    """
-                    INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate,
-                                          inbox_until, inbox_seconds)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11)
-                    """,
-                    [.text(code), .integer(appID), .optional(message.transactionID),
-                     .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(stored), .integer(sendAt), .integer(now),
-                     .text(MessageIdentifiers.newHash()), .optional(message.spec.sendRate),
-                     .optional(message.spec.inbox?.storedUntil), .optional(message.spec.inbox?.keptSeconds)])
-                codes.append(code)
-            }
-            return codes
-        }
-    }
 
     public func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String] {
         guard !devices.isEmpty else { return [] }
@@ -102,109 +52,20 @@ public final class PostgresCampaignStore: CampaignStore {
         }
     }
 
-    public func messageStatus(app: String?, code: String) throws(StoreError) -> MessageStatus? {
-        let appFilter = try app.map { (code: String) throws(StoreError) in try database.appID(code) }
-        return try database.snapshot { connection -> MessageStatus? in
-            guard let row = try connection.first(
-                "SELECT id, app_id, status, hash, send_at, created_at, request FROM messages WHERE code = $1", [.text(code)], { row in
-                    (row.int(0), row.int(1), row.text(2), row.text(3), row.int(4), row.int(5), row.text(6))
-                }) else { return nil }
-            let (id, appID, status, hash, sendAt, createdAt, request) = row
-            if let appFilter, appFilter != appID { return nil }
-            var result = MessageStatus(code: code, app: database.appCode(appID) ?? "", status: MessageState(rawValue: status) ?? .failed,
-                                       hash: hash, sendAt: sendAt, createdAt: createdAt, spec: try MessageSpec(storedText: request))
-            if let sums = try connection.first(
-                """
-                SELECT coalesce(sum(targeted), 0), coalesce(sum(sent), 0), coalesce(sum(failed), 0), coalesce(sum(throttled), 0),
-                  coalesce(sum(retrying), 0), coalesce(sum(ambiguous), 0)
-                FROM message_shards WHERE message_id = $1
-                """, [.integer(id)], { row in (Int32(0)..<6).map { Int(row.int($0)) } }) {
-                (result.targeted, result.sent, result.failed, result.throttled) = (sums[0], sums[1], sums[2], sums[3])
-                (result.retrying, result.ambiguous) = (sums[4], sums[5])
-            }
-            for (reason, count) in try connection.rows("SELECT reason, count FROM message_errors WHERE message_id = $1", [.integer(id)], {
-                ($0.text(0), Int($0.int(1)))
-            }) {
-                result.errors[reason] = count
-            }
-            // Once per (message, device), and only from devices the message was sent to; the reports
-            // workers have not matched yet are added (see the SQLite backend). Each reported device is
-            // looked up in the deliveries on their key (`OFFSET 0` keeps that lookup from becoming a
-            // join): the deliveries grow from nothing during a campaign, faster than statistics
-            // follow, and a plan that started from them took 16 to 28 ms a call at 100,000
-            // deliveries, while the campaign's funnel was polled every 100 ms.
-            let reports = """
-                SELECT count(*) FROM (
-                  SELECT device_id FROM message_reports WHERE message_id = $1 AND kind = $3
-                  UNION
-                  SELECT d.id FROM reports r JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
-                  WHERE r.processed_at IS NULL AND r.hash = $2 AND r.kind = $3 AND r.app_id = $4) AS reported
-                WHERE EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = $1 AND x.device_id = reported.device_id
-                  AND x.status = 'sent' OFFSET 0)
-                """
-            result.delivered = Int(try connection.first(reports, [.integer(id), .text(hash), .text("delivery"), .integer(appID)]) {
-                $0.int(0)
-            } ?? 0)
-            result.opened = Int(try connection.first(reports, [.integer(id), .text(hash), .text("push_stat"), .integer(appID)]) {
-                $0.int(0)
-            } ?? 0)
-            return result
-        }
-    }
-
-    public func recentMessages(app: String, limit: Int, offset: Int) throws(StoreError) -> [MessageStatus] {
-        let appID = try database.appID(app)
-        let codes = try database.read { connection in
-            try connection.rows("SELECT code FROM messages WHERE app_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3",
-                                [.integer(appID), .integer(Int64(limit)), .integer(Int64(offset))]) { $0.text(0) }
-        }
-        var result: [MessageStatus] = []
-        for code in codes {
-            if let status = try messageStatus(app: app, code: code) { result.append(status) }
-        }
-        return result
-    }
-
-    public func messageCount(app: String) throws(StoreError) -> Int {
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            Int(try connection.first("SELECT count(*) FROM messages WHERE app_id = $1", [.integer(appID)]) { $0.int(0) } ?? 0)
-        }
-    }
-
-    public func campaignTotals(app: String, since: Int64) throws(StoreError) -> CampaignTotals {
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            try connection.first(CampaignTotals.query, [.integer(appID), .integer(since)], CampaignTotals.init(row:)) ?? CampaignTotals()
-        }
-    }
-
-    public func deleteMessage(app: String, code: String, now: Int64) throws(StoreError) -> Bool {
-        let appID = try database.appID(app)
-        return try database.write { transaction in
-            let connection = transaction.connection
-            guard let id = try connection.first(
-                """
-                UPDATE messages SET status = 'deleted', updated_at = $1
-                WHERE app_id = $2 AND code = $3 AND status IN ('scheduled', 'queued', 'sending') RETURNING id
-                """, [.integer(now), .integer(appID), .text(code)], { $0.int(0) }) else { return false }
-            try connection.run("UPDATE message_shards SET status = 'cancelled' WHERE message_id = $1 AND status = 'pending'", [.integer(id)])
-            return true
-        }
-    }
-
-    public func tagTypes(app: String) throws(StoreError) -> [String: TagType] {
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            var types: [String: TagType] = [:]
-            for (name, raw) in try connection.rows("SELECT name, type FROM tag_definitions WHERE app_id = $1", [.integer(appID)], {
-                ($0.text(0), Int($0.int(1)))
-            }) {
-                types[name] = TagType(rawValue: raw)
-            }
-            return types
-        }
-    }
+    /// The devices that reported a kind for a message (see `MessageQueries.status`): those workers
+    /// matched into `message_reports`, and those of the reports they have not processed yet. Each
+    /// reported device is looked up in the deliveries on their key (`OFFSET 0` keeps that lookup
+    /// from becoming a join), so the cost follows the reports: the deliveries grow from nothing
+    /// during a campaign, faster than the planner's statistics follow.
+    public static let reportedDevices = """
+        SELECT count(*) FROM (
+          SELECT device_id FROM message_reports WHERE message_id = $1 AND kind = $3
+          UNION
+          SELECT d.id FROM reports r JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
+          WHERE r.processed_at IS NULL AND r.hash = $2 AND r.kind = $3 AND r.app_id = $4) AS reported
+        WHERE EXISTS (SELECT 1 FROM deliveries x WHERE x.message_id = $1 AND x.device_id = reported.device_id
+          AND x.status = 'sent' OFFSET 0)
+        """
 
     // MARK: - Dispatcher
 

@@ -1,5 +1,6 @@
 internal import CLibPQ
 import Core
+import StoreCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -427,3 +428,23 @@ public struct PostgresRow {
         }
     }
 }
+
+/// The shared statements run as they are written.
+extension PostgresConnection: StatementRunner {
+    public func select<T>(_ sql: String, _ values: [PostgresValue], _ transform: (PostgresRow) throws -> T) throws -> [T] {
+        try rows(sql, values, transform)
+    }
+
+    public func selectFirst<T>(_ sql: String, _ values: [PostgresValue], _ transform: (PostgresRow) throws -> T) throws -> T? {
+        try first(sql, values, transform)
+    }
+
+    public func execute(_ sql: String, _ values: [PostgresValue]) throws {
+        try run(sql, values)
+    }
+
+    public var byteOrder: String { #" COLLATE "C""# }
+}
+
+/// A result row as the shared store rules read it.
+extension PostgresRow: StoredRow {}

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Core
+import StoreCore
 
 /// One PostgreSQL database shared by the stores of a process.
 ///
@@ -18,8 +19,8 @@ public final class PostgresDatabase: Sendable {
     /// Tag types never change once defined, so they are cached for every connection once committed.
     private let tagTypes = Mutex<[Int64: [String: TagType]]>([:])
     private let runner: RequestRunner
-    /// What the registration batcher's lanes gather from the requests they run.
-    let collector = RequestCollector(threads: RegistrationBatcher.lanes)
+    /// What the device write batcher's lanes gather from the requests they run.
+    let collector = RequestCollector(threads: DeviceWriteBatcher.lanes)
     private let runnerThreads: Int
     /// The error of the last failed commit while commits fail (nil while they succeed), and who
     /// hears of each change between the two.
@@ -86,12 +87,12 @@ public final class PostgresDatabase: Sendable {
         return ids
     }
 
-    func appID(_ code: String) throws(StoreError) -> Int64 {
+    public func appID(_ code: String) throws(StoreError) -> Int64 {
         guard let id = appIDs[code] else { throw .unknownApplication(code) }
         return id
     }
 
-    func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
+    public func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
 
     // MARK: - Transactions
 
@@ -228,7 +229,7 @@ public final class PostgresDatabase: Sendable {
 
     /// Runs a whole request on one of the request threads: each store write it makes commits on its
     /// own before returning, so `completion` always gets the request's own result (which maps a
-    /// failed commit to its error reply). For work the registration batcher refused.
+    /// failed commit to its error reply). For work the device write batcher refused.
     func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void) {
         runner.enqueue { completion(work()) }
     }
@@ -334,5 +335,17 @@ final class RequestRunner: Sendable {
             }
             job()
         }
+    }
+}
+
+/// The shared store rules' view of the database: reads and snapshots on the readers' pool, writes
+/// in a transaction.
+extension PostgresDatabase: SQLDatabase {
+    public func reading<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T { try read(body) }
+
+    public func readingSnapshot<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T { try snapshot(body) }
+
+    public func writing<T: Sendable>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+        try write { try body($0.connection) }
     }
 }

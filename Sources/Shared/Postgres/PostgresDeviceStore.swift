@@ -1,24 +1,25 @@
 import Core
+import StoreCore
 
 /// `DeviceStore` on PostgreSQL. Each call is one transaction of a few statements: the device row
 /// in one upsert, and a request's tags in one multi-row statement per table. Registrations and
 /// setTags calls whose tags are of known types (see `batchable`), applicationOpen and reports are
-/// written many per statement (`RegistrationBatcher`).
+/// written many per statement (`DeviceWriteBatcher`).
 public final class PostgresDeviceStore: DeviceStore {
     let database: PostgresDatabase
-    private let batcher: RegistrationBatcher
+    private let batcher: DeviceWriteBatcher
 
     public init(database: PostgresDatabase) {
         self.database = database
         let single = Single()
-        batcher = RegistrationBatcher(database: database) { item throws(StoreError) in try single.store?.writeAlone(item) }
+        batcher = DeviceWriteBatcher(database: database) { item throws(StoreError) in try single.store?.writeAlone(item) }
         single.store = self
     }
 
     deinit { batcher.stop() }
 
-    /// Runs a whole request on the registration batcher's thread (see `RegistrationBatcher`).
-    func submit(_ request: RegistrationBatcher.Request) {
+    /// Runs a whole request on the device write batcher's thread (see `DeviceWriteBatcher`).
+    func submit(_ request: DeviceWriteBatcher.Request) {
         batcher.submit(request)
     }
 
@@ -28,12 +29,18 @@ public final class PostgresDeviceStore: DeviceStore {
         weak var store: PostgresDeviceStore?
     }
 
-    /// The attribute parameters `$3`…`$12` shared by the device upserts (after app id and hwid).
+    /// The parameters `$1`…`$12` shared by the device upserts (see `DeviceColumns`).
     private static func values(appID: Int64, hwid: String, _ a: DeviceAttributes, now: Int64) -> [PostgresValue] {
-        [.integer(appID), .text(hwid), .optional(a.platform), .optional(a.language), .optional(a.timezoneOffset),
-         .optional(a.appVersion), .optional(a.osVersion), .optional(a.deviceModel), .optional(a.sdkVersion), .optional(a.userID),
-         .optional(a.notificationTypes), .integer(now)]
+        DeviceColumns.values(appID: appID, hwid: hwid, a, now: now)
     }
+
+    /// `$n` for an attribute's parameter.
+    static func parameter(_ attribute: DeviceColumns.Attribute) -> String { "$\(attribute.parameter)" }
+
+    /// An upsert's conflict clause: the attributes after the device type as the insert gives them,
+    /// those left out kept.
+    static let keptOnConflict = DeviceColumns.kept(DeviceColumns.optionalAttributes, given: { "excluded.\($0.name)" },
+                                                   stored: { "devices.\($0.name)" })
 
     /// Why a call that needs an existing device fails when the device is new.
     static let unregistered = "device_type is required for a device Herald has not seen (register it first)"
@@ -43,17 +50,9 @@ public final class PostgresDeviceStore: DeviceStore {
     static let updateDevice = """
         WITH existing AS (SELECT id FROM devices WHERE app_id = $1 AND hwid = $2),
         updated AS (
-          UPDATE devices d SET platform = COALESCE($3, d.platform), language = COALESCE($4, d.language),
-            timezone_offset = COALESCE($5, d.timezone_offset), app_version = COALESCE($6, d.app_version),
-            os_version = COALESCE($7, d.os_version), device_model = COALESCE($8, d.device_model),
-            sdk_version = COALESCE($9, d.sdk_version), user_id = COALESCE($10, d.user_id),
-            notification_types = COALESCE($11, d.notification_types), updated_at = $12
-          FROM existing e WHERE d.id = e.id AND (COALESCE($3, d.platform) IS DISTINCT FROM d.platform
-            OR COALESCE($4, d.language) IS DISTINCT FROM d.language OR COALESCE($5, d.timezone_offset) IS DISTINCT FROM d.timezone_offset
-            OR COALESCE($6, d.app_version) IS DISTINCT FROM d.app_version OR COALESCE($7, d.os_version) IS DISTINCT FROM d.os_version
-            OR COALESCE($8, d.device_model) IS DISTINCT FROM d.device_model OR COALESCE($9, d.sdk_version) IS DISTINCT FROM d.sdk_version
-            OR COALESCE($10, d.user_id) IS DISTINCT FROM d.user_id
-            OR COALESCE($11, d.notification_types) IS DISTINCT FROM d.notification_types)
+          UPDATE devices d SET \(DeviceColumns.kept(DeviceColumns.attributes, given: parameter, stored: { "d.\($0.name)" })), updated_at = $12
+          FROM existing e WHERE d.id = e.id
+            AND (\(DeviceColumns.changed(DeviceColumns.attributes, given: parameter, stored: { "d.\($0.name)" }, differs: "IS DISTINCT FROM")))
           RETURNING d.id)
         SELECT id FROM existing
         """
@@ -78,17 +77,8 @@ public final class PostgresDeviceStore: DeviceStore {
         // A concurrent first call for the same device inserts it first: then this one updates it.
         return try connection.first(
             """
-            INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version,
-              device_model, sdk_version, user_id, notification_types, created_at, updated_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
-            ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform,
-              language = COALESCE(excluded.language, devices.language),
-              timezone_offset = COALESCE(excluded.timezone_offset, devices.timezone_offset),
-              app_version = COALESCE(excluded.app_version, devices.app_version),
-              os_version = COALESCE(excluded.os_version, devices.os_version),
-              device_model = COALESCE(excluded.device_model, devices.device_model),
-              sdk_version = COALESCE(excluded.sdk_version, devices.sdk_version), user_id = COALESCE(excluded.user_id, devices.user_id),
-              notification_types = COALESCE(excluded.notification_types, devices.notification_types), updated_at = excluded.updated_at
+            INSERT INTO devices (\(DeviceColumns.inserted)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+            ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform, \(Self.keptOnConflict), updated_at = excluded.updated_at
             RETURNING id
             """, values) { $0.int(0) }!
     }
@@ -99,31 +89,18 @@ public final class PostgresDeviceStore: DeviceStore {
     static let registration = """
         WITH existing AS (SELECT id FROM devices WHERE app_id = $1 AND hwid = $2),
         updated AS (
-          UPDATE devices d SET platform = $3, language = COALESCE($4, d.language),
-            timezone_offset = COALESCE($5, d.timezone_offset), app_version = COALESCE($6, d.app_version),
-            os_version = COALESCE($7, d.os_version), device_model = COALESCE($8, d.device_model),
-            sdk_version = COALESCE($9, d.sdk_version), user_id = COALESCE($10, d.user_id),
-            notification_types = COALESCE($11, d.notification_types), updated_at = $12, push_token = $13,
-            gateway = COALESCE($14, d.gateway), subscribed = true, token_invalid_reason = NULL
-          FROM existing e WHERE d.id = e.id AND ($3 IS DISTINCT FROM d.platform OR COALESCE($4, d.language) IS DISTINCT FROM d.language
-            OR COALESCE($5, d.timezone_offset) IS DISTINCT FROM d.timezone_offset OR COALESCE($6, d.app_version) IS DISTINCT FROM d.app_version
-            OR COALESCE($7, d.os_version) IS DISTINCT FROM d.os_version OR COALESCE($8, d.device_model) IS DISTINCT FROM d.device_model
-            OR COALESCE($9, d.sdk_version) IS DISTINCT FROM d.sdk_version OR COALESCE($10, d.user_id) IS DISTINCT FROM d.user_id
-            OR COALESCE($11, d.notification_types) IS DISTINCT FROM d.notification_types OR $13 IS DISTINCT FROM d.push_token
-            OR COALESCE($14, d.gateway) IS DISTINCT FROM d.gateway OR NOT d.subscribed OR d.token_invalid_reason IS NOT NULL)
+          UPDATE devices d SET platform = $3,
+            \(DeviceColumns.kept(DeviceColumns.optionalAttributes, given: parameter, stored: { "d.\($0.name)" })),
+            updated_at = $12, push_token = $13, gateway = COALESCE($14, d.gateway), subscribed = true, token_invalid_reason = NULL
+          FROM existing e WHERE d.id = e.id AND ($3 IS DISTINCT FROM d.platform
+            OR \(DeviceColumns.changed(DeviceColumns.optionalAttributes, given: parameter, stored: { "d.\($0.name)" }, differs: "IS DISTINCT FROM"))
+            OR $13 IS DISTINCT FROM d.push_token OR COALESCE($14, d.gateway) IS DISTINCT FROM d.gateway OR NOT d.subscribed
+            OR d.token_invalid_reason IS NOT NULL)
           RETURNING d.id),
         inserted AS (
-          INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
-            sdk_version, user_id, notification_types, created_at, updated_at, push_token, gateway)
+          INSERT INTO devices (\(DeviceColumns.registered))
           SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14 WHERE NOT EXISTS (SELECT 1 FROM existing)
-          ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform,
-            language = COALESCE(excluded.language, devices.language),
-            timezone_offset = COALESCE(excluded.timezone_offset, devices.timezone_offset),
-            app_version = COALESCE(excluded.app_version, devices.app_version),
-            os_version = COALESCE(excluded.os_version, devices.os_version),
-            device_model = COALESCE(excluded.device_model, devices.device_model),
-            sdk_version = COALESCE(excluded.sdk_version, devices.sdk_version), user_id = COALESCE(excluded.user_id, devices.user_id),
-            notification_types = COALESCE(excluded.notification_types, devices.notification_types),
+          ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform, \(keptOnConflict),
             updated_at = excluded.updated_at, push_token = excluded.push_token, gateway = COALESCE(excluded.gateway, devices.gateway),
             subscribed = true, token_invalid_reason = NULL
           RETURNING id)
@@ -242,7 +219,7 @@ public final class PostgresDeviceStore: DeviceStore {
     public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
         let appID = try database.appID(registration.app)
         if registration.attributes.platform != nil, let tags = try batchable(registration.tags, appID: appID), tags.badge == nil {
-            try batcher.register([RegistrationBatcher.Item(appID: appID, write: .registration(registration), tags: tags, now: now)])
+            try batcher.register([DeviceWriteBatcher.Item(appID: appID, write: .registration(registration), tags: tags, now: now)])
         } else {
             try registerAlone(appID: appID, registration: registration, now: now)
         }
@@ -262,7 +239,7 @@ public final class PostgresDeviceStore: DeviceStore {
         var badge: Int64?
 
         /// Whether the outcome depends on the stored value, so that the same write made twice
-        /// differs from once (the batch holding it then commits in a transaction, see `RegistrationBatcher`).
+        /// differs from once (the batch holding it then commits in a transaction, see `DeviceWriteBatcher`).
         var isRelative: Bool { !steps.isEmpty || !decimalSteps.isEmpty || !edits.isEmpty }
     }
 
@@ -320,7 +297,7 @@ public final class PostgresDeviceStore: DeviceStore {
     }
 
     /// A write of a batch that failed, made on its own.
-    func writeAlone(_ item: RegistrationBatcher.Item) throws(StoreError) {
+    func writeAlone(_ item: DeviceWriteBatcher.Item) throws(StoreError) {
         switch item.write {
         case .registration(let registration):
             try registerAlone(appID: item.appID, registration: registration, now: item.now)
@@ -355,7 +332,7 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func applicationOpen(app: String, hwid: String, attributes: DeviceAttributes, now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
-        try batcher.register([RegistrationBatcher.Item(appID: appID, write: .open(hwid: hwid, attributes: attributes), now: now)])
+        try batcher.register([DeviceWriteBatcher.Item(appID: appID, write: .open(hwid: hwid, attributes: attributes), now: now)])
     }
 
     /// applicationOpen in a transaction of its own.
@@ -369,7 +346,7 @@ public final class PostgresDeviceStore: DeviceStore {
     public func setTags(app: String, hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
         if let tags = try batchable(updates, appID: appID) {
-            try batcher.register([RegistrationBatcher.Item(appID: appID, write: .tags(hwid: hwid, attributes: attributes, updates: updates),
+            try batcher.register([DeviceWriteBatcher.Item(appID: appID, write: .tags(hwid: hwid, attributes: attributes, updates: updates),
                                                            tags: tags, now: now)])
         } else {
             try setTagsAlone(appID: appID, hwid: hwid, attributes: attributes, updates: updates, now: now)
@@ -501,9 +478,9 @@ public final class PostgresDeviceStore: DeviceStore {
     }
 
     public func record(_ reports: [SDKReport], now: Int64) throws(StoreError) {
-        var items: [RegistrationBatcher.Item] = []
+        var items: [DeviceWriteBatcher.Item] = []
         for report in reports {
-            items.append(RegistrationBatcher.Item(appID: try database.appID(report.app), write: .report(report), now: now))
+            items.append(DeviceWriteBatcher.Item(appID: try database.appID(report.app), write: .report(report), now: now))
         }
         try batcher.register(items)
     }
@@ -546,16 +523,11 @@ public final class PostgresDeviceStore: DeviceStore {
         return try database.read { connection in
             try connection.first(
                 """
-                SELECT hwid, platform, push_token, gateway, language, timezone_offset, app_version, os_version,
-                  device_model, sdk_version, user_id, subscribed, badge, last_open_at
+                SELECT \(DeviceRecord.columns)
                 FROM devices WHERE app_id = $1 AND hwid = $2
                 """, [.integer(appID), .text(hwid)]
             ) { row in
-                DeviceRecord(
-                    hwid: row.text(0), platform: Int(row.int(1)), pushToken: row.optionalText(2), gateway: row.optionalText(3),
-                    language: row.optionalText(4), timezoneOffset: row.optionalInt(5), appVersion: row.optionalText(6),
-                    osVersion: row.optionalText(7), deviceModel: row.optionalText(8), sdkVersion: row.optionalText(9),
-                    userID: row.optionalText(10), subscribed: row.bool(11), badge: row.int(12), lastOpenAt: row.optionalInt(13))
+                DeviceRecord(row: row)
             }
         }
     }
@@ -565,15 +537,11 @@ public final class PostgresDeviceStore: DeviceStore {
         return try database.read { connection in
             try connection.rows(
                 """
-                SELECT kind, hwid, user_id, platform, name, hash, body, timestamp_utc, timestamp_current
+                SELECT \(SDKReport.columns)
                 FROM reports WHERE app_id = $1 ORDER BY id LIMIT $2
                 """, [.integer(appID), .integer(Int64(limit))]
             ) { row in
-                SDKReport(
-                    kind: SDKReport.Kind(rawValue: row.text(0)) ?? .event, app: app, hwid: row.text(1),
-                    userID: row.optionalText(2), platform: row.optionalInt(3).map { Int($0) }, name: row.optionalText(4),
-                    hash: row.optionalText(5), body: (try? JSON.parse(row.text(6))) ?? .null,
-                    timestampUTC: row.optionalInt(7), timestampCurrent: row.optionalInt(8))
+                SDKReport(app: app, row: row)
             }
         }
     }

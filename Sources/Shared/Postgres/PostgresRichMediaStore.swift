@@ -1,11 +1,10 @@
 import Core
-
-extension PostgresRow: StoredRow {}
+import StoreCore
 
 /// `RichMediaStore` on PostgreSQL: each zip is a `bytea` in `rich_media_pages`, so every ingest
 /// sharing the database serves the same pages, and `pg_dump` copies them.
-public final class PostgresRichMediaStore: RichMediaStore {
-    let database: PostgresDatabase
+public final class PostgresRichMediaStore: SQLRichMediaStore {
+    public let database: PostgresDatabase
 
     public init(database: PostgresDatabase) {
         self.database = database
@@ -78,39 +77,11 @@ public final class PostgresRichMediaStore: RichMediaStore {
                                                     [.integer(appID), .text(spec.richMedia)], { $0.int(0) }) else {
                 throw StoreError.invalid("rich_media \(spec.richMedia) not found; upload it first")
             }
-            let id = try connection.first(
-                """
-                INSERT INTO in_apps (app_id, code, page_id, layout, close_button_type, priority, required, created_at, updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
-                ON CONFLICT (app_id, code) DO UPDATE SET page_id = excluded.page_id, layout = excluded.layout,
-                  close_button_type = excluded.close_button_type, priority = excluded.priority, required = excluded.required,
-                  updated_at = excluded.updated_at
-                RETURNING id
-                """, [.integer(appID), .text(spec.code), .integer(pageID), .text(spec.layout.rawValue), .integer(Int64(spec.closeButtonType)),
-                      .integer(Int64(spec.priority)), .integer(spec.required ? 1 : 0), .integer(now)]
-            ) { $0.int(0) } ?? 0
-            try connection.run("DELETE FROM in_app_triggers WHERE in_app_id = $1", [.integer(id)])
-            for (position, trigger) in spec.triggers.enumerated() {
-                try connection.run("INSERT INTO in_app_triggers (in_app_id, position, app_id, event, conditions) VALUES ($1, $2, $3, $4, $5)",
-                                   [.integer(id), .integer(Int64(position)), .integer(appID), .text(trigger.event), .text(trigger.conditionsText)])
-            }
-            guard let stored = try Self.inApps(connection, app: app, appID: appID, filter: "i.id = $2", [.integer(id)]).first else {
+            let id = try InAppQueries.store(spec, appID: appID, pageID: pageID, now: now, connection)
+            guard let stored = try InAppQueries.inApps(connection, app: app, appID: appID, filter: "i.id = $2", [.integer(id)]).first else {
                 throw StoreError.invalid("in-app \(spec.code) vanished while it was written")
             }
             return stored
-        }
-    }
-
-    public func inApps(app: String) throws(StoreError) -> [InApp] {
-        let appID = try database.appID(app)
-        return try database.read { connection in try Self.inApps(connection, app: app, appID: appID, filter: "true", []) }
-    }
-
-    public func inApps(app: String, triggeredBy event: String) throws(StoreError) -> [InApp] {
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            try Self.inApps(connection, app: app, appID: appID,
-                            filter: "i.id IN (SELECT in_app_id FROM in_app_triggers WHERE app_id = $1 AND event = $2)", [.text(event)])
         }
     }
 
@@ -129,32 +100,7 @@ public final class PostgresRichMediaStore: RichMediaStore {
         try database.write { transaction in
             let connection = transaction.connection
             try PostgresDeviceStore.insert([report], appIDs: [appID], now: now, connection)
-            switch counting {
-            case .shown(let inApp):
-                try connection.run("UPDATE in_apps SET shown = shown + 1 WHERE app_id = $1 AND code = $2", [.integer(appID), .text(inApp)])
-            case .action(let inApp, let richMedia):
-                if let inApp {
-                    try connection.run("UPDATE in_apps SET actions = actions + 1 WHERE app_id = $1 AND code = $2", [.integer(appID), .text(inApp)])
-                }
-                if let richMedia {
-                    try connection.run("UPDATE rich_media_pages SET actions = actions + 1 WHERE app_id = $1 AND code = $2",
-                                       [.integer(appID), .text(richMedia)])
-                }
-            }
+            try InAppQueries.count(counting, appID: appID, connection)
         }
-    }
-
-    /// The in-apps of `appID` (parameter $1) that pass `filter` (further parameters from $2), with
-    /// their triggers, highest priority first, then the latest updated, then by code.
-    static func inApps(_ connection: PostgresConnection, app: String, appID: Int64, filter: String, _ values: [PostgresValue]) throws -> [InApp] {
-        let found = try connection.rows(
-            "SELECT \(InApp.columns) FROM \(InApp.tables) WHERE i.app_id = $1 AND \(filter) ORDER BY i.priority DESC, i.updated_at DESC, i.code COLLATE \"C\"",
-            [.integer(appID)] + values
-        ) { (id: $0.int(0), inApp: InApp(app: app, row: $0, triggers: [])) }
-        guard !found.isEmpty else { return [] }
-        let triggers = try connection.rows(InApp.triggersQuery, [.integer(appID)]) {
-            (id: $0.int(0), trigger: InAppTrigger(event: $0.text(1), conditionsText: $0.text(2)))
-        }
-        return InApp.attaching(triggers, to: found)
     }
 }

@@ -1,7 +1,9 @@
+import StoreCore
+
 /// A value bound to a statement parameter. Scalars travel in PostgreSQL's text format (the server
 /// parses them as the type it inferred for the parameter, so the SQL casts a parameter where its
 /// type is ambiguous: `$1::bigint[]`); byte strings travel in binary format.
-public enum PostgresValue: Sendable, Equatable {
+public enum PostgresValue: Sendable, Equatable, BoundValue {
     case null
     case integer(Int64)
     case double(Double)
@@ -15,9 +17,8 @@ public enum PostgresValue: Sendable, Equatable {
     case doubles([Double])
     case booleans([Bool])
 
-    static func optional(_ text: String?) -> PostgresValue { text.map(PostgresValue.text) ?? .null }
-    static func optional(_ number: Int64?) -> PostgresValue { number.map(PostgresValue.integer) ?? .null }
-    static func optional(_ number: Int?) -> PostgresValue { number.map { .integer(Int64($0)) } ?? .null }
+    /// A real number, as `BoundValue` names it.
+    public static func real(_ number: Double) -> PostgresValue { .double(number) }
 }
 
 /// The parameters of one statement laid out for libpq: every text value NUL-terminated in one

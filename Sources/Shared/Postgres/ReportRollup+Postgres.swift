@@ -1,4 +1,5 @@
 import Core
+import StoreCore
 
 /// Reading reports as facts, and reading and writing the rollup tables.
 ///
@@ -34,7 +35,7 @@ extension ReportRollup {
             let amount = attributes?["__amount"].flatMap(real) ?? attributes?["amount"].flatMap(real) ?? price ?? 0
             purchase = (currency ?? "", amount)
         }
-        return ReportFact(app: row.int(base), day: PostgresAnalyticsStore.Window.floorDiv(row.int(base + 1), PostgresAnalyticsStore.day),
+        return ReportFact(app: row.int(base), day: StatisticsWindow.floorDiv(row.int(base + 1), StatisticsWindow.day),
                           isEvent: isEvent, name: name, hwid: row.text(base + 4), screen: screen, sessionDuration: sessionDuration,
                           idleSeconds: idleSeconds, purchase: purchase)
     }
@@ -85,30 +86,6 @@ extension ReportRollup {
             if digits() > 0 { valid = end }
         }
         return Double(String(decoding: bytes[..<valid], as: UTF8.self)) ?? 0
-    }
-
-    /// Loads the rollups of `app`'s days `[first, end)`.
-    static func load(_ connection: PostgresConnection, app: Int64, days first: Int64, _ end: Int64) throws -> ReportRollup {
-        var rollup = ReportRollup()
-        let range: [PostgresValue] = [.integer(app), .integer(first), .integer(end)]
-        let daysInRange = "WHERE app_id = $1 AND day >= $2 AND day < $3"
-        func each(_ sql: String, _ body: (inout Figures, PostgresRow) throws -> Void) throws {
-            _ = try connection.rows(sql, range) { row in
-                try body(&rollup.days[Day(app: app, day: row.int(0)), default: Figures()], row)
-            }
-        }
-        try each("SELECT day, name, count, devices FROM event_days \(daysInRange)") { figures, row in
-            figures.events[row.text(1)] = (row.int(2), try sketch(row.bytes(3)))
-        }
-        try each("SELECT day, devices FROM active_days \(daysInRange)") { figures, row in figures.devices = try sketch(row.bytes(1)) }
-        try each("SELECT day, screen, count FROM screen_days \(daysInRange)") { figures, row in figures.screens[row.text(1)] = row.int(2) }
-        try each("SELECT day, sessions, duration_sum, idle_count, idle_sum FROM session_days \(daysInRange)") { figures, row in
-            (figures.sessions, figures.durationSum, figures.idleCount, figures.idleSum) = (row.int(1), row.double(2), row.int(3), row.double(4))
-        }
-        try each("SELECT day, currency, count, amount FROM purchase_days \(daysInRange)") { figures, row in
-            figures.purchases[row.text(1)] = (row.int(2), row.double(3))
-        }
-        return rollup
     }
 
     /// Adds these figures to the stored rollups: counts add up in one multi-row upsert per table;
@@ -196,10 +173,5 @@ extension ReportRollup {
                 """, [.integers(purchases.apps), .integers(purchases.days), .texts(purchases.currencies), .integers(purchases.counts),
                       .doubles(purchases.amounts)])
         }
-    }
-
-    static func sketch(_ bytes: [UInt8]) throws -> DeviceSketch {
-        guard let sketch = DeviceSketch(encoded: bytes) else { throw StoreError.invalid("a stored device sketch is damaged") }
-        return sketch
     }
 }

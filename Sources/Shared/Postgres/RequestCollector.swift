@@ -4,8 +4,8 @@ import Core
 import Glibc
 #endif
 
-/// What the registration batcher's lanes gather while they run a request's work (see
-/// `RegistrationBatcher`): the writes the work makes (devices, their tags, reports), which join the
+/// What the device write batcher's lanes gather while they run a request's work (see
+/// `DeviceWriteBatcher`): the writes the work makes (devices, their tags, reports), which join the
 /// lane's batch, and whether the work reached the database in any other way, which is refused
 /// before its first statement so that the request can run again on a thread that may block.
 ///
@@ -15,7 +15,7 @@ final class RequestCollector: @unchecked Sendable {
     private final class Slot {
         let thread = Atomic<UInt>(0)
         var gathering = false
-        var items: [RegistrationBatcher.Item] = []
+        var items: [DeviceWriteBatcher.Item] = []
         var refused = false
     }
 
@@ -39,7 +39,7 @@ final class RequestCollector: @unchecked Sendable {
 
     /// Runs `work` on the calling lane; returns the writes it made, and whether it was refused
     /// (then the writes are dropped: the work runs again elsewhere).
-    func gather(_ work: () -> Void) -> (items: [RegistrationBatcher.Item], refused: Bool) {
+    func gather(_ work: () -> Void) -> (items: [DeviceWriteBatcher.Item], refused: Bool) {
         let current = UInt(pthread_self())
         guard let slot = slots.first(where: { $0.thread.load(ordering: .relaxed) == current }) else {
             preconditionFailure("gather runs on a lane thread")
@@ -52,7 +52,7 @@ final class RequestCollector: @unchecked Sendable {
 
     /// True when `items` join the batch being gathered (the caller is a request's work on a lane,
     /// which must not wait for its own batch).
-    func collect(_ items: [RegistrationBatcher.Item]) -> Bool {
+    func collect(_ items: [DeviceWriteBatcher.Item]) -> Bool {
         guard let slot = gathering else { return false }
         if !slot.refused { slot.items += items }
         return true

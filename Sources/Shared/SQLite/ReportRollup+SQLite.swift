@@ -1,4 +1,5 @@
 import Core
+import StoreCore
 
 /// Reading and writing the rollup tables, and reading reports through the `report_facts` view.
 extension ReportRollup {
@@ -11,32 +12,6 @@ extension ReportRollup {
             app: row.int(0), day: row.int(1), isEvent: row.text(2) == "event", name: row.text(3), hwid: row.text(4),
             screen: row.optionalText(5), sessionDuration: row.optionalDouble(6), idleSeconds: row.optionalDouble(7),
             purchase: row.int(8) != 0 ? (row.text(9), row.double(10)) : nil))
-    }
-
-    /// Loads the rollups of `app`'s days `[first, end)`.
-    static func load(_ connection: SQLiteConnection, app: Int64, days first: Int64, _ end: Int64) throws -> ReportRollup {
-        var rollup = ReportRollup()
-        let range: [SQLiteValue] = [.integer(app), .integer(first), .integer(end)]
-        let daysInRange = "WHERE app_id = ?1 AND day >= ?2 AND day < ?3"
-        func each(_ sql: String, _ body: (inout Figures, SQLiteStatement) throws -> Void) throws {
-            let statement = try connection.prepare(sql)
-            _ = try statement.rows(range) { row in
-                let key = Day(app: app, day: row.int(0))
-                try body(&rollup.days[key, default: Figures()], row)
-            }
-        }
-        try each("SELECT day, name, count, devices FROM event_days \(daysInRange)") { figures, row in
-            figures.events[row.text(1)] = (row.int(2), try sketch(row.blob(3)))
-        }
-        try each("SELECT day, devices FROM active_days \(daysInRange)") { figures, row in figures.devices = try sketch(row.blob(1)) }
-        try each("SELECT day, screen, count FROM screen_days \(daysInRange)") { figures, row in figures.screens[row.text(1)] = row.int(2) }
-        try each("SELECT day, sessions, duration_sum, idle_count, idle_sum FROM session_days \(daysInRange)") { figures, row in
-            (figures.sessions, figures.durationSum, figures.idleCount, figures.idleSum) = (row.int(1), row.double(2), row.int(3), row.double(4))
-        }
-        try each("SELECT day, currency, count, amount FROM purchase_days \(daysInRange)") { figures, row in
-            figures.purchases[row.text(1)] = (row.int(2), row.double(3))
-        }
-        return rollup
     }
 
     /// Adds these figures to the stored rollups (counts add up; device sketches merge).
@@ -83,10 +58,5 @@ extension ReportRollup {
                 try writePurchase.run(day + [.text(currency), .integer(purchase.count), .real(purchase.amount)])
             }
         }
-    }
-
-    static func sketch(_ bytes: [UInt8]) throws -> DeviceSketch {
-        guard let sketch = DeviceSketch(encoded: bytes) else { throw StoreError.invalid("a stored device sketch is damaged") }
-        return sketch
     }
 }

@@ -1,4 +1,5 @@
 import Core
+import StoreCore
 
 /// `AnalyticsStore` over the `reports` table and the per-day rollups workers build from it.
 ///
@@ -9,46 +10,14 @@ import Core
 /// its edges and those not processed yet: every acknowledged report counts at once, however far
 /// the workers lag. Distinct devices are `DeviceSketch`es: exact up to 512 per day and event, then
 /// HyperLogLog estimates.
-public final class SQLiteAnalyticsStore: AnalyticsStore {
-    let database: SQLiteDatabase
-
-    static let day: Int64 = 86_400
+public final class SQLiteAnalyticsStore: SQLAnalyticsStore {
+    public let database: SQLiteDatabase
 
     public init(database: SQLiteDatabase) {
         self.database = database
     }
 
     // MARK: Processing (workers)
-
-    public func applicationActivity(app: String, from: Int64, to: Int64) throws(StoreError) -> [ActivityCount] {
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            try connection.prepare(
-                """
-                SELECT created_at / 60 * 60 AS minute, 'install' AS action, count(*) FROM devices
-                WHERE app_id = ?1 AND created_at >= ?2 AND created_at < ?3 GROUP BY minute
-                UNION ALL
-                SELECT created_at / 60 * 60 AS minute, 'register', count(*) FROM devices
-                WHERE app_id = ?1 AND created_at >= ?2 AND created_at < ?3 AND push_token IS NOT NULL GROUP BY minute
-                UNION ALL
-                SELECT last_open_at / 60 * 60 AS minute, 'open', count(*) FROM devices
-                WHERE app_id = ?1 AND last_open_at >= ?2 AND last_open_at < ?3 GROUP BY minute
-                UNION ALL
-                SELECT updated_at / 60 * 60 AS minute, 'unregister', count(*) FROM devices
-                WHERE app_id = ?1 AND updated_at >= ?2 AND updated_at < ?3 AND (push_token IS NULL OR subscribed = 0) GROUP BY minute
-                ORDER BY 1, 2
-                """
-            ).rows([.integer(appID), .integer(from), .integer(to)]) { ActivityCount(minute: $0.int(0), action: $0.text(1), count: Int($0.int(2))) }
-        }
-    }
-
-    public func optIns(app: String, from: Int64, to: Int64) throws(StoreError) -> [OptInCount] {
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            try connection.prepare(OptInCount.query).rows([.integer(appID), .integer(from), .integer(to)], OptInCount.init(row:))
-                .sorted { $0.precedes($1) }
-        }
-    }
 
     public func reportBacklog() throws(StoreError) -> ReportBacklog {
         try database.read { connection in
@@ -89,24 +58,10 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
     public func pruneReports(receivedBefore before: Int64, limit: Int) throws(StoreError) -> Int {
         try database.write { writer in
             let connection = writer.connection
-            // Ids follow arrival, so the reports received before `before` are the ids below a bound
-            // found by bisection (a few primary-key lookups instead of a scan).
-            guard let bounds = try connection.prepare("SELECT min(id), max(id) FROM reports").first([], { row in
-                row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } }
-            }), var (low, high) = bounds else { return 0 }
-            high += 1
-            let arrival = try connection.prepare("SELECT received_at FROM reports WHERE id >= ? ORDER BY id LIMIT 1")
-            while low < high {
-                let middle = low + (high - low) / 2
-                if let received = try arrival.first([.integer(middle)], { $0.int(0) }), received < before {
-                    low = middle + 1
-                } else {
-                    high = middle
-                }
-            }
+            guard let bound = try AnalyticsQueries.firstReport(receivedFrom: before, connection) else { return 0 }
             try connection.prepare(
                 "DELETE FROM reports WHERE id IN (SELECT id FROM reports WHERE id < ? AND processed_at IS NOT NULL ORDER BY id LIMIT ?)"
-            ).run([.integer(low), .integer(Int64(limit))])
+            ).run([.integer(bound), .integer(Int64(limit))])
             return connection.changes
         }
     }
@@ -130,33 +85,15 @@ public final class SQLiteAnalyticsStore: AnalyticsStore {
 
     public func eventStatistics(app: String, from: Int64, to: Int64) throws(StoreError) -> EventStatistics {
         let appID = try database.appID(app)
-        let window = Window(from: from, to: to)
+        let window = StatisticsWindow(from: from, to: to)
         return try database.read { connection in
             try connection.readTransaction {
-                var rollup = try ReportRollup.load(connection, app: appID, days: window.fullStart / Self.day, window.fullEnd / Self.day)
+                var rollup = try ReportRollup.load(connection, app: appID, days: window.days.first, window.days.end)
                 _ = try connection.prepare(Self.raw).rows([.integer(appID), .integer(from), .integer(to), .integer(window.fullStart),
                                                            .integer(window.fullEnd)]) { rollup.add($0) }
                 return rollup.statistics
             }
         }
-    }
-
-    /// The whole UTC days inside `[from, to)`, read from the rollups; the rest is read raw.
-    struct Window {
-        let fullStart: Int64
-        let fullEnd: Int64
-
-        init(from: Int64, to: Int64) {
-            let firstDay = Self.floorDiv(from + SQLiteAnalyticsStore.day - 1, SQLiteAnalyticsStore.day)
-            let endDay = Self.floorDiv(to, SQLiteAnalyticsStore.day)
-            if firstDay < endDay {
-                (fullStart, fullEnd) = (firstDay * SQLiteAnalyticsStore.day, endDay * SQLiteAnalyticsStore.day)
-            } else {
-                (fullStart, fullEnd) = (to, to)
-            }
-        }
-
-        static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
     }
 
     /// The reports a window reads raw: its partial days, and its whole days' unprocessed reports

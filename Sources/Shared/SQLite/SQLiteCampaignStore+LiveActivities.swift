@@ -6,7 +6,7 @@ extension SQLiteCampaignStore {
     /// Advances the activity of a Live Activity message and returns the message's spec with its
     /// `aps.timestamp`; throws `LiveActivityRefusal.error` for an update or end of an unknown or
     /// ended activity. Runs on the writer, inside `createMessages`' transaction.
-    static func advanceActivity(_ message: NewMessage, appID: Int64, now: Int64, _ connection: SQLiteConnection) throws -> MessageSpec {
+    public static func advanceActivity(_ message: NewMessage, appID: Int64, now: Int64, _ connection: SQLiteConnection) throws -> MessageSpec {
         guard let activity = message.spec.liveActivity else { return message.spec }
         let key: [SQLiteValue] = [.integer(appID), .text(activity.id)]
         if activity.event != .start {

@@ -1,29 +1,25 @@
 import Foundation
 import Core
+import StoreCore
 
 /// The worker side of the shard lifecycle.
 extension SQLiteCampaignStore {
     public func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> ShardWork? {
         try database.write { writer -> ShardWork? in
             let connection = writer.connection
-            guard let row = try connection.prepare(
+            guard let claimed = try connection.prepare(
                 """
-                SELECT s.message_id, s.first_device, s.last_device, s.by_timezone, s.timezone_offset, s.status, s.lease_owner,
-                  s.attempts, m.code, m.hash, m.app_id, m.request, m.status, s.attempted_through
+                SELECT \(ClaimedShard.columns)
                 FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = ?
                 """
-            ).first([.integer(shard)], { row in
-                (message: row.int(0), first: row.int(1), last: row.int(2), byTimezone: row.int(3) != 0, offset: row.optionalInt(4),
-                 status: row.text(5), owner: row.optionalText(6), attempts: Int(row.int(7)), code: row.text(8), hash: row.text(9),
-                 appID: row.int(10), request: row.text(11), messageStatus: row.text(12), attemptedThrough: row.optionalInt(13))
-            }) else { return nil }
-            guard row.status == ShardState.leased.rawValue, row.owner == worker else { return nil }
-            guard row.messageStatus != MessageState.deleted.rawValue else {
+            ).first([.integer(shard)], { ClaimedShard(row: $0) }) else { return nil }
+            guard claimed.isLeased(to: worker) else { return nil }
+            guard !claimed.messageDeleted else {
                 try connection.prepare("UPDATE message_shards SET status = 'cancelled' WHERE id = ?").run([.integer(shard)])
                 return nil
             }
             try connection.prepare("UPDATE message_shards SET lease_until = ? WHERE id = ?").run([.integer(leaseUntil), .integer(shard)])
-            if row.attempts > 1 {
+            if claimed.attempts > 1 {
                 // Retries the previous holder had on the network: their outcome is unknown.
                 try connection.prepare(
                     """
@@ -35,11 +31,7 @@ extension SQLiteCampaignStore {
                     "UPDATE delivery_retries SET sending = 0, ambiguous = ambiguous + 1, next_at = ?2 WHERE shard_id = ?1 AND sending = 1"
                 ).run([.integer(shard), .integer(now)])
             }
-            return ShardWork(
-                shardID: shard, messageID: row.message, messageCode: row.code, hash: row.hash,
-                app: database.appCode(row.appID) ?? "", appID: row.appID, spec: try MessageSpec(storedText: row.request),
-                firstDevice: row.first, lastDevice: row.last, timezoneFilter: row.byTimezone ? .some(row.offset) : .none,
-                attempts: row.attempts, attemptedThrough: row.attempts > 1 ? row.attemptedThrough : nil)
+            return try claimed.work(shard: shard, app: database.appCode(claimed.appID) ?? "")
         }
     }
 
@@ -127,10 +119,7 @@ extension SQLiteCampaignStore {
     public func targets(of work: ShardWork, after: Int64, limit: Int) throws(StoreError) -> [Target] {
         let (sql, bindings) = Self.targetQuery(work, after: after, limit: limit)
         return try database.read { connection in
-            try connection.prepare(sql).rows(bindings) { row in
-                Target(deviceID: row.int(0), hwid: row.text(1), platform: Int(row.int(2)), pushToken: row.text(3),
-                       gateway: row.optionalText(4), language: row.optionalText(5), badge: row.int(6))
-            }
+            try connection.prepare(sql).rows(bindings) { Target(row: $0) }
         }
     }
 
@@ -205,13 +194,7 @@ extension SQLiteCampaignStore {
                 WHERE r.shard_id = ? AND r.next_at <= ? AND r.sending = 0 ORDER BY r.next_at, r.device_id LIMIT ?
                 """
             ).rows((work.spec.liveActivity.map { [.text($0.tokenActivityID)] } ?? [])
-                   + [.integer(work.shardID), .integer(now), .integer(Int64(limit))]) { row in
-                let target = row.int(5) == 0 ? nil : Target(
-                    deviceID: row.int(0), hwid: row.text(6), platform: Int(row.int(7)), pushToken: row.text(8), gateway: row.optionalText(9),
-                    language: row.optionalText(10), badge: row.int(11))
-                return PendingRetry(target: target, deviceID: row.int(0), attempts: Int(row.int(1)), ambiguous: Int(row.int(2)),
-                                    expiresAt: row.int(3), reason: row.text(4))
-            }
+                   + [.integer(work.shardID), .integer(now), .integer(Int64(limit))]) { PendingRetry(row: $0) }
         }
     }
 

@@ -1,68 +1,16 @@
 import Foundation
 import Core
+import StoreCore
 
 /// `CampaignStore` on the shared SQLite database.
-public final class SQLiteCampaignStore: CampaignStore {
-    let database: SQLiteDatabase
+public final class SQLiteCampaignStore: SQLCampaignStore {
+    public let database: SQLiteDatabase
 
     public init(database: SQLiteDatabase) {
         self.database = database
     }
 
     // MARK: - Remote API
-
-    public func createMessages(app: String, _ messages: [NewMessage], now: Int64) throws(StoreError) -> [String] {
-        let appID = try database.appID(app)
-        var encoded: [String] = []
-        for message in messages {
-            do {
-                encoded.append(try message.spec.storedText())
-            } catch {
-                throw .invalid("cannot encode the message: \(error)")
-            }
-        }
-        return try database.write { writer in
-            let connection = writer.connection
-            var codes: [String] = []
-            for (message, request) in zip(messages, encoded) {
-                var code = MessageIdentifiers.newCode()
-                if let transactionID = message.transactionID {
-                    // The id's row is taken over once its window has passed; within it, it names the message.
-                    let claimed = try connection.prepare(
-                        """
-                        INSERT INTO message_transactions (app_id, transaction_id, code, created_at) VALUES (?1, ?2, ?3, ?4)
-                        ON CONFLICT (app_id, transaction_id) DO UPDATE SET code = excluded.code, created_at = excluded.created_at
-                        WHERE message_transactions.created_at <= ?4 - ?5
-                        RETURNING code
-                        """
-                    ).first([.integer(appID), .text(transactionID), .text(code), .integer(now), .integer(NewMessage.transactionWindow)]) { $0.text(0) }
-                    if claimed == nil {
-                        code = try connection.prepare("SELECT code FROM message_transactions WHERE app_id = ? AND transaction_id = ?")
-                            .first([.integer(appID), .text(transactionID)]) { $0.text(0) } ?? code
-                        codes.append(code)
-                        continue
-                    }
-                }
-                let sendAt = message.spec.schedule.earliestDueAt
-                let stored = message.spec.liveActivity == nil
-                    ? request : try Self.advanceActivity(message, appID: appID, now: now, connection).storedText()
-                try connection.prepare(
-                    """
-                    INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash, send_rate,
-                                          inbox_until, inbox_seconds)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-                ).run([.text(code), .integer(appID), message.transactionID.map(SQLiteValue.text) ?? .null,
-                       .text((sendAt <= now ? MessageState.queued : .scheduled).rawValue), .text(stored), .integer(sendAt),
-                       .integer(now),
-                       .integer(now), .text(MessageIdentifiers.newHash()), message.spec.sendRate.map { .integer(Int64($0)) } ?? .null,
-                       message.spec.inbox.map { .integer($0.storedUntil) } ?? .null,
-                       message.spec.inbox?.keptSeconds.map(SQLiteValue.integer) ?? .null])
-                codes.append(code)
-            }
-            return codes
-        }
-    }
 
     public func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String] {
         guard !devices.isEmpty else { return [] }
@@ -80,51 +28,17 @@ public final class SQLiteCampaignStore: CampaignStore {
         }
     }
 
-    public func messageStatus(app: String?, code: String) throws(StoreError) -> MessageStatus? {
-        let appFilter = try app.map { (code: String) throws(StoreError) in try database.appID(code) }
-        return try database.read { connection in
-            try connection.readTransaction { () throws -> MessageStatus? in
-                guard let row = try connection.prepare(
-                    "SELECT id, app_id, status, hash, send_at, created_at, request FROM messages WHERE code = ?"
-                ).first([.text(code)], { row in
-                    (row.int(0), row.int(1), row.text(2), row.text(3), row.int(4), row.int(5), row.text(6))
-                }) else { return nil }
-                let (id, appID, status, hash, sendAt, createdAt, request) = row
-                if let appFilter, appFilter != appID { return nil }
-                var result = MessageStatus(code: code, app: database.appCode(appID) ?? "", status: MessageState(rawValue: status) ?? .failed,
-                                           hash: hash, sendAt: sendAt, createdAt: createdAt, spec: try MessageSpec(storedText: request))
-                if let sums = try connection.prepare(
-                    """
-                    SELECT sum(targeted), sum(sent), sum(failed), sum(throttled), sum(retrying), sum(ambiguous)
-                    FROM message_shards WHERE message_id = ?
-                    """
-                ).first([.integer(id)], { row in (Int32(0)..<6).map { Int(row.int($0)) } }) {
-                    (result.targeted, result.sent, result.failed, result.throttled) = (sums[0], sums[1], sums[2], sums[3])
-                    (result.retrying, result.ambiguous) = (sums[4], sums[5])
-                }
-                for (reason, count) in try connection.prepare("SELECT reason, count FROM message_errors WHERE message_id = ?")
-                    .rows([.integer(id)], { ($0.text(0), Int($0.int(1))) }) {
-                    result.errors[reason] = count
-                }
-                // Once per (message, device), and only from devices the message was sent to: SDK retries
-                // and reports from elsewhere cannot push the rates past 100%. Workers match reports to
-                // messages into `message_reports`; the reports they have not processed yet are added.
-                let reports = try connection.prepare(
-                    """
-                    SELECT count(*) FROM (
-                      SELECT device_id FROM message_reports WHERE message_id = ?1 AND kind = ?3
-                      UNION
-                      SELECT d.id FROM reports r INDEXED BY reports_unprocessed
-                      JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
-                      WHERE r.processed_at IS NULL AND r.hash = ?2 AND r.kind = ?3 AND r.app_id = ?4) AS reported
-                    JOIN deliveries x ON x.message_id = ?1 AND x.device_id = reported.device_id AND x.status = 'sent'
-                    """)
-                result.delivered = Int(try reports.first([.integer(id), .text(hash), .text("delivery"), .integer(appID)]) { $0.int(0) } ?? 0)
-                result.opened = Int(try reports.first([.integer(id), .text(hash), .text("push_stat"), .integer(appID)]) { $0.int(0) } ?? 0)
-                return result
-            }
-        }
-    }
+    /// The devices that reported a kind for a message (see `MessageQueries.status`): those workers
+    /// matched into `message_reports`, and those of the reports they have not processed yet.
+    public static let reportedDevices = """
+        SELECT count(*) FROM (
+          SELECT device_id FROM message_reports WHERE message_id = $1 AND kind = $3
+          UNION
+          SELECT d.id FROM reports r INDEXED BY reports_unprocessed
+          JOIN devices d ON d.app_id = r.app_id AND d.hwid = r.hwid
+          WHERE r.processed_at IS NULL AND r.hash = $2 AND r.kind = $3 AND r.app_id = $4) AS reported
+        JOIN deliveries x ON x.message_id = $1 AND x.device_id = reported.device_id AND x.status = 'sent'
+        """
 
     public func messageActivity(code: String) throws(StoreError) -> [ActivityCount] {
         try database.read { connection in
@@ -143,59 +57,6 @@ public final class SQLiteCampaignStore: CampaignStore {
                     """
                 ).rows([.integer(id), .text(hash), .integer(appID)]) { ActivityCount(minute: $0.int(0), action: $0.text(1), count: Int($0.int(2))) }
             }
-        }
-    }
-
-    public func recentMessages(app: String, limit: Int, offset: Int) throws(StoreError) -> [MessageStatus] {
-        let appID = try database.appID(app)
-        let codes = try database.read { connection in
-            try connection.prepare("SELECT code FROM messages WHERE app_id = ? ORDER BY id DESC LIMIT ? OFFSET ?")
-                .rows([.integer(appID), .integer(Int64(limit)), .integer(Int64(offset))]) { $0.text(0) }
-        }
-        var result: [MessageStatus] = []
-        for code in codes {
-            if let status = try messageStatus(app: app, code: code) { result.append(status) }
-        }
-        return result
-    }
-
-    public func messageCount(app: String) throws(StoreError) -> Int {
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            Int(try connection.prepare("SELECT count(*) FROM messages WHERE app_id = ?").first([.integer(appID)]) { $0.int(0) } ?? 0)
-        }
-    }
-
-    public func campaignTotals(app: String, since: Int64) throws(StoreError) -> CampaignTotals {
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            try connection.prepare(CampaignTotals.query).first([.integer(appID), .integer(since)], CampaignTotals.init(row:))
-                ?? CampaignTotals()
-        }
-    }
-
-    public func deleteMessage(app: String, code: String, now: Int64) throws(StoreError) -> Bool {
-        let appID = try database.appID(app)
-        return try database.write { writer in
-            let connection = writer.connection
-            guard let id = try connection.prepare(
-                "UPDATE messages SET status = 'deleted', updated_at = ? WHERE app_id = ? AND code = ? AND status IN ('scheduled', 'queued', 'sending') RETURNING id"
-            ).first([.integer(now), .integer(appID), .text(code)], { $0.int(0) }) else { return false }
-            try connection.prepare("UPDATE message_shards SET status = 'cancelled' WHERE message_id = ? AND status = 'pending'")
-                .run([.integer(id)])
-            return true
-        }
-    }
-
-    public func tagTypes(app: String) throws(StoreError) -> [String: TagType] {
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            var types: [String: TagType] = [:]
-            for (name, raw) in try connection.prepare("SELECT name, type FROM tag_definitions WHERE app_id = ?")
-                .rows([.integer(appID)], { ($0.text(0), Int($0.int(1))) }) {
-                types[name] = TagType(rawValue: raw)
-            }
-            return types
         }
     }
 

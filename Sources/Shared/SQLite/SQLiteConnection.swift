@@ -1,5 +1,6 @@
 internal import CSQLite
 import Core
+import StoreCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -153,5 +154,28 @@ private struct StatementKey: Hashable {
             hasher.combine(bytes: UnsafeRawBufferPointer($0.extracting(max(0, $0.count - 48)...)))
         }
         if hashed == nil { for byte in sql.utf8.suffix(48) { hasher.combine(byte) } }
+    }
+}
+
+/// The shared statements, their `$n` placeholders read as SQLite's `?n`.
+extension SQLiteConnection: StatementRunner {
+    public func select<T>(_ sql: String, _ values: [SQLiteValue], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
+        try prepare(Self.positional(sql)).rows(values, transform)
+    }
+
+    public func selectFirst<T>(_ sql: String, _ values: [SQLiteValue], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
+        try prepare(Self.positional(sql)).first(values, transform)
+    }
+
+    public func execute(_ sql: String, _ values: [SQLiteValue]) throws {
+        try prepare(Self.positional(sql)).run(values)
+    }
+
+    public var byteOrder: String { "" }
+
+    /// `sql` with each `$` made `?`: `$3` is parameter 3 in both syntaxes.
+    static func positional(_ sql: String) -> String {
+        guard sql.utf8.contains(UInt8(ascii: "$")) else { return sql }
+        return String(String.UnicodeScalarView(sql.unicodeScalars.map { $0 == "$" ? "?" : $0 }))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Core
+import StoreCore
 
 /// One SQLite file (WAL) shared by the stores of a process.
 ///
@@ -80,12 +81,12 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    func appID(_ code: String) throws(StoreError) -> Int64 {
+    public func appID(_ code: String) throws(StoreError) -> Int64 {
         guard let id = appIDs[code] else { throw .unknownApplication(code) }
         return id
     }
 
-    func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
+    public func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
 
     /// Runs `body` in a write transaction (shared with other callers' bodies, each in its own
     /// savepoint) and returns once that transaction is committed.
@@ -426,5 +427,19 @@ final class Checkpointer: Sendable {
     func stop() {
         stopping.store(true, ordering: .relaxed)
         finished.wait()
+    }
+}
+
+/// The shared store rules' view of the database: reads on the readers, snapshots in a read
+/// transaction, writes on the one writer.
+extension SQLiteDatabase: SQLDatabase {
+    public func reading<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T { try read(body) }
+
+    public func readingSnapshot<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
+        try read { connection in try connection.readTransaction { try body(connection) } }
+    }
+
+    public func writing<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
+        try write { try body($0.connection) }
     }
 }

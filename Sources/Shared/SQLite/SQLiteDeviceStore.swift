@@ -1,5 +1,6 @@
 import Synchronization
 import Core
+import StoreCore
 
 /// `DeviceStore` on the shared SQLite database.
 public final class SQLiteDeviceStore: DeviceStore {
@@ -23,30 +24,9 @@ public final class SQLiteDeviceStore: DeviceStore {
     /// Updates the device's attributes, creating it when new; returns its row id.
     func upsertDevice(_ connection: SQLiteConnection, appID: Int64, hwid: String, attributes a: DeviceAttributes,
                       now: Int64) throws -> Int64 {
-        let values: [SQLiteValue] = [
-            .integer(appID), .text(hwid), a.platform.map { .integer(Int64($0)) } ?? .null,
-            a.language.map(SQLiteValue.text) ?? .null, a.timezoneOffset.map(SQLiteValue.integer) ?? .null,
-            a.appVersion.map(SQLiteValue.text) ?? .null, a.osVersion.map(SQLiteValue.text) ?? .null,
-            a.deviceModel.map(SQLiteValue.text) ?? .null, a.sdkVersion.map(SQLiteValue.text) ?? .null,
-            a.userID.map(SQLiteValue.text) ?? .null, a.notificationTypes.map(SQLiteValue.integer) ?? .null,
-            .integer(now),
-        ]
+        let values: [SQLiteValue] = DeviceColumns.values(appID: appID, hwid: hwid, a, now: now)
         // With no attributes there is nothing to update (setTags usually sends none).
-        if a != DeviceAttributes(), let id = try connection.prepare(
-            """
-            UPDATE devices SET platform = COALESCE(?3, platform), language = COALESCE(?4, language),
-              timezone_offset = COALESCE(?5, timezone_offset), app_version = COALESCE(?6, app_version),
-              os_version = COALESCE(?7, os_version), device_model = COALESCE(?8, device_model),
-              sdk_version = COALESCE(?9, sdk_version), user_id = COALESCE(?10, user_id),
-              notification_types = COALESCE(?11, notification_types), updated_at = ?12
-            WHERE app_id = ?1 AND hwid = ?2 AND (COALESCE(?3, platform) IS NOT platform
-              OR COALESCE(?4, language) IS NOT language OR COALESCE(?5, timezone_offset) IS NOT timezone_offset
-              OR COALESCE(?6, app_version) IS NOT app_version OR COALESCE(?7, os_version) IS NOT os_version
-              OR COALESCE(?8, device_model) IS NOT device_model OR COALESCE(?9, sdk_version) IS NOT sdk_version
-              OR COALESCE(?10, user_id) IS NOT user_id OR COALESCE(?11, notification_types) IS NOT notification_types)
-            RETURNING id
-            """
-        ).first(values, { $0.int(0) }) {
+        if a != DeviceAttributes(), let id = try connection.prepare(Self.updateDevice).first(values, { $0.int(0) }) {
             return id
         }
         // Unchanged devices are not rewritten (a rewrite costs a WAL page per index).
@@ -58,52 +38,46 @@ public final class SQLiteDeviceStore: DeviceStore {
             throw StoreError.invalid("device_type is required for a device Herald has not seen (register it first)")
         }
         return try connection.prepare(
-            """
-            INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version,
-              device_model, sdk_version, user_id, notification_types, created_at, updated_at)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12) RETURNING id
-            """
+            "INSERT INTO devices (\(DeviceColumns.inserted)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12) RETURNING id"
         ).first(values) { $0.int(0) }!
     }
+
+    /// Updates the attributes given (parameters as `DeviceColumns` lays them out) of a device whose
+    /// attributes they change, and returns its id; nothing when the device is new or unchanged.
+    static let updateDevice = """
+        UPDATE devices SET \(DeviceColumns.kept(DeviceColumns.attributes, given: { "?\($0.parameter)" }, stored: \.name)), updated_at = ?12
+        WHERE app_id = ?1 AND hwid = ?2
+          AND (\(DeviceColumns.changed(DeviceColumns.attributes, given: { "?\($0.parameter)" }, stored: \.name, differs: "IS NOT")))
+        RETURNING id
+        """
+
+    /// Inserts a registered device, or updates what changed (parameters as `DeviceColumns` lays
+    /// them out, push token `13`, gateway `14`); an unchanged device is not rewritten.
+    static let registration = """
+        INSERT INTO devices (\(DeviceColumns.registered))
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)
+        ON CONFLICT (app_id, hwid) DO UPDATE SET platform = ?3,
+          \(DeviceColumns.kept(DeviceColumns.optionalAttributes, given: { "?\($0.parameter)" }, stored: \.name)),
+          updated_at = ?12, push_token = ?13, gateway = COALESCE(?14, gateway), subscribed = 1, token_invalid_reason = NULL
+        WHERE ?3 IS NOT platform
+          OR \(DeviceColumns.changed(DeviceColumns.optionalAttributes, given: { "?\($0.parameter)" }, stored: \.name, differs: "IS NOT"))
+          OR ?13 IS NOT push_token OR COALESCE(?14, gateway) IS NOT gateway OR subscribed <> 1 OR token_invalid_reason IS NOT NULL
+        """
 
     /// registerDevice in one statement: insert the device, or update what changed (attributes, token,
     /// gateway, subscription). Unchanged devices are not rewritten.
     func upsertRegistration(_ connection: SQLiteConnection, appID: Int64, registration: DeviceRegistration, now: Int64) throws -> Int64 {
         let a = registration.attributes
-        guard let platform = a.platform else {
+        guard a.platform != nil else {
             throw StoreError.invalid("device_type is required")
         }
-        let values: [SQLiteValue] = [
-            .integer(appID), .text(registration.hwid), .integer(Int64(platform)),
-            a.language.map(SQLiteValue.text) ?? .null, a.timezoneOffset.map(SQLiteValue.integer) ?? .null,
-            a.appVersion.map(SQLiteValue.text) ?? .null, a.osVersion.map(SQLiteValue.text) ?? .null,
-            a.deviceModel.map(SQLiteValue.text) ?? .null, a.sdkVersion.map(SQLiteValue.text) ?? .null,
-            a.userID.map(SQLiteValue.text) ?? .null, a.notificationTypes.map(SQLiteValue.integer) ?? .null,
-            .integer(now), .text(registration.pushToken), registration.gateway.map(SQLiteValue.text) ?? .null,
-        ]
+        let values: [SQLiteValue] = DeviceColumns.values(appID: appID, hwid: registration.hwid, a, now: now)
+            + [.text(registration.pushToken), .optional(registration.gateway)]
         // No RETURNING: SQLite runs such a statement into a temporary table first, which costs more
         // than the insert. Only an insert moves the connection's last insert row id (an update
         // does not); when it did not move, the id is looked up.
         let previousRowID = connection.lastInsertRowID
-        try connection.prepare(
-            """
-            INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
-              sdk_version, user_id, notification_types, created_at, updated_at, push_token, gateway)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)
-            ON CONFLICT (app_id, hwid) DO UPDATE SET platform = ?3, language = COALESCE(?4, language),
-              timezone_offset = COALESCE(?5, timezone_offset), app_version = COALESCE(?6, app_version),
-              os_version = COALESCE(?7, os_version), device_model = COALESCE(?8, device_model),
-              sdk_version = COALESCE(?9, sdk_version), user_id = COALESCE(?10, user_id),
-              notification_types = COALESCE(?11, notification_types), updated_at = ?12, push_token = ?13,
-              gateway = COALESCE(?14, gateway), subscribed = 1, token_invalid_reason = NULL
-            WHERE ?3 IS NOT platform OR COALESCE(?4, language) IS NOT language
-              OR COALESCE(?5, timezone_offset) IS NOT timezone_offset OR COALESCE(?6, app_version) IS NOT app_version
-              OR COALESCE(?7, os_version) IS NOT os_version OR COALESCE(?8, device_model) IS NOT device_model
-              OR COALESCE(?9, sdk_version) IS NOT sdk_version OR COALESCE(?10, user_id) IS NOT user_id
-              OR COALESCE(?11, notification_types) IS NOT notification_types OR ?13 IS NOT push_token
-              OR COALESCE(?14, gateway) IS NOT gateway OR subscribed <> 1 OR token_invalid_reason IS NOT NULL
-            """
-        ).run(values)
+        try connection.prepare(Self.registration).run(values)
         if connection.lastInsertRowID != previousRowID {
             return connection.lastInsertRowID
         }
@@ -374,17 +348,11 @@ public final class SQLiteDeviceStore: DeviceStore {
         return try read { connection in
             try connection.prepare(
                 """
-                SELECT hwid, platform, push_token, gateway, language, timezone_offset, app_version, os_version,
-                  device_model, sdk_version, user_id, subscribed, badge, last_open_at
+                SELECT \(DeviceRecord.columns)
                 FROM devices WHERE app_id = ? AND hwid = ?
                 """
             ).first([.integer(appID), .text(hwid)]) { row in
-                DeviceRecord(
-                    hwid: row.text(0), platform: Int(row.int(1)), pushToken: row.optionalText(2), gateway: row.optionalText(3),
-                    language: row.optionalText(4), timezoneOffset: row.optionalInt(5), appVersion: row.optionalText(6),
-                    osVersion: row.optionalText(7), deviceModel: row.optionalText(8), sdkVersion: row.optionalText(9),
-                    userID: row.optionalText(10), subscribed: row.int(11) != 0, badge: row.int(12),
-                    lastOpenAt: row.optionalInt(13))
+                DeviceRecord(row: row)
             }
         }
     }
@@ -394,15 +362,11 @@ public final class SQLiteDeviceStore: DeviceStore {
         return try read { connection in
             try connection.prepare(
                 """
-                SELECT kind, hwid, user_id, platform, name, hash, body, timestamp_utc, timestamp_current
+                SELECT \(SDKReport.columns)
                 FROM reports WHERE app_id = ? ORDER BY id LIMIT ?
                 """
             ).rows([.integer(appID), .integer(Int64(limit))]) { row in
-                SDKReport(
-                    kind: SDKReport.Kind(rawValue: row.text(0)) ?? .event, app: app, hwid: row.text(1),
-                    userID: row.optionalText(2), platform: row.optionalInt(3).map { Int($0) }, name: row.optionalText(4),
-                    hash: row.optionalText(5), body: (try? JSON.parse(row.text(6))) ?? .null,
-                    timestampUTC: row.optionalInt(7), timestampCurrent: row.optionalInt(8))
+                SDKReport(app: app, row: row)
             }
         }
     }

@@ -1,11 +1,10 @@
 import Core
-
-extension SQLiteStatement: StoredRow {}
+import StoreCore
 
 /// `RichMediaStore` on the shared SQLite database: each zip is a blob in `rich_media_pages`, so it
 /// is committed with its metadata and copied by `--backup`.
-public final class SQLiteRichMediaStore: RichMediaStore {
-    let database: SQLiteDatabase
+public final class SQLiteRichMediaStore: SQLRichMediaStore {
+    public let database: SQLiteDatabase
 
     public init(database: SQLiteDatabase) {
         self.database = database
@@ -80,40 +79,11 @@ public final class SQLiteRichMediaStore: RichMediaStore {
                 .first([.integer(appID), .text(spec.richMedia)], { $0.int(0) }) else {
                 throw StoreError.invalid("rich_media \(spec.richMedia) not found; upload it first")
             }
-            let id = try connection.prepare(
-                """
-                INSERT INTO in_apps (app_id, code, page_id, layout, close_button_type, priority, required, created_at, updated_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
-                ON CONFLICT (app_id, code) DO UPDATE SET page_id = excluded.page_id, layout = excluded.layout,
-                  close_button_type = excluded.close_button_type, priority = excluded.priority, required = excluded.required,
-                  updated_at = excluded.updated_at
-                RETURNING id
-                """
-            ).first([.integer(appID), .text(spec.code), .integer(pageID), .text(spec.layout.rawValue), .integer(Int64(spec.closeButtonType)),
-                     .integer(Int64(spec.priority)), .integer(spec.required ? 1 : 0), .integer(now)]) { $0.int(0) } ?? 0
-            try connection.prepare("DELETE FROM in_app_triggers WHERE in_app_id = ?").run([.integer(id)])
-            let insert = try connection.prepare(
-                "INSERT INTO in_app_triggers (in_app_id, position, app_id, event, conditions) VALUES (?, ?, ?, ?, ?)")
-            for (position, trigger) in spec.triggers.enumerated() {
-                try insert.run([.integer(id), .integer(Int64(position)), .integer(appID), .text(trigger.event), .text(trigger.conditionsText)])
-            }
-            guard let stored = try Self.inApps(connection, app: app, appID: appID, filter: "i.id = ?2", [.integer(id)]).first else {
+            let id = try InAppQueries.store(spec, appID: appID, pageID: pageID, now: now, connection)
+            guard let stored = try InAppQueries.inApps(connection, app: app, appID: appID, filter: "i.id = $2", [.integer(id)]).first else {
                 throw StoreError.invalid("in-app \(spec.code) vanished while it was written")
             }
             return stored
-        }
-    }
-
-    public func inApps(app: String) throws(StoreError) -> [InApp] {
-        let appID = try database.appID(app)
-        return try database.read { connection in try Self.inApps(connection, app: app, appID: appID, filter: "1", []) }
-    }
-
-    public func inApps(app: String, triggeredBy event: String) throws(StoreError) -> [InApp] {
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            try Self.inApps(connection, app: app, appID: appID,
-                            filter: "i.id IN (SELECT in_app_id FROM in_app_triggers WHERE app_id = ?1 AND event = ?2)", [.text(event)])
         }
     }
 
@@ -133,31 +103,7 @@ public final class SQLiteRichMediaStore: RichMediaStore {
         try database.write { writer in
             let connection = writer.connection
             try SQLiteDeviceStore.insert([report], appIDs: [appID], now: now, connection)
-            switch counting {
-            case .shown(let inApp):
-                try connection.prepare("UPDATE in_apps SET shown = shown + 1 WHERE app_id = ? AND code = ?").run([.integer(appID), .text(inApp)])
-            case .action(let inApp, let richMedia):
-                if let inApp {
-                    try connection.prepare("UPDATE in_apps SET actions = actions + 1 WHERE app_id = ? AND code = ?")
-                        .run([.integer(appID), .text(inApp)])
-                }
-                if let richMedia {
-                    try connection.prepare("UPDATE rich_media_pages SET actions = actions + 1 WHERE app_id = ? AND code = ?")
-                        .run([.integer(appID), .text(richMedia)])
-                }
-            }
+            try InAppQueries.count(counting, appID: appID, connection)
         }
-    }
-
-    /// The in-apps of `appID` (parameter ?1) that pass `filter` (further parameters from ?2), with
-    /// their triggers, highest priority first, then the latest updated, then by code.
-    static func inApps(_ connection: SQLiteConnection, app: String, appID: Int64, filter: String, _ values: [SQLiteValue]) throws -> [InApp] {
-        let found = try connection.prepare(
-            "SELECT \(InApp.columns) FROM \(InApp.tables) WHERE i.app_id = ?1 AND \(filter) ORDER BY i.priority DESC, i.updated_at DESC, i.code"
-        ).rows([.integer(appID)] + values) { (id: $0.int(0), inApp: InApp(app: app, row: $0, triggers: [])) }
-        guard !found.isEmpty else { return [] }
-        let triggers = try connection.prepare(InApp.triggersQuery)
-            .rows([.integer(appID)]) { (id: $0.int(0), trigger: InAppTrigger(event: $0.text(1), conditionsText: $0.text(2))) }
-        return InApp.attaching(triggers, to: found)
     }
 }

@@ -90,6 +90,8 @@ public final class SQLiteStatement {
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
     public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
     public func optionalInt(_ column: Int32) -> Int64? { isNull(column) ? nil : int(column) }
+    /// An integer column read as a flag: anything but 0 is true.
+    public func bool(_ column: Int32) -> Bool { int(column) != 0 }
     public func double(_ column: Int32) -> Double { sqlite3_column_double(raw, column) }
     public func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
     public func text(_ column: Int32) -> String {
@@ -97,6 +99,7 @@ public final class SQLiteStatement {
         return String(cString: pointer)
     }
     public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+    public func bytes(_ column: Int32) -> [UInt8] { blob(column) }
     public func blob(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(raw, column))
         guard count > 0, let pointer = sqlite3_column_blob(raw, column) else { return [] }
@@ -113,3 +116,6 @@ public final class SQLiteStatement {
         }
     }
 }
+
+/// A statement on a row reads as a `StoredRow`.
+extension SQLiteStatement: StoredRow {}

@@ -6,7 +6,7 @@ import Core
 import TestSupport
 
 /// Concurrent registrations written many per statement end as if each had been written alone.
-@Suite struct RegistrationBatcherTests {
+@Suite struct DeviceWriteBatcherTests {
     static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
     let database: PostgresDatabase
     let store: PostgresDeviceStore

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Core
+import StoreCore
 
 /// Group commit for the Device API's busiest writes: registerDevice, setTags, applicationOpen and
 /// the SDKs' reports (postEvent, pushStat, messageDeliveryEvent, …), and the thread that runs the
@@ -23,16 +24,15 @@ import Core
 /// happened yet) and runs again on a request thread of `PostgresDatabase`, which may block.
 ///
 /// With two lanes, each writing on a pooled connection of its own, the next batch is gathered,
-/// sent and executed while the previous one commits. (With one batch in flight, every client
-/// waited in one convoy: the batch took all of them, and on a busy machine the wake-ups of its
-/// round trip set the rate.) One lane gathers at a time, and a device is in at most one batch in
+/// sent and executed while the previous one commits, so that the clients never all wait on one
+/// batch's round trip. One lane gathers at a time, and a device is in at most one batch in
 /// flight: a write whose device is being written waits for that batch, so that a device's writes
 /// commit in the order they came. Each batch writes its devices in (application, hwid) order, so that it
 /// never waits in a circle with another writer. When a batch fails for a reason other than the
 /// server being away, each of its writes is made on its own, so that one bad row fails alone (a
 /// request whose write failed so runs again on a request thread, which gets that failure as it
 /// would have alone).
-final class RegistrationBatcher: Sendable {
+final class DeviceWriteBatcher: Sendable {
     /// One write with its tags already converted: a device write, or a report.
     struct Item: Sendable {
         enum Write: Sendable {
@@ -360,12 +360,12 @@ private struct BatchStatement {
     }
 
     /// The entries of every write, each with its write's row in `input` (`n`, from 1).
-    private static func rows<Entry>(_ writes: [RegistrationBatcher.Item],
-                                    _ entries: (RegistrationBatcher.Item) -> [Entry]) -> [(row: Int64, entry: Entry)] {
+    private static func rows<Entry>(_ writes: [DeviceWriteBatcher.Item],
+                                    _ entries: (DeviceWriteBatcher.Item) -> [Entry]) -> [(row: Int64, entry: Entry)] {
         writes.enumerated().flatMap { index, write in entries(write).map { (Int64(index + 1), $0) } }
     }
 
-    init(writes: [RegistrationBatcher.Item]) {
+    init(writes: [DeviceWriteBatcher.Item]) {
         guard !writes.isEmpty else { return }
         let attributes = writes.map { $0.attributes ?? DeviceAttributes() }
         let registrations = writes.map(\.registration)
@@ -411,7 +411,7 @@ private struct BatchStatement {
     }
 
     /// The reports, appended to `reports`.
-    mutating func addReports(_ reports: [RegistrationBatcher.Item]) {
+    mutating func addReports(_ reports: [DeviceWriteBatcher.Item]) {
         guard !reports.isEmpty else { return }
         let first = values.count + 1
         values += PostgresDeviceStore.reportColumns(reports.compactMap(\.report), appIDs: reports.map(\.appID), receivedAt: reports.map(\.now))
@@ -419,7 +419,7 @@ private struct BatchStatement {
     }
 
     /// The tags set, and a list tag's items: those no longer in the list go, new ones come.
-    private mutating func addTags(_ writes: [RegistrationBatcher.Item]) {
+    private mutating func addTags(_ writes: [DeviceWriteBatcher.Item]) {
         let tags = TagValue.columns(writes.map(\.tags.values)).map { bind($0) }
         parts.append("""
             tags AS (SELECT * FROM unnest(\(tags[0])::bigint[], \(tags[1])::text[], \(tags[2])::integer[], \(tags[3])::numeric[],
@@ -446,7 +446,7 @@ private struct BatchStatement {
     }
 
     /// Integer increments, added to the stored value (a sum beyond bigint fails the batch, then the write alone).
-    private mutating func addSteps(_ writes: [RegistrationBatcher.Item]) {
+    private mutating func addSteps(_ writes: [DeviceWriteBatcher.Item]) {
         let steps = Self.rows(writes) { $0.tags.steps }
         parts.append("""
             counted AS (
@@ -464,7 +464,7 @@ private struct BatchStatement {
     /// precision, to 0 when the tag holds no decimal. The sum is stored as float8's text, the
     /// shortest that reads back as the same double, as Swift writes it (`extra_float_digits` ≥ 1,
     /// PostgreSQL's default); a sum beyond double fails the batch, then the write alone.
-    private mutating func addDecimalSteps(_ writes: [RegistrationBatcher.Item]) {
+    private mutating func addDecimalSteps(_ writes: [DeviceWriteBatcher.Item]) {
         let steps = Self.rows(writes) { $0.tags.decimalSteps }
         parts.append("""
             summed AS (
@@ -482,7 +482,7 @@ private struct BatchStatement {
     /// List appends and removals: the list as `TagRules.apply` makes it (the stored items in their
     /// order, without those removed, then those appended that it lacks, each once, in the order
     /// given; an empty list when there was none), written with its items as setTags writes a list.
-    private mutating func addEdits(_ writes: [RegistrationBatcher.Item]) {
+    private mutating func addEdits(_ writes: [DeviceWriteBatcher.Item]) {
         let edits = Self.rows(writes) { $0.tags.edits }
         parts.append("""
             edits AS (
@@ -509,25 +509,22 @@ private struct BatchStatement {
     /// a generic plan made while the table was small turns into a scan of every device for each batch.
     private static let existing = """
         existing AS (
-          SELECT i.n, d.id, ROW(COALESCE(i.platform, d.platform), COALESCE(i.language, d.language),
-              COALESCE(i.timezone_offset, d.timezone_offset), COALESCE(i.app_version, d.app_version),
-              COALESCE(i.os_version, d.os_version), COALESCE(i.device_model, d.device_model), COALESCE(i.sdk_version, d.sdk_version),
-              COALESCE(i.user_id, d.user_id), COALESCE(i.notification_types, d.notification_types))
-            IS DISTINCT FROM ROW(d.platform, d.language, d.timezone_offset, d.app_version, d.os_version, d.device_model,
-              d.sdk_version, d.user_id, d.notification_types) AS changed
+          SELECT i.n, d.id,
+            ROW(\(DeviceColumns.attributes.map { "COALESCE(i.\($0.name), d.\($0.name))" }.joined(separator: ", ")))
+            IS DISTINCT FROM ROW(\(DeviceColumns.attributes.map { "d.\($0.name)" }.joined(separator: ", "))) AS changed
           FROM input i CROSS JOIN LATERAL (
-            SELECT id, platform, language, timezone_offset, app_version, os_version, device_model, sdk_version, user_id,
-              notification_types FROM devices WHERE app_id = i.app_id AND hwid = i.hwid OFFSET 0) d)
+            SELECT id, \(DeviceColumns.attributes.map(\.name).joined(separator: ", ")) FROM devices WHERE app_id = i.app_id AND hwid = i.hwid OFFSET 0) d)
         """
+
+    /// `name = COALESCE(i.name, d.name)` for `attributes`: the input's value, or the stored one when not given.
+    private static func kept(_ attributes: [DeviceColumns.Attribute]) -> String {
+        DeviceColumns.kept(attributes, given: { "i.\($0.name)" }, stored: { "d.\($0.name)" })
+    }
 
     /// registerDevice: attributes, token, gateway and subscription, rewritten only when something changed.
     private static let registered = """
         registered AS (
-          UPDATE devices d SET platform = i.platform, language = COALESCE(i.language, d.language),
-            timezone_offset = COALESCE(i.timezone_offset, d.timezone_offset), app_version = COALESCE(i.app_version, d.app_version),
-            os_version = COALESCE(i.os_version, d.os_version), device_model = COALESCE(i.device_model, d.device_model),
-            sdk_version = COALESCE(i.sdk_version, d.sdk_version), user_id = COALESCE(i.user_id, d.user_id),
-            notification_types = COALESCE(i.notification_types, d.notification_types), updated_at = i.now,
+          UPDATE devices d SET platform = i.platform, \(kept(DeviceColumns.optionalAttributes)), updated_at = i.now,
             push_token = i.push_token, gateway = COALESCE(i.gateway, d.gateway), subscribed = true, token_invalid_reason = NULL
           FROM input i JOIN existing e ON e.n = i.n
           WHERE d.id = e.id AND i.kind = 0 AND (e.changed OR i.push_token IS DISTINCT FROM d.push_token
@@ -538,19 +535,11 @@ private struct BatchStatement {
     /// registerDevice of a new device.
     private static let inserted = """
         inserted AS (
-          INSERT INTO devices (app_id, hwid, platform, language, timezone_offset, app_version, os_version, device_model,
-            sdk_version, user_id, notification_types, created_at, updated_at, push_token, gateway)
-          SELECT i.app_id, i.hwid, i.platform, i.language, i.timezone_offset, i.app_version, i.os_version, i.device_model,
-            i.sdk_version, i.user_id, i.notification_types, i.now, i.now, i.push_token, i.gateway
+          INSERT INTO devices (\(DeviceColumns.registered))
+          SELECT i.app_id, i.hwid, \(DeviceColumns.attributes.map { "i.\($0.name)" }.joined(separator: ", ")), i.now, i.now, i.push_token,
+            i.gateway
           FROM input i WHERE i.kind = 0 AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n
-          ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform,
-            language = COALESCE(excluded.language, devices.language),
-            timezone_offset = COALESCE(excluded.timezone_offset, devices.timezone_offset),
-            app_version = COALESCE(excluded.app_version, devices.app_version),
-            os_version = COALESCE(excluded.os_version, devices.os_version),
-            device_model = COALESCE(excluded.device_model, devices.device_model),
-            sdk_version = COALESCE(excluded.sdk_version, devices.sdk_version), user_id = COALESCE(excluded.user_id, devices.user_id),
-            notification_types = COALESCE(excluded.notification_types, devices.notification_types),
+          ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform, \(PostgresDeviceStore.keptOnConflict),
             updated_at = excluded.updated_at, push_token = excluded.push_token, gateway = COALESCE(excluded.gateway, devices.gateway),
             subscribed = true, token_invalid_reason = NULL
           RETURNING id, app_id, hwid)
@@ -561,11 +550,7 @@ private struct BatchStatement {
     private static func touched(badged: Bool) -> String {
         """
         touched AS (
-          UPDATE devices d SET platform = COALESCE(i.platform, d.platform), language = COALESCE(i.language, d.language),
-            timezone_offset = COALESCE(i.timezone_offset, d.timezone_offset), app_version = COALESCE(i.app_version, d.app_version),
-            os_version = COALESCE(i.os_version, d.os_version), device_model = COALESCE(i.device_model, d.device_model),
-            sdk_version = COALESCE(i.sdk_version, d.sdk_version), user_id = COALESCE(i.user_id, d.user_id),
-            notification_types = COALESCE(i.notification_types, d.notification_types),
+          UPDATE devices d SET \(kept(DeviceColumns.attributes)),
             updated_at = CASE WHEN e.changed THEN i.now ELSE d.updated_at END,
             last_open_at = CASE WHEN i.kind = 2 THEN i.now ELSE d.last_open_at END\(badged ? ", badge = COALESCE(i.badge, d.badge)" : "")
           FROM input i JOIN existing e ON e.n = i.n

@@ -1,0 +1,49 @@
+import Core
+
+/// The columns of a device row that registrations and attribute updates write, written once for
+/// every statement that writes them. Statements number their parameters alike: the application id
+/// `1`, the hwid `2`, the attributes `3`…`11` (`attributes`), the time `12`, then a registration's
+/// push token `13` and gateway `14` (`values(appID:hwid:_:now:)` lays out `1`…`12`).
+package enum DeviceColumns {
+    /// A device attribute a call may leave out, and its parameter's number.
+    package struct Attribute: Sendable {
+        package let name: String
+        package let parameter: Int
+    }
+
+    /// The device type and the attributes after it, in parameter order.
+    package static let attributes: [Attribute] = [
+        "platform", "language", "timezone_offset", "app_version", "os_version", "device_model", "sdk_version", "user_id",
+        "notification_types",
+    ].enumerated().map { Attribute(name: $1, parameter: $0 + 3) }
+
+    /// The attributes after the device type, which a registration (that always names the type) keeps when left out.
+    package static let optionalAttributes = Array(attributes.dropFirst())
+
+    /// The columns a new device is inserted with, in parameter order (the time fills `created_at`
+    /// and `updated_at`).
+    package static let inserted = (["app_id", "hwid"] + attributes.map(\.name) + ["created_at", "updated_at"])
+        .joined(separator: ", ")
+
+    /// `inserted`, then the push token and gateway of a registration.
+    package static let registered = inserted + ", push_token, gateway"
+
+    /// `name = COALESCE(given, stored)` for each of `attributes`: a value not given keeps the stored one.
+    package static func kept(_ attributes: [Attribute], given: (Attribute) -> String, stored: (Attribute) -> String) -> String {
+        attributes.map { "\($0.name) = COALESCE(\(given($0)), \(stored($0)))" }.joined(separator: ", ")
+    }
+
+    /// Whether any of `attributes` given differs from the stored one: `COALESCE(given, stored)
+    /// <differs> stored`, joined with OR. `differs` is the dialect's null-safe inequality.
+    package static func changed(_ attributes: [Attribute], given: (Attribute) -> String, stored: (Attribute) -> String,
+                                differs: String) -> String {
+        attributes.map { "COALESCE(\(given($0)), \(stored($0))) \(differs) \(stored($0))" }.joined(separator: " OR ")
+    }
+
+    /// The parameters `1`…`12`: application id, hwid, the attributes (null when not given) and the time.
+    package static func values<Value: BoundValue>(appID: Int64, hwid: String, _ a: DeviceAttributes, now: Int64) -> [Value] {
+        [.integer(appID), .text(hwid), .optional(a.platform), .optional(a.language), .optional(a.timezoneOffset),
+         .optional(a.appVersion), .optional(a.osVersion), .optional(a.deviceModel), .optional(a.sdkVersion), .optional(a.userID),
+         .optional(a.notificationTypes), .integer(now)]
+    }
+}
