@@ -46,5 +46,9 @@ import Testing
         #expect(ProcessIdentity.defaultName(host: "vm-7", cgroup: nil) == "vm-7")
         let odd = ProcessIdentity.defaultName(host: "vm-7", cgroup: "0::/system.slice/herald-worker@a b/c.service\n")
         #expect(QueueMessage.isWorkerID(odd), "\(odd)")
+        // A long host and a long instance still make a name a heartbeat may carry.
+        let long = ProcessIdentity.defaultName(host: String(repeating: "h", count: 100),
+                                               cgroup: "0::/system.slice/herald-worker@\(String(repeating: "i", count: 150)).service\n")
+        #expect(QueueMessage.isWorkerID(long) && long.hasPrefix(String(repeating: "h", count: 100) + "-i"), "\(long)")
     }
 }

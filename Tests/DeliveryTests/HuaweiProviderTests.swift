@@ -59,6 +59,10 @@ final class ScriptedTransport: HTTP2Transport {
         #expect(verdict(Self.reply(400, "80100003")) == .failed("80100003", deadToken: false))
         #expect(verdict(Self.reply(413, "80300008")) == .failed("80300008", deadToken: false))
         #expect(verdict(Self.reply(200, "80300011")) == .failed("80300011", deadToken: false))
+        // A code that is not Push Kit's eight digits (a proxy's reply) never becomes a reason.
+        #expect(verdict(Self.reply(503, "")) == .retry("HTTP503", after: nil, ambiguous: false))
+        #expect(verdict(Self.reply(502, String(repeating: "x", count: 300))) == .retry("HTTP502", after: nil, ambiguous: false))
+        #expect(verdict(Self.reply(200, "8000000x")) == .failed("UnreadableReply", deadToken: false))
         #expect(verdict(HTTP2Response(status: 200, headers: [:], body: Array("<html>".utf8), transportError: nil, requestSent: true))
                 == .failed("UnreadableReply", deadToken: false))
         #expect(verdict(HTTP2Response(status: 0, headers: [:], body: [], transportError: "reset", requestSent: true))

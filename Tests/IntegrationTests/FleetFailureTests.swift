@@ -73,10 +73,9 @@ struct FleetFailureTests {
                                          (notHerald.port, "answered getConfig with HTTP 404"),
                                          (unknownApp.port, "--app ABCDE-12345: Herald answered status_code 210: application ZZZZZ-00000 not found")]
         for (port, message) in cases {
-            let started = Date()
+            // A fleet that ran its 30 s would be killed at the 20 s limit and not exit 2.
             let (status, output) = try FleetTests.fleet(["--target", "http://127.0.0.1:\(port)", "--app", "ABCDE-12345", "--devices", "10",
                                                          "--duration", "30"], limit: 20)
-            #expect(Date().timeIntervalSince(started) < 10, "\(output)")
             #expect(status == 2 && output.split(separator: "\n").count == 1 && output.hasPrefix("herald-load fleet: ") && output.contains(message),
                     "\(output)")
             let (campaignStatus, campaignOutput) = try FleetTests.heraldLoad(

@@ -9,6 +9,13 @@ import TestSupport
     func parse(_ json: JSON, index: Int = 0) throws(ConditionError) -> TagCondition { try ConditionFixture.parse(json, index: index) }
 
 
+    /// Shared statements number their parameters `$n`; SQLite reads them as `?n`, and a `$` that
+    /// starts no number (a JSON path) is left as written.
+    @Test func numberedParametersBecomePositionalAndJSONPathsStay() {
+        #expect(SQLiteConnection.positional("SELECT $1, json_extract(x, '$.a') WHERE y = $2") == "SELECT ?1, json_extract(x, '$.a') WHERE y = ?2")
+        #expect(SQLiteConnection.positional("SELECT 1") == "SELECT 1")
+    }
+
     @Test func emptyConditionsMatchEverything() {
         let result = TargetFilter.sql(for: [], combinedWith: .and)
         #expect(result.sql == "1" && result.bindings.isEmpty)

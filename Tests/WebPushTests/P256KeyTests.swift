@@ -32,6 +32,16 @@ import TestSupport
         #expect(try P256Key(pem: pkcs8).publicKey == key.publicKey)
     }
 
+    /// A key file whose public point is stored compressed still gives the uncompressed point a
+    /// VAPID header and an aes128gcm header carry.
+    @Test func aKeyWithACompressedPointGivesTheUncompressedOne() throws {
+        let plain = try openssl(["ecparam", "-name", "prime256v1", "-genkey"], output: "plain.pem")
+        let compressed = try openssl(["ec", "-in", plain, "-conv_form", "compressed"], output: "compressed.pem")
+        let expected = try P256Key(path: plain).publicKey
+        #expect(expected.count == 65 && expected[0] == 0x04)
+        #expect(try P256Key(path: compressed).publicKey == expected)
+    }
+
     @Test func refusesOtherCurvesAndKeyTypes() throws {
         let secp384 = try openssl(["ecparam", "-name", "secp384r1", "-genkey"], output: "p384.pem")
         #expect(throws: WebPushError("not an EC P-256 (prime256v1) private key")) { try P256Key(path: secp384) }

@@ -20,6 +20,8 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Where ops/install-deps puts http_ece when this python3 can only take it outside its own packages.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".build", "python"))
 
 import http_ece  # noqa: E402
 import jwt  # noqa: E402  (PyJWT)

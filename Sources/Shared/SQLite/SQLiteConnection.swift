@@ -173,9 +173,14 @@ extension SQLiteConnection: StatementRunner {
 
     public var byteOrder: String { "" }
 
-    /// `sql` with each `$` made `?`: `$3` is parameter 3 in both syntaxes.
+    /// `sql` with each `$` that starts a parameter number made `?` (`$3` is parameter 3 in both
+    /// syntaxes); any other `$`, as in a JSON path `'$.a'`, stays.
     static func positional(_ sql: String) -> String {
         guard sql.utf8.contains(UInt8(ascii: "$")) else { return sql }
-        return String(String.UnicodeScalarView(sql.unicodeScalars.map { $0 == "$" ? "?" : $0 }))
+        let scalars = Array(sql.unicodeScalars)
+        return String(String.UnicodeScalarView(scalars.indices.map { index in
+            let startsNumber = index + 1 < scalars.count && ("0"..."9").contains(scalars[index + 1])
+            return scalars[index] == "$" && startsNumber ? "?" : scalars[index]
+        }))
     }
 }

@@ -82,13 +82,16 @@ public final class P256Key: @unchecked Sendable {
     }
 
     /// The uncompressed public point (65 bytes).
+    /// OpenSSL encodes the point in the form the key carries (a key read from PEM may carry the
+    /// compressed one); a compressed point is expanded here.
     public var publicKey: [UInt8] {
-        var point = [UInt8](repeating: 0, count: Self.publicKeyLength)
+        var encoded = [UInt8](repeating: 0, count: Self.publicKeyLength)
         var length = 0
-        let ok = EVP_PKEY_get_octet_string_param(key, "pub", &point, point.count, &length) == 1
-        // An EC key read or made here always has an uncompressed public point of this length.
-        precondition(ok && length == Self.publicKeyLength && point[0] == 0x04, "P-256 key without an uncompressed public point")
-        return point
+        let ok = EVP_PKEY_get_octet_string_param(key, "pub", &encoded, encoded.count, &length) == 1
+        let point = ok ? Self.uncompressed(Array(encoded.prefix(length))) : nil
+        // Every key read or made here is an EC P-256 key with its public point.
+        precondition(point != nil, "P-256 key without a public point")
+        return point!
     }
 
     /// The ECDH shared secret (the x coordinate, 32 bytes) of this private key and `peer`.
@@ -151,6 +154,21 @@ public final class P256Key: @unchecked Sendable {
             throw WebPushError("cannot encode the public point")
         }
         return encoded
+    }
+
+    /// `encoded` (a P-256 point, compressed or not) as an uncompressed point; nil when it is none.
+    private static func uncompressed(_ encoded: [UInt8]) -> [UInt8]? {
+        if encoded.count == publicKeyLength && encoded.first == 0x04 { return encoded }
+        guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else { return nil }
+        defer { EC_GROUP_free(group) }
+        guard let point = EC_POINT_new(group) else { return nil }
+        defer { EC_POINT_free(point) }
+        var expanded = [UInt8](repeating: 0, count: publicKeyLength)
+        guard EC_POINT_oct2point(group, point, encoded, encoded.count, nil) == 1,
+              EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &expanded, expanded.count, nil) == publicKeyLength else {
+            return nil
+        }
+        return expanded
     }
 
     /// An `EVP_PKEY` from its parts: a public key alone when `scalar` is nil, else a key pair.

@@ -32,7 +32,10 @@ public struct ProcessIdentity: Sendable, Equatable {
         guard let unit, let at = unit.firstIndex(of: "@") else { return host }
         let instance = unit[unit.index(after: at)...].dropLast(".service".count)
         guard !instance.isEmpty else { return host }
-        let safe = String(String.UnicodeScalarView(instance.unicodeScalars.prefix(Self.maximumHostLength).map { scalar in
+        // A worker id holds 200 characters: the host, a dash and as much of the instance as fits.
+        let room = max(0, 199 - host.unicodeScalars.count)
+        guard room > 0 else { return host }
+        let safe = String(String.UnicodeScalarView(instance.unicodeScalars.prefix(room).map { scalar in
             QueueMessage.isNameCharacter(scalar) ? scalar : "_"
         }))
         return "\(host)-\(safe)"

@@ -37,7 +37,10 @@ public final class HuaweiProvider: Sendable {
     static func verdict(_ response: HTTP2Response, token: String) -> Verdict {
         if response.status == 0 { return .transportFailure(response) }
         let reply = try? JSON.parse(response.body)
+        // Push Kit's codes are eight digits; anything else (a proxy's page, an empty code) is not
+        // one, so that a reason never carries arbitrary text into the funnel and /metrics.
         let code = reply?["code"].flatMap { $0.stringValue ?? $0.lenientInt.map(String.init) }
+            .flatMap { $0.utf8.count == 8 && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } ? $0 : nil }
         switch code {
         case sent? where response.status == 200:
             return .sent

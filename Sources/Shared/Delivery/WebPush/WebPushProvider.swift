@@ -69,14 +69,18 @@ public final class WebPushProvider: Sendable {
         var renewed = false
         while !pending.isEmpty {
             var shared: [String: (token: String, headers: HTTP2HeaderList)] = [:]
+            // Origins whose token could not be signed: tried and logged once per pass.
+            var unsigned: Set<String> = []
             var sendable: [Ready] = []
             for item in pending {
-                if shared[item.origin] == nil {
+                if shared[item.origin] == nil, !unsigned.contains(item.origin) {
                     do {
                         let authorization = try vapid.authorization(origin: item.origin)
                         shared[item.origin] = (authorization, commonHeaders(headers, authorization: authorization))
                     } catch {
-                        logger.error("cannot sign the VAPID token; check web.vapid_private_key_file", ["app": app, "error": "\(error)"])
+                        unsigned.insert(item.origin)
+                        logger.error("cannot sign the VAPID token; check web.vapid_private_key_file",
+                                     ["app": app, "origin": item.origin, "error": "\(error)"])
                     }
                 }
                 if shared[item.origin] != nil {
