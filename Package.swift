@@ -61,7 +61,7 @@ let package = Package(
         // zlib unpacks rich media uploads to check them (`ZipEntryData`); nothing else inflates.
         // WebPush: `--generate-vapid-key`.
         .executableTarget(name: "Ingest", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "HTTPServer", "Inflate", "WebPush"]),
-        .executableTarget(name: "Worker", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "Delivery"]),
+        .executableTarget(name: "Worker", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "Delivery", "WebPush"]),
         .executableTarget(name: "Loadgen", dependencies: ["BuildInfo", "Core", "HTTP2Server", "HTTPServer", "SDKClient"]),
 
         // Tests: one target per library (and per executable), plus what they share.

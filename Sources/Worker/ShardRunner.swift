@@ -1,6 +1,7 @@
 import Foundation
 import Core
 import Delivery
+import WebPush
 
 /// Processes one shard while holding its lease (a `LeaseKeeper` extends it):
 /// 1. devices an earlier holder handed to a provider without recording an outcome become ambiguous
@@ -438,10 +439,12 @@ struct ShardRunner: Sendable {
     }
 
     /// The payloads of `targets` sent at `now`: devices with the same language and badge share one
-    /// encoded APNs payload.
+    /// encoded APNs payload, browsers with the same language one Web Push payload (encrypted per
+    /// browser as it is sent).
     private func pushes(for targets: [Target], work: ShardWork, now: Int64) -> [OutgoingPush] {
         let inbox = PayloadBuilder.InboxLink(work.spec, code: work.messageCode, sentAt: now)
         var apnsBodies: [APNsPayloadKey: [UInt8]] = [:]
+        var webBodies: [String?: [UInt8]] = [:]
         return targets.map { target in
             switch OutgoingPush.Channel(platform: target.platform) {
             case .apns:
@@ -458,9 +461,15 @@ struct ShardRunner: Sendable {
                 return OutgoingPush(target: target, channel: .huawei, body: PayloadBuilder.huawei(
                     work.spec, hash: work.hash, token: target.pushToken, language: target.language, inbox: inbox).encoded())
             case .web:
-                // `Channel(platform:)` maps no platform to Web Push while the store keeps no
-                // subscription keys, and pages hold only deliverable platforms.
-                preconditionFailure("device \(target.deviceID) of platform \(target.platform) mapped to Web Push")
+                // A browser without stored keys (or with keys that no longer parse) gets no
+                // subscription: the provider fails its push as `NoSubscriptionKeys`.
+                let subscription = target.webKeys.flatMap { keys in
+                    try? WebSubscription(endpoint: target.pushToken, p256dh: keys.p256dh, auth: keys.auth)
+                }
+                let body = webBodies[target.language] ?? PayloadBuilder.web(work.spec, hash: work.hash, language: target.language,
+                                                                           inbox: inbox).encoded()
+                webBodies[target.language] = body
+                return OutgoingPush(target: target, channel: .web, body: body, subscription: subscription)
             }
         }
     }

@@ -57,16 +57,6 @@ import Testing
             return (code, try herald.waitForMessage(code, timeout: 30))
         }
 
-        /// hwid → (status, reason) of one message's `deliveries` rows.
-        func deliveries(_ code: String) throws -> [String: (status: String, reason: String?)] {
-            let literal = "'" + code.replacingOccurrences(of: "'", with: "''") + "'"
-            var rows: [String: (status: String, reason: String?)] = [:]
-            for row in try herald.query("""
-                SELECT d.hwid, x.status, x.reason FROM deliveries x JOIN devices d ON d.id = x.device_id
-                WHERE x.message_id = (SELECT id FROM messages WHERE code = \(literal))
-                """, columns: 3) { rows[row[0] ?? ""] = (row[1] ?? "", row[2]) }
-            return rows
-        }
 
         func statuses(_ token: String) throws -> [Int64] {
             try huawei.records(token: token).compactMap { $0["status"]?.lenientInt }
@@ -90,7 +80,7 @@ import Testing
                                          "link": "https://example.com/sale", "android_gcm_ttl": 600])
         #expect(first.funnel["targeted"] == 6 && first.funnel["sent"] == 4 && first.funnel["failed"] == 2, "\(first.funnel.text)")
         #expect(first.funnel["errors"] == ["80300007": 1, "80100000": 1], "\(first.funnel.text)")
-        let rows = try rig.deliveries(first.code)
+        let rows = try rig.herald.deliveriesByDevice(first.code)
         #expect(Set(rows.keys) == Set((ok + [dead, illegal, busy]).map(\.0)))
         #expect(rows["hw-dead"]?.status == "failed" && rows["hw-dead"]?.reason == "80300007")
         #expect(rows["hw-illegal"]?.status == "failed" && rows["hw-illegal"]?.reason == "80100000")

@@ -9,8 +9,8 @@ import WebPush
 /// The Web Push provider against `ops/mocks/webpush_mock.py` over real HTTP/2 and TLS. The mock
 /// checks each request as a push service does, verifies the VAPID token with PyJWT and decrypts the
 /// payload with http_ece (both third-party implementations) using the browser key of the
-/// subscription, so a push it accepts is one a browser would read. Web devices are not stored yet:
-/// the provider is driven directly with the subscriptions the mock hands out.
+/// subscription, so a push it accepts is one a browser would read. The provider is driven directly
+/// with the subscriptions the mock hands out (`WebDeviceTests` runs the path from registerDevice).
 @Suite(.serialized) struct WebPushDeliveryTests {
     static let subject = "mailto:ops@example.com"
 

@@ -62,6 +62,10 @@ import TestSupport
     @Test(arguments: Backend.allCases) func aBatchRecordedTwiceCountsOnceWithItsFailureReasons(_ backend: Backend) throws {
         try CampaignStoreContract(backend).aBatchRecordedTwiceCountsOnceWithItsFailureReasons()
     }
+
+    @Test(arguments: Backend.allCases) func pagesAndRetriesCarryTheWebKeysEachBrowserLastRegistered(_ backend: Backend) throws {
+        try CampaignStoreContract(backend).pagesAndRetriesCarryTheWebKeysEachBrowserLastRegistered()
+    }
 }
 
 /// The bodies of `CampaignStoreTests`, on a fresh database of one backend.
@@ -214,6 +218,37 @@ struct CampaignStoreContract {
                                      now: 1_032, attemptedThrough: ids[3]) == false)
         #expect(try campaigns.markAttempted(work, through: ids[3], worker: "w1") == false)
         #expect(try fixture.count("SELECT attempted_through FROM message_shards WHERE id = \(work.shardID)") == Int(ids[2]))
+    }
+
+    func pagesAndRetriesCarryTheWebKeysEachBrowserLastRegistered() throws {
+        let first = WebPushKeys(p256dh: "BFirstKey", auth: "FirstAuth"), second = WebPushKeys(p256dh: "BSecondKey", auth: "SecondAuth")
+        func register(_ hwid: String, platform: Int, keys: WebPushKeys?, tags: [TagUpdate] = []) throws {
+            try devices.registerDevice(DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "https://push.example/\(hwid)", gateway: nil,
+                                                          webKeys: keys, attributes: DeviceAttributes(platform: platform), tags: tags),
+                                       now: 900)
+        }
+        try register("chrome", platform: Platform.chrome, keys: first)
+        // A new subscription replaces the keys, with or without tags (PostgreSQL batches only the former).
+        try register("firefox", platform: Platform.firefox, keys: first)
+        try register("firefox", platform: Platform.firefox, keys: second)
+        try register("edge", platform: Platform.edge, keys: first)
+        try register("edge", platform: Platform.edge, keys: second, tags: [TagUpdate(name: "badge", operation: .set(.int(2)))])
+        // A registration without keys (the device became an Android phone) clears them.
+        try register("was-web", platform: Platform.chrome, keys: first)
+        try register("was-web", platform: Platform.android, keys: nil)
+        let work = try leasedShard(devices: 1)
+        let targets = try campaigns.targets(of: work, after: 0, limit: 10)
+        let keys = Dictionary(uniqueKeysWithValues: targets.map { ($0.hwid, $0.webKeys) })
+        #expect(keys == ["chrome": first, "firefox": second, "edge": second, "was-web": nil, "H0": nil])
+        #expect(targets.first { $0.hwid == "firefox" }?.pushToken == "https://push.example/firefox")
+
+        // A retry's target carries them too.
+        let firefox = try #require(targets.first { $0.hwid == "firefox" })
+        _ = try campaigns.record([DeliveryRecord(deviceID: firefox.deviceID, outcome: .retrying, reason: "HTTP503",
+                                                 schedule: RetrySchedule(nextAt: 1_000, expiresAt: 2_000))],
+                                 work: work, worker: "w1", leaseUntil: 1_030, now: 1_000, attemptedThrough: nil)
+        let due = try campaigns.dueRetries(of: work, now: 1_001, limit: 10)
+        #expect(due.map(\.target?.webKeys) == [second])
     }
 
     func aPageSkipsTheDevicesRecordedAnywhereInTheRestOfTheRange() throws {

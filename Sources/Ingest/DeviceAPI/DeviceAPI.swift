@@ -1,4 +1,5 @@
 import Core
+import WebPush
 
 /// The Pushwoosh Device API: every method the iOS and Android SDKs call on `/json/1.3/<method>`.
 /// Registry writes are committed before the reply; reports (events, opens, deliveries) are stored
@@ -18,7 +19,7 @@ struct DeviceAPI: Sendable {
         "registerDevice", "unregisterDevice", "applicationOpen", "setTags", "getTags", "setBadge", "registerUser",
         "mergeUser", "postEvent", "pushStat", "messageDeliveryEvent", "getInApps", "setPurchase", "triggerInAppAction",
         "richMediaAction", "setActivityToken", "setActivityPushToStartToken", "createTestDevice", "registerEmail",
-        "registerEmailUser", "setEmailTags", "getInboxMessages", "inboxStatus", "getConfig",
+        "registerEmailUser", "setEmailTags", "getInboxMessages", "inboxStatus", "getConfig", "checkDevice",
     ]
 
     /// The part of a call that touches the store, run after validation (on the database writer for writes).
@@ -56,10 +57,12 @@ struct DeviceAPI: Sendable {
         switch method {
         case "registerDevice", "createTestDevice":
             let attributes = try request.attributes()
-            guard attributes.platform != nil else { throw ArgumentError("device_type is required") }
+            guard let platform = attributes.platform else { throw ArgumentError("device_type is required") }
+            let pushToken = try request.requiredString("push_token")
             let registration = DeviceRegistration(
-                app: app, hwid: try request.hwid(), pushToken: try request.requiredString("push_token"),
-                gateway: try gateway(request), attributes: attributes, tags: try request.tagUpdates(required: false))
+                app: app, hwid: try request.hwid(), pushToken: pushToken, gateway: try gateway(request),
+                webKeys: try webKeys(request, platform: platform, endpoint: pushToken), attributes: attributes,
+                tags: try request.tagUpdates(required: false))
             return { try store.registerDevice(registration, now: clock.now()); return .null }
         case "unregisterDevice":
             let hwid = try request.hwid()
@@ -205,6 +208,14 @@ struct DeviceAPI: Sendable {
             }
         case "getConfig":
             return { ["features": ["channels": [], "events": []]] }
+        case "checkDevice":
+            // The Web SDK's check on page loads: is the device known, and can it be pushed to.
+            let hwid = try request.hwid()
+            return {
+                let device = try store.device(app: app, hwid: hwid)
+                let reachable = device.map { $0.pushToken != nil && $0.subscribed } ?? false
+                return ["exist": .bool(device != nil), "push_token_exist": .bool(reachable)]
+            }
         case "registerEmail", "registerEmailUser", "setEmailTags":
             // Herald sends no email; the call is kept as received, keyed by the address.
             let email = try request.requiredString("email", maxLength: 320)
@@ -241,6 +252,26 @@ struct DeviceAPI: Sendable {
             throw ArgumentError("hwid \"\(hwid.prefix(64))\" is no device of application \(app); register it first")
         }
         return owner
+    }
+
+    /// A browser's subscription keys (`public_key`, `auth_token`, base64 as the Web SDK sends them),
+    /// required for the platforms delivered through Web Push and checked with the endpoint
+    /// (`push_token`): an https URL, an uncompressed P-256 point, a 16-byte secret. Nil for other
+    /// platforms, whose keys are not kept.
+    func webKeys(_ request: DeviceRequest, platform: Int, endpoint: String) throws(ArgumentError) -> WebPushKeys? {
+        guard Platform.usesWebPush(platform) else { return nil }
+        let keys = WebPushKeys(p256dh: try request.requiredString("public_key", maxLength: 512),
+                               auth: try request.requiredString("auth_token", maxLength: 512))
+        do {
+            _ = try WebSubscription(endpoint: endpoint, p256dh: keys.p256dh, auth: keys.auth)
+        } catch {
+            // WebSubscription names its own fields (`endpoint: …`); the reply names the request's.
+            let fields = ["endpoint": "push_token", "p256dh": "public_key", "auth": "auth_token"]
+            let parts = error.message.split(separator: ":", maxSplits: 1)
+            let field = parts.count == 2 ? fields[String(parts[0])] : nil
+            throw ArgumentError(field.map { "\($0):\(parts[1])" } ?? "push_token: \(error.message)")
+        }
+        return keys
     }
 
     func gateway(_ request: DeviceRequest) throws(ArgumentError) -> String? {

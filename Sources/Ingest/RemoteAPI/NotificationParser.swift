@@ -20,11 +20,15 @@ struct NotificationParser {
         let platforms = try intArray("platforms")
         // Content is needed only where a notification is shown: a targeted platform that is not
         // silent and has no content of its own. Platforms Herald does not deliver to need none.
+        // Browsers show every push and have no content of their own: naming one in `platforms`
+        // needs `content`.
         let targets = Set(platforms ?? Platform.deliverable).intersection(Platform.deliverable)
         let iosShows = targets.contains(where: Platform.usesAPNs) && !iosSilent
-        let androidShows = targets.contains(where: { !Platform.usesAPNs($0) }) && !androidSilent
-        if content == nil, (iosShows && fields["ios_content"] == nil) || (androidShows && fields["android_content"] == nil) {
-            throw fail("content", "is required (unless the message is silent, or gives ios_content / android_content, on every platform it reaches)")
+        let androidShows = targets.contains(where: Platform.usesAndroidOptions) && !androidSilent
+        let webNamed = platforms?.contains(where: Platform.usesWebPush) ?? false
+        if content == nil, (iosShows && fields["ios_content"] == nil) || (androidShows && fields["android_content"] == nil) || webNamed {
+            throw fail("content", "is required (unless the message is silent, or gives ios_content / android_content, on every platform it reaches; "
+                + "browsers need it)")
         }
         var spec = MessageSpec(content: content ?? [:])
         spec.title = try text("title")
@@ -100,6 +104,9 @@ struct NotificationParser {
         spec.web = try web()
 
         if let problem = PayloadBuilder.sizeCheck(spec) { throw fail("content", problem) }
+        if spec.platforms?.contains(where: Platform.usesWebPush) ?? true, let problem = PayloadBuilder.webSizeCheck(spec) {
+            throw fail("content", problem)
+        }
         return spec
     }
 

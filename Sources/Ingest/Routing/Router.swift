@@ -25,7 +25,7 @@ struct Router: Sendable {
     static let apiPrefix = "/json/1.3/"
     /// Methods that only read, answered inline on the I/O threads: the Device API's reads and the
     /// Remote API's (`RemoteAPI.registry`).
-    static let inlineMethods = Set(["getTags", "getInApps", "getInboxMessages", "getConfig"]).union(RemoteAPI.inlineMethods)
+    static let inlineMethods = Set(["getTags", "getInApps", "getInboxMessages", "getConfig", "checkDevice"]).union(RemoteAPI.inlineMethods)
 
     /// Reads run inline; anything that writes runs on the database writer (see `main.swift`).
     static func dispatch(_ request: HTTPRequest) -> HTTPDispatch {

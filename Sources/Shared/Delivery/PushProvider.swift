@@ -14,12 +14,12 @@ public struct OutgoingPush: Sendable {
         case web
 
         /// The channel a device of this `device_type` is delivered through: APNs for iOS, Huawei
-        /// Push Kit for Huawei, FCM for the others. (Browsers are not deliverable yet: the store
-        /// keeps no subscription keys.)
+        /// Push Kit for Huawei, Web Push for the browsers of `Platform.web`, FCM for the others.
         public init(platform: Int) {
             switch platform {
             case Platform.iOS: self = .apns
             case Platform.huawei: self = .huawei
+            case _ where Platform.usesWebPush(platform): self = .web
             default: self = .fcm
             }
         }

@@ -378,7 +378,9 @@ private struct BatchStatement {
             ("device_model", "text", .texts(attributes.map(\.deviceModel))), ("sdk_version", "text", .texts(attributes.map(\.sdkVersion))),
             ("notification_types", "bigint", .texts(attributes.map { $0.notificationTypes.map { String($0) } })),
             ("now", "bigint", .integers(writes.map(\.now))), ("push_token", "text", .texts(registrations.map { $0?.pushToken })),
-            ("gateway", "text", .texts(registrations.map { $0?.gateway })), ("kind", "integer", .integers(writes.map(\.kind))),
+            ("gateway", "text", .texts(registrations.map { $0?.gateway })),
+            ("web_p256dh", "text", .texts(registrations.map { $0?.webKeys?.p256dh })),
+            ("web_auth", "text", .texts(registrations.map { $0?.webKeys?.auth })), ("kind", "integer", .integers(writes.map(\.kind))),
             ("user_id", "text", .texts(attributes.map(\.userID))),
         ]
         let badged = writes.contains { $0.tags.badge != nil }
@@ -521,14 +523,16 @@ private struct BatchStatement {
         DeviceColumns.kept(attributes, given: { "i.\($0.name)" }, stored: { "d.\($0.name)" })
     }
 
-    /// registerDevice: attributes, token, gateway and subscription, rewritten only when something changed.
+    /// registerDevice: attributes, token, gateway, web keys and subscription, rewritten only when something changed.
     private static let registered = """
         registered AS (
           UPDATE devices d SET platform = i.platform, \(kept(DeviceColumns.optionalAttributes)), updated_at = i.now,
-            push_token = i.push_token, gateway = COALESCE(i.gateway, d.gateway), subscribed = true, token_invalid_reason = NULL
+            push_token = i.push_token, gateway = COALESCE(i.gateway, d.gateway), web_p256dh = i.web_p256dh, web_auth = i.web_auth,
+            subscribed = true, token_invalid_reason = NULL
           FROM input i JOIN existing e ON e.n = i.n
           WHERE d.id = e.id AND i.kind = 0 AND (e.changed OR i.push_token IS DISTINCT FROM d.push_token
-            OR COALESCE(i.gateway, d.gateway) IS DISTINCT FROM d.gateway OR NOT d.subscribed OR d.token_invalid_reason IS NOT NULL)
+            OR COALESCE(i.gateway, d.gateway) IS DISTINCT FROM d.gateway OR i.web_p256dh IS DISTINCT FROM d.web_p256dh
+            OR i.web_auth IS DISTINCT FROM d.web_auth OR NOT d.subscribed OR d.token_invalid_reason IS NOT NULL)
           RETURNING d.id)
         """
 
@@ -537,11 +541,11 @@ private struct BatchStatement {
         inserted AS (
           INSERT INTO devices (\(DeviceColumns.registered))
           SELECT i.app_id, i.hwid, \(DeviceColumns.attributes.map { "i.\($0.name)" }.joined(separator: ", ")), i.now, i.now, i.push_token,
-            i.gateway
+            i.gateway, i.web_p256dh, i.web_auth
           FROM input i WHERE i.kind = 0 AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n
           ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform, \(PostgresDeviceStore.keptOnConflict),
             updated_at = excluded.updated_at, push_token = excluded.push_token, gateway = COALESCE(excluded.gateway, devices.gateway),
-            subscribed = true, token_invalid_reason = NULL
+            web_p256dh = excluded.web_p256dh, web_auth = excluded.web_auth, subscribed = true, token_invalid_reason = NULL
           RETURNING id, app_id, hwid)
         """
 

@@ -86,13 +86,13 @@ extension PostgresCampaignStore {
         var sql: String
         if let activity = work.spec.liveActivity {
             sql = """
-                SELECT d.id, d.hwid, d.platform, t.token, d.gateway, d.language, d.badge\(recent.columns) FROM devices d
+                SELECT d.id, \(Target.columns(token: "t.token"))\(recent.columns) FROM devices d
                 JOIN live_activity_tokens t ON \(liveActivityTokens(parameters.add(.text(activity.tokenActivityID))))\(recent.join)
                 WHERE d.app_id = $1 AND \(window.holds("d.id")) AND d.platform = \(Platform.iOS)
                 """
         } else {
             sql = """
-                SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge\(recent.columns) FROM devices d\(recent.join)
+                SELECT d.id, \(Target.columns(token: "d.push_token"))\(recent.columns) FROM devices d\(recent.join)
                 WHERE d.app_id = $1 AND \(window.holds("d.id")) AND d.push_token IS NOT NULL AND d.subscribed
                   AND d.token_invalid_reason IS NULL
                 """
@@ -189,7 +189,7 @@ extension PostgresCampaignStore {
     public func cappedTargets(of work: ShardWork, after: Int64, limit: Int, since1: Int64,
                               since2: Int64) throws(StoreError) -> (targets: [Target], recentSends: [Int64: (Int, Int)]) {
         let rows = try page(of: work, after: after, limit: limit, sentSince: (since1, since2), { row in
-            (target: Target(row: row), first: Int(row.int(7)), second: Int(row.int(8)))
+            (target: Target(row: row), first: Int(row.int(Target.columnCount + 1)), second: Int(row.int(Target.columnCount + 2)))
         }, deviceID: \.target.deviceID)
         var recentSends: [Int64: (Int, Int)] = [:]
         for row in rows where row.first > 0 || row.second > 0 { recentSends[row.target.deviceID] = (row.first, row.second) }
@@ -303,7 +303,7 @@ extension PostgresCampaignStore {
             try connection.rows(
                 """
                 SELECT r.device_id, r.attempts, r.ambiguous, r.expires_at, r.reason, \(Self.retryTarget(work)),
-                  d.hwid, d.platform, \(work.spec.liveActivity == nil ? "d.push_token" : "t.token"), d.gateway, d.language, d.badge
+                  \(Target.columns(token: work.spec.liveActivity == nil ? "d.push_token" : "t.token"))
                 FROM delivery_retries r LEFT JOIN devices d ON d.id = r.device_id
                 \(work.spec.liveActivity == nil ? "" : "LEFT JOIN live_activity_tokens t ON \(Self.liveActivityTokens("$4"))")
                 WHERE r.shard_id = $1 AND r.next_at <= $2 AND NOT r.sending ORDER BY r.next_at, r.device_id LIMIT $3

@@ -91,18 +91,20 @@ public final class PostgresDeviceStore: DeviceStore {
         updated AS (
           UPDATE devices d SET platform = $3,
             \(DeviceColumns.kept(DeviceColumns.optionalAttributes, given: parameter, stored: { "d.\($0.name)" })),
-            updated_at = $12, push_token = $13, gateway = COALESCE($14, d.gateway), subscribed = true, token_invalid_reason = NULL
+            updated_at = $12, push_token = $13, gateway = COALESCE($14, d.gateway), web_p256dh = $15, web_auth = $16,
+            subscribed = true, token_invalid_reason = NULL
           FROM existing e WHERE d.id = e.id AND ($3 IS DISTINCT FROM d.platform
             OR \(DeviceColumns.changed(DeviceColumns.optionalAttributes, given: parameter, stored: { "d.\($0.name)" }, differs: "IS DISTINCT FROM"))
-            OR $13 IS DISTINCT FROM d.push_token OR COALESCE($14, d.gateway) IS DISTINCT FROM d.gateway OR NOT d.subscribed
+            OR $13 IS DISTINCT FROM d.push_token OR COALESCE($14, d.gateway) IS DISTINCT FROM d.gateway
+            OR $15 IS DISTINCT FROM d.web_p256dh OR $16 IS DISTINCT FROM d.web_auth OR NOT d.subscribed
             OR d.token_invalid_reason IS NOT NULL)
           RETURNING d.id),
         inserted AS (
           INSERT INTO devices (\(DeviceColumns.registered))
-          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14 WHERE NOT EXISTS (SELECT 1 FROM existing)
+          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, $16 WHERE NOT EXISTS (SELECT 1 FROM existing)
           ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform, \(keptOnConflict),
             updated_at = excluded.updated_at, push_token = excluded.push_token, gateway = COALESCE(excluded.gateway, devices.gateway),
-            subscribed = true, token_invalid_reason = NULL
+            web_p256dh = excluded.web_p256dh, web_auth = excluded.web_auth, subscribed = true, token_invalid_reason = NULL
           RETURNING id)
         SELECT id FROM existing UNION ALL SELECT id FROM inserted
         """
@@ -111,8 +113,7 @@ public final class PostgresDeviceStore: DeviceStore {
         guard registration.attributes.platform != nil else {
             throw StoreError.invalid("device_type is required")
         }
-        let values = Self.values(appID: appID, hwid: registration.hwid, registration.attributes, now: now)
-            + [.text(registration.pushToken), .optional(registration.gateway)]
+        let values: [PostgresValue] = DeviceColumns.values(appID: appID, registration, now: now)
         guard let id = try connection.first(Self.registration, values, { $0.int(0) }) else {
             throw StoreError.invalid("device vanished during registration")
         }

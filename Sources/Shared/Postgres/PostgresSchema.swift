@@ -413,6 +413,11 @@ enum PostgresSchema {
         CREATE TRIGGER permissions_registered AFTER INSERT ON devices REFERENCING NEW TABLE AS registered_devices
           FOR EACH STATEMENT EXECUTE FUNCTION permissions_registered();
         """,
+        // 14: SQLite's seventeenth: a browser's Web Push subscription keys.
+        """
+        ALTER TABLE devices ADD COLUMN web_p256dh text;
+        ALTER TABLE devices ADD COLUMN web_auth text;
+        """,
     ]
 
     /// Runs `body` holding the migration lock, which serializes Herald processes starting at once.

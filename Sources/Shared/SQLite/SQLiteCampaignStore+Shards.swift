@@ -69,14 +69,14 @@ extension SQLiteCampaignStore {
         var bindings: [SQLiteValue]
         if let activity = work.spec.liveActivity {
             sql = """
-                SELECT d.id, d.hwid, d.platform, t.token, d.gateway, d.language, d.badge FROM devices d
+                SELECT d.id, \(Target.columns(token: "t.token")) FROM devices d
                 JOIN live_activity_tokens t ON \(liveActivityTokens)
                 WHERE \(explicit ? "" : "+")d.app_id = ? AND d.id > ? AND d.id <= ? AND d.platform = \(Platform.iOS)
                 """
             bindings = [.text(activity.tokenActivityID), .integer(work.appID), .integer(after), .integer(work.lastDevice)]
         } else {
             sql = """
-                SELECT d.id, d.hwid, d.platform, d.push_token, d.gateway, d.language, d.badge FROM devices d
+                SELECT d.id, \(Target.columns(token: "d.push_token")) FROM devices d
                 WHERE \(explicit ? "" : "+")d.app_id = ? AND d.id > ? AND d.id <= ? AND +d.push_token IS NOT NULL AND d.subscribed = 1
                   AND d.token_invalid_reason IS NULL
                 """
@@ -188,7 +188,7 @@ extension SQLiteCampaignStore {
             try connection.prepare(
                 """
                 SELECT r.device_id, r.attempts, r.ambiguous, r.expires_at, r.reason, \(Self.retryTarget(work)),
-                  d.hwid, d.platform, \(work.spec.liveActivity == nil ? "d.push_token" : "t.token"), d.gateway, d.language, d.badge
+                  \(Target.columns(token: work.spec.liveActivity == nil ? "d.push_token" : "t.token"))
                 FROM delivery_retries r INDEXED BY delivery_retries_due LEFT JOIN devices d ON d.id = r.device_id
                 \(work.spec.liveActivity == nil ? "" : "LEFT JOIN live_activity_tokens t ON \(Self.liveActivityTokens)")
                 WHERE r.shard_id = ? AND r.next_at <= ? AND r.sending = 0 ORDER BY r.next_at, r.device_id LIMIT ?

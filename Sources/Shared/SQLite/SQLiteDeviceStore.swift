@@ -52,16 +52,19 @@ public final class SQLiteDeviceStore: DeviceStore {
         """
 
     /// Inserts a registered device, or updates what changed (parameters as `DeviceColumns` lays
-    /// them out, push token `13`, gateway `14`); an unchanged device is not rewritten.
+    /// them out, push token `13`, gateway `14`, web keys `15` and `16`); an unchanged device is not
+    /// rewritten. The web keys are replaced like the token (a registration without them clears them).
     static let registration = """
         INSERT INTO devices (\(DeviceColumns.registered))
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14, ?15, ?16)
         ON CONFLICT (app_id, hwid) DO UPDATE SET platform = ?3,
           \(DeviceColumns.kept(DeviceColumns.optionalAttributes, given: { "?\($0.parameter)" }, stored: \.name)),
-          updated_at = ?12, push_token = ?13, gateway = COALESCE(?14, gateway), subscribed = 1, token_invalid_reason = NULL
+          updated_at = ?12, push_token = ?13, gateway = COALESCE(?14, gateway), web_p256dh = ?15, web_auth = ?16, subscribed = 1,
+          token_invalid_reason = NULL
         WHERE ?3 IS NOT platform
           OR \(DeviceColumns.changed(DeviceColumns.optionalAttributes, given: { "?\($0.parameter)" }, stored: \.name, differs: "IS NOT"))
-          OR ?13 IS NOT push_token OR COALESCE(?14, gateway) IS NOT gateway OR subscribed <> 1 OR token_invalid_reason IS NOT NULL
+          OR ?13 IS NOT push_token OR COALESCE(?14, gateway) IS NOT gateway OR ?15 IS NOT web_p256dh OR ?16 IS NOT web_auth
+          OR subscribed <> 1 OR token_invalid_reason IS NOT NULL
         """
 
     /// registerDevice in one statement: insert the device, or update what changed (attributes, token,
@@ -71,8 +74,7 @@ public final class SQLiteDeviceStore: DeviceStore {
         guard a.platform != nil else {
             throw StoreError.invalid("device_type is required")
         }
-        let values: [SQLiteValue] = DeviceColumns.values(appID: appID, hwid: registration.hwid, a, now: now)
-            + [.text(registration.pushToken), .optional(registration.gateway)]
+        let values: [SQLiteValue] = DeviceColumns.values(appID: appID, registration, now: now)
         // No RETURNING: SQLite runs such a statement into a temporary table first, which costs more
         // than the insert. Only an insert moves the connection's last insert row id (an update
         // does not); when it did not move, the id is looked up.

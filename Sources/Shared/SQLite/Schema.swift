@@ -434,6 +434,12 @@ enum Schema {
           SELECT message_id, device_id, 'sent', sent_at FROM inbox_entries WHERE expires_at > CAST(strftime('%s', 'now') AS INTEGER);
         DROP TABLE inbox_entries;
         """,
+        // 17: a browser's Web Push subscription keys, as registerDevice gives them (base64): the
+        // user agent's P-256 public key and the authentication secret. NULL for other devices.
+        """
+        ALTER TABLE devices ADD COLUMN web_p256dh TEXT;
+        ALTER TABLE devices ADD COLUMN web_auth TEXT;
+        """,
     ]
 
     /// Brings the database at `connection` up to the newest version. A database newer than this

@@ -3,7 +3,8 @@ import Core
 /// The columns of a device row that registrations and attribute updates write, written once for
 /// every statement that writes them. Statements number their parameters alike: the application id
 /// `1`, the hwid `2`, the attributes `3`…`11` (`attributes`), the time `12`, then a registration's
-/// push token `13` and gateway `14` (`values(appID:hwid:_:now:)` lays out `1`…`12`).
+/// push token `13`, gateway `14` and web keys `15` (p256dh) and `16` (auth)
+/// (`values(appID:hwid:_:now:)` lays out `1`…`12`, `values(appID:_:now:)` `1`…`16`).
 package enum DeviceColumns {
     /// A device attribute a call may leave out, and its parameter's number.
     package struct Attribute: Sendable {
@@ -25,8 +26,8 @@ package enum DeviceColumns {
     package static let inserted = (["app_id", "hwid"] + attributes.map(\.name) + ["created_at", "updated_at"])
         .joined(separator: ", ")
 
-    /// `inserted`, then the push token and gateway of a registration.
-    package static let registered = inserted + ", push_token, gateway"
+    /// `inserted`, then the push token, gateway and web keys of a registration.
+    package static let registered = inserted + ", push_token, gateway, web_p256dh, web_auth"
 
     /// `name = COALESCE(given, stored)` for each of `attributes`: a value not given keeps the stored one.
     package static func kept(_ attributes: [Attribute], given: (Attribute) -> String, stored: (Attribute) -> String) -> String {
@@ -45,5 +46,12 @@ package enum DeviceColumns {
         [.integer(appID), .text(hwid), .optional(a.platform), .optional(a.language), .optional(a.timezoneOffset),
          .optional(a.appVersion), .optional(a.osVersion), .optional(a.deviceModel), .optional(a.sdkVersion), .optional(a.userID),
          .optional(a.notificationTypes), .integer(now)]
+    }
+
+    /// The parameters `1`…`16` of a registration: `values(appID:hwid:_:now:)`, then its push token,
+    /// gateway and web keys (null when not given).
+    package static func values<Value: BoundValue>(appID: Int64, _ r: DeviceRegistration, now: Int64) -> [Value] {
+        values(appID: appID, hwid: r.hwid, r.attributes, now: now)
+            + [.text(r.pushToken), .optional(r.gateway), .optional(r.webKeys?.p256dh), .optional(r.webKeys?.auth)]
     }
 }

@@ -3,11 +3,23 @@ import Core
 // How a row becomes a record, for the queries both backends run with the same columns.
 
 extension Target {
-    /// The target of device `deviceID` whose hwid, platform, token, gateway, language and badge are
-    /// `row`'s columns `first`, `first + 1`, ….
+    /// The columns of device `d` that `init(deviceID:row:from:)` reads, with `token` as the push token.
+    package static func columns(token: String) -> String {
+        "d.hwid, d.platform, \(token), d.gateway, d.language, d.badge, d.web_p256dh, d.web_auth"
+    }
+
+    /// How many columns `columns(token:)` names.
+    package static let columnCount: Int32 = 8
+
+    /// The target of device `deviceID` whose hwid, platform, token, gateway, language, badge and web
+    /// keys are `row`'s columns `first`, `first + 1`, … (`columns(token:)`). Keys are read only as a pair.
     package init(deviceID: Int64, row: some StoredRow, from first: Int32) {
+        let webKeys = row.optionalText(first + 6).flatMap { p256dh in
+            row.optionalText(first + 7).map { WebPushKeys(p256dh: p256dh, auth: $0) }
+        }
         self.init(deviceID: deviceID, hwid: row.text(first), platform: Int(row.int(first + 1)), pushToken: row.text(first + 2),
-                  gateway: row.optionalText(first + 3), language: row.optionalText(first + 4), badge: row.int(first + 5))
+                  gateway: row.optionalText(first + 3), language: row.optionalText(first + 4), badge: row.int(first + 5),
+                  webKeys: webKeys)
     }
 
     /// A row of a page of targets: the device id, then the columns of `init(deviceID:row:from:)`.

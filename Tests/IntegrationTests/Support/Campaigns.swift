@@ -8,6 +8,21 @@ import Glibc
 
 /// Remote API, funnel and sink helpers for campaign tests.
 extension HeraldProcesses {
+    /// The `deliveries` rows of one message, read-only from the database: hwid, status, reason, in hwid order.
+    func deliveries(_ code: String) throws -> [(hwid: String, status: String, reason: String?)] {
+        // Message codes are hex digits and dashes; the quote is doubled all the same.
+        let literal = "'" + code.replacingOccurrences(of: "'", with: "''") + "'"
+        return try query("""
+            SELECT d.hwid, x.status, x.reason FROM deliveries x JOIN devices d ON d.id = x.device_id
+            WHERE x.message_id = (SELECT id FROM messages WHERE code = \(literal)) ORDER BY d.hwid
+            """, columns: 3).map { ($0[0] ?? "", $0[1] ?? "", $0[2]) }
+    }
+
+    /// `deliveries(_:)` by hwid.
+    func deliveriesByDevice(_ code: String) throws -> [String: (status: String, reason: String?)] {
+        Dictionary(uniqueKeysWithValues: try deliveries(code).map { ($0.hwid, (status: $0.status, reason: $0.reason)) })
+    }
+
     static let apiToken = "shop-secret"
 
     /// The Shop app's sink (`var/sink.jsonl` relative to the configuration folder).

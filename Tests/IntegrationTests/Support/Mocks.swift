@@ -308,14 +308,7 @@ final class DeliveryRig {
     }
 
     /// The `deliveries` rows of one message, read-only from the database: hwid, status, reason.
-    func deliveries(_ code: String) throws -> [(hwid: String, status: String, reason: String?)] {
-        // Message codes are hex digits and dashes; the quote is doubled all the same.
-        let literal = "'" + code.replacingOccurrences(of: "'", with: "''") + "'"
-        return try herald.query("""
-            SELECT d.hwid, x.status, x.reason FROM deliveries x JOIN devices d ON d.id = x.device_id
-            WHERE x.message_id = (SELECT id FROM messages WHERE code = \(literal)) ORDER BY d.hwid
-            """, columns: 3).map { ($0[0] ?? "", $0[1] ?? "", $0[2]) }
-    }
+    func deliveries(_ code: String) throws -> [(hwid: String, status: String, reason: String?)] { try herald.deliveries(code) }
 
     /// The worker's log (standard output and error).
     func workerLog(_ index: Int = 0) -> String {

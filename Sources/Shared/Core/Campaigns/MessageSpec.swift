@@ -132,9 +132,10 @@ public struct MessageSpec: Sendable, Equatable, Codable {
     }
 
     /// The platforms on which the message is silent: only there does it reach devices that are not
-    /// opted in (`notificationTypes` 0), since a silent push shows nothing.
+    /// opted in (`notificationTypes` 0), since a silent push shows nothing. A Web Push message is
+    /// never silent (browsers show every push).
     public var silentPlatforms: [Int] {
-        Platform.deliverable.filter { Platform.usesAPNs($0) ? ios.silent : android.silent }
+        Platform.deliverable.filter { Platform.usesAPNs($0) ? ios.silent : Platform.usesAndroidOptions($0) && android.silent }
     }
 
     public struct IOSOptions: Sendable, Equatable, Codable {

@@ -5,23 +5,40 @@ public enum Platform {
     public static let android = 3
     public static let amazon = 9
     public static let huawei = 17
+    /// Browsers as the Pushwoosh Web SDK names them: Chrome (and Opera), Firefox and Edge subscribe
+    /// through the Push API; Safari through Safari's own push (an APNs website push token).
+    public static let safari = 10
+    public static let chrome = 11
+    public static let firefox = 12
+    public static let edge = 15
 
     /// Every code the SDKs and the Remote API may send (iOS, BlackBerry, Android, Windows Phone, macOS,
-    /// Windows, Amazon, Safari, Chrome, Firefox, IE, email, Huawei, SMS, Edge, WhatsApp…).
-    public static let known: Set<Int> = [1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 17, 18, 19, 21]
+    /// Windows, Amazon, Safari, Chrome, Firefox, IE, Edge, email, Huawei, SMS, WhatsApp…).
+    public static let known: Set<Int> = [1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 15, 17, 18, 19, 21]
 
-    /// The codes Herald delivers pushes to (APNs, FCM and Huawei Push Kit), in targeting order.
-    public static let deliverable = [iOS, android, huawei]
+    /// The browsers delivered through Web Push (RFC 8030): their push token is the subscription's
+    /// endpoint, and registerDevice gives their keys.
+    public static let web: Set<Int> = [chrome, firefox, edge]
 
-    /// Whether a device of this code is delivered through APNs (else FCM or Huawei Push Kit, both
-    /// with the message's Android options).
+    /// The codes Herald delivers pushes to (APNs, FCM, Huawei Push Kit and Web Push), in targeting order.
+    public static let deliverable = [iOS, android, huawei, chrome, firefox, edge]
+
+    /// Whether a device of this code is delivered through APNs.
     public static func usesAPNs(_ code: Int) -> Bool { code == iOS }
+
+    /// Whether a device of this code is a browser delivered through Web Push (`web`).
+    public static func usesWebPush(_ code: Int) -> Bool { web.contains(code) }
+
+    /// Whether a device of this code is delivered with the message's Android options (FCM or
+    /// Huawei Push Kit).
+    public static func usesAndroidOptions(_ code: Int) -> Bool { !usesAPNs(code) && !usesWebPush(code) }
 
     /// Platform names as `devices_filter` writes them (`A("CODE", ["iOS", "Android"])`), matched
     /// without regard to case, and their codes.
     static let byName: [(name: String, code: Int)] = [
         ("iOS", iOS), ("BlackBerry", 2), ("Android", android), ("WindowsPhone", 5), ("OsX", 7), ("Windows", 8), ("Amazon", amazon),
-        ("Safari", 10), ("Chrome", 11), ("Firefox", 12), ("IE", 13), ("Huawei", huawei),
+        ("Safari", 10), ("Chrome", 11), ("Firefox", 12), ("IE", 13), ("Edge", edge),
+        ("Huawei", huawei),
     ]
 
     /// The names `code(named:)` knows.

@@ -281,9 +281,11 @@ public struct Target: Sendable, Equatable {
     public var gateway: String?
     public var language: String?
     public var badge: Int64
+    /// A browser's subscription keys (its push token is the endpoint); nil when none are stored.
+    public var webKeys: WebPushKeys?
 
     package init(deviceID: Int64, hwid: String, platform: Int, pushToken: String, gateway: String?, language: String?,
-                 badge: Int64) {
+                 badge: Int64, webKeys: WebPushKeys? = nil) {
         self.deviceID = deviceID
         self.hwid = hwid
         self.platform = platform
@@ -291,6 +293,7 @@ public struct Target: Sendable, Equatable {
         self.gateway = gateway
         self.language = language
         self.badge = badge
+        self.webKeys = webKeys
     }
 }
 

@@ -27,6 +27,20 @@ public struct DeviceAttributes: Sendable, Equatable {
     }
 }
 
+/// A browser's Web Push subscription keys as the Pushwoosh Web SDK registers them (`public_key`,
+/// `auth_token`): base64 text, stored as given. The subscription's endpoint is the push token.
+public struct WebPushKeys: Sendable, Equatable {
+    /// The user agent's P-256 public key.
+    public var p256dh: String
+    /// The authentication secret.
+    public var auth: String
+
+    public init(p256dh: String, auth: String) {
+        self.p256dh = p256dh
+        self.auth = auth
+    }
+}
+
 /// A registerDevice call.
 public struct DeviceRegistration: Sendable, Equatable {
     public var app: String
@@ -34,15 +48,18 @@ public struct DeviceRegistration: Sendable, Equatable {
     public var pushToken: String
     /// `sandbox` or `production` (iOS); nil elsewhere.
     public var gateway: String?
+    /// A browser's subscription keys; nil elsewhere. A registration replaces the stored keys.
+    public var webKeys: WebPushKeys?
     public var attributes: DeviceAttributes
     public var tags: [TagUpdate]
 
-    public init(app: String, hwid: String, pushToken: String, gateway: String?, attributes: DeviceAttributes,
-                tags: [TagUpdate]) {
+    public init(app: String, hwid: String, pushToken: String, gateway: String?, webKeys: WebPushKeys? = nil,
+                attributes: DeviceAttributes, tags: [TagUpdate]) {
         self.app = app
         self.hwid = hwid
         self.pushToken = pushToken
         self.gateway = gateway
+        self.webKeys = webKeys
         self.attributes = attributes
         self.tags = tags
     }
