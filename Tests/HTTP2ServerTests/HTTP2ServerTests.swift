@@ -51,22 +51,30 @@ import TestSupport
 
     /// Runs `openssl s_client` against `port` offering h2, writes `input` to it raw, and ends it a
     /// second later (the session tickets have arrived by then); returns its output.
+    ///
+    /// Its output goes to a file, and it is stopped if it has not ended 5 s after its input did: a
+    /// process another test starts meanwhile can inherit the pipes' ends, and then neither s_client
+    /// nor a reader of a pipe would ever see an end of file.
     func openSSLClient(port: UInt16, input: [UInt8], extra: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-alpn", "h2", "-nocommands", "-CAfile", folder + "/ca.pem"] + extra
         let stdin = Pipe()
-        let stdout = Pipe()
+        let outputPath = folder + "/s_client-\(UUID().uuidString).out"
+        try #require(FileManager.default.createFile(atPath: outputPath, contents: nil), "cannot create \(outputPath)")
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         process.standardInput = stdin
-        process.standardOutput = stdout
+        process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
         stdin.fileHandleForWriting.write(Data(input))
         Thread.sleep(forTimeInterval: 1)
         try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        for _ in 0..<50 where process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+        if process.isRunning { process.terminate() }
         process.waitUntilExit()
-        return String(decoding: output, as: UTF8.self)
+        try output.close()
+        return String(decoding: try Data(contentsOf: URL(fileURLWithPath: outputPath)), as: UTF8.self)
     }
 
     @Test func countsPingsResetsAndResumedSessions() throws {
