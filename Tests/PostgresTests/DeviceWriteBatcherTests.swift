@@ -22,25 +22,12 @@ import TestSupport
                            tags: try TagUpdate.parse(["Level": .int(Int64(level)), "City": "Lyon"]))
     }
 
-    /// Runs `body(index)` on `count` threads at once and waits (at most 60 s) for all of them.
-    func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let done = DispatchGroup()
-        for index in 0..<count {
-            done.enter()
-            Thread {
-                body(index)
-                done.leave()
-            }.start()
-        }
-        #expect(done.wait(timeout: .now() + 60) == .success)
-    }
-
     @Test func concurrentRegistrationsLandAsIfAlone() throws {
         // The first registration defines the tags (the ordinary path); the rest can be batched.
         try store.registerDevice(try registration("seed", token: "t-seed", level: 0), now: 1)
         let failures = Atomic<Int>(0)
         let store = self.store
-        concurrently(16) { thread in
+        #expect(runConcurrently(16) { thread in
             for round in 0..<3 {
                 for index in 0..<40 {
                     // Every thread registers its own devices three times (new, then changed twice) and
@@ -55,7 +42,7 @@ import TestSupport
                     }
                 }
             }
-        }
+        })
         #expect(failures.load(ordering: .relaxed) == 0)
         for thread in 0..<16 {
             for index in [1, 17, 39] {
@@ -157,7 +144,7 @@ import TestSupport
         let store = self.store
         // A hwid too large for its index entry, among good registrations at the same moment.
         let huge = (0..<3_000).map { _ in String(UnicodeScalar(UInt8.random(in: 65...90))) }.joined()
-        concurrently(8) { thread in
+        #expect(runConcurrently(8) { thread in
             for index in 0..<10 {
                 let hwid = thread == 3 && index == 5 ? huge : "ok-\(thread)-\(index)"
                 let request = try? DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: "t", gateway: nil,
@@ -168,7 +155,7 @@ import TestSupport
                     failures.withLock { $0.append("\(error)") }
                 }
             }
-        }
+        })
         let failed = failures.withLock { $0 }
         #expect(failed.count == 1 && failed.first?.contains("too long") == true, "\(failed)")
         #expect(try store.device(app: "APP-1", hwid: "ok-3-4") != nil && store.device(app: "APP-1", hwid: "ok-7-9") != nil)

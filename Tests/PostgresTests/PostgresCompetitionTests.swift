@@ -16,19 +16,6 @@ import TestSupport
                                         acquireTimeoutMilliseconds: 10_000, apps: Self.apps)
     }
 
-    /// Runs `body(index)` on `count` threads at once and waits (at most 60 s) for all of them.
-    func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let done = DispatchGroup()
-        for index in 0..<count {
-            done.enter()
-            Thread {
-                body(index)
-                done.leave()
-            }.start()
-        }
-        #expect(done.wait(timeout: .now() + 60) == .success)
-    }
-
     @Test func competingDispatchersNeverLeaseTheSameShard() throws {
         let devices = PostgresDeviceStore(database: database)
         let campaigns = PostgresCampaignStore(database: database)
@@ -42,7 +29,7 @@ import TestSupport
         #expect(try campaigns.activateDueMessages(now: 1, shardSize: 100) == 1)
         let leased = Mutex<[Int64]>([])
         let failures = Atomic<Int>(0)
-        concurrently(6) { index in
+        #expect(runConcurrently(6) { index in
             for _ in 0..<10 {
                 do {
                     let shards = try campaigns.leaseShards(worker: "w\(index)", count: 2, now: 1, leaseUntil: 100)
@@ -51,7 +38,7 @@ import TestSupport
                     failures.add(1, ordering: .relaxed)
                 }
             }
-        }
+        })
         #expect(failures.load(ordering: .relaxed) == 0)
         let all = leased.withLock { $0 }
         #expect(all.count == 20 && Set(all).count == 20)
@@ -70,14 +57,14 @@ import TestSupport
         try devices.record(reports, now: start)
         let before = try analytics.eventStatistics(app: "APP-1", from: start, to: start + 3 * 86_400)
         let processed = Atomic<Int>(0)
-        concurrently(6) { index in
+        #expect(runConcurrently(6) { index in
             // Overlapping ranges, each covered by two or three workers.
             for range in [(0, 1_500), (1_000, 2_500), (2_000, 3_000)] where (index + range.0 / 1_000) % 2 == 0 || index < 3 {
                 if let count = try? analytics.processReports(after: Int64(range.0), through: Int64(range.1), now: start).count {
                     processed.add(count, ordering: .relaxed)
                 }
             }
-        }
+        })
         _ = try analytics.processReports(after: 0, through: 3_000, now: start)
         #expect(try analytics.reportBacklog().firstUnprocessed == nil)
         #expect(processed.load(ordering: .relaxed) <= 3_000)
