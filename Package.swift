@@ -78,7 +78,8 @@ let package = Package(
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "WebPush", "TestSupport"]),
         .testTarget(name: "WebPushTests", dependencies: ["Core", "WebPush", "TestSupport"]),
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "TestSupport"]),
+        // The router and the Remote API over a real SQLite file.
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "Storage", "TestSupport"]),
         .testTarget(name: "WorkerTests", dependencies: ["Worker", "Core"]),
         .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "Delivery", "HTTP2Server", "SDKClient", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Core", "Delivery", "HTTP2", "Postgres", "Queue", "SDKClient", "SQLite", "Storage",
