@@ -78,8 +78,10 @@ let package = Package(
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "WebPush", "TestSupport"]),
         .testTarget(name: "WebPushTests", dependencies: ["Core", "WebPush", "TestSupport"]),
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "TestSupport"]),
-        .testTarget(name: "WorkerTests", dependencies: ["Worker", "Core"]),
+        // The router and the Remote API over a real SQLite file.
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "Storage", "TestSupport"]),
+        // The shard runner over a real SQLite file, delivering to the file sink.
+        .testTarget(name: "WorkerTests", dependencies: ["Worker", "Core", "Delivery", "Storage", "TestSupport"]),
         .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "Delivery", "HTTP2Server", "SDKClient", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Core", "Delivery", "HTTP2", "Postgres", "Queue", "SDKClient", "SQLite", "Storage",
                                                            "TestSupport", "WebPush"]),

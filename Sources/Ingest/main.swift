@@ -63,21 +63,8 @@ let bulkTags = BulkTagRunner(store: store, clock: clock, logger: logger, isDispa
 bulkTags.start()
 
 let metrics = Metrics(storeMemory: { backend.clientMemoryBytes }, usesPostgres: configuration.database.url != nil)
-let links = RichMediaLinks(publicURL: configuration.http.publicURL)
-let router = Router(
-    deviceAPI: DeviceAPI(configuration: configuration, store: store, richMedia: backend.richMedia, inbox: backend.campaigns, links: links, clock: clock),
-    remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, devices: store, analytics: analytics, richMedia: backend.richMedia,
-                         links: links, clock: clock, logger: logger, onCreated: { workers.nudge() }),
-    audienceAPI: AudienceAPI(configuration: configuration, store: store, clock: clock, logger: logger, onCreated: { bulkTags.nudge() }),
-    eventsAPI: EventsAPI(configuration: configuration, analytics: analytics, clock: clock, logger: logger),
-    richMediaAPI: RichMediaAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
-    inAppsAPI: InAppsAPI(configuration: configuration, store: backend.richMedia, links: links, clock: clock, logger: logger),
-    richMediaFiles: RichMediaFiles(store: backend.richMedia, logger: logger),
-    dashboard: Dashboard(configuration: configuration, campaigns: campaigns, analytics: analytics, richMedia: backend.richMedia,
-                         workers: workers, clock: clock, logger: logger),
-    oneSignal: OneSignalRoutes(store: store, clock: clock, logger: logger),
-    settings: configuration.http, store: store, campaigns: campaigns, metrics: metrics, workers: workers,
-    commitFailure: { backend.commitFailure }, logger: logger)
+let router = Router(configuration: configuration, backend: backend, clock: clock, workers: workers, metrics: metrics, logger: logger,
+                    onMessageCreated: { workers.nudge() }, onBulkJobCreated: { bulkTags.nudge() })
 // One line per failure burst, and one when commits succeed again.
 let databaseLocation = configuration.database.location
 backend.watchCommits { failure in

@@ -152,6 +152,36 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
         #expect(provider.connectionsAccepted == 2)
     }
 
+    @Test func aRequestUnansweredWithinItsTimeoutFailsAsPossiblySent() throws {
+        let provider = try FakeProvider { _ in .goSilent }
+        defer { provider.stop() }
+        // PINGs only after 10 s of silence: the requests' own 1 s timeout ends them first.
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 10)
+        defer { transport.close() }
+        var requests = (0..<3).map { Self.request(provider, $0) }
+        for index in requests.indices { requests[index].timeoutMilliseconds = 1_000 }
+        guard let responses = Self.send(requests, on: transport) else { return }
+        #expect(provider.requestsReceived >= 1)
+        for (index, response) in responses.enumerated() {
+            #expect(response.status == 0 && response.requestSent && response.transportError == "no answer within the request timeout",
+                    "#\(index): \(response.status) \(response.transportError ?? "") sent: \(response.requestSent)")
+        }
+    }
+
+    @Test func aLargeAnswerArrivesWhole() throws {
+        // Far beyond HTTP/2's initial 64 KiB window: the client must keep granting flow-control credit.
+        let body = String((0..<300_000).map { Character(UnicodeScalar(UInt8(ascii: "a") + UInt8($0 % 26))) })
+        let provider = try FakeProvider { _ in .answer(status: 400, body: body) }
+        defer { provider.stop() }
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 10)
+        defer { transport.close() }
+        guard let responses = Self.send([Self.request(provider, 0), Self.request(provider, 1)], on: transport) else { return }
+        for (index, response) in responses.enumerated() {
+            #expect(response.status == 400 && response.headers["apns-id"] == Self.apnsID(index), "#\(index): \(response.status)")
+            #expect(response.body == Array(body.utf8), "#\(index): \(response.body.count) bytes")
+        }
+    }
+
     @Test func oneStreamUntilTheFirstAnswerThenAThousand() throws {
         let provider = try FakeProvider(responseDelayMilliseconds: 20, maxConcurrentStreams: 1_000, maxConcurrentStreamsUntilFirstAnswer: 1)
         defer { provider.stop() }

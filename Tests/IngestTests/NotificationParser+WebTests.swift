@@ -4,22 +4,15 @@ import Core
 
 /// createMessage's Web Push fields become `MessageSpec.web`; a wrong one is refused naming it.
 @Suite struct NotificationParserWebTests {
-    func parse(_ fields: [String: JSON]) throws -> MessageSpec {
+    func parser(_ fields: [String: JSON]) -> NotificationParser {
         var all = fields
         all["content"] = "Hello"
-        return try NotificationParser(fields: all, path: "notifications[0]", tagTypes: [:], now: 1_800_000_000).parse()
+        return NotificationParser(fields: all, path: "notifications[0]", tagTypes: [:], now: 1_800_000_000)
     }
 
-    func problem(_ fields: [String: JSON]) -> String? {
-        do {
-            _ = try parse(fields)
-            return nil
-        } catch let error as ArgumentError {
-            return error.message
-        } catch {
-            return "\(error)"
-        }
-    }
+    func parse(_ fields: [String: JSON]) throws -> MessageSpec { try parser(fields).parse() }
+
+    func problem(_ fields: [String: JSON]) -> String? { parser(fields).refusal() }
 
     @Test func chromeAndWebFieldsAreRead() throws {
         #expect(try parse([:]).web == nil)

@@ -164,10 +164,10 @@ import Glibc
         #expect(written.reduce(0, +) >= 301, "\(written)")
     }
 
-    @Test func aWorkerInAnotherNetworkNamespaceReachesIngestOverCurve() throws {
+    @Test(.backends(.sqlite, reason: "the worker's namespace cannot reach the shared PostgreSQL test server on this host's loopback"))
+    func aWorkerInAnotherNetworkNamespaceReachesIngestOverCurve() throws {
         #expect(getuid() == 0, "network namespaces need root; CI runs as root")
-        // SQLite: the worker's namespace cannot reach the test's PostgreSQL server on the host's loopback.
-        let herald = try HeraldProcesses(database: .sqlite)
+        let herald = try HeraldProcesses()
         let hosts = try TwoHosts()
         let hostAddress = hosts.hostAddress
 
@@ -196,10 +196,10 @@ import Glibc
     /// no connection is closed. ZeroMQ heartbeats close the connections on both sides within
     /// seconds: the worker logs that it lost ingest, ingest that it lost the worker, and /metrics
     /// no longer lists it. Once the link is up, the worker connects again by itself and takes work.
-    @Test func aWorkerInAnotherNetworkNamespaceBehindAPartitionIsNoticedOnBothSides() throws {
+    @Test(.backends(.sqlite, reason: "the worker's namespace cannot reach the shared PostgreSQL test server on this host's loopback"))
+    func aWorkerInAnotherNetworkNamespaceBehindAPartitionIsNoticedOnBothSides() throws {
         #expect(getuid() == 0, "network namespaces need root; CI runs as root")
-        // SQLite: the worker's namespace cannot reach the test's PostgreSQL server on the host's loopback.
-        let herald = try HeraldProcesses(database: .sqlite)
+        let herald = try HeraldProcesses()
         let hosts = try TwoHosts()
         let configs = try Self.acrossTheLink(herald, hosts, jobs: try HeraldProcesses.freePort(), results: try HeraldProcesses.freePort())
         try herald.startIngest(config: configs.ingest)
@@ -230,7 +230,8 @@ import Glibc
     /// Several hosts as deployed: ingest here, a worker in another network namespace, both on one
     /// PostgreSQL server that the worker reaches over the veth link (not loopback) and ingest over
     /// loopback, the queue over CURVE.
-    @Test func aWorkerInAnotherNetworkNamespaceSharesThePostgreSQLDatabase() throws {
+    @Test(.fixedBackend("starts a PostgreSQL server of its own that listens on the namespace link"))
+    func aWorkerInAnotherNetworkNamespaceSharesThePostgreSQLDatabase() throws {
         #expect(getuid() == 0, "network namespaces need root; CI runs as root")
         let hosts = try TwoHosts()
         let server = try PostgresServer(alsoListeningOn: hosts.hostAddress, trusting: hosts.network)

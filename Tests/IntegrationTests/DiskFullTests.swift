@@ -11,11 +11,11 @@ import Glibc
 /// The database's disk fills up under write load (a small tmpfs the test mounts): writes get 503 with
 /// `Retry-After`, `/metrics` and `/healthz` tell the truth, one ERROR line names the failure, and
 /// once space is freed ingest recovers without a restart, with every acknowledged write present.
-@Suite(.serialized) struct DiskFullTests {
+@Suite(.serialized, .backends(.sqlite, reason: "a PostgreSQL server's failing commits are PostgresOutageTests'"))
+struct DiskFullTests {
     @Test func aFullDiskIsReportedTruthfullyAndRecoveredFromWithoutLosingAcknowledgedWrites() throws {
         #expect(getuid() == 0, "mounting a tmpfs needs root; CI runs as root")
-        // SQLite's file on a full disk; a PostgreSQL server's failing commits are PostgresOutageTests'.
-        let herald = try HeraldProcesses(database: .sqlite)
+        let herald = try HeraldProcesses()
         let disk = herald.folder + "/disk"
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
         try runTool("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", disk])

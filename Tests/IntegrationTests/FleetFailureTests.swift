@@ -9,6 +9,7 @@ import Glibc
 
 /// herald-load against targets that fail: every failure is counted by its kind, shown, and makes
 /// the exit status 1; it never crashes or hangs. Bad flags exit 2 with one line.
+@Suite(.fixedBackend("herald-load runs against mock targets, without Herald or a database"))
 struct FleetFailureTests {
     /// A short run against `target`; returns the exit status, the output and the JSON results. Open
     /// loop at 300 req/s on one thread unless `extra` says otherwise, so that these runs leave the

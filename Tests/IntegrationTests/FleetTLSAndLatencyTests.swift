@@ -9,7 +9,8 @@ import Glibc
 
 /// herald-load over HTTPS (the test CA, the system store, --insecure), and its open loop showing
 /// a slow server as latency instead of hiding it (no coordinated omission).
-@Suite(.serialized) struct FleetTLSAndLatencyTests {
+@Suite(.serialized, .fixedBackend("herald-load runs against mock targets, without Herald or a database"))
+struct FleetTLSAndLatencyTests {
     /// A Python HTTPS server answering the Pushwoosh envelope, with the test PKI's certificate
     /// (127.0.0.1 and localhost).
     static let server = """

@@ -9,7 +9,8 @@ import Glibc
 
 /// `ops/install` into a temporary folder standing for a machine's root: the user, the folders and
 /// their modes, the configuration, the units and binaries that run.
-@Suite struct InstallTests {
+@Suite(.fixedBackend("ops/install lays out files and uses no database"))
+struct InstallTests {
     @Test func opsInstallLaysOutAMachine() throws {
         #expect(getuid() == 0, "ops/install creates a user and sets owners; CI runs as root")
         let root = try TemporaryDirectory()

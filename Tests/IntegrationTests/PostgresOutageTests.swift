@@ -9,7 +9,8 @@ import Testing
 /// SIGKILL of every server process mid-campaign) without being restarted itself: meanwhile writes
 /// are answered 503 with `Retry-After` at once, never hang, and `/healthz` says the database is
 /// unreachable; afterwards ingest and the workers carry on, and nothing acknowledged is lost.
-@Suite struct PostgresOutageTests {
+@Suite(.fixedBackend("each test starts a PostgreSQL server of its own, to restart or stop it"))
+struct PostgresOutageTests {
     /// Polls `/healthz` (any status) every 100 ms until its `dispatching` is `expected`, at most
     /// `timeout` seconds; returns the last body.
     @discardableResult

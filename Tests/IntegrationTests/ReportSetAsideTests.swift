@@ -9,8 +9,9 @@ import Testing
 /// its batch: the real `herald-worker` sets it aside (processed, logged, not counted) and counts
 /// every valid report of the batch once. Herald's own limits leave no value that PostgreSQL
 /// refuses, so a trigger refuses one screen name as an index entry over PostgreSQL's limit once
-/// did (54000). SQLite has no such refusal, so this runs on PostgreSQL only.
-@Suite(.serialized) struct ReportSetAsideTests {
+/// did (54000). SQLite has no such refusal, so this runs on PostgreSQL only, whatever the pass.
+@Suite(.serialized, .fixedBackend("runs Herald on PostgreSQL in every pass: SQLite refuses no such report"))
+struct ReportSetAsideTests {
     @Test func aReportPostgreSQLRefusesIsSetAsideAndTheRestOfItsBatchIsCountedOnce() throws {
         let herald = try HeraldProcesses(database: .postgres)
         let app = HeraldProcesses.appCode

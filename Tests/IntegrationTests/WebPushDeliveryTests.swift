@@ -11,7 +11,8 @@ import WebPush
 /// payload with http_ece (both third-party implementations) using the browser key of the
 /// subscription, so a push it accepts is one a browser would read. The provider is driven directly
 /// with the subscriptions the mock hands out (`WebDeviceTests` runs the path from registerDevice).
-@Suite(.serialized) struct WebPushDeliveryTests {
+@Suite(.serialized, .fixedBackend("the provider is driven directly against its mock; WebDeviceTests runs the path on each backend"))
+struct WebPushDeliveryTests {
     static let subject = "mailto:ops@example.com"
 
     let folder: TemporaryDirectory

@@ -7,8 +7,9 @@ import Glibc
 #endif
 
 /// The database the integration tests give Herald: a SQLite file, or a fresh schema of the shared
-/// PostgreSQL test server. `HERALD_TEST_DATABASE=postgres` runs every integration test on PostgreSQL
-/// (`ops/test` runs them once per backend).
+/// PostgreSQL test server. `HERALD_TEST_DATABASE=postgres` runs the integration tests on PostgreSQL
+/// (`ops/test` runs them once per backend), but for those whose traits (`TestDatabase+Traits.swift`)
+/// keep them to the SQLite pass.
 package enum TestDatabase: String, CaseIterable, Sendable {
     case sqlite, postgres
 
