@@ -12,14 +12,14 @@ enum ComparisonReport {
         html += "<p><b>A</b> (solid) \(escape(nameA)): <span class=\"muted\">\(escape(RunComparison.describe(comparison.a)))</span><br>"
             + "<b>B</b> (dashed) \(escape(nameB)): <span class=\"muted\">\(escape(RunComparison.describe(comparison.b)))</span></p>\n"
 
-        html += "<h2>By method</h2>\n<table><tr><th>method</th>"
-            + RunComparison.Figure.allCases.flatMap(RunComparison.headers).map { "<th>\(escape($0))</th>" }.joined() + "</tr>"
+        html += "<h2>By method</h2>\n<p class=\"muted\">Each cell: A → B, and B's ratio to A (errors: the difference in percentage points).</p>\n"
+        html += "<table><tr><th>method</th><th>rate /s</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>errors</th></tr>"
         for row in comparison.rows {
             html += "<tr\(row.name == "total" ? " class=\"total\"" : "")><td>\(escape(row.name))</td>"
             for figure in RunComparison.Figure.allCases {
                 let cells = comparison.cells(row, figure)
-                html += "<td>\(escape(cells[0]))</td><td>\(escape(cells[1]))</td>"
-                html += "<td\(row.regressions.contains(figure) ? " class=\"bad\"" : "")>\(escape(cells[2]))</td>"
+                html += "<td>\(escape(cells[0])) → \(escape(cells[1])) <span class=\"\(row.regressions.contains(figure) ? "bad" : "muted")\">"
+                    + "\(escape(cells[2]))</span></td>"
             }
             html += "</tr>"
         }
@@ -55,8 +55,9 @@ enum ComparisonReport {
         func perMethod(_ value: @escaping (SecondSample.Method, Double) -> Double?) -> [SVGChart.Series] {
             methods.enumerated().flatMap { index, method in
                 let color = HTMLReport.palette[index % HTMLReport.palette.count]
-                return [(timelineA, "A", false), (timelineB, "B", true)].map { timeline, run, dashed in
-                    line("\(run) \(method.name)", color, timeline, dashed: dashed) { value($0.methods[method.rawValue], $0.span) }
+                // One legend entry per method, its colour (A's line); B's, dashed, has none.
+                return [(timelineA, method.name, false), (timelineB, "", true)].map { timeline, name, dashed in
+                    line(name, color, timeline, dashed: dashed) { value($0.methods[method.rawValue], $0.span) }
                 }
             }
         }
