@@ -33,7 +33,7 @@ enum ResultFile {
             throw refuse("no per-second series (written by a herald-load older than compare and merge: run it again)")
         }
         func int(_ key: String, in object: JSON = json) throws(Problem) -> Int {
-            guard let value = object[key]?.lenientInt, value >= 0, value <= Int64(Int32.max) * 1024 else { throw refuse("\(key) is not a count") }
+            guard let value = object[key]?.lenientInt, value >= 0 else { throw refuse("\(key) is not a count") }
             return Int(value)
         }
         func number(_ key: String, in object: JSON = json) throws(Problem) -> Double {
@@ -51,7 +51,6 @@ enum ResultFile {
         options.seed = UInt64(bitPattern: seed)
         options.oneSignalFraction = json["onesignal_fraction"]?.lenientDouble ?? 0
         options.huaweiFraction = json["huawei_fraction"]?.lenientDouble ?? 0
-        options.allowErrors = true
         options.rate = json["target_rate"]?.lenientDouble
         if let stages = json["stages"]?.arrayValue {
             var list: [RateStages.Stage] = []
