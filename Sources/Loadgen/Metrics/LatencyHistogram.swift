@@ -117,7 +117,7 @@ extension LatencyHistogram {
             counts[index] &+= count
             total &+= count
         }
-        guard total == 0 || (min >= 0 && min <= max && Self.index(of: min) <= buckets[0].index
+        guard total == 0 || (min >= 0 && min <= max && Self.index(of: min) == buckets[0].index
                              && Self.index(of: max) == buckets[buckets.count - 1].index) else { return nil }
         if total > 0 {
             self.min = min
