@@ -80,33 +80,33 @@ enum FleetCommand {
         result.heraldVersion = heraldVersion
 
         print(SummaryTable.render(result))
-        let verdicts = Threshold.evaluate(options.thresholds, on: result)
+        return conclude(result, thresholds: options.thresholds, jsonPath: options.jsonPath, reportPath: options.reportPath, command: "fleet")
+    }
+
+    /// After the summary (of a run, or of merged runs): judges the thresholds and prints their
+    /// table, writes the JSON and the report, says what failed; returns the exit status.
+    static func conclude(_ result: FleetResult, thresholds: [Threshold], jsonPath: String?, reportPath: String?, command: String) -> Int32 {
+        let verdicts = Threshold.evaluate(thresholds, on: result)
         if !verdicts.isEmpty { print(Threshold.table(verdicts)) }
         let unmet = verdicts.filter { !$0.passed }
         var status: Int32 = result.failed || !unmet.isEmpty ? 1 : 0
-        if let path = options.jsonPath {
+        let outputs: [(String?, () -> [UInt8])] = [(jsonPath, { result.json(thresholds: verdicts).encoded() + [10] }),
+                                                   (reportPath, { Array(HTMLReport.render(result).utf8) })]
+        for case let (path?, render) in outputs {
             do {
-                try Data(result.json(thresholds: verdicts).encoded() + [10]).write(to: URL(fileURLWithPath: path))
+                try Data(render()).write(to: URL(fileURLWithPath: path))
             } catch {
-                FileHandle.standardError.write(Data("herald-load fleet: cannot write \(path): \(error.localizedDescription)\n".utf8))
-                status = 1
-            }
-        }
-        if let path = options.reportPath {
-            do {
-                try Data(HTMLReport.render(result).utf8).write(to: URL(fileURLWithPath: path))
-            } catch {
-                FileHandle.standardError.write(Data("herald-load fleet: cannot write \(path): \(error.localizedDescription)\n".utf8))
+                FileHandle.standardError.write(Data("herald-load \(command): cannot write \(path): \(error.localizedDescription)\n".utf8))
                 status = 1
             }
         }
         if !unmet.isEmpty {
-            FileHandle.standardError.write(Data(("herald-load fleet: thresholds failed: "
+            FileHandle.standardError.write(Data(("herald-load \(command): thresholds failed: "
                 + unmet.map { "\($0.threshold) (\($0.threshold.format($0.value)))" }.joined(separator: ", ") + "\n").utf8))
         }
         if result.failed {
             FileHandle.standardError.write(Data(
-                "herald-load fleet: \(TextFormat.grouped(result.stats.failed)) requests failed (exit 1; --allow-errors to accept)\n".utf8))
+                "herald-load \(command): \(TextFormat.grouped(result.stats.failed)) requests failed (exit 1; --allow-errors to accept)\n".utf8))
         }
         return status
     }

@@ -138,6 +138,8 @@ import Glibc
         for key in ["targeted", "sent", "failed"] { #expect(result[key] == funnel[key], "\(key): \(result.text)") }
         #expect(result["edge_received"] == .int(total) && result["edge_accepted"] == .int(total - 3), "\(result.text)")
         for key in ["first_push_s", "done_s", "pushes_per_s"] { #expect((result[key]?.lenientDouble ?? -1) > 0, "\(key): \(result.text)") }
+        // Second by second, the pushes add up to all the edge received.
+        #expect(result["pushes_series"]?.arrayValue?.compactMap(\.lenientInt).reduce(0, +) == total, "\(result.text)")
         #expect((result["first_push_s"]?.lenientDouble ?? 0) <= (result["done_s"]?.lenientDouble ?? 0))
 
         // The edge's own counts: every accepted push is a sent one, the dead tokens refused as Apple, Google

@@ -194,4 +194,45 @@ import Glibc
         fleet.waitUntilExit()
         #expect(fleet.terminationStatus == 0, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
     }
+
+    /// Two generators, one fleet: `--segment 1/2` and `2/2` run at once, each registers its own half
+    /// of the devices (together every device once, as Herald's table shows), and `merge` adds their
+    /// results into the whole fleet's; `compare` reads both and refuses what is not a result.
+    @Test func twoSegmentsMakeOneFleet() throws {
+        let parts = (1...2).map { herald.folder + "/segment-\($0).json" }
+        let common = ["--target", "http://127.0.0.1:\(herald.httpPort)", "--app", app, "--devices", "301", "--duration", "3",
+                      "--rate", "200", "--connections", "6", "--threads", "1", "--seed", "21"]
+        let log = herald.folder + "/segment-2.log"
+        let second = try HeraldProcesses.launch("herald-load", arguments: ["fleet"] + common + ["--segment", "2/2", "--json", parts[1]], log: log)
+        defer { if second.isRunning { kill(second.processIdentifier, SIGKILL) } }
+        let (status, output) = try Self.fleet(common + ["--segment", "1/2", "--json", parts[0]])
+        second.waitUntilExit()
+        #expect(status == 0, "\(output)")
+        #expect(second.terminationStatus == 0, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        #expect(output.contains("segment 1/2: devices 0…149 of 301"), "\(output)")
+        let first = try Self.results(parts[0]), other = try Self.results(parts[1])
+        #expect(first["devices"] == 150 && other["devices"] == 151 && first["target_rate"]?.lenientDouble.map { abs($0 - 200.0 * 150 / 301) < 1e-9 } == true)
+        #expect(first["segment"]?["first_device"] == 0 && other["segment"]?["first_device"] == 150)
+        // Each device registered exactly once, by one part or the other.
+        #expect(first["registered"] == 150 && other["registered"] == 151, "\(first) \(other)")
+        #expect(try herald.count("SELECT COUNT(*) FROM devices") == 301)
+
+        let merged = herald.folder + "/merged.json"
+        let (mergeStatus, mergeOutput) = try Self.heraldLoad(["merge", parts[0], parts[1], "--json", merged, "--threshold", "errors<0.1%"])
+        #expect(mergeStatus == 0, "\(mergeOutput)")
+        #expect(mergeOutput.contains("merged: segments 1/2, 2/2 of 2 files") && mergeOutput.contains("thresholds:\n  errors<0.1%"), "\(mergeOutput)")
+        let whole = try Self.results(merged)
+        #expect(whole["devices"] == 301 && whole["registered"] == 301 && whole["merged_segments"] == ["1/2", "2/2"])
+        let requests = (first["total"]?["requests"]?.lenientInt ?? 0) + (other["total"]?["requests"]?.lenientInt ?? 0)
+        #expect(requests > 0 && whole["total"]?["requests"]?.lenientInt == requests)
+        #expect(whole["target_rate"]?.lenientDouble.map { abs($0 - 200) < 1e-9 } == true)
+        let seconds = whole["series"]?["end_s"]?.arrayValue?.count ?? 0
+        #expect(seconds >= 3, "\(whole)")
+
+        let (compareStatus, compareOutput) = try Self.heraldLoad(["compare", parts[0], merged, "--html", herald.folder + "/compare.html"])
+        #expect(compareStatus == 0 || compareStatus == 1, "\(compareOutput)")
+        #expect(compareOutput.contains("registerDevice") && compareOutput.contains("total"), "\(compareOutput)")
+        let (refused, refusal) = try Self.heraldLoad(["compare", parts[0], herald.configPath])
+        #expect(refused == 2 && refusal.contains("is not a herald-load fleet result"), "\(refusal)")
+    }
 }

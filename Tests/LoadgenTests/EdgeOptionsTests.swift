@@ -87,5 +87,17 @@ struct CampaignTimelineTests {
         #expect(timeline.time(reaching: 0.99) == 0.7)
         #expect(timeline.time(reaching: 1) == 0.9)
         #expect(abs((timeline.pushesPerSecond ?? 0) - 1000 / 0.7) < 1e-6)
+        #expect(timeline.perSecond == [1000])
+    }
+
+    @Test func pushesArePerWholeSecond() {
+        var timeline = CampaignTimeline()
+        #expect(timeline.perSecond.isEmpty)
+        for (seconds, pushes) in [(0.5, 0), (0.95, 100), (1.0, 150), (1.6, 400), (3.2, 900), (4.0, 1000)] {
+            timeline.record(seconds: seconds, pushes: pushes)
+        }
+        // [0, 1): 100; [1, 2): 300; [2, 3): none; [3, 4]: 600, the last sample included.
+        #expect(timeline.perSecond == [100, 300, 0, 600])
+        #expect(timeline.perSecond.reduce(0, +) == timeline.total)
     }
 }

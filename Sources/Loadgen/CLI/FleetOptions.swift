@@ -39,6 +39,8 @@ struct FleetOptions: Equatable {
     var thresholds: [Threshold] = []
     /// `--metrics-listen HOST:PORT`: where `/metrics` is served during the run.
     var metricsListen: ListenAddress?
+    /// `--segment i/n`: the part of the fleet this process runs (`devices`, `rate` and `stages` are then the part's).
+    var segment: Segment?
 
     /// An IPv4 address and port to listen on.
     struct ListenAddress: Equatable {
@@ -58,6 +60,7 @@ struct FleetOptions: Equatable {
         var duration: Double?
         var options = FleetOptions(target: TargetURL(isTLS: false, host: "", port: 0), app: "", devices: 0, durationSeconds: 0)
         var threadsGiven = false
+        var segmentText: String?
         var cursor = ArgumentCursor(arguments)
         var shared = TargetFlags()
         while cursor.next() {
@@ -112,6 +115,8 @@ struct FleetOptions: Equatable {
                 options.stages = try RateStages(parsing: try cursor.value())
             case "--threshold":
                 options.thresholds.append(try Threshold(parsing: try cursor.value()))
+            case "--segment":
+                segmentText = try cursor.value()
             default:
                 throw Problem("unknown option \(cursor.argument) (see herald-load fleet --help)")
             }
@@ -133,6 +138,11 @@ struct FleetOptions: Equatable {
         options.app = app
         options.devices = devices
         options.durationSeconds = duration
+        if let segmentText {
+            let segment = try Segment(parsing: segmentText, fleetDevices: devices)
+            try segment.apply(to: &options)
+            options.segment = segment
+        }
         // A connection serves its own devices, so there are never more connections than devices.
         options.connections = min(options.connections, devices)
         if !threadsGiven { options.threads = max(1, cores) }
@@ -218,6 +228,9 @@ struct FleetOptions: Equatable {
                                routes (/onesignal/adddevice, /onesignal/editdevice) instead of the SDK.
           --huawei F           the fraction F (0..1) of Android devices that are Huawei phones without
                                Google services: device_type 17 with a Push Kit token (default 0).
+          --segment i/n        run part i of n of the fleet (n processes, on n machines): the part's share of
+                               the devices (--devices counts the whole fleet) and of the rate or stages;
+                               combine the parts' --json files with herald-load merge.
           --timeout SECONDS    a request (or a connection attempt) without a reply by then counts as a
                                timeout and its connection is opened anew (default 10).
 

@@ -226,6 +226,7 @@ extension CampaignFollower.Result {
             "message": message.map(JSON.string) ?? .null, "targeted": int(count("targeted")), "sent": int(count("sent")),
             "failed": int(count("failed")), "edge_received": int(edgeReceived), "first_push_s": number(timeline.time(reaching: 0)),
             "done_s": number(doneSeconds), "pushes_per_s": number(pushes),
+            "pushes_series": .array(timeline.perSecond.map { .int(Int64($0)) }),
             "half_s": number(timeline.time(reaching: 0.5)), "p99_s": number(timeline.time(reaching: 0.99)),
             "status": funnel["status"] ?? .null, "throttled": int(count("throttled")), "delivered": int(count("delivered")),
             "opened": int(count("opened")), "funnel_errors": funnel["errors"] ?? .null, "edge_accepted": int(edgeAccepted),

@@ -28,4 +28,23 @@ struct CampaignTimeline: Equatable {
         guard let first = time(reaching: 0), let all = time(reaching: 1), total > 0 else { return nil }
         return all > first ? Double(total) / (all - first) : nil
     }
+
+    /// The pushes that arrived in each whole second since createMessage (second 1 is [0, 1)), up to
+    /// the second of the last sample, which takes that sample: what `--json`'s `pushes_series` holds.
+    var perSecond: [Int] {
+        guard let last = samples.last else { return [] }
+        let seconds = max(1, Int(last.seconds.rounded(.up)))
+        var counts: [Int] = []
+        var before = 0, index = 0
+        for second in 1...seconds {
+            var now = before
+            while index < samples.count, samples[index].seconds < Double(second) || second == seconds {
+                now = samples[index].pushes
+                index += 1
+            }
+            counts.append(now - before)
+            before = now
+        }
+        return counts
+    }
 }

@@ -41,7 +41,8 @@ final class FleetWorker: @unchecked Sendable {
         self.control = control
         let options = plan.options
         connections = numbers.map {
-            LoadConnection(number: $0, connections: options.connections, devices: options.devices, seed: options.seed)
+            LoadConnection(number: $0, connections: options.connections, devices: options.devices, seed: options.seed,
+                           firstDevice: options.segment?.firstDevice ?? 0)
         }
         builder = FleetRequestBuilder(target: options.target, app: options.app)
         timeoutNanos = Int64(options.timeoutSeconds * 1e9)
@@ -452,9 +453,11 @@ final class FleetWorker: @unchecked Sendable {
                 if let detail, shared.totals.details[error] == nil { shared.totals.details[error] = detail }
                 shared.totals.methods[method].errors[error, default: 0] += 1
                 shared.interval.errors[error, default: 0] += 1
+                shared.interval.methods[method].errors[error, default: 0] += 1
             } else {
                 shared.totals.methods[method].ok += 1
                 shared.interval.ok += 1
+                shared.interval.methods[method].ok += 1
                 if let eventIndex { shared.totals.events[eventIndex] += 1 }
                 if registered { shared.totals.registered += 1 }
                 if optedOut { shared.totals.optedOut += 1 }
@@ -466,6 +469,7 @@ final class FleetWorker: @unchecked Sendable {
             if let micros {
                 shared.totals.methods[method].latency.record(micros)
                 shared.interval.latency.record(micros)
+                shared.interval.methods[method].latency.record(micros)
             }
         }
     }

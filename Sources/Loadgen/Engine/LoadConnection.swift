@@ -21,6 +21,8 @@ final class LoadConnection {
     let number: Int
     /// How many devices it serves.
     let deviceCount: Int
+    /// The run-wide index of the run's first device (above 0 in a `--segment` after the first).
+    let firstDevice: Int
     /// Per device (index k): `session << 8 | position` in its session script; 0 = not registered.
     var progress: [UInt32]
     /// The OneSignal helper's `player_id` of each registered helper device, by device index k.
@@ -71,8 +73,9 @@ final class LoadConnection {
     /// A reply larger than this is refused (bad_http).
     static let maxReceiveCapacity = 16 * 1024 * 1024
 
-    init(number: Int, connections: Int, devices: Int, seed: UInt64) {
+    init(number: Int, connections: Int, devices: Int, seed: UInt64, firstDevice: Int = 0) {
         self.number = number
+        self.firstDevice = firstDevice
         deviceCount = (devices - number + connections - 1) / connections
         progress = [UInt32](repeating: 0, count: deviceCount)
         let hash = Mix.hash(seed ^ 0xC0DE_CAFE, UInt64(number))
@@ -89,8 +92,8 @@ final class LoadConnection {
         receive.deallocate()
     }
 
-    /// The run-wide index of device k of this connection.
-    func deviceIndex(_ k: Int, connections: Int) -> Int { number + k * connections }
+    /// The fleet-wide index of device k of this connection.
+    func deviceIndex(_ k: Int, connections: Int) -> Int { firstDevice + number + k * connections }
 
     /// The next device of the round: every device of the connection has its turn before any has a second.
     func nextDevice() -> Int {

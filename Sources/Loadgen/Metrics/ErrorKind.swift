@@ -65,6 +65,23 @@ enum ErrorKind: Hashable, Comparable, CustomStringConvertible {
         }
     }
 
+    /// The kind a `description` names (as a results file carries it), or nil.
+    init?(description: String) {
+        let plain: [ErrorKind] = [.connectionRefused, .connectionClosed, .connectionFailed, .tls, .timeout, .badHTTP, .nonJSON,
+                                  .missingStatusCode, .missingPlayerID]
+        if let kind = plain.first(where: { $0.description == description }) {
+            self = kind
+            return
+        }
+        for (prefix, make) in [("http_", ErrorKind.http), ("status_code_", ErrorKind.statusCode), ("status_", ErrorKind.oneSignalStatus)] {
+            if description.hasPrefix(prefix), let number = Int(description.dropFirst(prefix.count)) {
+                self = make(number)
+                return
+            }
+        }
+        return nil
+    }
+
     static func < (lhs: ErrorKind, rhs: ErrorKind) -> Bool { lhs.description < rhs.description }
 
     init(_ failure: ClientSocket.Failure) {

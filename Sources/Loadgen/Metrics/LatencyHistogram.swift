@@ -20,26 +20,32 @@ struct LatencyHistogram: Equatable {
     /// The bucket of a value: values below 2·128 are their own bucket; above, a power of two
     /// [2^k, 2^(k+1)) is cut into 128 equal buckets.
     @inline(__always)
-    static func index(of value: Int64) -> Int {
+    static func index(of value: Int64) -> Int { index(of: value, subBucketBits: subBucketBits) }
+
+    /// The bucket of a value with 2^`bits` buckets per power of two (values below 2·2^`bits` their own).
+    @inline(__always)
+    static func index(of value: Int64, subBucketBits bits: Int) -> Int {
         let clamped = UInt64(Swift.min(Swift.max(value, 0), highestTrackable))
-        if clamped < UInt64(2 * subBucketCount) { return Int(clamped) }
-        let shift = (63 - clamped.leadingZeroBitCount) - subBucketBits
-        return shift * subBucketCount + Int(clamped >> UInt64(shift))
+        if clamped < UInt64(2 << bits) { return Int(clamped) }
+        let shift = (63 - clamped.leadingZeroBitCount) - bits
+        return shift << bits + Int(clamped >> UInt64(shift))
     }
 
     /// The smallest value of bucket `index`.
-    static func lowestValue(ofBucket index: Int) -> Int64 {
-        if index < 2 * subBucketCount { return Int64(index) }
-        let shift = index / subBucketCount - 1
-        let sub = index - shift * subBucketCount
-        return Int64(sub) << Int64(shift)
-    }
+    static func lowestValue(ofBucket index: Int) -> Int64 { lowestValue(ofBucket: index, subBucketBits: subBucketBits) }
 
     /// The largest value that falls in bucket `index`.
-    static func highestValue(ofBucket index: Int) -> Int64 {
-        if index < 2 * subBucketCount { return Int64(index) }
-        let shift = index / subBucketCount - 1
-        return lowestValue(ofBucket: index) + (Int64(1) << Int64(shift)) - 1
+    static func highestValue(ofBucket index: Int) -> Int64 { highestValue(ofBucket: index, subBucketBits: subBucketBits) }
+
+    static func lowestValue(ofBucket index: Int, subBucketBits bits: Int) -> Int64 {
+        if index < 2 << bits { return Int64(index) }
+        let shift = index >> bits - 1
+        return Int64(index - shift << bits) << Int64(shift)
+    }
+
+    static func highestValue(ofBucket index: Int, subBucketBits bits: Int) -> Int64 {
+        if index < 2 << bits { return Int64(index) }
+        return lowestValue(ofBucket: index, subBucketBits: bits) + (Int64(1) << Int64(index >> bits - 1)) - 1
     }
 
     var isEmpty: Bool { total == 0 }
@@ -93,5 +99,30 @@ struct LatencyHistogram: Equatable {
             seen &+= counts[index]
         }
         return seen
+    }
+}
+
+extension LatencyHistogram {
+    /// The non-empty buckets, lowest first.
+    var buckets: [(index: Int, count: UInt64)] {
+        counts.indices.compactMap { counts[$0] == 0 ? nil : ($0, counts[$0]) }
+    }
+
+    /// A histogram with these bucket counts and extremes, as `--json` wrote them (`buckets` from
+    /// `SparseBuckets.decode`); nil when a bucket index is out of range or the extremes contradict the counts.
+    init?(buckets: [(index: Int, count: UInt64)], min: Int64, max: Int64, sum: Double) {
+        self.init()
+        for (index, count) in buckets {
+            guard index >= 0, index < counts.count else { return nil }
+            counts[index] &+= count
+            total &+= count
+        }
+        guard total == 0 || (min >= 0 && min <= max && Self.index(of: min) == buckets[0].index
+                             && Self.index(of: max) == buckets[buckets.count - 1].index) else { return nil }
+        if total > 0 {
+            self.min = min
+            self.max = max
+            self.sum = sum
+        }
     }
 }

@@ -1,5 +1,21 @@
-/// One second of the run, as the report draws it.
+/// One second of the run, as the report draws it and the JSON's series keeps it.
 struct SecondSample: Equatable {
+    /// One method's part of the second.
+    struct Method: Equatable {
+        var ok = 0
+        var failed = 0
+        /// Latencies of the replies in the second.
+        var latency = SecondHistogram()
+
+        var requests: Int { ok + failed }
+
+        mutating func merge(_ other: Method) {
+            ok += other.ok
+            failed += other.failed
+            latency.merge(other.latency)
+        }
+    }
+
     /// Seconds since the start at the end of the interval.
     var elapsed: Double
     /// Length of the interval in seconds.
@@ -11,8 +27,11 @@ struct SecondSample: Equatable {
     var p90: Int64
     var p99: Int64
     var max: Int64
+    /// Indexed by `FleetMethod.rawValue`.
+    var methods: [Method]
 
-    var requests: Int { ok + errors.values.reduce(0, +) }
+    var failed: Int { errors.values.reduce(0, +) }
+    var requests: Int { ok + failed }
     /// The middle of the interval, where charts draw it.
     var middle: Double { elapsed - span / 2 }
     var rate: Double { span > 0 ? Double(requests) / span : 0 }
@@ -26,5 +45,21 @@ struct SecondSample: Equatable {
         p90 = interval.latency.value(atPercentile: 90)
         p99 = interval.latency.value(atPercentile: 99)
         max = interval.latency.isEmpty ? 0 : interval.latency.max
+        methods = interval.methods.map { Method(ok: $0.ok, failed: $0.failed, latency: SecondHistogram($0.latency)) }
+    }
+
+    /// A second read back from a series, or merged from several runs' seconds: the percentiles come
+    /// from the methods' second histograms (within 6.25 %), the maximum is its bucket's highest value.
+    init(elapsed: Double, span: Double, methods: [Method], errors: [ErrorKind: Int]) {
+        self.elapsed = elapsed
+        self.span = span
+        self.methods = methods
+        self.errors = errors
+        ok = methods.reduce(0) { $0 + $1.ok }
+        let latency = methods.reduce(into: SecondHistogram()) { $0.merge($1.latency) }
+        p50 = latency.value(atPercentile: 50)
+        p90 = latency.value(atPercentile: 90)
+        p99 = latency.value(atPercentile: 99)
+        max = latency.value(atPercentile: 100)
     }
 }

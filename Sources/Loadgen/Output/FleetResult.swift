@@ -4,7 +4,7 @@ import Foundation
 
 /// The outcome of a fleet run: what was asked, what was counted, and the run's timeline.
 struct FleetResult {
-    let options: FleetOptions
+    var options: FleetOptions
     let stats: FleetStats
     /// One sample per second (the last may be shorter).
     let timeline: [SecondSample]
@@ -15,6 +15,10 @@ struct FleetResult {
     /// When the run started (wall clock), and the version Herald's `/healthz` gave; nil when unknown.
     var startedAt: Date?
     var heraldVersion: String?
+    /// The herald-load that measured the run (this one, unless the result was read from a file).
+    var heraldLoadVersion = BuildInfo.description
+    /// `herald-load merge`: the segments (`1/4`…) the result adds up; empty for a single run.
+    var mergedSegments: [String] = []
 
     /// Replies (and failures) per second over the sending window.
     var achievedRate: Double { seconds > 0 ? Double(stats.requests) / seconds : 0 }
@@ -67,7 +71,8 @@ struct FleetResult {
             "bytes_received": .int(Int64(stats.bytesReceived)),
             "dropped": .int(Int64(stats.dropped)),
             "interrupted": .bool(interrupted),
-            "herald_load_version": .string(BuildInfo.description),
+            "herald_load_version": .string(heraldLoadVersion),
+            "series": seriesJSON(),
             "herald_version": heraldVersion.map(JSON.string) ?? .null,
             "started_at": startedAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
         ]
@@ -75,6 +80,13 @@ struct FleetResult {
         if let stages = options.stages {
             object["stages"] = .array(stages.stages.map { ["duration_s": .double($0.seconds), "target_rate": .double($0.target)] })
             object["scheduled"] = .int(Int64(stages.totalRequests.rounded(.up)))
+        }
+        if let segment = options.segment {
+            object["segment"] = ["index": .int(Int64(segment.index)), "count": .int(Int64(segment.count)),
+                                 "fleet_devices": .int(Int64(segment.fleetDevices)), "first_device": .int(Int64(segment.firstDevice))]
+        }
+        if !mergedSegments.isEmpty {
+            object["merged_segments"] = .array(mergedSegments.map(JSON.string))
         }
         if !thresholds.isEmpty {
             object["thresholds"] = .array(thresholds.map { verdict in
@@ -93,7 +105,7 @@ struct FleetResult {
         let latency = entry.latency
         guard shown, !latency.isEmpty else {
             var object: [String: JSON] = ["requests": .int(Int64(entry.requests)), "ok": .int(Int64(entry.ok)), "errors": .object(errors),
-                                          "percentiles_ms": .null]
+                                          "percentiles_ms": .null, "histogram": histogramJSON(latency)]
             for key in ["p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms", "mean_ms"] { object[key] = .null }
             return .object(object)
         }
@@ -112,7 +124,39 @@ struct FleetResult {
             "p99_9_ms": .double(milliseconds(latency.value(atPercentile: 99.9))),
             "max_ms": .double(milliseconds(latency.isEmpty ? 0 : latency.max)),
             "mean_ms": .double(round(latency.mean / 1000, 3)),
+            "histogram": histogramJSON(latency),
         ]
+    }
+
+    /// Every latency of a method, exactly as counted, so that runs merge bucket by bucket:
+    /// `LatencyHistogram`'s buckets as `SparseBuckets`, and the extremes and sum in µs.
+    static func histogramJSON(_ latency: LatencyHistogram) -> JSON {
+        [
+            "buckets": SparseBuckets.encode(latency.buckets),
+            "min_us": .int(latency.isEmpty ? 0 : latency.min),
+            "max_us": .int(latency.max),
+            "sum_us": .double(latency.sum),
+        ]
+    }
+
+    /// The timeline per method: `end_s` the end of each interval (seconds after the start); per
+    /// method called, `ok`, `errors` and `latency` (a `SecondHistogram` as `SparseBuckets`) for each;
+    /// and the errors of all methods by kind, for each.
+    func seriesJSON() -> JSON {
+        var methods: [String: JSON] = [:]
+        for method in FleetMethod.allCases where stats.methods[method.rawValue].requests > 0 {
+            let seconds = timeline.map { $0.methods[method.rawValue] }
+            methods[method.name] = [
+                "ok": .array(seconds.map { .int(Int64($0.ok)) }),
+                "errors": .array(seconds.map { .int(Int64($0.failed)) }),
+                "latency": .array(seconds.map { SparseBuckets.encode($0.latency.buckets) }),
+            ]
+        }
+        var errors: [String: JSON] = [:]
+        for kind in Set(timeline.flatMap(\.errors.keys)) {
+            errors[kind.description] = .array(timeline.map { .int(Int64($0.errors[kind] ?? 0)) })
+        }
+        return ["end_s": .array(timeline.map { .double(Self.round($0.elapsed, 3)) }), "methods": .object(methods), "errors": .object(errors)]
     }
 
     /// The percentiles listed in full (`percentiles_ms`, the report's distribution table).

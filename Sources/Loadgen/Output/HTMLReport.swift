@@ -9,25 +9,7 @@ enum HTMLReport {
         let stats = result.stats
         let timeline = chartTimeline(result.timeline)
         let xMax = max(result.seconds, timeline.last?.elapsed ?? 0)
-        var html = """
-            <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>herald-load fleet — \(escape(options.target.description))</title>
-            <style>
-            body { font: 14px/1.45 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #222; margin: 24px auto; max-width: 920px; padding: 0 16px; }
-            h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
-            .muted { color: #666; } .bad { color: #c0392b; font-weight: 600; } .good { color: #1e8449; font-weight: 600; }
-            table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
-            th, td { padding: 4px 8px; border-bottom: 1px solid #eee; text-align: right; } th:first-child, td:first-child { text-align: left; }
-            th { background: #f4f4f4; font-weight: 600; } tr.total td { font-weight: 600; border-top: 2px solid #ccc; }
-            .cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 12px 0; }
-            .card { border: 1px solid #ddd; border-radius: 6px; padding: 8px 14px; min-width: 120px; }
-            .card b { display: block; font-size: 20px; }
-            svg { width: 100%; height: auto; } svg .tick { font-size: 11px; fill: #555; } svg .axis { font-size: 12px; fill: #333; } svg .legend { font-size: 12px; fill: #333; }
-            </style></head><body>
-
-            """
+        var html = page(title: "herald-load fleet — \(escape(options.target.description))")
         html += "<h1>herald-load fleet</h1>\n"
         let mode = options.isOpenLoop ? options.modeDescription + " (latency from the scheduled start)"
             : "closed loop, flat out (latency from the start of each request)"
@@ -155,12 +137,35 @@ enum HTMLReport {
         return html
     }
 
+    /// The page's head (inline style) and the opening of its body; `title` is already escaped.
+    static func page(title: String) -> String {
+        """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(title)</title>
+            <style>
+            body { font: 14px/1.45 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #222; margin: 24px auto; max-width: 920px; padding: 0 16px; }
+            h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+            .muted { color: #666; } .bad { color: #c0392b; font-weight: 600; } .good { color: #1e8449; font-weight: 600; }
+            table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+            th, td { padding: 4px 8px; border-bottom: 1px solid #eee; text-align: right; } th:first-child, td:first-child { text-align: left; }
+            th { background: #f4f4f4; font-weight: 600; } tr.total td { font-weight: 600; border-top: 2px solid #ccc; }
+            .cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 12px 0; }
+            .card { border: 1px solid #ddd; border-radius: 6px; padding: 8px 14px; min-width: 120px; }
+            .card b { display: block; font-size: 20px; }
+            svg { width: 100%; height: auto; } svg .tick { font-size: 11px; fill: #555; } svg .axis { font-size: 12px; fill: #333; } svg .legend { font-size: 12px; fill: #333; }
+            </style></head><body>
+
+            """
+    }
+
     /// The most points a chart draws: longer runs are drawn in buckets of consecutive seconds.
     static let maxPoints = 1200
 
     /// The timeline as the charts draw it: as it is, or, past `maxPoints` samples, in buckets of
     /// consecutive seconds (counts added up; each latency percentile the worst second's, so that no
-    /// stall is averaged away).
+    /// stall is averaged away; each method's counts and second histograms added up).
     static func chartTimeline(_ timeline: [SecondSample]) -> [SecondSample] {
         guard timeline.count > maxPoints else { return timeline }
         let size = (timeline.count + maxPoints - 1) / maxPoints
@@ -170,6 +175,9 @@ enum HTMLReport {
             merged.span = bucket.reduce(0) { $0 + $1.span }
             merged.ok = bucket.reduce(0) { $0 + $1.ok }
             merged.errors = bucket.reduce(into: [:]) { $0.merge($1.errors, uniquingKeysWith: +) }
+            merged.methods = bucket.dropLast().reduce(merged.methods) { methods, sample in
+                zip(methods, sample.methods).map { var sum = $0; sum.merge($1); return sum }
+            }
             merged.p50 = bucket.map(\.p50).max() ?? 0
             merged.p90 = bucket.map(\.p90).max() ?? 0
             merged.p99 = bucket.map(\.p99).max() ?? 0

@@ -52,8 +52,7 @@ enum SVGChart {
             }
             return top + plotHeight - value / yMax * plotHeight
         }
-        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(n(width)) \(n(height))\" role=\"img\">"
-        svg += "<rect x=\"\(n(left))\" y=\"\(n(top))\" width=\"\(n(plotWidth))\" height=\"\(n(plotHeight))\" fill=\"#fafafa\" stroke=\"#ccc\"/>"
+        var svg = "<rect x=\"\(n(left))\" y=\"\(n(top))\" width=\"\(n(plotWidth))\" height=\"\(n(plotHeight))\" fill=\"#fafafa\" stroke=\"#ccc\"/>"
         for tick in ticks {
             let position = y(tick)
             svg += "<line x1=\"\(n(left))\" x2=\"\(n(left + plotWidth))\" y1=\"\(n(position))\" y2=\"\(n(position))\" stroke=\"#e3e3e3\"/>"
@@ -84,15 +83,20 @@ enum SVGChart {
                 svg += "<circle cx=\"\(n(x(only.0)))\" cy=\"\(n(y(only.1!)))\" r=\"3\" fill=\"\(item.color)\"/>"
             }
         }
-        // Legend under the plot.
+        // Legend under the plot, in as many rows as it needs; a series without a name has no entry.
         var legendX = left
-        for item in series {
-            let legendY = height - 14
+        var legendY = height - 14
+        for item in series where !item.name.isEmpty {
+            let entryWidth = 40 + Double(item.name.count) * 7.5
+            if legendX > left && legendX + entryWidth > width - right {
+                legendX = left
+                legendY += 20
+            }
             svg += "<line x1=\"\(n(legendX))\" x2=\"\(n(legendX + 22))\" y1=\"\(n(legendY - 4))\" y2=\"\(n(legendY - 4))\" stroke=\"\(item.color)\" stroke-width=\"2.5\"\(item.dashed ? " stroke-dasharray=\"5 3\"" : "")/>"
             svg += "<text x=\"\(n(legendX + 28))\" y=\"\(n(legendY))\" class=\"legend\">\(HTMLReport.escape(item.name))</text>"
-            legendX += 40 + Double(item.name.count) * 7.5
+            legendX += entryWidth
         }
-        return svg + "</svg>"
+        return "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(n(width)) \(n(legendY + 14))\" role=\"img\">" + svg + "</svg>"
     }
 
     /// Horizontal bars, one per (label, value), longest first as given.

@@ -10,6 +10,7 @@ enum SummaryTable {
             + "\(options.connections) connections, \(options.threads) threads, \(TextFormat.fixed(result.seconds, 1)) s, "
             + "\(mode), seed \(options.seed)"
             + (options.oneSignalFraction > 0 ? ", OneSignal helper \(TextFormat.fixed(options.oneSignalFraction * 100, 0)) %" : "")
+            + (options.segment.map { ", segment \($0): devices \($0.firstDevice)…\($0.firstDevice + $0.devices - 1) of \(TextFormat.grouped($0.fleetDevices))" } ?? "")
             + (result.interrupted ? " (interrupted)" : ""))
         lines.append("")
         let header = ["method", "requests", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"]
@@ -28,17 +29,9 @@ enum SummaryTable {
             rows.append(row(method.name, stats.methods[method.rawValue]))
         }
         rows.append(row("total", stats.methods.reduce(into: MethodStats()) { $0.merge($1) }))
-        let widths = header.indices.map { column in max(header[column].count, rows.map { $0[column].count }.max() ?? 0) }
-        func format(_ cells: [String]) -> String {
-            cells.enumerated().map { column, cell in
-                column == 0 ? TextFormat.padRight(cell, widths[0]) : TextFormat.padLeft(cell, widths[column])
-            }.joined(separator: "  ")
-        }
-        lines.append(format(header))
-        for (index, cells) in rows.enumerated() {
-            if index == rows.count - 1 { lines.append(String(repeating: "-", count: widths.reduce(0, +) + 2 * (widths.count - 1))) }
-            lines.append(format(cells))
-        }
+        var table = TextFormat.columns([header] + rows)
+        table.insert(String(repeating: "-", count: table[0].count), at: table.count - 1)
+        lines += table
         lines.append("")
         var rateLine = "rate: \(TextFormat.rate(result.achievedRate)) req/s achieved"
         if let target = options.rate { rateLine += " of \(TextFormat.rate(target)) scheduled" }

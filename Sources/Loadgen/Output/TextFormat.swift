@@ -68,4 +68,14 @@ enum TextFormat {
     static func padRight(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
+
+    /// Rows as aligned columns two spaces apart: the first left-aligned, the others right-aligned.
+    static func columns(_ rows: [[String]]) -> [String] {
+        let widths = (rows.first ?? []).indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { cells in
+            cells.enumerated().map { column, cell in
+                column == 0 ? padRight(cell, widths[0]) : padLeft(cell, widths[column])
+            }.joined(separator: "  ")
+        }
+    }
 }
