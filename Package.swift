@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "SDKClientTests", dependencies: ["Core", "SDKClient"]),
         .testTarget(name: "DeliveryTests", dependencies: ["Core", "Delivery", "WebPush", "TestSupport"]),
         .testTarget(name: "WebPushTests", dependencies: ["Core", "WebPush", "TestSupport"]),
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "TestSupport"]),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "Storage", "TestSupport"]),
         .testTarget(name: "WorkerTests", dependencies: ["Worker", "Core"]),
         .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "Delivery", "HTTP2Server", "SDKClient", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Core", "Delivery", "HTTP2", "Postgres", "Queue", "SDKClient", "SQLite", "Storage",
