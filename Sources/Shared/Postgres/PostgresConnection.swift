@@ -439,11 +439,16 @@ extension PostgresConnection: StatementRunner {
         try first(sql, values, transform)
     }
 
-    public func execute(_ sql: String, _ values: [PostgresValue]) throws {
+    @discardableResult
+    public func execute(_ sql: String, _ values: [PostgresValue]) throws -> Int {
         try run(sql, values)
     }
 
     public var byteOrder: String { #" COLLATE "C""# }
+    public var greatest: String { "greatest" }
+    public var lockForUpdate: String { " FOR UPDATE" }
+    public var lockForShare: String { " FOR SHARE" }
+    public func indexedBy(_ index: String) -> String { "" }
 }
 
 /// A result row as the shared store rules read it.

@@ -1,5 +1,6 @@
 internal import CSQLite
 import Core
+import StoreCore
 import Foundation
 
 /// The SQLite file and the stores over it (the embedded default backend).
@@ -24,7 +25,7 @@ public final class SQLiteBackend: StoreBackend {
         devices = SQLiteDeviceStore(database: database)
         campaigns = SQLiteCampaignStore(database: database)
         analytics = SQLiteAnalyticsStore(database: database)
-        richMedia = SQLiteRichMediaStore(database: database)
+        richMedia = SQLRichMediaStore(database: database) { try SQLiteDeviceStore.insert($0, appIDs: $1, now: $2, $3) }
     }
 
     public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,

@@ -57,4 +57,6 @@ struct SQLiteParameters: StatementParameters {
     mutating func again(_ value: SQLiteValue, as placeholder: String) -> String { add(value) }
 }
 
-extension SQLiteValue: BoundValue {}
+extension SQLiteValue: BoundValue {
+    public static func bytes(_ value: [UInt8]) -> SQLiteValue { .blob(value) }
+}

@@ -1,10 +1,11 @@
 /// A value a backend binds to a statement parameter. The shared store rules build their values
-/// through these four, so that each backend's own value type carries them to its driver.
+/// through these five, so that each backend's own value type carries them to its driver.
 public protocol BoundValue: Sendable {
     static var null: Self { get }
     static func integer(_ value: Int64) -> Self
     static func real(_ value: Double) -> Self
     static func text(_ value: String) -> Self
+    static func bytes(_ value: [UInt8]) -> Self
 }
 
 extension BoundValue {
