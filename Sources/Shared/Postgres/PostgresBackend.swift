@@ -59,12 +59,12 @@ public final class PostgresBackend: StoreBackend {
             + "e.g. pg_dump --format=custom --file=herald.dump with the same connection settings")
     }
 
-    public var commitFailure: String? { database.commitFailure }
+    public var commitFailure: String? { database.health.commitFailure }
 
     public var clientMemoryBytes: Int64 { 0 }
 
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
-        database.watchCommits(handler)
+        database.health.watch(handler)
     }
 
     /// The server's clock (`PostgresClock`), read through this host's.

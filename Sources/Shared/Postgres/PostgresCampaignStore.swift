@@ -16,23 +16,6 @@ public final class PostgresCampaignStore: SQLCampaignStore {
         self.database = database
     }
 
-    // MARK: - Remote API
-
-    public func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String] {
-        guard !devices.isEmpty else { return [] }
-        let appID = try database.appID(app)
-        return try database.snapshot { connection in
-            try connection.rows(
-                """
-                SELECT entry FROM unnest($2::text[]) WITH ORDINALITY AS e(entry, position)
-                WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = $1 AND d.hwid = e.entry)
-                  AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = $1 AND d.push_token IS NOT NULL
-                                  AND left(d.push_token, 16) = left(e.entry, 16) AND d.push_token = e.entry)
-                ORDER BY position
-                """, [.integer(appID), .texts(devices)]) { $0.text(0) }
-        }
-    }
-
     /// The devices that reported a kind for a message (see `MessageQueries.status`): those workers
     /// matched into `message_reports`, and those of the reports they have not processed yet. Each
     /// reported device is looked up in the deliveries on their key (`OFFSET 0` keeps that lookup
@@ -48,9 +31,6 @@ public final class PostgresCampaignStore: SQLCampaignStore {
           AND x.status = 'sent' OFFSET 0)
         """
 
-    /// The smallest shard a campaign is cut into (device ids).
-    static let minimumShard: Int64 = 1_000
-
     public func activateDueMessages(now: Int64, shardSize: Int) throws(StoreError) -> Int {
         try database.write { transaction in
             let connection = transaction.connection
@@ -62,41 +42,16 @@ public final class PostgresCampaignStore: SQLCampaignStore {
                 """, [.integer(now)]) { ($0.int(0), $0.int(1), $0.text(2)) }
             for (id, appID, request) in due {
                 let spec = try MessageSpec(storedText: request)
-                let bounds = try connection.first("SELECT min(id), max(id) FROM devices WHERE app_id = $1", [.integer(appID)]) { row in
-                    row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } }
-                } ?? nil
-                if let (low, high) = bounds {
-                    let explicit = spec.users != nil || spec.devices != nil
-                    // A small campaign is still cut into several shards, so that several workers share it.
-                    let span = high - low + 1
-                    let step = explicit ? span : min(Int64(shardSize), max(Self.minimumShard, (span + 15) / 16))
-                    var groups: [(byTimezone: Bool, offset: Int64?, dueAt: Int64)] = [(false, nil, spec.schedule.sendAt)]
-                    if spec.schedule.perDeviceTimezone {
-                        groups = try connection.rows("SELECT DISTINCT timezone_offset FROM devices WHERE app_id = $1", [.integer(appID)]) { row in
-                            let offset = row.optionalInt(0)
-                            return (true, offset, spec.schedule.dueAt(timezoneOffset: offset))
-                        }
-                    }
-                    var firsts: [Int64] = [], lasts: [Int64] = [], byTimezone: [Bool] = [], offsets: [String?] = [], dues: [Int64] = []
-                    for group in groups {
-                        var first = low
-                        while first <= high {
-                            let last = min(high, first + step - 1)
-                            firsts.append(first)
-                            lasts.append(last)
-                            byTimezone.append(group.byTimezone)
-                            offsets.append(group.offset.map { String($0) })
-                            dues.append(group.dueAt)
-                            first = last + 1
-                        }
-                    }
+                let shards = try ShardPlan.shards(of: spec, appID: appID, shardSize: shardSize, connection)
+                if !shards.isEmpty {
                     try connection.run(
                         """
                         INSERT INTO message_shards (message_id, first_device, last_device, by_timezone, timezone_offset, due_at, status)
                         SELECT $1::bigint, u.first, u.last, u.by_timezone, u.timezone_offset, u.due_at, 'pending'
                         FROM unnest($2::bigint[], $3::bigint[], $4::boolean[], $5::bigint[], $6::bigint[])
                           AS u(first, last, by_timezone, timezone_offset, due_at)
-                        """, [.integer(id), .integers(firsts), .integers(lasts), .booleans(byTimezone), .texts(offsets), .integers(dues)])
+                        """, [.integer(id), .integers(shards.map(\.first)), .integers(shards.map(\.last)), .booleans(shards.map(\.byTimezone)),
+                         .texts(shards.map { $0.timezoneOffset.map { String($0) } }), .integers(shards.map(\.dueAt))])
                 }
                 try connection.run("UPDATE messages SET status = 'sending', updated_at = $1 WHERE id = $2", [.integer(now), .integer(id)])
             }

@@ -449,6 +449,8 @@ extension PostgresConnection: StatementRunner {
     public var lockForUpdate: String { " FOR UPDATE" }
     public var lockForShare: String { " FOR SHARE" }
     public func indexedBy(_ index: String) -> String { "" }
+    public func tokenPrefix(_ expression: String) -> String { "left(\(expression), 16)" }
+    public func entries(of placeholder: String) -> String { "unnest(\(placeholder)::text[]) WITH ORDINALITY AS e(entry, position)" }
 }
 
 /// A result row as the shared store rules read it.

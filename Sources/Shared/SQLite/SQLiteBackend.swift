@@ -37,12 +37,12 @@ public final class SQLiteBackend: StoreBackend {
         try database.backup(to: path)
     }
 
-    public var commitFailure: String? { database.commitFailure }
+    public var commitFailure: String? { database.health.commitFailure }
 
     public var clientMemoryBytes: Int64 { sqlite3_memory_used() }
 
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
-        database.watchHealth(handler)
+        database.health.watch(handler)
     }
 
     /// The system's clock: every process of a SQLite database runs on its one host.

@@ -10,24 +10,6 @@ public final class SQLiteCampaignStore: SQLCampaignStore {
         self.database = database
     }
 
-    // MARK: - Remote API
-
-    public func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String] {
-        guard !devices.isEmpty else { return [] }
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            try connection.prepare(
-                """
-                SELECT entry.value FROM json_each(?2) AS entry
-                WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = ?1 AND d.hwid = entry.value)
-                  AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = ?1 AND d.push_token IS NOT NULL
-                                  AND substr(d.push_token, 1, 16) = substr(entry.value, 1, 16) AND d.push_token = entry.value)
-                ORDER BY entry.key
-                """
-            ).rows([.integer(appID), .text(JSON.array(devices.map(JSON.string)).text)]) { $0.text(0) }
-        }
-    }
-
     /// The devices that reported a kind for a message (see `MessageQueries.status`): those workers
     /// matched into `message_reports`, and those of the reports they have not processed yet.
     public static let reportedDevices = """
@@ -39,9 +21,6 @@ public final class SQLiteCampaignStore: SQLCampaignStore {
           WHERE r.processed_at IS NULL AND r.hash = $2 AND r.kind = $3 AND r.app_id = $4) AS reported
         JOIN deliveries x ON x.message_id = $1 AND x.device_id = reported.device_id AND x.status = 'sent'
         """
-
-    /// The smallest shard a campaign is cut into (device ids).
-    static let minimumShard: Int64 = 1_000
 
     public func activateDueMessages(now: Int64, shardSize: Int) throws(StoreError) -> Int {
         try database.write { writer in
@@ -56,29 +35,9 @@ public final class SQLiteCampaignStore: SQLCampaignStore {
                 """)
             for (id, appID, request) in due {
                 let spec = try MessageSpec(storedText: request)
-                let bounds = try connection.prepare("SELECT min(id), max(id) FROM devices WHERE app_id = ?")
-                    .first([.integer(appID)]) { row in row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } } } ?? nil
-                if let (low, high) = bounds {
-                    let explicit = spec.users != nil || spec.devices != nil
-                    // A small campaign is still cut into several shards, so that several workers share it.
-                    let span = high - low + 1
-                    let step = explicit ? span : min(Int64(shardSize), max(Self.minimumShard, (span + 15) / 16))
-                    var groups: [(Int64, SQLiteValue, Int64)] = [(0, .null, spec.schedule.sendAt)]
-                    if spec.schedule.perDeviceTimezone {
-                        groups = try connection.prepare("SELECT DISTINCT timezone_offset FROM devices WHERE app_id = ?")
-                            .rows([.integer(appID)]) { row in
-                                let offset = row.optionalInt(0)
-                                return (1, offset.map(SQLiteValue.integer) ?? .null, spec.schedule.dueAt(timezoneOffset: offset))
-                            }
-                    }
-                    for (byTimezone, offset, dueAt) in groups {
-                        var first = low
-                        while first <= high {
-                            let last = min(high, first + step - 1)
-                            try insert.run([.integer(id), .integer(first), .integer(last), .integer(byTimezone), offset, .integer(dueAt)])
-                            first = last + 1
-                        }
-                    }
+                for shard in try ShardPlan.shards(of: spec, appID: appID, shardSize: shardSize, connection) {
+                    try insert.run([.integer(id), .integer(shard.first), .integer(shard.last), .integer(shard.byTimezone ? 1 : 0),
+                                    shard.timezoneOffset.map(SQLiteValue.integer) ?? .null, .integer(shard.dueAt)])
                 }
                 try connection.prepare("UPDATE messages SET status = 'sending', updated_at = ? WHERE id = ?").run([.integer(now), .integer(id)])
             }

@@ -178,6 +178,10 @@ extension SQLiteConnection: StatementRunner {
     public var lockForUpdate: String { "" }
     public var lockForShare: String { "" }
     public func indexedBy(_ index: String) -> String { " INDEXED BY \(index)" }
+    public func tokenPrefix(_ expression: String) -> String { "substr(\(expression), 1, 16)" }
+    public func entries(of placeholder: String) -> String {
+        "(SELECT value AS entry, key + 1 AS position FROM json_each(\(placeholder))) AS e"
+    }
 
     /// `sql` with each `$` that starts a parameter number made `?` (`$3` is parameter 3 in both
     /// syntaxes); any other `$`, as in a JSON path `'$.a'`, stays.

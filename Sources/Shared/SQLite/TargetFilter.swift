@@ -59,4 +59,6 @@ struct SQLiteParameters: StatementParameters {
 
 extension SQLiteValue: BoundValue {
     public static func bytes(_ value: [UInt8]) -> SQLiteValue { .blob(value) }
+    /// A JSON array, which `json_each` reads.
+    public static func textList(_ values: [String]) -> SQLiteValue { .text(JSON.array(values.map(JSON.string)).text) }
 }

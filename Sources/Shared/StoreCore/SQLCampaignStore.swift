@@ -23,6 +23,21 @@ extension SQLCampaignStore {
         }
     }
 
+    public func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String] {
+        guard !devices.isEmpty else { return [] }
+        let appID = try database.appID(app)
+        return try database.readingSnapshot { connection in
+            try connection.select(
+                """
+                SELECT e.entry FROM \(connection.entries(of: "$2"))
+                WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = $1 AND d.hwid = e.entry)
+                  AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = $1 AND d.push_token IS NOT NULL
+                                  AND \(connection.tokenPrefix("d.push_token")) = \(connection.tokenPrefix("e.entry")) AND d.push_token = e.entry)
+                ORDER BY e.position
+                """, [.integer(appID), .textList(devices)]) { $0.text(0) }
+        }
+    }
+
     public func messageStatus(app: String?, code: String) throws(StoreError) -> MessageStatus? {
         let appFilter = try app.map { (code: String) throws(StoreError) in try database.appID(code) }
         return try database.readingSnapshot { connection in

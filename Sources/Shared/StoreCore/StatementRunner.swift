@@ -29,4 +29,12 @@ public protocol StatementRunner {
     /// What follows a table's name in `FROM` or `UPDATE` to make the statement use `index`, where
     /// the backend's planner needs telling; nothing elsewhere.
     func indexedBy(_ index: String) -> String
+
+    /// The first 16 characters of the text `expression`, written as the `devices_by_token` index
+    /// writes them, so that a lookup by push token uses it.
+    func tokenPrefix(_ expression: String) -> String
+
+    /// A `FROM` item `e` with the columns `entry` and `position` (from 1): the texts of the list
+    /// bound (`BoundValue.textList`) at `placeholder`, in order.
+    func entries(of placeholder: String) -> String
 }
