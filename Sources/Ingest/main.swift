@@ -50,7 +50,7 @@ do {
 }
 let identity = ProcessIdentity.draw(hostName: ProcessInfo.processInfo.hostName, pid: getpid())
 let workers = Dispatcher(id: identity.id, settings: configuration.queue,
-                         retention: configuration.retention, store: campaigns, devices: store, analytics: analytics, clock: clock,
+                         retention: configuration.retention, campaigns: campaigns, bulkTags: store, analytics: analytics, clock: clock,
                          logger: logger)
 do {
     try workers.start(context: queueContext)

@@ -10,7 +10,7 @@ final class LeaseKeeper: Sendable {
     private let stopping = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(store: any CampaignStore, shard: Int64, worker: String, leaseSeconds: Int64, clock: any Clock, logger: Logger) {
+    init(store: any ShardStore, shard: Int64, worker: String, leaseSeconds: Int64, clock: any Clock, logger: Logger) {
         let interval = Double(leaseSeconds) / 3
         let thread = Thread { [self] in
             var failures = FailureSpell(subject: "shard lease keeper", context: [("shard.id", String(shard))])

@@ -17,7 +17,7 @@ import WebPush
 /// Before a batch goes out, the shard notes the highest device id handed over, so that a worker
 /// that dies mid-batch leaves ambiguous only what it had on the network.
 struct ShardRunner: Sendable {
-    let store: any CampaignStore
+    let store: any ShardStore & RetryStore
     let providers: [String: any PushProvider]
     let throttle: ThrottleSettings
     let retryPolicy: RetryPolicy

@@ -29,8 +29,8 @@ import TestSupport
             backend = try Storage.open(configuration)
             let clock = ManualClock(1_800_000_000)
             let logger = Logger(label: "test", level: .none)
-            let workers = Dispatcher(id: "ingest-1", settings: configuration.queue, retention: configuration.retention, store: backend.campaigns,
-                                     devices: backend.devices, analytics: backend.analytics, clock: clock, logger: logger)
+            let workers = Dispatcher(id: "ingest-1", settings: configuration.queue, retention: configuration.retention, campaigns: backend.campaigns,
+                                     bulkTags: backend.devices, analytics: backend.analytics, clock: clock, logger: logger)
             router = Router(configuration: configuration, backend: backend, clock: clock, workers: workers,
                             metrics: Metrics(storeMemory: { 0 }, usesPostgres: false), logger: logger,
                             onMessageCreated: {}, onBulkJobCreated: {})

@@ -13,7 +13,7 @@ struct AudienceAPI: Sendable {
     static let listedErrors = 1000
 
     let configuration: Configuration
-    let store: any DeviceStore
+    let store: any BulkTagStore
     let clock: any Clock
     let logger: Logger
     let onCreated: @Sendable () -> Void

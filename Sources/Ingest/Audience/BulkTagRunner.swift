@@ -12,7 +12,7 @@ final class BulkTagRunner: Sendable {
     /// Entries per transaction: small enough that a request queued behind a chunk waits little.
     static let chunkSize = 200
 
-    private let store: any DeviceStore
+    private let store: any BulkTagStore
     private let clock: any Clock
     private let logger: Logger
     private let isDispatching: @Sendable () -> Bool
@@ -20,7 +20,7 @@ final class BulkTagRunner: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(store: any DeviceStore, clock: any Clock, logger: Logger, isDispatching: @escaping @Sendable () -> Bool) {
+    init(store: any BulkTagStore, clock: any Clock, logger: Logger, isDispatching: @escaping @Sendable () -> Bool) {
         self.store = store
         self.clock = clock
         self.logger = logger

@@ -17,7 +17,7 @@ import HTTPServer
 /// address, refused for the rest of it.
 struct Dashboard: Sendable {
     let configuration: Configuration
-    let campaigns: any CampaignStore
+    let campaigns: any MessageStore & CampaignStatisticsStore
     let analytics: any AnalyticsStore
     let richMedia: any RichMediaStore
     let workers: Dispatcher

@@ -6,7 +6,7 @@ import HTTPServer
 /// reach: `player_id` is the device's hwid. Success is HTTP 200 with `{"status": 1}`; errors are
 /// `{"status": 0, "message": ...}` with a 4xx code.
 struct OneSignalRoutes: Sendable {
-    let store: any DeviceStore
+    let store: any DeviceRegistryStore & TagStore
     let clock: any Clock
     let logger: Logger
 

@@ -5,13 +5,13 @@ import Queue
 
 /// Hands campaign shards and report batches to workers. Several ingests may serve one database:
 /// each binds its own endpoints and hears every worker's heartbeats, but only the one holding the
-/// dispatcher role in the store (renewed every second, `Pipeline.dispatcherLeaseSeconds`) dispatches;
-/// the others stand by and take over when it stops renewing. It binds the queue endpoints, learns which
-/// workers are alive and how many shards each can hold from their heartbeats, leases ready shards in
-/// SQLite and sends each one to a worker with room, and sends each worker ranges of stored reports
-/// to fold into the statistics (`ReportBatches`). On a timer it starts due messages (splitting them
-/// into shards), returns the leases of expired or vanished workers, and marks finished messages
-/// done. All socket work happens on one thread, as ZeroMQ requires.
+/// dispatcher role (`DispatcherElection`, renewed every second) dispatches; the others stand by and
+/// take over when it stops renewing. It binds the queue endpoints, learns which workers are alive
+/// and how many shards each can hold from their heartbeats, sends each ready shard to a worker with
+/// room (`ShardDispatch`), and sends each worker ranges of stored reports to fold into the
+/// statistics (`ReportBatches`). On a timer it starts due messages, returns the leases of expired or
+/// vanished workers, marks finished messages done (`ShardDispatch.housekeeping`) and runs retention
+/// (`RetentionPass`). All socket work happens on one thread, as ZeroMQ requires.
 final class Dispatcher: Sendable {
     struct Worker: Sendable {
         let id: String
@@ -29,15 +29,10 @@ final class Dispatcher: Sendable {
         let stats: WorkerStatistics
     }
 
-    /// This ingest's name in the dispatcher role (`ProcessIdentity.id`: host, pid and 4 hex digits).
-    let id: String
+    let election: DispatcherElection
     private let settings: QueueSettings
-    private let retention: RetentionSettings
-    /// Rows deleted per retention pass: small, so that request writes never wait long behind one.
-    static let pruneBatch = 2_000
-    private let store: any CampaignStore
-    /// Only for retention: finished bulkSetTags jobs.
-    private let devices: any DeviceStore
+    private let shards: ShardDispatch
+    private let retention: RetentionPass
     private let analytics: any AnalyticsStore
     private let clock: any Clock
     private let logger: Logger
@@ -47,22 +42,15 @@ final class Dispatcher: Sendable {
     private let pendingReports = Atomic<Int64>(0)
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
-    private let active = Atomic<Bool>(false)
-    /// The ingest that held the dispatcher role at the last look (once a second), nil when none did.
-    private let holder = Mutex<String?>(nil)
-    /// Until when (`monotonicSeconds`) the last successful look holds: the hold time from when it
-    /// was asked. Past it, a renewal still waiting for the database does not count: another ingest
-    /// may have taken the role over meanwhile.
-    private let lookHoldsUntil = Atomic<Double>(-.infinity)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(id: String, settings: QueueSettings, retention: RetentionSettings, store: any CampaignStore, devices: any DeviceStore,
+    /// `id` is this ingest's name in the dispatcher role (`ProcessIdentity.id`).
+    init(id: String, settings: QueueSettings, retention: RetentionSettings, campaigns: any CampaignStore, bulkTags: any BulkTagStore,
          analytics: any AnalyticsStore, clock: any Clock, logger: Logger) {
-        self.id = id
+        election = DispatcherElection(id: id, store: campaigns, clock: clock, logger: logger)
         self.settings = settings
-        self.retention = retention
-        self.store = store
-        self.devices = devices
+        shards = ShardDispatch(store: campaigns)
+        self.retention = RetentionPass(settings: retention, campaigns: campaigns, bulkTags: bulkTags, analytics: analytics, logger: logger)
         self.analytics = analytics
         self.clock = clock
         self.logger = logger
@@ -111,15 +99,12 @@ final class Dispatcher: Sendable {
     /// Asks the dispatcher to look for due work now (after a message was created).
     func nudge() { wake.store(true, ordering: .relaxed) }
 
-    /// Whether this ingest dispatches now (false while it stands by, and once its last renewal of
-    /// the role is older than the hold time).
-    var isDispatching: Bool { active.load(ordering: .relaxed) && isLookCurrent }
+    /// Whether this ingest dispatches now (`DispatcherElection.isDispatching`).
+    var isDispatching: Bool { election.isDispatching }
 
-    /// The id of the ingest that dispatches, this one or another, as of the last look
-    /// (at most a second old); nil while no ingest holds the role, or nobody can tell.
-    var dispatchingIngest: String? { isLookCurrent ? holder.withLock { $0 } : nil }
-
-    private var isLookCurrent: Bool { monotonicSeconds() < lookHoldsUntil.load(ordering: .relaxed) }
+    /// The id of the ingest that dispatches, as of the last look (at most a second old); nil while
+    /// no ingest holds the role, or nobody can tell.
+    var dispatchingIngest: String? { election.dispatchingIngest }
 
     private func run(jobs: QueueSocket, results: QueueSocket) {
         var lastHousekeeping = 0.0
@@ -142,7 +127,7 @@ final class Dispatcher: Sendable {
                 let holding = now - lastHold >= 1
                 if holding {
                     lastHold = now
-                    try holdRole()
+                    try election.renew()
                 }
                 if isDispatching {
                     if now - lastHousekeeping >= 0.25 || wake.exchange(false, ordering: .relaxed) {
@@ -151,7 +136,7 @@ final class Dispatcher: Sendable {
                     }
                     if now >= nextPrune {
                         // Again in a second while there is a backlog of old rows, else in a minute.
-                        nextPrune = now + (try prune() ? 1 : 60)
+                        nextPrune = now + (try retention.run(now: clock.now()) ? 1 : 60)
                     }
                     // Workers that take work (a stopping worker advertises capacity 0).
                     let live = liveWorkers().filter { $0.capacity > 0 }
@@ -164,37 +149,7 @@ final class Dispatcher: Sendable {
                 Thread.sleep(forTimeInterval: 0.2)
             }
         }
-        if active.load(ordering: .relaxed) {
-            try? store.releaseDispatcher(ingest: id)
-            active.store(false, ordering: .relaxed)
-        }
-    }
-
-    /// Renews (or tries to take) the dispatcher role. When the store cannot be asked, this ingest
-    /// stops dispatching at once: another one may take the role once its hold runs out.
-    private func holdRole() throws {
-        let asked = monotonicSeconds()
-        let now = clock.now()
-        let holds: Bool
-        let dispatcher: String?
-        do {
-            holds = try store.holdDispatcher(ingest: id, now: now, until: now + Pipeline.dispatcherLeaseSeconds)
-            dispatcher = holds ? id : try store.dispatcherHolder(now: now)
-        } catch {
-            holder.withLock { $0 = nil }
-            if active.exchange(false, ordering: .relaxed) {
-                logger.warning("standing by: the dispatcher role cannot be renewed", ["ingest.id": id])
-            }
-            throw error
-        }
-        holder.withLock { $0 = dispatcher }
-        lookHoldsUntil.store(asked + Double(Pipeline.dispatcherLeaseSeconds), ordering: .relaxed)
-        guard holds != active.exchange(holds, ordering: .relaxed) else { return }
-        if holds {
-            logger.info("dispatching: this ingest hands out the work", ["ingest.id": id])
-        } else {
-            logger.warning("standing by: another ingest dispatches", ["ingest.id": id, "dispatcher": dispatcher ?? "?"])
-        }
+        election.resign()
     }
 
     /// Malformed messages and acknowledgements of batches a worker does not hold (forged, or stale
@@ -243,58 +198,22 @@ final class Dispatcher: Sendable {
 
     /// Starts due messages, recovers leases, completes finished messages.
     private func housekeeping() throws {
-        let now = clock.now()
-        let started = try store.activateDueMessages(now: now, shardSize: Pipeline.shardSize)
-        if started > 0 { logger.info("messages started", ["count": String(started)]) }
-        let live = Set(liveWorkers().map(\.id))
-        let released = try store.releaseLeases(now: now, liveWorkers: live)
-        if released > 0 { logger.warning("leases returned to the pool", ["count": String(released)]) }
-        let done = try store.completeMessages(now: now)
-        if done > 0 { logger.info("messages done", ["count": String(done)]) }
+        let done = try shards.housekeeping(now: clock.now(), liveWorkers: Set(liveWorkers().map(\.id)))
+        if done.started > 0 { logger.info("messages started", ["count": String(done.started)]) }
+        if done.released > 0 { logger.warning("leases returned to the pool", ["count": String(done.released)]) }
+        if done.done > 0 { logger.info("messages done", ["count": String(done.done)]) }
     }
 
-    /// One retention pass: processed reports and finished messages' delivery rows past their
-    /// retention (once their inbox is over), the inbox statuses of messages whose inbox is over,
-    /// transaction ids past their window and old finished
-    /// bulkSetTags jobs, a batch of each. True when a full batch went (more may be waiting).
-    private func prune() throws -> Bool {
-        let now = clock.now()
-        let reports = try analytics.pruneReports(receivedBefore: now - retention.reportsSeconds, limit: Self.pruneBatch)
-        let deliveries = try store.pruneDeliveries(finishedBefore: now - retention.deliveriesSeconds, limit: Self.pruneBatch,
-                                                   now: now)
-        let inbox = try store.pruneInbox(expiredAt: now, limit: Self.pruneBatch)
-        let transactionIDs = try store.pruneMessageTransactions(expiredAt: now, limit: Self.pruneBatch)
-        let bulkJobs = try devices.pruneBulkTagJobs(finishedBefore: now - retention.bulkJobsSeconds, limit: Self.pruneBatch)
-        let deleted = [reports, deliveries, inbox, transactionIDs, bulkJobs]
-        if deleted.contains(where: { $0 > 0 }) {
-            logger.debug("retention pass", ["reports.deleted": String(reports), "deliveries.deleted": String(deliveries),
-                                            "inbox.deleted": String(inbox), "transaction_ids.deleted": String(transactionIDs),
-                                            "bulk_jobs.deleted": String(bulkJobs)])
-        }
-        return deleted.contains(Self.pruneBatch)
-    }
-
-    /// Gives live workers the shards they have room for, one at a time to the worker with the most
-    /// room, so that every worker has a shard running before any gets one to keep waiting.
+    /// Sends live workers the shards they have room for (`ShardDispatch.assign`).
     private func dispatch(jobs: QueueSocket, to live: [Worker]) throws {
-        guard !live.isEmpty else { return }
-        let leased = try store.leasedShardCounts()
-        let now = clock.now()
-        // Shards whose lease ran out while queued on the worker still take its room.
-        var rooms = Dictionary(live.map { ($0.id, Int($0.capacity) - max(leased[$0.id] ?? 0, Int($0.jobsInFlight))) },
-                               uniquingKeysWith: { first, _ in first })
-        while let (worker, room) = rooms.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }), room > 0 {
-            guard let shard = try store.leaseShards(worker: worker, count: 1, now: now, leaseUntil: now + Pipeline.leaseSeconds).first else {
-                return
-            }
-            rooms[worker] = room - 1
+        let rooms = live.map { ShardDispatch.Room(worker: $0.id, capacity: $0.capacity, jobsInFlight: $0.jobsInFlight) }
+        _ = try shards.assign(to: rooms, now: clock.now()) { worker, shard in
             do {
                 try jobs.send([Array(worker.utf8), QueueMessage.job(shard: shard).encoded], wait: false)
                 logger.debug("shard dispatched", ["worker.id": worker, "shard.id": String(shard)])
             } catch {
                 logger.warning("worker unreachable; shard returned", ["worker.id": worker, "error": "\(error)"])
-                try store.releaseLease(shard: shard, worker: worker)
-                rooms[worker] = 0
+                throw error
             }
         }
     }

@@ -188,7 +188,7 @@ struct Router: Sendable {
         do {
             try store.ping()
             return .json(["status": "ok", "version": .string(BuildInfo.description), "workers": .int(Int64(workers.liveWorkers().count)),
-                          "ingest": .string(workers.id),
+                          "ingest": .string(workers.election.id),
                           "dispatching": .bool(workers.isDispatching), "dispatcher": workers.dispatchingIngest.map(JSON.string) ?? .null])
         } catch {
             logger.error("health check failed", ["error": "\(error)"])

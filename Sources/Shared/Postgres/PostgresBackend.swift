@@ -1,5 +1,6 @@
 import Foundation
 import Core
+import StoreCore
 
 /// A PostgreSQL database and the stores over it (`database.url`).
 public final class PostgresBackend: StoreBackend {
@@ -34,7 +35,7 @@ public final class PostgresBackend: StoreBackend {
         devices = deviceStore
         campaigns = PostgresCampaignStore(database: database)
         analytics = PostgresAnalyticsStore(database: database, logger: logger)
-        richMedia = PostgresRichMediaStore(database: database)
+        richMedia = SQLRichMediaStore(database: database) { try PostgresDeviceStore.insert($0, appIDs: $1, now: $2, $3) }
     }
 
     /// Runs `work` on the device write batcher's thread: its batchable writes join the next batch,
@@ -58,12 +59,12 @@ public final class PostgresBackend: StoreBackend {
             + "e.g. pg_dump --format=custom --file=herald.dump with the same connection settings")
     }
 
-    public var commitFailure: String? { database.commitFailure }
+    public var commitFailure: String? { database.health.commitFailure }
 
     public var clientMemoryBytes: Int64 { 0 }
 
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
-        database.watchCommits(handler)
+        database.health.watch(handler)
     }
 
     /// The server's clock (`PostgresClock`), read through this host's.

@@ -16,42 +16,6 @@ public final class PostgresCampaignStore: SQLCampaignStore {
         self.database = database
     }
 
-    // MARK: - Remote API
-
-    public func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String] {
-        guard !devices.isEmpty else { return [] }
-        let appID = try database.appID(app)
-        return try database.snapshot { connection in
-            try connection.rows(
-                """
-                SELECT entry FROM unnest($2::text[]) WITH ORDINALITY AS e(entry, position)
-                WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = $1 AND d.hwid = e.entry)
-                  AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = $1 AND d.push_token IS NOT NULL
-                                  AND left(d.push_token, 16) = left(e.entry, 16) AND d.push_token = e.entry)
-                ORDER BY position
-                """, [.integer(appID), .texts(devices)]) { $0.text(0) }
-        }
-    }
-
-    public func messageActivity(code: String) throws(StoreError) -> [ActivityCount] {
-        try database.snapshot { connection in
-            guard let (id, appID, hash) = try connection.first("SELECT id, app_id, hash FROM messages WHERE code = $1", [.text(code)], {
-                ($0.int(0), $0.int(1), $0.text(2))
-            }) else { return [] }
-            return try connection.rows(
-                """
-                SELECT created_at / 60 * 60 AS minute, 'send' AS action, count(*) FROM deliveries WHERE message_id = $1 AND status = 'sent'
-                GROUP BY minute
-                UNION ALL
-                SELECT first / 60 * 60 AS minute, CASE kind WHEN 'delivery' THEN 'delivery' ELSE 'open' END, count(*) FROM (
-                  SELECT kind, min(occurred_at) AS first FROM reports WHERE hash = $2 AND app_id = $3 AND kind IN ('delivery', 'push_stat')
-                  GROUP BY kind, hwid) AS firsts
-                GROUP BY minute, kind
-                ORDER BY 1, 2
-                """, [.integer(id), .text(hash), .integer(appID)]) { ActivityCount(minute: $0.int(0), action: $0.text(1), count: Int($0.int(2))) }
-        }
-    }
-
     /// The devices that reported a kind for a message (see `MessageQueries.status`): those workers
     /// matched into `message_reports`, and those of the reports they have not processed yet. Each
     /// reported device is looked up in the deliveries on their key (`OFFSET 0` keeps that lookup
@@ -67,34 +31,6 @@ public final class PostgresCampaignStore: SQLCampaignStore {
           AND x.status = 'sent' OFFSET 0)
         """
 
-    // MARK: - Dispatcher
-
-    public func holdDispatcher(ingest: String, now: Int64, until: Int64) throws(StoreError) -> Bool {
-        try database.write { transaction in
-            try transaction.connection.run(
-                """
-                INSERT INTO dispatcher_lease (id, holder, until) VALUES (1, $1, $3)
-                ON CONFLICT (id) DO UPDATE SET holder = $1, until = $3
-                WHERE dispatcher_lease.holder = $1 OR dispatcher_lease.until < $2
-                """, [.text(ingest), .integer(now), .integer(until)]) == 1
-        }
-    }
-
-    public func releaseDispatcher(ingest: String) throws(StoreError) {
-        try database.write { transaction in
-            try transaction.connection.run("UPDATE dispatcher_lease SET until = 0 WHERE holder = $1", [.text(ingest)])
-        }
-    }
-
-    public func dispatcherHolder(now: Int64) throws(StoreError) -> String? {
-        try database.read { connection in
-            try connection.first("SELECT holder FROM dispatcher_lease WHERE until >= $1", [.integer(now)]) { $0.text(0) }
-        }
-    }
-
-    /// The smallest shard a campaign is cut into (device ids).
-    static let minimumShard: Int64 = 1_000
-
     public func activateDueMessages(now: Int64, shardSize: Int) throws(StoreError) -> Int {
         try database.write { transaction in
             let connection = transaction.connection
@@ -106,41 +42,16 @@ public final class PostgresCampaignStore: SQLCampaignStore {
                 """, [.integer(now)]) { ($0.int(0), $0.int(1), $0.text(2)) }
             for (id, appID, request) in due {
                 let spec = try MessageSpec(storedText: request)
-                let bounds = try connection.first("SELECT min(id), max(id) FROM devices WHERE app_id = $1", [.integer(appID)]) { row in
-                    row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } }
-                } ?? nil
-                if let (low, high) = bounds {
-                    let explicit = spec.users != nil || spec.devices != nil
-                    // A small campaign is still cut into several shards, so that several workers share it.
-                    let span = high - low + 1
-                    let step = explicit ? span : min(Int64(shardSize), max(Self.minimumShard, (span + 15) / 16))
-                    var groups: [(byTimezone: Bool, offset: Int64?, dueAt: Int64)] = [(false, nil, spec.schedule.sendAt)]
-                    if spec.schedule.perDeviceTimezone {
-                        groups = try connection.rows("SELECT DISTINCT timezone_offset FROM devices WHERE app_id = $1", [.integer(appID)]) { row in
-                            let offset = row.optionalInt(0)
-                            return (true, offset, spec.schedule.dueAt(timezoneOffset: offset))
-                        }
-                    }
-                    var firsts: [Int64] = [], lasts: [Int64] = [], byTimezone: [Bool] = [], offsets: [String?] = [], dues: [Int64] = []
-                    for group in groups {
-                        var first = low
-                        while first <= high {
-                            let last = min(high, first + step - 1)
-                            firsts.append(first)
-                            lasts.append(last)
-                            byTimezone.append(group.byTimezone)
-                            offsets.append(group.offset.map { String($0) })
-                            dues.append(group.dueAt)
-                            first = last + 1
-                        }
-                    }
+                let shards = try ShardPlan.shards(of: spec, appID: appID, shardSize: shardSize, connection)
+                if !shards.isEmpty {
                     try connection.run(
                         """
                         INSERT INTO message_shards (message_id, first_device, last_device, by_timezone, timezone_offset, due_at, status)
                         SELECT $1::bigint, u.first, u.last, u.by_timezone, u.timezone_offset, u.due_at, 'pending'
                         FROM unnest($2::bigint[], $3::bigint[], $4::boolean[], $5::bigint[], $6::bigint[])
                           AS u(first, last, by_timezone, timezone_offset, due_at)
-                        """, [.integer(id), .integers(firsts), .integers(lasts), .booleans(byTimezone), .texts(offsets), .integers(dues)])
+                        """, [.integer(id), .integers(shards.map(\.first)), .integers(shards.map(\.last)), .booleans(shards.map(\.byTimezone)),
+                         .texts(shards.map { $0.timezoneOffset.map { String($0) } }), .integers(shards.map(\.dueAt))])
                 }
                 try connection.run("UPDATE messages SET status = 'sending', updated_at = $1 WHERE id = $2", [.integer(now), .integer(id)])
             }
@@ -220,43 +131,6 @@ public final class PostgresCampaignStore: SQLCampaignStore {
         }
     }
 
-    public func pruneMessageTransactions(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int {
-        try database.write { transaction in
-            // The outer age check is evaluated again on a row another request took over meanwhile
-            // (PostgreSQL rechecks a locked row's conditions), so a renewed id is never deleted.
-            try transaction.connection.run(
-                """
-                DELETE FROM message_transactions WHERE created_at <= $1 AND (app_id, transaction_id) IN
-                  (SELECT app_id, transaction_id FROM message_transactions WHERE created_at <= $1 ORDER BY created_at LIMIT $2)
-                """, [.integer(now - NewMessage.transactionWindow), .integer(Int64(limit))])
-        }
-    }
-
-    public func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int {
-        try database.write { transaction in
-            let connection = transaction.connection
-            var removed = 0
-            // One message at a time, oldest first; its rows are one range of the primary key. The
-            // rows of a message whose inbox is not over are its copies: they stay until it is.
-            while removed < limit, let message = try connection.first(
-                """
-                SELECT id FROM messages WHERE pruned_at IS NULL AND status IN ('done', 'deleted') AND updated_at < $1
-                  AND (inbox_until IS NULL OR inbox_until <= $2) ORDER BY id LIMIT 1
-                """,
-                [.integer(before), .integer(now)], { $0.int(0) }) {
-                removed += try connection.run(
-                    """
-                    DELETE FROM deliveries WHERE message_id = $1
-                    AND device_id IN (SELECT device_id FROM deliveries WHERE message_id = $1 LIMIT $2)
-                    """, [.integer(message), .integer(Int64(limit - removed))])
-                guard removed < limit else { break }
-                try connection.run("DELETE FROM delivery_retries WHERE message_id = $1", [.integer(message)])
-                try connection.run("UPDATE messages SET pruned_at = $1 WHERE id = $2", [.integer(now), .integer(message)])
-            }
-            return removed
-        }
-    }
-
     /// Waits for each answer no longer than the health check does (`probeTimeout`): /metrics shows
     /// it, and a scrape must not wait out the statement timeout.
     public func queueDepth() throws(StoreError) -> QueueDepth {
@@ -275,15 +149,5 @@ public final class PostgresCampaignStore: SQLCampaignStore {
             ) { Int($0.int(0)) } ?? 0
             return QueueDepth(messages: messages, shards: shards, retrying: retrying)
         } }
-    }
-
-    public func completeMessages(now: Int64) throws(StoreError) -> Int {
-        try database.write { transaction in
-            try transaction.connection.run(
-                """
-                UPDATE messages SET status = 'done', updated_at = $1 WHERE status = 'sending' AND NOT EXISTS (
-                  SELECT 1 FROM message_shards s WHERE s.message_id = messages.id AND s.status IN ('pending', 'leased'))
-                """, [.integer(now)])
-        }
     }
 }

@@ -439,11 +439,18 @@ extension PostgresConnection: StatementRunner {
         try first(sql, values, transform)
     }
 
-    public func execute(_ sql: String, _ values: [PostgresValue]) throws {
+    @discardableResult
+    public func execute(_ sql: String, _ values: [PostgresValue]) throws -> Int {
         try run(sql, values)
     }
 
     public var byteOrder: String { #" COLLATE "C""# }
+    public var greatest: String { "greatest" }
+    public var lockForUpdate: String { " FOR UPDATE" }
+    public var lockForShare: String { " FOR SHARE" }
+    public func indexedBy(_ index: String) -> String { "" }
+    public func tokenPrefix(_ expression: String) -> String { "left(\(expression), 16)" }
+    public func entries(of placeholder: String) -> String { "unnest(\(placeholder)::text[]) WITH ORDINALITY AS e(entry, position)" }
 }
 
 /// A result row as the shared store rules read it.

@@ -24,8 +24,7 @@ public final class PostgresDatabase: Sendable {
     private let runnerThreads: Int
     /// The error of the last failed commit while commits fail (nil while they succeed), and who
     /// hears of each change between the two.
-    private let failure = Mutex<String?>(nil)
-    private let commitWatchers = Mutex<[@Sendable (String?) -> Void]>([])
+    let health = CommitHealth()
 
     /// How often a write is run when the server rolled it back by itself.
     static let attempts = 3
@@ -113,7 +112,7 @@ public final class PostgresDatabase: Sendable {
                 try connection.execute("COMMIT")
                 pool.release(connection, generation: generation)
                 if !transaction.definedTags.isEmpty { remember(transaction.definedTags) }
-                noteCommit(nil)
+                health.note(nil)
                 return value
             } catch {
                 if connection.isHealthy && connection.inTransaction { try? connection.execute("ROLLBACK") }
@@ -164,7 +163,7 @@ public final class PostgresDatabase: Sendable {
             do {
                 let value = try body(connection)
                 pool.release(connection, generation: generation)
-                noteCommit(nil)
+                health.note(nil)
                 return value
             } catch {
                 pool.release(connection, generation: generation)
@@ -178,14 +177,6 @@ public final class PostgresDatabase: Sendable {
     }
 
     // MARK: - Commit health
-
-    /// Why commits fail, while they do; nil while they succeed.
-    var commitFailure: String? { failure.withLock { $0 } }
-
-    /// Calls `handler` on each change between failing and succeeding commits (with the error, or nil).
-    func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
-        commitWatchers.withLock { $0.append(handler) }
-    }
 
     /// A pooled connection for a write; failing to get one (the server is unreachable, or every
     /// connection is busy past the timeout) is a failing commit too.
@@ -203,18 +194,9 @@ public final class PostgresDatabase: Sendable {
         let mapped = Self.storeError(error)
         if case .backend(let backendFailure) = mapped,
             !((error as? PostgresError).map { ["22", "23"].contains(String($0.sqlStateClass)) } ?? false) {
-            noteCommit("\(backendFailure)")
+            health.note("\(backendFailure)")
         }
         return mapped
-    }
-
-    private func noteCommit(_ error: String?) {
-        let changed = failure.withLock { current -> Bool in
-            defer { current = error }
-            return (current == nil) != (error == nil)
-        }
-        guard changed else { return }
-        for watcher in commitWatchers.withLock({ $0 }) { watcher(error) }
     }
 
     /// `read` inside one read-only snapshot, for answers built from several queries.

@@ -19,6 +19,10 @@ public enum PostgresValue: Sendable, Equatable, BoundValue {
 
     /// A real number, as `BoundValue` names it.
     public static func real(_ number: Double) -> PostgresValue { .double(number) }
+    /// A byte string, as `BoundValue` names it.
+    public static func bytes(_ value: [UInt8]) -> PostgresValue { .bytea(value) }
+    /// A list of texts, as `BoundValue` names it: an array literal.
+    public static func textList(_ values: [String]) -> PostgresValue { .texts(values) }
 }
 
 /// The parameters of one statement laid out for libpq: every text value NUL-terminated in one

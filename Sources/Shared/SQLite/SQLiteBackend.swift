@@ -1,5 +1,6 @@
 internal import CSQLite
 import Core
+import StoreCore
 import Foundation
 
 /// The SQLite file and the stores over it (the embedded default backend).
@@ -24,7 +25,7 @@ public final class SQLiteBackend: StoreBackend {
         devices = SQLiteDeviceStore(database: database)
         campaigns = SQLiteCampaignStore(database: database)
         analytics = SQLiteAnalyticsStore(database: database)
-        richMedia = SQLiteRichMediaStore(database: database)
+        richMedia = SQLRichMediaStore(database: database) { try SQLiteDeviceStore.insert($0, appIDs: $1, now: $2, $3) }
     }
 
     public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
@@ -36,12 +37,12 @@ public final class SQLiteBackend: StoreBackend {
         try database.backup(to: path)
     }
 
-    public var commitFailure: String? { database.commitFailure }
+    public var commitFailure: String? { database.health.commitFailure }
 
     public var clientMemoryBytes: Int64 { sqlite3_memory_used() }
 
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
-        database.watchHealth(handler)
+        database.health.watch(handler)
     }
 
     /// The system's clock: every process of a SQLite database runs on its one host.

@@ -10,24 +10,6 @@ public final class SQLiteCampaignStore: SQLCampaignStore {
         self.database = database
     }
 
-    // MARK: - Remote API
-
-    public func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String] {
-        guard !devices.isEmpty else { return [] }
-        let appID = try database.appID(app)
-        return try database.read { connection in
-            try connection.prepare(
-                """
-                SELECT entry.value FROM json_each(?2) AS entry
-                WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = ?1 AND d.hwid = entry.value)
-                  AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = ?1 AND d.push_token IS NOT NULL
-                                  AND substr(d.push_token, 1, 16) = substr(entry.value, 1, 16) AND d.push_token = entry.value)
-                ORDER BY entry.key
-                """
-            ).rows([.integer(appID), .text(JSON.array(devices.map(JSON.string)).text)]) { $0.text(0) }
-        }
-    }
-
     /// The devices that reported a kind for a message (see `MessageQueries.status`): those workers
     /// matched into `message_reports`, and those of the reports they have not processed yet.
     public static let reportedDevices = """
@@ -39,55 +21,6 @@ public final class SQLiteCampaignStore: SQLCampaignStore {
           WHERE r.processed_at IS NULL AND r.hash = $2 AND r.kind = $3 AND r.app_id = $4) AS reported
         JOIN deliveries x ON x.message_id = $1 AND x.device_id = reported.device_id AND x.status = 'sent'
         """
-
-    public func messageActivity(code: String) throws(StoreError) -> [ActivityCount] {
-        try database.read { connection in
-            try connection.readTransaction {
-                guard let (id, appID, hash) = try connection.prepare("SELECT id, app_id, hash FROM messages WHERE code = ?")
-                    .first([.text(code)], { ($0.int(0), $0.int(1), $0.text(2)) }) else { return [] }
-                return try connection.prepare(
-                    """
-                    SELECT created_at / 60 * 60 AS minute, 'send', count(*) FROM deliveries WHERE message_id = ?1 AND status = 'sent' GROUP BY minute
-                    UNION ALL
-                    SELECT first / 60 * 60 AS minute, CASE kind WHEN 'delivery' THEN 'delivery' ELSE 'open' END, count(*) FROM (
-                      SELECT kind, min(occurred_at) AS first FROM reports WHERE hash = ?2 AND app_id = ?3 AND kind IN ('delivery', 'push_stat')
-                      GROUP BY kind, hwid)
-                    GROUP BY minute, kind
-                    ORDER BY 1, 2
-                    """
-                ).rows([.integer(id), .text(hash), .integer(appID)]) { ActivityCount(minute: $0.int(0), action: $0.text(1), count: Int($0.int(2))) }
-            }
-        }
-    }
-
-    // MARK: - Dispatcher
-
-    public func holdDispatcher(ingest: String, now: Int64, until: Int64) throws(StoreError) -> Bool {
-        try database.write { writer in
-            try writer.connection.prepare(
-                """
-                INSERT INTO dispatcher_lease (id, holder, until) VALUES (1, ?1, ?3)
-                ON CONFLICT (id) DO UPDATE SET holder = ?1, until = ?3 WHERE dispatcher_lease.holder = ?1 OR dispatcher_lease.until < ?2
-                """
-            ).run([.text(ingest), .integer(now), .integer(until)])
-            return writer.connection.changes == 1
-        }
-    }
-
-    public func releaseDispatcher(ingest: String) throws(StoreError) {
-        try database.write { writer in
-            try writer.connection.prepare("UPDATE dispatcher_lease SET until = 0 WHERE holder = ?").run([.text(ingest)])
-        }
-    }
-
-    public func dispatcherHolder(now: Int64) throws(StoreError) -> String? {
-        try database.read { connection in
-            try connection.prepare("SELECT holder FROM dispatcher_lease WHERE until >= ?").first([.integer(now)]) { $0.text(0) }
-        }
-    }
-
-    /// The smallest shard a campaign is cut into (device ids).
-    static let minimumShard: Int64 = 1_000
 
     public func activateDueMessages(now: Int64, shardSize: Int) throws(StoreError) -> Int {
         try database.write { writer in
@@ -102,29 +35,9 @@ public final class SQLiteCampaignStore: SQLCampaignStore {
                 """)
             for (id, appID, request) in due {
                 let spec = try MessageSpec(storedText: request)
-                let bounds = try connection.prepare("SELECT min(id), max(id) FROM devices WHERE app_id = ?")
-                    .first([.integer(appID)]) { row in row.optionalInt(0).flatMap { low in row.optionalInt(1).map { (low, $0) } } } ?? nil
-                if let (low, high) = bounds {
-                    let explicit = spec.users != nil || spec.devices != nil
-                    // A small campaign is still cut into several shards, so that several workers share it.
-                    let span = high - low + 1
-                    let step = explicit ? span : min(Int64(shardSize), max(Self.minimumShard, (span + 15) / 16))
-                    var groups: [(Int64, SQLiteValue, Int64)] = [(0, .null, spec.schedule.sendAt)]
-                    if spec.schedule.perDeviceTimezone {
-                        groups = try connection.prepare("SELECT DISTINCT timezone_offset FROM devices WHERE app_id = ?")
-                            .rows([.integer(appID)]) { row in
-                                let offset = row.optionalInt(0)
-                                return (1, offset.map(SQLiteValue.integer) ?? .null, spec.schedule.dueAt(timezoneOffset: offset))
-                            }
-                    }
-                    for (byTimezone, offset, dueAt) in groups {
-                        var first = low
-                        while first <= high {
-                            let last = min(high, first + step - 1)
-                            try insert.run([.integer(id), .integer(first), .integer(last), .integer(byTimezone), offset, .integer(dueAt)])
-                            first = last + 1
-                        }
-                    }
+                for shard in try ShardPlan.shards(of: spec, appID: appID, shardSize: shardSize, connection) {
+                    try insert.run([.integer(id), .integer(shard.first), .integer(shard.last), .integer(shard.byTimezone ? 1 : 0),
+                                    shard.timezoneOffset.map(SQLiteValue.integer) ?? .null, .integer(shard.dueAt)])
                 }
                 try connection.prepare("UPDATE messages SET status = 'sending', updated_at = ? WHERE id = ?").run([.integer(now), .integer(id)])
             }
@@ -198,43 +111,6 @@ public final class SQLiteCampaignStore: SQLCampaignStore {
         }
     }
 
-    public func pruneMessageTransactions(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int {
-        try database.write { writer in
-            let connection = writer.connection
-            try connection.prepare(
-                """
-                DELETE FROM message_transactions WHERE created_at <= ?1 AND (app_id, transaction_id) IN
-                  (SELECT app_id, transaction_id FROM message_transactions WHERE created_at <= ?1 ORDER BY created_at LIMIT ?2)
-                """
-            ).run([.integer(now - NewMessage.transactionWindow), .integer(Int64(limit))])
-            return connection.changes
-        }
-    }
-
-    public func pruneDeliveries(finishedBefore before: Int64, limit: Int, now: Int64) throws(StoreError) -> Int {
-        try database.write { writer in
-            let connection = writer.connection
-            var removed = 0
-            // One message at a time, oldest first; its rows are one range of the primary key. The
-            // rows of a message whose inbox is not over are its copies: they stay until it is.
-            while removed < limit, let message = try connection.prepare(
-                """
-                SELECT id FROM messages WHERE pruned_at IS NULL AND status IN ('done', 'deleted') AND updated_at < ?
-                  AND (inbox_until IS NULL OR inbox_until <= ?) ORDER BY id LIMIT 1
-                """
-            ).first([.integer(before), .integer(now)], { $0.int(0) }) {
-                try connection.prepare(
-                    "DELETE FROM deliveries WHERE message_id = ?1 AND device_id IN (SELECT device_id FROM deliveries WHERE message_id = ?1 LIMIT ?2)"
-                ).run([.integer(message), .integer(Int64(limit - removed))])
-                removed += connection.changes
-                guard removed < limit else { break }
-                try connection.prepare("DELETE FROM delivery_retries WHERE message_id = ?").run([.integer(message)])
-                try connection.prepare("UPDATE messages SET pruned_at = ? WHERE id = ?").run([.integer(now), .integer(message)])
-            }
-            return removed
-        }
-    }
-
     public func queueDepth() throws(StoreError) -> QueueDepth {
         try database.read { connection in
             var messages: [String: Int] = [:], shards: [String: Int] = [:]
@@ -248,18 +124,6 @@ public final class SQLiteCampaignStore: SQLCampaignStore {
                 "SELECT coalesce(sum(s.retrying), 0) FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE m.status = 'sending'"
             ).first { Int($0.int(0)) } ?? 0
             return QueueDepth(messages: messages, shards: shards, retrying: retrying)
-        }
-    }
-
-    public func completeMessages(now: Int64) throws(StoreError) -> Int {
-        try database.write { writer in
-            try writer.connection.prepare(
-                """
-                UPDATE messages SET status = 'done', updated_at = ? WHERE status = 'sending' AND NOT EXISTS (
-                  SELECT 1 FROM message_shards s WHERE s.message_id = messages.id AND s.status IN ('pending', 'leased'))
-                """
-            ).run([.integer(now)])
-            return writer.connection.changes
         }
     }
 }

@@ -167,11 +167,21 @@ extension SQLiteConnection: StatementRunner {
         try prepare(Self.positional(sql)).first(values, transform)
     }
 
-    public func execute(_ sql: String, _ values: [SQLiteValue]) throws {
+    @discardableResult
+    public func execute(_ sql: String, _ values: [SQLiteValue]) throws -> Int {
         try prepare(Self.positional(sql)).run(values)
+        return changes
     }
 
     public var byteOrder: String { "" }
+    public var greatest: String { "max" }
+    public var lockForUpdate: String { "" }
+    public var lockForShare: String { "" }
+    public func indexedBy(_ index: String) -> String { " INDEXED BY \(index)" }
+    public func tokenPrefix(_ expression: String) -> String { "substr(\(expression), 1, 16)" }
+    public func entries(of placeholder: String) -> String {
+        "(SELECT value AS entry, key + 1 AS position FROM json_each(\(placeholder))) AS e"
+    }
 
     /// `sql` with each `$` that starts a parameter number made `?` (`$3` is parameter 3 in both
     /// syntaxes); any other `$`, as in a JSON path `'$.a'`, stays.

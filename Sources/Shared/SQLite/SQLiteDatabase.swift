@@ -129,8 +129,8 @@ public final class SQLiteDatabase: Sendable {
             finish: { committed in completion(committed ? (result.value ?? onFailure()) : onFailure()) })))
     }
 
-    /// Why commits fail, while they do.
-    var commitFailure: String? { committer.commitFailure }
+    /// Whether the writer's commits fail.
+    var health: CommitHealth { committer.health }
 
     /// `VACUUM INTO path` from a read transaction: a consistent, compacted copy of the database as
     /// of one moment, taken while writers go on (they never wait for it). Refuses an existing file.
@@ -139,11 +139,6 @@ public final class SQLiteDatabase: Sendable {
         try read { connection in try connection.prepare("VACUUM INTO ?").run([.text(path)]) }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
         return size ?? 0
-    }
-
-    /// Calls `handler` on each change between failing and succeeding commits.
-    func watchHealth(_ handler: @escaping @Sendable (String?) -> Void) {
-        committer.watchHealth(handler)
     }
 
     /// Runs `body` on a pooled read connection.
@@ -219,8 +214,7 @@ final class GroupCommitter: @unchecked Sendable {
     private let checkpointRequested = Atomic<Bool>(false)
     /// The error of the last batch while commits fail (nil while they succeed), and who hears of
     /// each change between the two.
-    private let failure = Mutex<String?>(nil)
-    private let healthWatchers = Mutex<[@Sendable (String?) -> Void]>([])
+    let health = CommitHealth()
 
     init(writer: SQLiteDatabase.Writer) {
         self.writer = writer
@@ -276,7 +270,7 @@ final class GroupCommitter: @unchecked Sendable {
                 let batch = taken[start..<min(start + Self.maximumBatch, taken.count)]
                 let error = commit(batch)
                 let committed = error == nil
-                noteHealth(error.map { "\($0)" })
+                health.note(error.map { "\($0)" })
                 for item in batch {
                     switch item {
                     case .write(let write): write.done.signal()
@@ -293,22 +287,6 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
-    /// The error while commits fail, nil while they succeed.
-    var commitFailure: String? { failure.withLock { $0 } }
-
-    /// Calls `handler` on each change between failing and succeeding commits (with the error, or nil).
-    func watchHealth(_ handler: @escaping @Sendable (String?) -> Void) {
-        healthWatchers.withLock { $0.append(handler) }
-    }
-
-    private func noteHealth(_ error: String?) {
-        let changed = failure.withLock { current -> Bool in
-            defer { current = error }
-            return (current == nil) != (error == nil)
-        }
-        guard changed else { return }
-        for watcher in healthWatchers.withLock({ $0 }) { watcher(error) }
-    }
 
     /// Runs the batch in one transaction, each item in its own savepoint; nil when committed, else
     /// why not.

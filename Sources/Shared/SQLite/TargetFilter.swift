@@ -57,4 +57,8 @@ struct SQLiteParameters: StatementParameters {
     mutating func again(_ value: SQLiteValue, as placeholder: String) -> String { add(value) }
 }
 
-extension SQLiteValue: BoundValue {}
+extension SQLiteValue: BoundValue {
+    public static func bytes(_ value: [UInt8]) -> SQLiteValue { .blob(value) }
+    /// A JSON array, which `json_each` reads.
+    public static func textList(_ values: [String]) -> SQLiteValue { .text(JSON.array(values.map(JSON.string)).text) }
+}

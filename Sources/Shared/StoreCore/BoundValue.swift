@@ -1,10 +1,13 @@
 /// A value a backend binds to a statement parameter. The shared store rules build their values
-/// through these four, so that each backend's own value type carries them to its driver.
+/// through these six, so that each backend's own value type carries them to its driver.
 public protocol BoundValue: Sendable {
     static var null: Self { get }
     static func integer(_ value: Int64) -> Self
     static func real(_ value: Double) -> Self
     static func text(_ value: String) -> Self
+    static func bytes(_ value: [UInt8]) -> Self
+    /// A list of texts, read in a statement through `StatementRunner.entries(of:)`.
+    static func textList(_ values: [String]) -> Self
 }
 
 extension BoundValue {

@@ -1,7 +1,8 @@
 import Core
 
-/// A `CampaignStore` on a SQL backend: the Remote API's message calls are implemented here once,
-/// over the backend's `database`; the backend supplies the statement that differs.
+/// A `CampaignStore` on a SQL backend: the Remote API's message calls, the inbox and the Live
+/// Activities of messages are implemented here once, over the backend's `database`; the backend
+/// supplies the statement that differs, and the shard lifecycle with its own locking.
 public protocol SQLCampaignStore: CampaignStore {
     associatedtype Database: SQLDatabase
 
@@ -9,11 +10,6 @@ public protocol SQLCampaignStore: CampaignStore {
 
     /// Counts a message's devices that reported a kind (see `MessageQueries.status`).
     static var reportedDevices: String { get }
-
-    /// Advances the activity of a Live Activity message and returns the spec to store; throws
-    /// `LiveActivityRefusal.error` for an update or end of an unknown or ended activity. Runs in
-    /// `createMessages`' transaction.
-    static func advanceActivity(_ message: NewMessage, appID: Int64, now: Int64, _ connection: Database.Connection) throws -> MessageSpec
 }
 
 extension SQLCampaignStore {
@@ -22,8 +18,23 @@ extension SQLCampaignStore {
         let encoded = try NewMessage.storedTexts(messages)
         return try database.writing { connection in
             try MessageQueries.create(messages, encoded: encoded, appID: appID, now: now, connection) { message in
-                try Self.advanceActivity(message, appID: appID, now: now, connection)
+                try LiveActivityQueries.advance(message, appID: appID, now: now, connection)
             }
+        }
+    }
+
+    public func unknownDevices(app: String, _ devices: [String]) throws(StoreError) -> [String] {
+        guard !devices.isEmpty else { return [] }
+        let appID = try database.appID(app)
+        return try database.readingSnapshot { connection in
+            try connection.select(
+                """
+                SELECT e.entry FROM \(connection.entries(of: "$2"))
+                WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = $1 AND d.hwid = e.entry)
+                  AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.app_id = $1 AND d.push_token IS NOT NULL
+                                  AND \(connection.tokenPrefix("d.push_token")) = \(connection.tokenPrefix("e.entry")) AND d.push_token = e.entry)
+                ORDER BY e.position
+                """, [.integer(appID), .textList(devices)]) { $0.text(0) }
         }
     }
 
@@ -63,6 +74,36 @@ extension SQLCampaignStore {
         let appID = try database.appID(app)
         return try database.reading { try MessageQueries.tagTypes(appID: appID, $0) }
     }
+    public func messageActivity(code: String) throws(StoreError) -> [ActivityCount] {
+        try database.readingSnapshot { connection in
+            guard let (id, appID, hash) = try connection.selectFirst("SELECT id, app_id, hash FROM messages WHERE code = $1", [.text(code)], {
+                ($0.int(0), $0.int(1), $0.text(2))
+            }) else { return [] }
+            return try connection.select(
+                """
+                SELECT created_at / 60 * 60 AS minute, 'send' AS action, count(*) FROM deliveries WHERE message_id = $1 AND status = 'sent'
+                GROUP BY minute
+                UNION ALL
+                SELECT first / 60 * 60 AS minute, CASE kind WHEN 'delivery' THEN 'delivery' ELSE 'open' END, count(*) FROM (
+                  SELECT kind, min(occurred_at) AS first FROM reports WHERE hash = $2 AND app_id = $3 AND kind IN ('delivery', 'push_stat')
+                  GROUP BY kind, hwid) AS firsts
+                GROUP BY minute, kind
+                ORDER BY 1, 2
+                """, [.integer(id), .text(hash), .integer(appID)]) { ActivityCount(minute: $0.int(0), action: $0.text(1), count: Int($0.int(2))) }
+        }
+    }
+
+    // MARK: Shard leases
+
+    public func completeMessages(now: Int64) throws(StoreError) -> Int {
+        try database.writing { connection in
+            try connection.execute(
+                """
+                UPDATE messages SET status = 'done', updated_at = $1 WHERE status = 'sending' AND NOT EXISTS (
+                  SELECT 1 FROM message_shards s WHERE s.message_id = messages.id AND s.status IN ('pending', 'leased'))
+                """, [.integer(now)])
+        }
+    }
 }
 
 /// An `AnalyticsStore` on a SQL backend: the reads that do not depend on it.
@@ -81,27 +122,5 @@ extension SQLAnalyticsStore {
     public func optIns(app: String, from: Int64, to: Int64) throws(StoreError) -> [OptInCount] {
         let appID = try database.appID(app)
         return try database.readingSnapshot { try AnalyticsQueries.optIns($0, appID: appID, from: from, to: to) }
-    }
-}
-
-/// A `RichMediaStore` on a SQL backend: the in-app reads that do not depend on it.
-public protocol SQLRichMediaStore: RichMediaStore {
-    associatedtype Database: SQLDatabase
-
-    var database: Database { get }
-}
-
-extension SQLRichMediaStore {
-    public func inApps(app: String) throws(StoreError) -> [InApp] {
-        let appID = try database.appID(app)
-        return try database.reading { try InAppQueries.inApps($0, app: app, appID: appID, filter: nil, []) }
-    }
-
-    public func inApps(app: String, triggeredBy event: String) throws(StoreError) -> [InApp] {
-        let appID = try database.appID(app)
-        return try database.reading {
-            try InAppQueries.inApps($0, app: app, appID: appID,
-                                    filter: "i.id IN (SELECT in_app_id FROM in_app_triggers WHERE app_id = $1 AND event = $2)", [.text(event)])
-        }
     }
 }

@@ -13,11 +13,6 @@ public protocol InboxStore: Sendable {
     /// Raises the status of the owner's copies of a message (statuses only grow: read after opened
     /// stays opened); false when the owner has no unexpired copy of it, and nothing changed.
     func setInboxStatus(_ owner: InboxOwner, order: Int64, status: InboxStatus, now: Int64) throws(StoreError) -> Bool
-
-    /// Deletes up to `limit` status rows of messages whose every copy has expired at `now` (none of
-    /// them is listed any more), and lets retention delete those messages' delivery rows; returns
-    /// how many status rows went.
-    func pruneInbox(expiredAt now: Int64, limit: Int) throws(StoreError) -> Int
 }
 
 /// Who reads an inbox: one device, and through its user id every device of that user.
