@@ -24,6 +24,14 @@ let (configuration, logger, _) = Startup.configure(
     },
     validate: { configuration throws(ConfigurationError) in try configuration.queue.checkIngest() })
 
+let applicationServerKeys: ApplicationServerKeys
+do {
+    applicationServerKeys = try ApplicationServerKeys(apps: configuration.apps)
+} catch {
+    FileHandle.standardError.write(Data("herald-ingest: configuration error: \(error)\n".utf8))
+    exit(2)
+}
+
 let backend: any StoreBackend
 // Every time ingest writes or compares goes by the database's clock (PostgreSQL: the server's).
 let clock: any Clock
@@ -65,7 +73,8 @@ bulkTags.start()
 let metrics = Metrics(storeMemory: { backend.clientMemoryBytes }, usesPostgres: configuration.database.url != nil)
 let links = RichMediaLinks(publicURL: configuration.http.publicURL)
 let router = Router(
-    deviceAPI: DeviceAPI(configuration: configuration, store: store, richMedia: backend.richMedia, inbox: backend.campaigns, links: links, clock: clock),
+    deviceAPI: DeviceAPI(configuration: configuration, store: store, richMedia: backend.richMedia, inbox: backend.campaigns, links: links,
+                         applicationServerKeys: applicationServerKeys, clock: clock),
     remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, devices: store, analytics: analytics, richMedia: backend.richMedia,
                          links: links, clock: clock, logger: logger, onCreated: { workers.nudge() }),
     audienceAPI: AudienceAPI(configuration: configuration, store: store, clock: clock, logger: logger, onCreated: { bulkTags.nudge() }),

@@ -17,6 +17,8 @@ import WebPush
         let folder: TemporaryDirectory
         let push: MockServer
         let herald: HeraldProcesses
+        /// The public key of the app's VAPID key (base64url), what the push service expects.
+        let applicationServerKey: String
 
         init(database: TestDatabase) throws {
             folder = try TemporaryDirectory()
@@ -24,7 +26,8 @@ import WebPush
             let vapid = try P256Key.generate()
             let keyFile = folder.path + "/vapid.pem"
             try Data(try vapid.pem().utf8).write(to: URL(fileURLWithPath: keyFile))
-            push = try MockServer.webpush(pki: pki, folder: folder.path, extra: ["--application-server-key", Base64URL.encode(vapid.publicKey)])
+            applicationServerKey = Base64URL.encode(vapid.publicKey)
+            push = try MockServer.webpush(pki: pki, folder: folder.path, extra: ["--application-server-key", applicationServerKey])
             herald = try HeraldProcesses(shopDelivery: [
                 "web": ["vapid_private_key_file": .string(keyFile), "subject": .string(WebDeviceTests.subject), "ca_file": .string(pki + "/ca.pem")],
             ], database: database)
@@ -139,6 +142,52 @@ import WebPush
         #expect(try check("hwid-chrome-3") == ["exist": true, "push_token_exist": false])
         let (_, missing) = try rig.herald.call("checkDevice", ["application": .string(HeraldProcesses.appCode)])
         #expect(missing["status_code"] == 210 && missing["status_message"] == "hwid is required", "\(missing.text)")
+    }
+
+    @Test func getConfigGivesTheWebSDKTheApplicationServerKey() throws {
+        let rig = try Rig(database: .configured)
+        // What the Web SDK asks for on every page load; Herald answers the features it has.
+        let sdk = try rig.herald.ok("getConfig", [
+            "application": .string(HeraldProcesses.appCode), "hwid": "hwid-config", "device_type": 11,
+            "features": ["page_visit", "vapid_key", "web_in_apps", "events", "subscription_prompt"],
+        ])
+        #expect(sdk == ["features": ["vapid_key": .string(rig.applicationServerKey), "events": []]], "\(sdk.text)")
+        let key = try #require(sdk["features"]?["vapid_key"]?.stringValue.flatMap(Base64URL.decode))
+        #expect(key.count == 65 && key.first == 0x04, "an uncompressed P-256 point")
+        // The iOS SDK's request gets what it asks for, without the key.
+        let ios = try rig.herald.ok("getConfig", ["application": .string(HeraldProcesses.appCode), "features": ["channels", "events"]])
+        #expect(ios == ["features": ["channels": [], "events": []]], "\(ios.text)")
+        let (_, bad) = try rig.herald.call("getConfig", ["application": .string(HeraldProcesses.appCode), "features": "vapid_key"])
+        #expect(bad["status_code"] == 210 && bad["status_message"]?.stringValue?.hasPrefix("features") == true, "\(bad.text)")
+    }
+
+    @Test(arguments: TestDatabase.tested) func deleteDeviceForgetsTheBrowserWhichNoCampaignReachesAgain(_ database: TestDatabase) throws {
+        let rig = try Rig(database: database)
+        let app = JSON.string(HeraldProcesses.appCode)
+        for id in ["chrome-5", "chrome-6"] {
+            try rig.herald.ok("registerDevice", try rig.registration(id, platform: Platform.chrome) { $0["tags"] = ["City": "Lyon"] })
+        }
+        try rig.herald.ok("registerUser", ["application": app, "hwid": "hwid-chrome-5", "userId": "alice", "device_type": 11])
+        // The Web SDK's removeAllDeviceData: deleteDevice with the common fields, `response` null.
+        let deleted = ["application": app, "hwid": "hwid-chrome-5", "userId": "alice", "device_type": 11, "device_model": "Chrome 131",
+                       "timezone": 3600, "language": "en", "v": "3.2.0"] as JSON
+        #expect(try rig.herald.ok("deleteDevice", deleted) == .null)
+        #expect(try rig.herald.ok("checkDevice", ["application": app, "hwid": "hwid-chrome-5", "device_type": 11])
+                == ["exist": false, "push_token_exist": false])
+        #expect(try rig.herald.ok("getTags", ["application": app, "hwid": "hwid-chrome-5"]) == ["result": [:]])
+        #expect(try rig.herald.query("SELECT id FROM devices WHERE user_id = 'alice' OR web_p256dh IS NOT NULL", columns: 1).count == 1,
+                "only the other browser keeps a user or keys")
+        // The SDK's retry of a call whose reply it missed succeeds too; no hwid is a 210.
+        #expect(try rig.herald.ok("deleteDevice", deleted) == .null)
+        let (_, missing) = try rig.herald.call("deleteDevice", ["application": app, "device_type": 11])
+        #expect(missing["status_code"] == 210 && missing["status_message"] == "hwid is required", "\(missing.text)")
+
+        let (_, funnel) = try sendAndWait(rig, ["send_date": "now", "content": "Hello", "platforms": [11]])
+        #expect(funnel["targeted"] == 1 && funnel["sent"] == 1, "\(funnel.text)")
+        #expect(try rig.push.records(token: "chrome-5").isEmpty && rig.push.records(token: "chrome-6").count == 1)
+        // Registering again makes a new device, without the old tags.
+        try rig.herald.ok("registerDevice", try rig.registration("chrome-5", platform: Platform.chrome))
+        #expect(try rig.herald.ok("getTags", ["application": app, "hwid": "hwid-chrome-5"]) == ["result": [:]])
     }
 
     @Test func aWebPayloadOverTheLimitIsRefusedAtCreateMessage() throws {

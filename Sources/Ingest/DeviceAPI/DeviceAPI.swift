@@ -12,11 +12,12 @@ struct DeviceAPI: Sendable {
     let richMedia: any RichMediaStore
     let inbox: any InboxStore
     let links: RichMediaLinks
+    let applicationServerKeys: ApplicationServerKeys
     let clock: any Clock
 
     /// Methods this API answers (others may belong to the Remote API).
     static let methods: Set<String> = [
-        "registerDevice", "unregisterDevice", "applicationOpen", "setTags", "getTags", "setBadge", "registerUser",
+        "registerDevice", "unregisterDevice", "deleteDevice", "applicationOpen", "setTags", "getTags", "setBadge", "registerUser",
         "mergeUser", "postEvent", "pushStat", "messageDeliveryEvent", "getInApps", "setPurchase", "triggerInAppAction",
         "richMediaAction", "setActivityToken", "setActivityPushToStartToken", "createTestDevice", "registerEmail",
         "registerEmailUser", "setEmailTags", "getInboxMessages", "inboxStatus", "getConfig", "checkDevice",
@@ -67,6 +68,11 @@ struct DeviceAPI: Sendable {
         case "unregisterDevice":
             let hwid = try request.hwid()
             return { try store.unregisterDevice(app: app, hwid: hwid, now: clock.now()); return .null }
+        case "deleteDevice":
+            // The Web SDK's removeAllDeviceData. Deleting a device Herald does not have succeeds too:
+            // the SDK's retry of a call whose reply it missed finds it gone.
+            let hwid = try request.hwid()
+            return { try store.deleteDevice(app: app, hwid: hwid, now: clock.now()); return .null }
         case "applicationOpen":
             let hwid = try request.hwid(), attributes = try request.attributes()
             return { try store.applicationOpen(app: app, hwid: hwid, attributes: attributes, now: clock.now()); return .null }
@@ -207,7 +213,8 @@ struct DeviceAPI: Sendable {
                 ]
             }
         case "getConfig":
-            return { ["features": ["channels": [], "events": []]] }
+            let features = try configFeatures(app: app, request: request)
+            return { ["features": .object(features)] }
         case "checkDevice":
             // The Web SDK's check on page loads: is the device known, and can it be pushed to.
             let hwid = try request.hwid()
@@ -241,6 +248,27 @@ struct DeviceAPI: Sendable {
     }
 
     func nonEmpty(_ text: String) -> String? { text.isEmpty ? nil : text }
+
+    /// getConfig's `features`: those the request names (`features`, a list of names; all when
+    /// absent) among those Herald has: no `channels`, no `events`, and `vapid_key`, the key the Web
+    /// SDK subscribes browsers with, for an application with `web`. Others are left out, which the
+    /// SDKs read as off.
+    func configFeatures(app: String, request: DeviceRequest) throws(ArgumentError) -> [String: JSON] {
+        var known: [String: JSON] = ["channels": [], "events": []]
+        if let key = applicationServerKeys.key(app: app) { known["vapid_key"] = .string(key) }
+        guard let requested = request.fields["features"], requested != .null else { return known }
+        guard case .array(let names) = requested else {
+            throw ArgumentError("features must be a list of feature names, found \(requested.typeName)")
+        }
+        var features: [String: JSON] = [:]
+        for name in names {
+            guard case .string(let name) = name else {
+                throw ArgumentError("features must be a list of feature names, found an item of type \(name.typeName)")
+            }
+            features[name] = known[name]
+        }
+        return features
+    }
 
     /// The most messages one getInboxMessages page holds (`count` 0 asks for all of them).
     static let maxInboxPage: Int64 = 1000
