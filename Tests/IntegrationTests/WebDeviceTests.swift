@@ -12,7 +12,8 @@ import WebPush
 @Suite(.serialized) struct WebDeviceTests {
     static let subject = "mailto:ops@shop.example"
 
-    /// Herald whose Shop app delivers through the Web Push mock only.
+    /// Herald whose Shop app delivers through the Web Push mock only; the mock is on loopback, so
+    /// the app allows private endpoints unless `allowsPrivateEndpoints` is false.
     final class Rig {
         let folder: TemporaryDirectory
         let push: MockServer
@@ -20,7 +21,7 @@ import WebPush
         /// The public key of the app's VAPID key (base64url), what the push service expects.
         let applicationServerKey: String
 
-        init(database: TestDatabase) throws {
+        init(database: TestDatabase, allowsPrivateEndpoints: Bool = true) throws {
             folder = try TemporaryDirectory()
             let pki = try TestPKI.shared()
             let vapid = try P256Key.generate()
@@ -29,7 +30,8 @@ import WebPush
             applicationServerKey = Base64URL.encode(vapid.publicKey)
             push = try MockServer.webpush(pki: pki, folder: folder.path, extra: ["--application-server-key", applicationServerKey])
             herald = try HeraldProcesses(shopDelivery: [
-                "web": ["vapid_private_key_file": .string(keyFile), "subject": .string(WebDeviceTests.subject), "ca_file": .string(pki + "/ca.pem")],
+                "web": ["vapid_private_key_file": .string(keyFile), "subject": .string(WebDeviceTests.subject), "ca_file": .string(pki + "/ca.pem"),
+                        "allow_private_endpoints": .bool(allowsPrivateEndpoints)],
             ], database: database)
             try herald.startIngest()
             try herald.startWorker()
@@ -111,6 +113,8 @@ import WebPush
             ("public_key", { $0["public_key"] = "not base64!" }),
             ("auth_token", { $0["auth_token"] = .string(Data([UInt8](repeating: 1, count: 15)).base64EncodedString()) }),
             ("push_token", { $0["push_token"] = "http://push.example/push/abc" }),
+            ("push_token", { $0["push_token"] = "https://push.example:70000/push/abc" }),
+            ("push_token", { $0["push_token"] = "https:///push/abc" }),
             ("public_key", { $0["public_key"] = nil }),
         ]
         for (index, (field, edit)) in cases.enumerated() {
@@ -128,6 +132,26 @@ import WebPush
         #expect(refused["status_code"] == 210, "\(refused.text)")
         let stored = try rig.herald.query("SELECT web_p256dh FROM devices WHERE hwid = 'hwid-chrome-2'", columns: 1)
         #expect(stored.first?[0] == good["public_key"]?.stringValue)
+    }
+
+    @Test func endpointsOnThisMachineOrAPrivateNetworkAreRefusedUnlessAllowed() throws {
+        let rig = try Rig(database: .configured, allowsPrivateEndpoints: false)
+        let endpoints = ["https://127.0.0.1:8443/push/a", "https://localhost/push/b", "https://[::1]/push/c", "https://10.1.2.3/push/d",
+                         "https://192.168.0.10/push/e", "https://169.254.169.254/latest/meta-data", "https://[fd00::1]/push/f",
+                         "https://2130706433/push/g"]
+        for (index, endpoint) in endpoints.enumerated() {
+            let (status, body) = try rig.herald.call("registerDevice", try rig.registration("private-\(index)", platform: Platform.chrome) {
+                $0["push_token"] = .string(endpoint)
+            })
+            #expect(status == 200 && body["status_code"] == 210, "\(endpoint): \(body.text)")
+            let message = body["status_message"]?.stringValue ?? ""
+            #expect(message.hasPrefix("push_token:") && message.contains("web.allow_private_endpoints"), "\(endpoint): \(message)")
+            #expect(try rig.herald.query("SELECT id FROM devices WHERE hwid = 'hwid-private-\(index)'", columns: 1).isEmpty, "\(endpoint)")
+        }
+        // A push service on the Internet is accepted (nothing is looked up at registration).
+        try rig.herald.ok("registerDevice", try rig.registration("public-1", platform: Platform.chrome) {
+            $0["push_token"] = "https://fcm.googleapis.com/fcm/send/public-1"
+        })
     }
 
     @Test func checkDeviceSaysWhetherTheDeviceIsKnownAndCanBePushedTo() throws {

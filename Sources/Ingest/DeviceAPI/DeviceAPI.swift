@@ -62,7 +62,7 @@ struct DeviceAPI: Sendable {
             let pushToken = try request.requiredString("push_token")
             let registration = DeviceRegistration(
                 app: app, hwid: try request.hwid(), pushToken: pushToken, gateway: try gateway(request),
-                webKeys: try webKeys(request, platform: platform, endpoint: pushToken), attributes: attributes,
+                webKeys: try webKeys(request, app: app, platform: platform, endpoint: pushToken), attributes: attributes,
                 tags: try request.tagUpdates(required: false))
             return { try store.registerDevice(registration, now: clock.now()); return .null }
         case "unregisterDevice":
@@ -284,9 +284,11 @@ struct DeviceAPI: Sendable {
 
     /// A browser's subscription keys (`public_key`, `auth_token`, base64 as the Web SDK sends them),
     /// required for the platforms delivered through Web Push and checked with the endpoint
-    /// (`push_token`): an https URL, an uncompressed P-256 point, a 16-byte secret. Nil for other
-    /// platforms, whose keys are not kept.
-    func webKeys(_ request: DeviceRequest, platform: Int, endpoint: String) throws(ArgumentError) -> WebPushKeys? {
+    /// (`push_token`): an https URL, an uncompressed P-256 point, a 16-byte secret. An endpoint on
+    /// `localhost` or a private address literal is refused too, unless the application's
+    /// `web.allow_private_endpoints` is on: the workers would post to it from inside the network.
+    /// Nil for other platforms, whose keys are not kept.
+    func webKeys(_ request: DeviceRequest, app: String, platform: Int, endpoint: String) throws(ArgumentError) -> WebPushKeys? {
         guard Platform.usesWebPush(platform) else { return nil }
         let keys = WebPushKeys(p256dh: try request.requiredString("public_key", maxLength: 512),
                                auth: try request.requiredString("auth_token", maxLength: 512))
@@ -298,6 +300,10 @@ struct DeviceAPI: Sendable {
             let parts = error.message.split(separator: ":", maxSplits: 1)
             let field = parts.count == 2 ? fields[String(parts[0])] : nil
             throw ArgumentError(field.map { "\($0):\(parts[1])" } ?? "push_token: \(error.message)")
+        }
+        if let host = WebSubscription.privateHost(of: endpoint), configuration.app(code: app)?.web?.allowsPrivateEndpoints != true {
+            throw ArgumentError("push_token: the endpoint's host \(host.prefix(64)) is this machine or a private network, not a push service "
+                                + "on the Internet (web.allow_private_endpoints accepts it)")
         }
         return keys
     }
