@@ -98,7 +98,7 @@ public final class WebPushProvider: Sendable {
             var refused: [Ready] = []
             var refusingOrigins: Set<String> = []
             // Origins refused for their address, with the transport's reason (which names it).
-            var privateOrigins: [String: String?] = [:]
+            var privateOrigins: [String: String] = [:]
             for (item, response) in zip(sendable, responses) {
                 let verdict = Self.verdict(response)
                 switch verdict {
@@ -108,7 +108,7 @@ public final class WebPushProvider: Sendable {
                 case .failed("VAPIDKeyRejected", _), .renewCredentials:
                     refusingOrigins.insert(item.origin)
                 case .failed("PrivateEndpoint", _):
-                    privateOrigins[item.origin] = response.transportError
+                    privateOrigins[item.origin] = response.transportError ?? ""
                 case .failed(let reason, deadToken: true):
                     logger.debug("Web Push subscription is gone", ["web.reason": reason, "push_token": Redact.token(pushes[item.index].target.pushToken)])
                 default:
@@ -123,7 +123,7 @@ public final class WebPushProvider: Sendable {
             }
             for (origin, reason) in privateOrigins.sorted(by: { $0.key < $1.key }) {
                 logger.warning("a Web Push endpoint is on this host or a private network: its subscriptions are refused "
-                               + "(web.allow_private_endpoints)", ["app": app, "web.origin": origin, "error": reason ?? ""])
+                               + "(web.allow_private_endpoints)", ["app": app, "web.origin": origin, "error": reason])
             }
             guard !refused.isEmpty else { break }
             renewed = true
