@@ -24,6 +24,14 @@ let (configuration, logger, _) = Startup.configure(
     },
     validate: { configuration throws(ConfigurationError) in try configuration.queue.checkIngest() })
 
+let applicationServerKeys: ApplicationServerKeys
+do {
+    applicationServerKeys = try ApplicationServerKeys(apps: configuration.apps)
+} catch {
+    FileHandle.standardError.write(Data("herald-ingest: configuration error: \(error)\n".utf8))
+    exit(2)
+}
+
 let backend: any StoreBackend
 // Every time ingest writes or compares goes by the database's clock (PostgreSQL: the server's).
 let clock: any Clock
@@ -63,7 +71,8 @@ let bulkTags = BulkTagRunner(store: store, clock: clock, logger: logger, isDispa
 bulkTags.start()
 
 let metrics = Metrics(storeMemory: { backend.clientMemoryBytes }, usesPostgres: configuration.database.url != nil)
-let router = Router(configuration: configuration, backend: backend, clock: clock, workers: workers, metrics: metrics, logger: logger,
+let router = Router(configuration: configuration, backend: backend, applicationServerKeys: applicationServerKeys, clock: clock,
+                    workers: workers, metrics: metrics, logger: logger,
                     onMessageCreated: { workers.nudge() }, onBulkJobCreated: { bulkTags.nudge() })
 // One line per failure burst, and one when commits succeed again.
 let databaseLocation = configuration.database.location

@@ -154,6 +154,11 @@ import TestSupport
         #expect(problem(app(["vapid_private_key_file": "k", "subject": "mailto:"]))?.key == "apps[0].web.subject")
         #expect(problem(app(["vapid_private_key_file": "k", "subject": "mailto:a@b", "ca_file": ""]))?.key == "apps[0].web.ca_file")
         #expect(problem(app(["vapid_private_key_file": "k", "subject": "mailto:a@b", "vapid_key": "x"]))?.key == "apps[0].web.vapid_key")
+        #expect(web.allowsPrivateEndpoints == false)
+        let allowed = try decode(app(["vapid_private_key_file": "k", "subject": "mailto:a@b", "allow_private_endpoints": true]))
+        #expect(allowed.apps[0].web?.allowsPrivateEndpoints == true)
+        let flag = problem(app(["vapid_private_key_file": "k", "subject": "mailto:a@b", "allow_private_endpoints": "yes"]))
+        #expect(flag?.key == "apps[0].web.allow_private_endpoints" && flag?.problem == "expected true or false, found string")
     }
 
     @Test func listenAddressesParse() {

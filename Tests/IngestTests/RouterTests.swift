@@ -31,7 +31,8 @@ import TestSupport
             let logger = Logger(label: "test", level: .none)
             let workers = Dispatcher(id: "ingest-1", settings: configuration.queue, retention: configuration.retention, campaigns: backend.campaigns,
                                      bulkTags: backend.devices, analytics: backend.analytics, clock: clock, logger: logger)
-            router = Router(configuration: configuration, backend: backend, clock: clock, workers: workers,
+            router = Router(configuration: configuration, backend: backend,
+                            applicationServerKeys: try ApplicationServerKeys(apps: configuration.apps), clock: clock, workers: workers,
                             metrics: Metrics(storeMemory: { 0 }, usesPostgres: false), logger: logger,
                             onMessageCreated: {}, onBulkJobCreated: {})
         }

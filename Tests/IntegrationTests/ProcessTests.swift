@@ -59,6 +59,22 @@ import Glibc
         #expect(output.contains("cannot set up delivery") && output.contains(HeraldProcesses.appCode) && output.contains(missing), "\(output)")
     }
 
+    /// Ingest serves each app's VAPID public key (getConfig), so a VAPID key file it cannot use stops
+    /// it at start: exit 2, naming the key and the file, before the database is opened.
+    @Test func ingestWhoseVAPIDKeyCannotBeReadExitsTwo() throws {
+        let folder = try TemporaryDirectory()
+        let notAKey = folder.file("vapid.pem")
+        try Data("not a key\n".utf8).write(to: URL(fileURLWithPath: notAKey))
+        for file in [folder.file("missing.pem"), notAKey] {
+            let herald = try HeraldProcesses(shopDelivery: ["web": ["vapid_private_key_file": .string(file), "subject": "mailto:ops@shop.example"]],
+                                             database: .sqlite)
+            let (status, output) = try HeraldProcesses.runToCompletion("herald-ingest", arguments: ["--config", herald.configPath], limit: 20)
+            #expect(status == 2, "\(output)")
+            #expect(output.contains("apps[0].web.vapid_private_key_file") && output.contains(file), "\(output)")
+            #expect(!FileManager.default.fileExists(atPath: herald.databasePath))
+        }
+    }
+
     /// A worker never creates the database, ingest does: with no SQLite file at `database.path`
     /// (ingest on PostgreSQL and this worker on another host with the sample's path left in) it
     /// waits 10 s for ingest to create it, then stops naming the path and the way out, leaving no file.

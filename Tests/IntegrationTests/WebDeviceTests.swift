@@ -12,21 +12,26 @@ import WebPush
 @Suite(.serialized) struct WebDeviceTests {
     static let subject = "mailto:ops@shop.example"
 
-    /// Herald whose Shop app delivers through the Web Push mock only.
+    /// Herald whose Shop app delivers through the Web Push mock only; the mock is on loopback, so
+    /// the app allows private endpoints unless `allowsPrivateEndpoints` is false.
     final class Rig {
         let folder: TemporaryDirectory
         let push: MockServer
         let herald: HeraldProcesses
+        /// The public key of the app's VAPID key (base64url), what the push service expects.
+        let applicationServerKey: String
 
-        init(database: TestDatabase) throws {
+        init(database: TestDatabase, allowsPrivateEndpoints: Bool = true) throws {
             folder = try TemporaryDirectory()
             let pki = try TestPKI.shared()
             let vapid = try P256Key.generate()
             let keyFile = folder.path + "/vapid.pem"
             try Data(try vapid.pem().utf8).write(to: URL(fileURLWithPath: keyFile))
-            push = try MockServer.webpush(pki: pki, folder: folder.path, extra: ["--application-server-key", Base64URL.encode(vapid.publicKey)])
+            applicationServerKey = Base64URL.encode(vapid.publicKey)
+            push = try MockServer.webpush(pki: pki, folder: folder.path, extra: ["--application-server-key", applicationServerKey])
             herald = try HeraldProcesses(shopDelivery: [
-                "web": ["vapid_private_key_file": .string(keyFile), "subject": .string(WebDeviceTests.subject), "ca_file": .string(pki + "/ca.pem")],
+                "web": ["vapid_private_key_file": .string(keyFile), "subject": .string(WebDeviceTests.subject), "ca_file": .string(pki + "/ca.pem"),
+                        "allow_private_endpoints": .bool(allowsPrivateEndpoints)],
             ], database: database)
             try herald.startIngest()
             try herald.startWorker()
@@ -108,6 +113,8 @@ import WebPush
             ("public_key", { $0["public_key"] = "not base64!" }),
             ("auth_token", { $0["auth_token"] = .string(Data([UInt8](repeating: 1, count: 15)).base64EncodedString()) }),
             ("push_token", { $0["push_token"] = "http://push.example/push/abc" }),
+            ("push_token", { $0["push_token"] = "https://push.example:70000/push/abc" }),
+            ("push_token", { $0["push_token"] = "https:///push/abc" }),
             ("public_key", { $0["public_key"] = nil }),
         ]
         for (index, (field, edit)) in cases.enumerated() {
@@ -127,6 +134,26 @@ import WebPush
         #expect(stored.first?[0] == good["public_key"]?.stringValue)
     }
 
+    @Test func endpointsOnThisMachineOrAPrivateNetworkAreRefusedUnlessAllowed() throws {
+        let rig = try Rig(database: .configured, allowsPrivateEndpoints: false)
+        let endpoints = ["https://127.0.0.1:8443/push/a", "https://localhost/push/b", "https://[::1]/push/c", "https://10.1.2.3/push/d",
+                         "https://192.168.0.10/push/e", "https://169.254.169.254/latest/meta-data", "https://[fd00::1]/push/f",
+                         "https://2130706433/push/g"]
+        for (index, endpoint) in endpoints.enumerated() {
+            let (status, body) = try rig.herald.call("registerDevice", try rig.registration("private-\(index)", platform: Platform.chrome) {
+                $0["push_token"] = .string(endpoint)
+            })
+            #expect(status == 200 && body["status_code"] == 210, "\(endpoint): \(body.text)")
+            let message = body["status_message"]?.stringValue ?? ""
+            #expect(message.hasPrefix("push_token:") && message.contains("web.allow_private_endpoints"), "\(endpoint): \(message)")
+            #expect(try rig.herald.query("SELECT id FROM devices WHERE hwid = 'hwid-private-\(index)'", columns: 1).isEmpty, "\(endpoint)")
+        }
+        // A push service on the Internet is accepted (nothing is looked up at registration).
+        try rig.herald.ok("registerDevice", try rig.registration("public-1", platform: Platform.chrome) {
+            $0["push_token"] = "https://fcm.googleapis.com/fcm/send/public-1"
+        })
+    }
+
     @Test func checkDeviceSaysWhetherTheDeviceIsKnownAndCanBePushedTo() throws {
         let rig = try Rig(database: .configured)
         func check(_ hwid: String) throws -> JSON {
@@ -139,6 +166,52 @@ import WebPush
         #expect(try check("hwid-chrome-3") == ["exist": true, "push_token_exist": false])
         let (_, missing) = try rig.herald.call("checkDevice", ["application": .string(HeraldProcesses.appCode)])
         #expect(missing["status_code"] == 210 && missing["status_message"] == "hwid is required", "\(missing.text)")
+    }
+
+    @Test func getConfigGivesTheWebSDKTheApplicationServerKey() throws {
+        let rig = try Rig(database: .configured)
+        // What the Web SDK asks for on every page load; Herald answers the features it has.
+        let sdk = try rig.herald.ok("getConfig", [
+            "application": .string(HeraldProcesses.appCode), "hwid": "hwid-config", "device_type": 11,
+            "features": ["page_visit", "vapid_key", "web_in_apps", "events", "subscription_prompt"],
+        ])
+        #expect(sdk == ["features": ["vapid_key": .string(rig.applicationServerKey), "events": []]], "\(sdk.text)")
+        let key = try #require(sdk["features"]?["vapid_key"]?.stringValue.flatMap(Base64URL.decode))
+        #expect(key.count == 65 && key.first == 0x04, "an uncompressed P-256 point")
+        // The iOS SDK's request gets what it asks for, without the key.
+        let ios = try rig.herald.ok("getConfig", ["application": .string(HeraldProcesses.appCode), "features": ["channels", "events"]])
+        #expect(ios == ["features": ["channels": [], "events": []]], "\(ios.text)")
+        let (_, bad) = try rig.herald.call("getConfig", ["application": .string(HeraldProcesses.appCode), "features": "vapid_key"])
+        #expect(bad["status_code"] == 210 && bad["status_message"]?.stringValue?.hasPrefix("features") == true, "\(bad.text)")
+    }
+
+    @Test(arguments: TestDatabase.tested) func deleteDeviceForgetsTheBrowserWhichNoCampaignReachesAgain(_ database: TestDatabase) throws {
+        let rig = try Rig(database: database)
+        let app = JSON.string(HeraldProcesses.appCode)
+        for id in ["chrome-5", "chrome-6"] {
+            try rig.herald.ok("registerDevice", try rig.registration(id, platform: Platform.chrome) { $0["tags"] = ["City": "Lyon"] })
+        }
+        try rig.herald.ok("registerUser", ["application": app, "hwid": "hwid-chrome-5", "userId": "alice", "device_type": 11])
+        // The Web SDK's removeAllDeviceData: deleteDevice with the common fields, `response` null.
+        let deleted = ["application": app, "hwid": "hwid-chrome-5", "userId": "alice", "device_type": 11, "device_model": "Chrome 131",
+                       "timezone": 3600, "language": "en", "v": "3.2.0"] as JSON
+        #expect(try rig.herald.ok("deleteDevice", deleted) == .null)
+        #expect(try rig.herald.ok("checkDevice", ["application": app, "hwid": "hwid-chrome-5", "device_type": 11])
+                == ["exist": false, "push_token_exist": false])
+        #expect(try rig.herald.ok("getTags", ["application": app, "hwid": "hwid-chrome-5"]) == ["result": [:]])
+        #expect(try rig.herald.query("SELECT id FROM devices WHERE user_id = 'alice' OR web_p256dh IS NOT NULL", columns: 1).count == 1,
+                "only the other browser keeps a user or keys")
+        // The SDK's retry of a call whose reply it missed succeeds too; no hwid is a 210.
+        #expect(try rig.herald.ok("deleteDevice", deleted) == .null)
+        let (_, missing) = try rig.herald.call("deleteDevice", ["application": app, "device_type": 11])
+        #expect(missing["status_code"] == 210 && missing["status_message"] == "hwid is required", "\(missing.text)")
+
+        let (_, funnel) = try sendAndWait(rig, ["send_date": "now", "content": "Hello", "platforms": [11]])
+        #expect(funnel["targeted"] == 1 && funnel["sent"] == 1, "\(funnel.text)")
+        #expect(try rig.push.records(token: "chrome-5").isEmpty && rig.push.records(token: "chrome-6").count == 1)
+        // Registering again makes a new device, without the old tags.
+        try rig.herald.ok("registerDevice", try rig.registration("chrome-5", platform: Platform.chrome))
+        #expect(try rig.herald.ok("getTags", ["application": app, "hwid": "hwid-chrome-5"]) == ["result": [:]])
     }
 
     @Test func aWebPayloadOverTheLimitIsRefusedAtCreateMessage() throws {

@@ -164,6 +164,7 @@ struct WebPushDeliveryTests {
         var app = AppConfiguration(code: "SHOP", name: "Shop", apiToken: "t")
         app.web = WebPushSettings(vapidPrivateKeyFile: file, subject: Self.subject)
         app.web?.caFile = pki + "/ca.pem"
+        app.web?.allowsPrivateEndpoints = true
         let providers = try Providers(apps: [app], delivery: DeliverySettings(), clock: SystemClock(), logger: Logger(label: "test", level: .none),
                                       stats: DeliveryStats())
         defer { providers.close() }
@@ -176,6 +177,37 @@ struct WebPushDeliveryTests {
                                       message: Self.work(Self.spec))
         #expect(outcomes == [DeliveryRecord(deviceID: 7, outcome: .sent)])
         #expect(try bound.records().first?["payload"]?["p"] == "HashOfMessage42")
+    }
+
+    /// Without `web.allow_private_endpoints`, the configured provider never connects to an endpoint
+    /// whose host is, or resolves to, an address of this host: the subscription is dead, with a
+    /// reason that says why, and the push service never hears of it.
+    @Test func anEndpointThatResolvesInsideTheNetworkIsNeverContacted() throws {
+        defer { transport.close() }
+        let file = folder.file("vapid.pem")
+        try Data(try vapidKey.pem().utf8).write(to: URL(fileURLWithPath: file))
+        var app = AppConfiguration(code: "SHOP", name: "Shop", apiToken: "t")
+        app.web = WebPushSettings(vapidPrivateKeyFile: file, subject: Self.subject)
+        app.web?.caFile = pki + "/ca.pem"
+        let providers = try Providers(apps: [app], delivery: DeliverySettings(), clock: SystemClock(), logger: Logger(label: "test", level: .none),
+                                      stats: DeliveryStats())
+        defer { providers.close() }
+        let router = try #require(providers.byApp["SHOP"])
+        let direct = try push("browser-8", device: 8)
+        // The same push service by a name that resolves to loopback.
+        let subscription = try #require(direct.subscription)
+        let named = try WebSubscription(endpoint: subscription.endpoint.replacingOccurrences(of: "127.0.0.1", with: "localhost"),
+                                        p256dh: subscription.p256dh, auth: subscription.auth)
+        #expect(named.endpoint.hasPrefix("https://localhost:"))
+        var byName = direct
+        byName.target = Target(deviceID: 9, hwid: "hwid-9", platform: 11, pushToken: named.endpoint, gateway: nil, language: nil, badge: 0)
+        byName.subscription = named
+        let outcomes = router.deliver([direct, byName], message: Self.work(Self.spec))
+        #expect(outcomes == [DeliveryRecord(deviceID: 8, outcome: .failed, reason: "PrivateEndpoint", deadToken: subscription.endpoint),
+                             DeliveryRecord(deviceID: 9, outcome: .failed, reason: "PrivateEndpoint", deadToken: named.endpoint)])
+        #expect(try mock.records().isEmpty)
+        // The provider that allows it (the tests' own) reaches the same subscription.
+        #expect(try provider().deliver([direct], message: Self.work(Self.spec)) == [DeliveryRecord(deviceID: 8, outcome: .sent)])
     }
 
     @Test func anOutageIsTransientForEveryPush() throws {

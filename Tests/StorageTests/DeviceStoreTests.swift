@@ -37,6 +37,10 @@ import TestSupport
         try DeviceStoreContract(backend).unregisterClearsTheTokenButKeepsTheDevice()
     }
 
+    @Test(arguments: Backend.allCases) func deleteForgetsTheDeviceAndKeepsItsIDFromOthers(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).deleteForgetsTheDeviceAndKeepsItsIDFromOthers()
+    }
+
     @Test(arguments: Backend.allCases) func usersBadgesAndMerges(_ backend: Backend) throws {
         try DeviceStoreContract(backend).usersBadgesAndMerges()
     }
@@ -174,6 +178,38 @@ struct DeviceStoreContract {
         let device = try #require(try store.device(app: "APP-1", hwid: "H1"))
         #expect(device.pushToken == nil)
         #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil)["Level"] == .integer(3))
+    }
+
+    func deleteForgetsTheDeviceAndKeepsItsIDFromOthers() throws {
+        try register("H1", tags: ["Level": 3, "Fav": ["a", "b"]])
+        try register("H2", tags: ["Level": 5])
+        try store.registerUser(app: "APP-1", hwid: "H1", attributes: DeviceAttributes(), userID: "alice", now: 150)
+        try store.setActivityToken(app: "APP-1", hwid: "H1", attributes: DeviceAttributes(), activityID: "order-1", token: "act-1", now: 160)
+        #expect(try store.deleteDevice(app: "APP-2", hwid: "H1", now: 300) == false, "another application's device is not touched")
+        #expect(try store.deleteDevice(app: "APP-1", hwid: "H1", now: 300))
+
+        #expect(try store.device(app: "APP-1", hwid: "H1") == nil)
+        #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil).isEmpty)
+        #expect(try store.getTags(app: "APP-1", hwid: nil, userID: "alice").isEmpty)
+        #expect(try store.activityTokens(app: "APP-1", hwid: "H1").isEmpty)
+        // Nothing that named the device or its user is left; its row stays, anonymous.
+        #expect(try fixture.count("SELECT count(*) FROM device_tags") == 1)
+        #expect(try fixture.count("SELECT count(*) FROM device_tag_items") == 0)
+        #expect(try fixture.count("SELECT count(*) FROM live_activity_tokens") == 0)
+        #expect(try fixture.count("""
+            SELECT count(*) FROM devices WHERE hwid LIKE 'deleted:%' AND push_token IS NULL AND user_id IS NULL AND language IS NULL
+              AND timezone_offset IS NULL AND gateway IS NULL
+            """) == 1)
+        // The other device is as it was.
+        #expect(try store.getTags(app: "APP-1", hwid: "H2", userID: nil) == ["Level": .integer(5)])
+        #expect(try store.device(app: "APP-1", hwid: "H2")?.pushToken == "tok")
+
+        // A second delete finds nothing; registering the hwid again starts a new device with a new id.
+        #expect(try store.deleteDevice(app: "APP-1", hwid: "H1", now: 310) == false)
+        try register("H1")
+        #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil).isEmpty)
+        #expect(try store.device(app: "APP-1", hwid: "H1")?.userID == nil)
+        #expect(try fixture.count("SELECT count(*) FROM devices") == 3)
     }
 
     func usersBadgesAndMerges() throws {

@@ -12,11 +12,12 @@ struct DeviceAPI: Sendable {
     let richMedia: any RichMediaStore
     let inbox: any InboxStore
     let links: RichMediaLinks
+    let applicationServerKeys: ApplicationServerKeys
     let clock: any Clock
 
     /// Methods this API answers (others may belong to the Remote API).
     static let methods: Set<String> = [
-        "registerDevice", "unregisterDevice", "applicationOpen", "setTags", "getTags", "setBadge", "registerUser",
+        "registerDevice", "unregisterDevice", "deleteDevice", "applicationOpen", "setTags", "getTags", "setBadge", "registerUser",
         "mergeUser", "postEvent", "pushStat", "messageDeliveryEvent", "getInApps", "setPurchase", "triggerInAppAction",
         "richMediaAction", "setActivityToken", "setActivityPushToStartToken", "createTestDevice", "registerEmail",
         "registerEmailUser", "setEmailTags", "getInboxMessages", "inboxStatus", "getConfig", "checkDevice",
@@ -61,12 +62,17 @@ struct DeviceAPI: Sendable {
             let pushToken = try request.requiredString("push_token")
             let registration = DeviceRegistration(
                 app: app, hwid: try request.hwid(), pushToken: pushToken, gateway: try gateway(request),
-                webKeys: try webKeys(request, platform: platform, endpoint: pushToken), attributes: attributes,
+                webKeys: try webKeys(request, app: app, platform: platform, endpoint: pushToken), attributes: attributes,
                 tags: try request.tagUpdates(required: false))
             return { try store.registerDevice(registration, now: clock.now()); return .null }
         case "unregisterDevice":
             let hwid = try request.hwid()
             return { try store.unregisterDevice(app: app, hwid: hwid, now: clock.now()); return .null }
+        case "deleteDevice":
+            // The Web SDK's removeAllDeviceData. Deleting a device Herald does not have succeeds too:
+            // the SDK's retry of a call whose reply it missed finds it gone.
+            let hwid = try request.hwid()
+            return { try store.deleteDevice(app: app, hwid: hwid, now: clock.now()); return .null }
         case "applicationOpen":
             let hwid = try request.hwid(), attributes = try request.attributes()
             return { try store.applicationOpen(app: app, hwid: hwid, attributes: attributes, now: clock.now()); return .null }
@@ -207,7 +213,8 @@ struct DeviceAPI: Sendable {
                 ]
             }
         case "getConfig":
-            return { ["features": ["channels": [], "events": []]] }
+            let features = try configFeatures(app: app, request: request)
+            return { ["features": .object(features)] }
         case "checkDevice":
             // The Web SDK's check on page loads: is the device known, and can it be pushed to.
             let hwid = try request.hwid()
@@ -242,6 +249,27 @@ struct DeviceAPI: Sendable {
 
     func nonEmpty(_ text: String) -> String? { text.isEmpty ? nil : text }
 
+    /// getConfig's `features`: those the request names (`features`, a list of names; all when
+    /// absent) among those Herald has: no `channels`, no `events`, and `vapid_key`, the key the Web
+    /// SDK subscribes browsers with, for an application with `web`. Others are left out, which the
+    /// SDKs read as off.
+    func configFeatures(app: String, request: DeviceRequest) throws(ArgumentError) -> [String: JSON] {
+        var known: [String: JSON] = ["channels": [], "events": []]
+        if let key = applicationServerKeys.key(app: app) { known["vapid_key"] = .string(key) }
+        guard let requested = request.fields["features"], requested != .null else { return known }
+        guard case .array(let names) = requested else {
+            throw ArgumentError("features must be a list of feature names, found \(requested.typeName)")
+        }
+        var features: [String: JSON] = [:]
+        for name in names {
+            guard case .string(let name) = name else {
+                throw ArgumentError("features must be a list of feature names, found an item of type \(name.typeName)")
+            }
+            features[name] = known[name]
+        }
+        return features
+    }
+
     /// The most messages one getInboxMessages page holds (`count` 0 asks for all of them).
     static let maxInboxPage: Int64 = 1000
 
@@ -256,9 +284,11 @@ struct DeviceAPI: Sendable {
 
     /// A browser's subscription keys (`public_key`, `auth_token`, base64 as the Web SDK sends them),
     /// required for the platforms delivered through Web Push and checked with the endpoint
-    /// (`push_token`): an https URL, an uncompressed P-256 point, a 16-byte secret. Nil for other
-    /// platforms, whose keys are not kept.
-    func webKeys(_ request: DeviceRequest, platform: Int, endpoint: String) throws(ArgumentError) -> WebPushKeys? {
+    /// (`push_token`): an https URL, an uncompressed P-256 point, a 16-byte secret. An endpoint on
+    /// `localhost` or a private address literal is refused too, unless the application's
+    /// `web.allow_private_endpoints` is on: the workers would post to it from inside the network.
+    /// Nil for other platforms, whose keys are not kept.
+    func webKeys(_ request: DeviceRequest, app: String, platform: Int, endpoint: String) throws(ArgumentError) -> WebPushKeys? {
         guard Platform.usesWebPush(platform) else { return nil }
         let keys = WebPushKeys(p256dh: try request.requiredString("public_key", maxLength: 512),
                                auth: try request.requiredString("auth_token", maxLength: 512))
@@ -270,6 +300,10 @@ struct DeviceAPI: Sendable {
             let parts = error.message.split(separator: ":", maxSplits: 1)
             let field = parts.count == 2 ? fields[String(parts[0])] : nil
             throw ArgumentError(field.map { "\($0):\(parts[1])" } ?? "push_token: \(error.message)")
+        }
+        if let host = WebSubscription.privateHost(of: endpoint), configuration.app(code: app)?.web?.allowsPrivateEndpoints != true {
+            throw ArgumentError("push_token: the endpoint's host \(host.prefix(64)) is this machine or a private network, not a push service "
+                                + "on the Internet (web.allow_private_endpoints accepts it)")
         }
         return keys
     }

@@ -3,13 +3,16 @@ import Core
 extension Router {
     /// Ingest's whole HTTP surface over one store backend, as `herald-ingest` serves it.
     /// `onMessageCreated` runs after a message commits (the dispatcher's nudge), `onBulkJobCreated`
-    /// after a bulkSetTags job does.
-    init(configuration: Configuration, backend: any StoreBackend, clock: any Clock, workers: Dispatcher, metrics: Metrics, logger: Logger,
+    /// after a bulkSetTags job does; `applicationServerKeys` are the apps' VAPID public keys that
+    /// getConfig gives the Web SDK.
+    init(configuration: Configuration, backend: any StoreBackend, applicationServerKeys: ApplicationServerKeys, clock: any Clock,
+         workers: Dispatcher, metrics: Metrics, logger: Logger,
          onMessageCreated: @escaping @Sendable () -> Void, onBulkJobCreated: @escaping @Sendable () -> Void) {
         let links = RichMediaLinks(publicURL: configuration.http.publicURL)
         let (devices, campaigns, analytics, richMedia) = (backend.devices, backend.campaigns, backend.analytics, backend.richMedia)
         self.init(
-            deviceAPI: DeviceAPI(configuration: configuration, store: devices, richMedia: richMedia, inbox: campaigns, links: links, clock: clock),
+            deviceAPI: DeviceAPI(configuration: configuration, store: devices, richMedia: richMedia, inbox: campaigns, links: links,
+                                 applicationServerKeys: applicationServerKeys, clock: clock),
             remoteAPI: RemoteAPI(configuration: configuration, campaigns: campaigns, devices: devices, analytics: analytics, richMedia: richMedia,
                                  links: links, clock: clock, logger: logger, onCreated: onMessageCreated),
             audienceAPI: AudienceAPI(configuration: configuration, store: devices, clock: clock, logger: logger, onCreated: onBulkJobCreated),

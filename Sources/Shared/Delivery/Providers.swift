@@ -50,12 +50,14 @@ public struct Providers: Sendable {
                      register: (any HTTP2Transport) -> Void) throws -> any PushProvider {
         if let sink = app.sink { return try SinkProvider(path: sink) }
         /// A registered transport for `channel` and the window it allows.
-        func transport(_ channel: OutgoingPush.Channel, connections: Int, streams: Int,
-                       caFile: String?) throws -> (client: NGHTTP2Transport, window: Int) {
+        func transport(_ channel: OutgoingPush.Channel, connections: Int, streams: Int, caFile: String?,
+                       refusesPrivateAddresses: Bool = false) throws -> (client: NGHTTP2Transport, window: Int) {
             let provider = channel.rawValue
             let window = min(delivery.maxInFlight, connections * streams)
+            var settings = HTTP2ClientSettings(connections: connections, maxInFlight: window, caFile: caFile)
+            settings.refusesPrivateAddresses = refusesPrivateAddresses
             let client = try NGHTTP2Transport(
-                name: "herald-\(provider)", settings: HTTP2ClientSettings(connections: connections, maxInFlight: window, caFile: caFile),
+                name: "herald-\(provider)", settings: settings,
                 events: HTTP2Events(requestFinished: { stats.observe(provider: provider, seconds: $0) },
                                     connectionOpened: { stats.connectionOpened(provider: provider) }))
             register(client)
@@ -87,7 +89,9 @@ public struct Providers: Sendable {
                 throw DeliveryError(message: "cannot read web.vapid_private_key_file \(settings.vapidPrivateKeyFile)", errno: Glibc.errno)
             }
             let vapid = try VAPIDTokens(pem: pem, subject: settings.subject, clock: clock)
-            let (client, window) = try transport(.web, connections: settings.connections, streams: webStreamsPerConnection, caFile: settings.caFile)
+            // Endpoints come from browsers: the transport never connects inside the network unless allowed.
+            let (client, window) = try transport(.web, connections: settings.connections, streams: webStreamsPerConnection, caFile: settings.caFile,
+                                                 refusesPrivateAddresses: !settings.allowsPrivateEndpoints)
             web = WebPushProvider(app: app.code, client: client, vapid: vapid, defaultTTL: delivery.defaultTTLSeconds, logger: logger,
                                   window: window)
         }

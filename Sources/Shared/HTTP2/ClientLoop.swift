@@ -206,7 +206,10 @@ final class ClientLoop: @unchecked Sendable {
         guard live < settings.connections else { return }
         switch state.health.admission(now: now) {
         case .all:
-            for _ in live..<settings.connections { open(state, to: state.pending[state.pendingStart].origin, probe: false, now: now) }
+            // An origin whose address is refused has no requests left after the first attempt.
+            for _ in live..<settings.connections where state.hasPending {
+                open(state, to: state.pending[state.pendingStart].origin, probe: false, now: now)
+            }
         case .probe:
             open(state, to: state.pending[state.pendingStart].origin, probe: true, now: now)
         case .none:
@@ -221,6 +224,13 @@ final class ClientLoop: @unchecked Sendable {
     private func open(_ state: OriginState, to origin: Origin, probe: Bool, now: Double) {
         do {
             let address = try ResolvedAddress.resolve(host: origin.host, port: origin.port)
+            if settings.refusesPrivateAddresses, let ip = address.ipAddress, ip.isPrivate {
+                // Not a connection failure: the origin's health stays as it is, and each request
+                // fails at once (a name that resolves elsewhere later is tried then).
+                let reason = "\(origin.host) resolves to \(ip), an address of this host or a private network; not connecting"
+                while let transfer = state.popFirst() { transfer.finish(.refused(reason)) }
+                return
+            }
             let connection = try ClientConnection(origin: origin, address: address, tag: nextTag, isProbe: probe, session: state.session,
                                                   loop: self, now: now)
             nextTag += 1

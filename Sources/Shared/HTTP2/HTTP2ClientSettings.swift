@@ -16,6 +16,10 @@ public struct HTTP2ClientSettings: Sendable {
     public var pingTimeoutSeconds: Double
     /// TCP connection and TLS handshake, together.
     public var connectTimeoutSeconds: Double
+    /// Never connect to an address of this host or a private network (`IPAddress.isPrivate`): a
+    /// request whose host resolves to one fails at once, not sent, with `addressRefused` (for
+    /// URLs that clients supply, such as Web Push endpoints).
+    public var refusesPrivateAddresses = false
 
     public init(connections: Int, maxInFlight: Int, caFile: String? = nil, threads: Int = 1, pingIntervalSeconds: Double = 10,
                 pingTimeoutSeconds: Double = 5, connectTimeoutSeconds: Double = 10) {

@@ -35,18 +35,28 @@ public struct HTTP2Response: Sendable {
     /// On a transport error: whether the whole request had been handed to the connection, so that the
     /// server may have acted on it (the outcome is unknown). False when it never left.
     public var requestSent: Bool
+    /// On a transport error: the host resolved to an address the transport refuses to connect to
+    /// (`HTTP2ClientSettings.refusesPrivateAddresses`); the request never left.
+    public var addressRefused: Bool
 
-    public init(status: Int, headers: [String: String], body: [UInt8], transportError: String?, requestSent: Bool = false) {
+    public init(status: Int, headers: [String: String], body: [UInt8], transportError: String?, requestSent: Bool = false,
+                addressRefused: Bool = false) {
         self.status = status
         self.headers = headers
         self.body = body
         self.transportError = transportError
         self.requestSent = requestSent
+        self.addressRefused = addressRefused
     }
 
     /// A transport error.
     public static func failure(_ error: String, requestSent: Bool = false) -> HTTP2Response {
         HTTP2Response(status: 0, headers: [:], body: [], transportError: error, requestSent: requestSent)
+    }
+
+    /// A request not sent because its host resolved to a refused address.
+    public static func refused(_ error: String) -> HTTP2Response {
+        HTTP2Response(status: 0, headers: [:], body: [], transportError: error, addressRefused: true)
     }
 }
 

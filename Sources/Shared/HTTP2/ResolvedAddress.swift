@@ -1,3 +1,4 @@
+import Core
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,6 +28,9 @@ struct ResolvedAddress {
         address.length = first.pointee.ai_addrlen
         return address
     }
+
+    /// The IP address (nil for a family other than IPv4 and IPv6).
+    var ipAddress: IPAddress? { withSockaddr { address, _ in IPAddress(socketAddress: address) } }
 
     func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }

@@ -331,6 +331,31 @@ public final class PostgresDeviceStore: DeviceStore {
         }
     }
 
+    public func deleteDevice(app: String, hwid: String, now: Int64) throws(StoreError) -> Bool {
+        let appID = try database.appID(app)
+        return try database.write { transaction in
+            let connection = transaction.connection
+            guard let id = try connection.first(Self.anonymize, [.integer(appID), .text(hwid), .integer(now)], { $0.int(0) }) else {
+                return false
+            }
+            for table in ["device_tags", "device_tag_items", "live_activity_tokens", "inbox_statuses"] {
+                try connection.run("DELETE FROM \(table) WHERE device_id = $1", [.integer(id)])
+            }
+            return true
+        }
+    }
+
+    /// deleteDevice's row: everything that identifies the device or its user cleared, a random hwid
+    /// that no SDK sends (parameters: application id, hwid, time).
+    static let anonymize = """
+        UPDATE devices SET hwid = 'deleted:' || replace(gen_random_uuid()::text, '-', ''), push_token = NULL, gateway = NULL,
+          web_p256dh = NULL, web_auth = NULL, language = NULL, timezone_offset = NULL, os_version = NULL, device_model = NULL,
+          sdk_version = NULL, user_id = NULL, notification_types = NULL, subscribed = false, badge = 0, last_open_at = NULL,
+          token_invalid_reason = NULL, updated_at = $3
+        WHERE app_id = $1 AND hwid = $2
+        RETURNING id
+        """
+
     public func applicationOpen(app: String, hwid: String, attributes: DeviceAttributes, now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
         try batcher.register([DeviceWriteBatcher.Item(appID: appID, write: .open(hwid: hwid, attributes: attributes), now: now)])

@@ -183,6 +183,31 @@ public final class SQLiteDeviceStore: DeviceStore {
         }
     }
 
+    public func deleteDevice(app: String, hwid: String, now: Int64) throws(StoreError) -> Bool {
+        let appID = try appID(app)
+        return try write { writer in
+            let connection = writer.connection
+            guard let id = try connection.prepare(Self.anonymize).first([.integer(appID), .text(hwid), .integer(now)], { $0.int(0) }) else {
+                return false
+            }
+            for table in ["device_tags", "device_tag_items", "live_activity_tokens", "inbox_statuses"] {
+                try connection.prepare("DELETE FROM \(table) WHERE device_id = ?").run([.integer(id)])
+            }
+            return true
+        }
+    }
+
+    /// deleteDevice's row: everything that identifies the device or its user cleared, a random hwid
+    /// that no SDK sends (parameters: application id, hwid, time).
+    static let anonymize = """
+        UPDATE devices SET hwid = 'deleted:' || lower(hex(randomblob(16))), push_token = NULL, gateway = NULL, web_p256dh = NULL,
+          web_auth = NULL, language = NULL, timezone_offset = NULL, os_version = NULL, device_model = NULL, sdk_version = NULL,
+          user_id = NULL, notification_types = NULL, subscribed = 0, badge = 0, last_open_at = NULL, token_invalid_reason = NULL,
+          updated_at = ?3
+        WHERE app_id = ?1 AND hwid = ?2
+        RETURNING id
+        """
+
     public func applicationOpen(app: String, hwid: String, attributes: DeviceAttributes, now: Int64) throws(StoreError) {
         let appID = try appID(app)
         try write { writer in

@@ -17,7 +17,9 @@ public struct WebSubscription: Sendable, Equatable {
     /// Checks every part: `endpoint` is an `https` URL with a host, `p256dh` an uncompressed point on
     /// P-256, `auth` 16 bytes. The error names the field.
     public init(endpoint: String, p256dh: [UInt8], auth: [UInt8]) throws(WebPushError) {
-        guard WebSubscription.origin(of: endpoint) != nil else { throw WebPushError("endpoint: not an https URL with a host") }
+        guard WebSubscription.origin(of: endpoint) != nil else {
+            throw WebPushError("endpoint: not an https:// URL with a host (and a port from 1 to 65535)")
+        }
         do {
             _ = try P256Key(publicKey: p256dh)
         } catch {
@@ -47,17 +49,50 @@ public struct WebSubscription: Sendable, Equatable {
         return Base64URL.decode(String(trimmed))
     }
 
-    /// The origin of an `https` URL (`https://host[:port]`, the port kept when it is not 443): the
-    /// audience of the VAPID token for that push service. Nil when `url` is not `https` or has no host.
+    /// The origin of an `https` URL (`https://host[:port]`, the host lower-cased, the port kept when
+    /// it is not 443): the audience of the VAPID token for that push service. Nil unless `url`
+    /// starts with `https://` (as the workers' transport requires) and has a host, and a port (when
+    /// given) from 1 to 65535.
     public static func origin(of url: String) -> String? {
+        guard let (host, port) = hostAndPort(of: url) else { return nil }
+        let spelled = host.contains(":") ? "[\(host)]" : host
+        return "https://" + (port == 443 ? spelled : "\(spelled):\(port)")
+    }
+
+    /// Whether `url`'s host is `localhost` (or a name under it, RFC 6761) or an address literal in
+    /// any form the resolver reads that is not on the Internet (`IPAddress.isPrivate`): returns that
+    /// host, or nil. Names are not looked up here; workers check the address a name resolves to
+    /// before they connect.
+    public static func privateHost(of url: String) -> String? {
+        guard let (host, _) = hostAndPort(of: url) else { return nil }
+        let name = host.hasSuffix(".") ? String(host.dropLast()) : host
+        if name == "localhost" || name.hasSuffix(".localhost") { return host }
+        return IPAddress(numericHost: host)?.isPrivate == true ? host : nil
+    }
+
+    /// The lower-cased host (an IPv6 address without its brackets) and port of an `https` URL.
+    static func hostAndPort(of url: String) -> (host: String, port: Int)? {
         let scheme = "https://"
-        guard url.lowercased().hasPrefix(scheme) else { return nil }
+        guard url.hasPrefix(scheme) else { return nil }
         let rest = url.dropFirst(scheme.count)
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard !authority.isEmpty, !authority.contains("@"), !authority.contains(where: { $0 == " " }) else { return nil }
-        var lowered = authority.lowercased()
-        if lowered.hasSuffix(":443") { lowered.removeLast(4) }
-        guard !lowered.isEmpty, !lowered.hasPrefix(":") else { return nil }
-        return scheme + lowered
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }.lowercased()
+        guard !authority.contains("@"), !authority.contains(where: { $0 == " " }) else { return nil }
+        var host = Substring(authority), port: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else { return nil }
+            port = after.isEmpty ? nil : after.dropFirst()
+        } else if let colon = authority.firstIndex(of: ":") {
+            host = authority[..<colon]
+            port = authority[authority.index(after: colon)...]
+        }
+        guard !host.isEmpty else { return nil }
+        guard let port else { return (String(host), 443) }
+        guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(port), (1...65535).contains(number) else {
+            return nil
+        }
+        return (String(host), number)
     }
 }

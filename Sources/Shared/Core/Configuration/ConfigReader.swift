@@ -60,6 +60,14 @@ public struct ConfigReader {
         return Int(number)
     }
 
+    mutating func bool(_ key: String, default fallback: Bool) throws(ConfigurationError) -> Bool {
+        guard let value = value(key) else { return fallback }
+        guard case .bool(let flag) = value else {
+            throw ConfigurationError(key: keyPath(key), problem: "expected true or false, found \(value.typeName)")
+        }
+        return flag
+    }
+
     /// A number, integer or decimal, within `range`.
     mutating func number(_ key: String, default fallback: Double, range: ClosedRange<Double>) throws(ConfigurationError) -> Double {
         guard let value = value(key) else { return fallback }

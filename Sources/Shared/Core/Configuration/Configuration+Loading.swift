@@ -145,12 +145,7 @@ extension Configuration {
                 }
                 config.queue[keyPath: keyPath] = endpoints
             }
-            if let allow = queue.value("allow_insecure_remote") {
-                guard case .bool(let value) = allow else {
-                    throw ConfigurationError(key: "queue.allow_insecure_remote", problem: "expected true or false, found \(allow.typeName)")
-                }
-                config.queue.allowInsecureRemote = value
-            }
+            config.queue.allowInsecureRemote = try queue.bool("allow_insecure_remote", default: config.queue.allowInsecureRemote)
             if var curve = try queue.object("curve") {
                 let file = resolve(try curve.requiredString("secret_key_file"))
                 var settings = CurveSettings(secretKeyFile: file,
@@ -286,6 +281,7 @@ extension Configuration {
                 settings.caFile = resolve(caFile)
             }
             settings.connections = try web.int("connections", default: settings.connections, range: 1...64)
+            settings.allowsPrivateEndpoints = try web.bool("allow_private_endpoints", default: false)
             try web.finish()
             app.web = settings
         }

@@ -211,6 +211,10 @@ public struct WebPushSettings: Sendable {
     /// `connections`: HTTP/2 connections a worker keeps to each push service.
     public var connections = WebPushSettings.defaultConnections
     public static let defaultConnections = 2
+    /// `allow_private_endpoints`: accept subscription endpoints on this host or a private network
+    /// (`IPAddress.isPrivate`, `localhost`). Off, registerDevice refuses them and workers do not
+    /// connect to a push service whose name resolves to such an address. Tests and mocks turn it on.
+    public var allowsPrivateEndpoints = false
 
     public init(vapidPrivateKeyFile: String, subject: String) {
         self.vapidPrivateKeyFile = vapidPrivateKeyFile

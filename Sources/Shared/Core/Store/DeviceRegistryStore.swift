@@ -8,6 +8,15 @@ public protocol DeviceRegistryStore: Sendable {
     /// unregisterDevice: clears the push token; the device and its tags stay.
     func unregisterDevice(app: String, hwid: String, now: Int64) throws(StoreError)
 
+    /// deleteDevice (the Web SDK's removeAllDeviceData): forgets the device. Its hwid, push token,
+    /// subscription keys, user, attributes, tags, Live Activity tokens and inbox statuses go; the
+    /// hwid then names no device, so a later registration with it starts a new one. The row itself
+    /// stays, anonymous (a random `deleted:` hwid, only its platform, app version and dates kept), so
+    /// that its id is never given to another device and the statistics that count it (deliveries,
+    /// opt-in history) keep their totals. Returns false, changing nothing, for an unknown hwid.
+    @discardableResult
+    func deleteDevice(app: String, hwid: String, now: Int64) throws(StoreError) -> Bool
+
     /// applicationOpen: updates the device's attributes and last open.
     func applicationOpen(app: String, hwid: String, attributes: DeviceAttributes, now: Int64) throws(StoreError)
 

@@ -11,8 +11,10 @@ import WebPush
 /// 413 fails (the payload is too large for that service); 429 and 5xx are transient (retried later,
 /// honouring `Retry-After`); 401 means the VAPID token was refused: it is signed anew once and the
 /// push sent again; 403 means the push service refuses the VAPID key itself (the subscription was
-/// made with another `applicationServerKey`), and fails; other 4xx fail with their status. Every
-/// push ends with exactly one outcome.
+/// made with another `applicationServerKey`), and fails; other 4xx fail with their status. An
+/// endpoint whose host resolves to an address of this host or a private network, which the
+/// transport refuses to connect to unless `web.allow_private_endpoints`, is a dead subscription
+/// (`PrivateEndpoint`). Every push ends with exactly one outcome.
 public final class WebPushProvider: Sendable {
     let app: String
     let client: any HTTP2Transport
@@ -33,6 +35,7 @@ public final class WebPushProvider: Sendable {
 
     static func verdict(_ response: HTTP2Response) -> Verdict {
         switch response.status {
+        case 0 where response.addressRefused: return .failed("PrivateEndpoint", deadToken: true)
         case 0: return .transportFailure(response)
         case 200...299: return .sent
         case 404: return .failed("NotFound", deadToken: true)
@@ -94,6 +97,8 @@ public final class WebPushProvider: Sendable {
             })
             var refused: [Ready] = []
             var refusingOrigins: Set<String> = []
+            // Origins refused for their address, with the transport's reason (which names it).
+            var privateOrigins: [String: String] = [:]
             for (item, response) in zip(sendable, responses) {
                 let verdict = Self.verdict(response)
                 switch verdict {
@@ -102,6 +107,8 @@ public final class WebPushProvider: Sendable {
                     continue
                 case .failed("VAPIDKeyRejected", _), .renewCredentials:
                     refusingOrigins.insert(item.origin)
+                case .failed("PrivateEndpoint", _):
+                    privateOrigins[item.origin] = response.transportError ?? ""
                 case .failed(let reason, deadToken: true):
                     logger.debug("Web Push subscription is gone", ["web.reason": reason, "push_token": Redact.token(pushes[item.index].target.pushToken)])
                 default:
@@ -113,6 +120,10 @@ public final class WebPushProvider: Sendable {
                 logger.error("a push service refused the VAPID credentials: the browsers subscribed with another applicationServerKey "
                              + "than the public key of web.vapid_private_key_file, or the service refuses web.subject",
                              ["app": app, "web.origin": origin])
+            }
+            for (origin, reason) in privateOrigins.sorted(by: { $0.key < $1.key }) {
+                logger.warning("a Web Push endpoint is on this host or a private network: its subscriptions are refused "
+                               + "(web.allow_private_endpoints)", ["app": app, "web.origin": origin, "error": reason])
             }
             guard !refused.isEmpty else { break }
             renewed = true
