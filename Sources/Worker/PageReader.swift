@@ -3,8 +3,9 @@ import Foundation
 /// Reads the pages of a shard's first pass on a thread of its own, each right after the one before
 /// it, so that the store is not idle between two reads while the runner records and sends: up to
 /// `depth` pages wait read and prepared (two at least: a slow commit of the runner does not stall
-/// the reads, nor a slow read the runner; as many as the runner sends at once, so that one commit
-/// can mark several pages). The reader stops after a short page (the last) or a failed read,
+/// the reads, nor a slow read the runner; as many as the window has batches, so that the turns
+/// that follow one another when a shard starts, or when many batches come back at once, never
+/// wait for a read). The reader stops after a short page (the last) or a failed read,
 /// and restarts from wherever the runner says (a breaker's probe sent only part of a page).
 final class PageReader: @unchecked Sendable {
     // `@unchecked Sendable` invariant: every `var` below is read and written only with `condition`
@@ -42,18 +43,6 @@ final class PageReader: @unchecked Sendable {
         let page = ready.removeFirst()
         condition.broadcast()
         return try page.get()
-    }
-
-    /// The next page if it is read already and `accept` takes it (a failed read is taken and
-    /// thrown); nil otherwise, without waiting. After the last page: nil.
-    func nextIfReady(accept: (PreparedPage) -> Bool) throws -> PreparedPage? {
-        condition.lock()
-        defer { condition.unlock() }
-        guard let first = ready.first else { return nil }
-        if case .success(let page) = first, page.page.isEmpty || !accept(page) { return nil }
-        ready.removeFirst()
-        condition.broadcast()
-        return try first.get()
     }
 
     /// Drops what was read ahead and reads on after `after`.

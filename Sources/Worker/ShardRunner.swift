@@ -128,28 +128,30 @@ struct ShardRunner: Sendable {
         var sentSoFar = 0
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
         // Batches are on the network, oldest first, as many as the app's window has slots
-        // (`BatchSlots`, shared with the other shard this worker runs). Each turn takes the batches
-        // that came back, frees a slot if none is left (waiting for this shard's oldest batch, or
-        // for the other shard to give one back), then takes the next page and the pages already
-        // read behind it, one per slot; one commit records the batches and marks the pages
-        // attempted; then they go out. So commits are shared by as many pages and outcomes as
-        // arrive while one is made, and the unrecorded pushes never exceed the window. The pages
-        // are read and prepared on a thread of their own meanwhile (`PageReader`), unless a send
-        // rate paces them: then each is read when its turn comes.
+        // (`BatchSlots`, shared with the other shard this worker runs). Each turn sends one page
+        // in one slot: the oldest batch's once it is back, else a free slot, else the oldest
+        // batch's (waited for) or one the other shard gives back. One commit records the batch
+        // whose slot the page takes and marks the page attempted; then the page goes out. So the
+        // batches leave one by one as earlier ones come back, spread over the provider's latency
+        // rather than sent and answered all at once, no commit holds more than one batch's
+        // outcomes, and the unrecorded pushes never exceed the window. The pages are read and
+        // prepared on a thread of their own meanwhile (`PageReader`), unless a send rate paces
+        // them: then each is read when its turn comes.
         let slots = window(of: work.app)
         var inFlight: [InFlightBatch] = []
-        // Slots this shard holds: one per batch sent and not yet recorded, and those taken for the
-        // pages of the turn in progress. All go back when the pass ends, however it ends; when it
-        // ends with an error, only once the batches still out are back, so that the other shard
-        // never has more than the window on the network.
+        // Slots this shard holds: one per batch sent and not yet recorded, and the one taken for
+        // the page of the turn in progress. All go back when the pass ends, however it ends; when
+        // it ends with an error, only once the batches still out are back, so that the other
+        // shard never has more than the window on the network.
         var held = 0
-        var back: [InFlightBatch] = []
+        var back: InFlightBatch?
         func release(_ count: Int) {
             slots.give(count)
             held -= count
         }
         defer {
-            for batch in inFlight + back { _ = batch.wait() }
+            for batch in inFlight { _ = batch.wait() }
+            _ = back?.wait()
             slots.give(held)
         }
         let reader = work.spec.sendRate != nil ? nil : PageReader(after: after, limit: pageSize, depth: slots.capacity) { [self] after in
@@ -186,58 +188,42 @@ struct ShardRunner: Sendable {
                 reader?.restart(after: after)
                 continue
             }
-            // Slots for the pages: those of the batches already back, free ones, and when there
-            // are none, this shard's oldest batch waited for or a slot the other shard gives back.
-            back = []
-            while let oldest = inFlight.first, oldest.isFinished { back.append(inFlight.removeFirst()) }
-            let taken = slots.take(upTo: slots.capacity)
-            held += taken
-            var room = back.count + taken
-            while room == 0 {
-                if !inFlight.isEmpty {
-                    back.append(inFlight.removeFirst())
-                    room = 1
-                } else if slots.takeOne(waitingUpTo: 0.1) {
-                    held += 1
-                    room = 1
-                } else if stop() {
-                    return .stopped
+            if let oldest = inFlight.first, oldest.isFinished {
+                back = inFlight.removeFirst()
+            } else if slots.take(upTo: 1) == 1 {
+                held += 1
+            } else {
+                while back == nil {
+                    if !inFlight.isEmpty {
+                        back = inFlight.removeFirst()
+                    } else if slots.takeOne(waitingUpTo: 0.1) {
+                        held += 1
+                        break
+                    } else if stop() {
+                        return .stopped
+                    }
                 }
             }
             // A short page was the last one, unless a probe sent only part of it: then the reader
             // goes on after what the probe sent.
-            var pages = [next]
-            var isLast = fetched < pageSize && next.page.count == fetched
-            if next.page.count < fetched {
-                reader?.restart(after: next.page[next.page.count - 1].deviceID)
-            } else {
-                while !isLast, pages.count < room,
-                    let more = try reader?.nextIfReady(accept: { gate(for: $0.page, provider: provider) == .closed }) {
-                    pages.append(more)
-                    isLast = more.page.count < pageSize
-                }
-            }
-            after = pages[pages.count - 1].page[pages[pages.count - 1].page.count - 1].deviceID
-            let marked = back.isEmpty
-                ? try store.markAttempted(work, through: after, worker: workerID)
-                : try record(back, work: work, provider: provider, attemptedThrough: after)
-            // The slots of the batches recorded now carry the new pages; what is left over goes back.
-            release(room - pages.count)
-            back = []
+            let isLast = fetched < pageSize && next.page.count == fetched
+            after = next.page[next.page.count - 1].deviceID
+            if next.page.count < fetched { reader?.restart(after: after) }
+            // The slot of the batch recorded now carries the new page.
+            let marked = try back.map { try record([$0], work: work, provider: provider, attemptedThrough: after) }
+                ?? store.markAttempted(work, through: after, worker: workerID)
+            back = nil
             guard marked else {
-                release(pages.count)
+                release(1)
                 _ = try settle()
                 logger.info("shard stopped: lease lost or message deleted", ["shard.id": String(work.shardID), "message.code": work.messageCode])
                 return .stopped
             }
             // Stamped when it goes out: the page may have been read turns earlier.
-            let sentAt = clock.now()
-            for page in pages {
-                inFlight.append(InFlightBatch(page, sentAt: sentAt, work: work, provider: provider) { [self] targets, now in
-                    pushes(for: targets, work: work, now: now)
-                })
-                sentSoFar += page.page.count
-            }
+            inFlight.append(InFlightBatch(next, sentAt: clock.now(), work: work, provider: provider) { [self] targets, now in
+                pushes(for: targets, work: work, now: now)
+            })
+            sentSoFar += next.page.count
             if isLast { break }
             if let rate = work.spec.sendRate {
                 let wait = started + Double(sentSoFar) / Double(rate) - monotonicSeconds()
