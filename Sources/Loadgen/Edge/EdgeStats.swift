@@ -11,6 +11,8 @@ final class EdgeStats: Sendable {
         var fcmRejected: [String: Int] = [:]
         var huaweiAccepted = 0
         var huaweiRejected: [String: Int] = [:]
+        var webAccepted = 0
+        var webRejected: [String: Int] = [:]
         var huaweiTokensIssued = 0
         var huaweiTokenRejected: [String: Int] = [:]
         var tokensIssued = 0
@@ -49,6 +51,8 @@ final class EdgeStats: Sendable {
             case (.fcm, false): counts.fcmRejected[reason ?? "unknown", default: 0] += 1
             case (.huawei, true): counts.huaweiAccepted += 1
             case (.huawei, false): counts.huaweiRejected[reason ?? "unknown", default: 0] += 1
+            case (.web, true): counts.webAccepted += 1
+            case (.web, false): counts.webRejected[reason ?? "unknown", default: 0] += 1
             }
         }
     }
@@ -94,6 +98,7 @@ final class EdgeStats: Sendable {
                     "tokens_issued": .int(Int64(counts.tokensIssued)), "token_rejected": tally(counts.tokenRejected)],
             "huawei": ["accepted": .int(Int64(counts.huaweiAccepted)), "rejected": tally(counts.huaweiRejected),
                        "tokens_issued": .int(Int64(counts.huaweiTokensIssued)), "token_rejected": tally(counts.huaweiTokenRejected)],
+            "web": ["accepted": .int(Int64(counts.webAccepted)), "rejected": tally(counts.webRejected)],
             "connections": .int(Int64(connections)),
             "connections_accepted": .int(Int64(connectionsAccepted)),
             "reported": ["delivered": .int(Int64(counts.delivered)), "opened": .int(Int64(counts.opened)),
@@ -107,5 +112,5 @@ final class EdgeStats: Sendable {
 
 /// Which service a push went to.
 enum EdgePlatform: Sendable {
-    case apns, fcm, huawei
+    case apns, fcm, huawei, web
 }

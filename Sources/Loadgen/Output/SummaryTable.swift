@@ -10,6 +10,8 @@ enum SummaryTable {
             + "\(options.connections) connections, \(options.threads) threads, \(TextFormat.fixed(result.seconds, 1)) s, "
             + "\(mode), seed \(options.seed)"
             + (options.oneSignalFraction > 0 ? ", OneSignal helper \(TextFormat.fixed(options.oneSignalFraction * 100, 0)) %" : "")
+            + (options.webFraction > 0 ? ", browsers \(TextFormat.fixed(options.webFraction * 100, 0)) %" : "")
+            + (options.scenarioPath.map { ", scenario \($0)" } ?? "")
             + (result.interrupted ? " (interrupted)" : ""))
         lines.append("")
         let header = ["method", "requests", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"]
