@@ -65,6 +65,12 @@ struct ScenarioTests {
         let flags = try #require(try FleetOptions.parse(required + ["--web", "0.1", "--onesignal", "0", "--scenario", path,
                                                                     "--web-push", "https://127.0.0.1:9443"], cores: 2))
         #expect(flags.webFraction == 0.1 && flags.huaweiFraction == 0.2 && flags.oneSignalFraction == 0)
+        // The edge reads the same file for the fleet's devices, with the same overrides.
+        let edge = try #require(try EdgeOptions.parse(["--dir", "e", "--fleet-scenario", path, "--fleet-huawei", "0.1", "--web-port", "9443"], cores: 2))
+        #expect(edge.fleetScenario.webShare == 0.5 && edge.fleetHuawei == 0.1 && edge.fleetOneSignal == 0.3 && edge.webPort == 9443)
+        #expect(throws: FleetOptions.Problem("--fleet-scenario: cannot read \(path).missing")) {
+            try EdgeOptions.parse(["--dir", "e", "--fleet-scenario", path + ".missing"], cores: 2)
+        }
         #expect(throws: FleetOptions.Problem("browsers (--web or the scenario's platforms.web) need --web-push URL: the edge's web_push_url")) {
             try FleetOptions.parse(required + ["--scenario", path], cores: 2)
         }

@@ -116,7 +116,7 @@ struct EdgeOptions: Equatable {
         }
         guard let directory else { throw Problem("--dir DIR is required (where the edge keeps its keys, certificates and edge.json)") }
         options.directory = directory
-        if let scenarioPath { options.fleetScenario = try Scenario(path: scenarioPath) }
+        if let scenarioPath { options.fleetScenario = try Scenario(path: scenarioPath, flag: "--fleet-scenario") }
         for (share, value) in shares { options.fleetScenario[keyPath: share] = value }
         if options.printAppConfig != nil, let flag = serverFlags.first {
             throw Problem("--print-app-config reads DIR/edge.json and takes only --dir, not \(flag)")

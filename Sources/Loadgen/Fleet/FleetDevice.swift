@@ -53,15 +53,6 @@ struct FleetDevice {
         notificationTypes = permission < 95 - Scenario.percent(scenario.optOut) ? 7 : (permission < 95 ? 0 : 6)
     }
 
-    /// The built-in scenario with these shares (tests, and the edge's `--fleet-*` flags).
-    init(seed: UInt64, index: Int, oneSignalFraction: Double, huaweiFraction: Double = 0, webFraction: Double = 0) {
-        var scenario = Scenario.builtIn
-        scenario.oneSignalShare = oneSignalFraction
-        scenario.huaweiShare = huaweiFraction
-        scenario.webShare = webFraction
-        self.init(seed: seed, index: index, scenario: scenario)
-    }
-
     /// An iOS SDK install whose user denied notifications (`notificationTypes` 0): Herald keeps it
     /// registered but sends it only silent pushes.
     var optedOut: Bool { isIOS && !usesOneSignal && notificationTypes == 0 }

@@ -72,15 +72,15 @@ struct Scenario: Equatable, Sendable {
 }
 
 extension Scenario {
-    /// The scenario of the JSON file at `path`; a problem names the file and the key.
-    init(path: String) throws(FleetOptions.Problem) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw FleetOptions.Problem("--scenario: cannot read \(path)") }
+    /// The scenario of the JSON file at `path`; a problem names the flag, the file and the key.
+    init(path: String, flag: String = "--scenario") throws(FleetOptions.Problem) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw FleetOptions.Problem("\(flag): cannot read \(path)") }
         do {
             try self.init(json: try JSON.parse(Array(data)))
         } catch let problem as FleetOptions.Problem {
-            throw FleetOptions.Problem("--scenario \(path): \(problem.description)")
+            throw FleetOptions.Problem("\(flag) \(path): \(problem.description)")
         } catch {
-            throw FleetOptions.Problem("--scenario \(path): not JSON (\(error))")
+            throw FleetOptions.Problem("\(flag) \(path): not JSON (\(error))")
         }
     }
 
