@@ -77,6 +77,9 @@ struct ScenarioTests {
         #expect(throws: FleetOptions.Problem("--web-push must be a push service's https://HOST:PORT (edge.json's web_push_url), got 'http://h:1'")) {
             try FleetOptions.parse(required + ["--web", "0.1", "--web-push", "http://h:1"], cores: 2)
         }
+        #expect(throws: FleetOptions.Problem(#"--web-push must be a push service's https://HOST:PORT (edge.json's web_push_url), got 'https://h":1'"#)) {
+            try FleetOptions.parse(required + ["--web", "0.1", "--web-push", #"https://h":1"#], cores: 2)
+        }
     }
 
     @Test(arguments: [

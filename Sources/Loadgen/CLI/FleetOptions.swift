@@ -108,7 +108,8 @@ struct FleetOptions: Equatable {
                 shares.append((\.webShare, try EdgeOptions.fraction(name, try cursor.value())))
             case "--web-push":
                 let text = try cursor.value()
-                guard WebSubscription.origin(of: text) != nil, !text.dropFirst("https://".count).contains("/") else {
+                guard WebSubscription.origin(of: text) != nil, !text.dropFirst("https://".count).contains("/"),
+                      text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]/".contains($0)) }) else {
                     throw Problem("--web-push must be a push service's https://HOST:PORT (edge.json's web_push_url), got '\(text)'")
                 }
                 options.webPush = text

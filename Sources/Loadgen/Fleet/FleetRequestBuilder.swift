@@ -3,7 +3,8 @@ import SDKClient
 
 /// Writes the complete HTTP request of a device's step, byte for byte as the SDK would send it:
 /// `POST <prefix>/json/1.3/<method>` with the SDK's headers and `{"request": {...}}`, or the
-/// OneSignal helper's form-encoded POST. No allocation per request: it writes into the buffer given.
+/// OneSignal helper's form-encoded POST. No allocation per request (but a browser's registration,
+/// which derives its key pair): it writes into the buffer given.
 struct FleetRequestBuilder {
     let app: [UInt8]
     /// The push service browsers subscribe at (`https://host:port`, no trailing slash).
