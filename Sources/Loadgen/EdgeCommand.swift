@@ -59,10 +59,14 @@ enum EdgeCommand {
         let fcmURL = "https://\(options.host):\(server.ports[EdgeHandler.fcmListener])"
         let webPushURL = "https://\(options.host):\(server.ports[EdgeHandler.webListener])"
         let admin = HTTPServer(settings: adminSettings(options)) { request in
-            guard request.method == "GET", request.path == "/stats" else {
-                return .json(["error": "not found: GET /stats is the edge's admin API"], status: 404)
+            switch (request.method, request.path) {
+            case ("GET", "/stats"):
+                return .json(stats.json(connections: server.openConnections, connectionsAccepted: server.acceptedConnections))
+            case ("GET", "/metrics"):
+                return .text(stats.metrics(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            default:
+                return .json(["error": "not found: GET /stats and GET /metrics are the edge's admin API"], status: 404)
             }
-            return .json(stats.json(connections: server.openConnections, connectionsAccepted: server.acceptedConnections))
         }
         do {
             try admin.start()

@@ -119,6 +119,11 @@ import Glibc
         #expect(counts["reported"]?["delivered"] == .int(browsers) && counts["reported"]?["unknown_devices"] == 0, "\(counts.text)")
         let final = try herald.waitForMessage(code)
         #expect(final["delivered"] == .int(browsers), "\(final.text)")
+        // The admin port's /metrics counts the same.
+        let url = try TargetURL(parsing: settings["admin_url"]!.stringValue!)
+        let metrics = try HTTPClient(host: url.host, port: url.port).request("GET", "/metrics").text
+        #expect(metrics.contains("herald_load_edge_pushes_total{provider=\"web\",outcome=\"accepted\",reason=\"\"} \(browsers)\n"), "\(metrics)")
+        #expect(metrics.contains("herald_load_edge_reports_total{kind=\"delivered\"} \(browsers)\n"), "\(metrics)")
     }
 
     @Test func aWorkerSigningWithAnotherVAPIDKeyIsRefusedByTheEdge() throws {
@@ -136,6 +141,10 @@ import Glibc
         #expect(funnel["sent"] == 0 && funnel["failed"] == .int(browsers) && funnel["errors"]?["VAPIDKeyRejected"] == .int(browsers), "\(funnel.text)")
         let counts = try stats(settings)
         #expect(counts["web"]?["accepted"] == 0 && counts["web"]?["rejected"] == ["VAPIDKeyMismatch": .int(browsers)], "\(counts.text)")
+        let url = try TargetURL(parsing: settings["admin_url"]!.stringValue!)
+        let metrics = try HTTPClient(host: url.host, port: url.port).request("GET", "/metrics").text
+        #expect(metrics.contains("herald_load_edge_pushes_total{provider=\"web\",outcome=\"rejected\",reason=\"VAPIDKeyMismatch\"} \(browsers)\n"),
+                "\(metrics)")
     }
 
     @Test func aBadScenarioFileIsRefusedNamingTheKeyWithStatus2() throws {

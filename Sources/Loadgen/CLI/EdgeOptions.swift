@@ -171,7 +171,7 @@ struct EdgeOptions: Equatable {
           --web-port P         the Web Push port: browsers' endpoints https://HOST:P/push/<index>.<id>, each
                                POST checked for its VAPID token (the key of DIR/vapid.pem) and decrypted
                                with the browser's key derived from --fleet-seed (default: a free port).
-          --admin-port P       the plain-HTTP admin port with GET /stats (default: a free port).
+          --admin-port P       the plain-HTTP admin port with GET /stats and GET /metrics (default: a free port).
           --host ADDRESS       the IPv4 address to listen on (default 127.0.0.1).
           --latency-ms X       answer every push X ms late, as a distant server would (default 0).
           -t, --threads T      event-loop threads (default: the number of cores).

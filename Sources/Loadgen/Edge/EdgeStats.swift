@@ -1,8 +1,8 @@
 import Core
 import Synchronization
 
-/// What the edge counted, as `GET /stats` shows it. Thread-safe: the loop threads and the reporter
-/// count here at once.
+/// What the edge counted, as `GET /stats` shows it (and `GET /metrics`, in the Prometheus text
+/// format). Thread-safe: the loop threads and the reporter count here at once.
 final class EdgeStats: Sendable {
     struct Counts {
         var apnsAccepted = 0
@@ -87,6 +87,30 @@ final class EdgeStats: Sendable {
         }
     }
     func unknownDevice() { counts.withLock { $0.unknownDevices += 1 } }
+
+    /// The `/metrics` body: pushes by provider and outcome (a refusal under its reason), and the
+    /// devices' reports.
+    func metrics() -> String {
+        let counts = counts.withLock { $0 }
+        var lines = ["# HELP herald_load_edge_pushes_total Pushes the edge answered, by provider and outcome (rejected ones by reason).",
+                     "# TYPE herald_load_edge_pushes_total counter"]
+        let providers: [(String, Int, [String: Int])] = [("apns", counts.apnsAccepted, counts.apnsRejected), ("fcm", counts.fcmAccepted, counts.fcmRejected),
+                                                         ("huawei", counts.huaweiAccepted, counts.huaweiRejected), ("web", counts.webAccepted, counts.webRejected)]
+        for (provider, accepted, rejected) in providers {
+            lines.append("herald_load_edge_pushes_total{provider=\"\(provider)\",outcome=\"accepted\",reason=\"\"} \(accepted)")
+            for (reason, count) in rejected.sorted(by: { $0.key < $1.key }) {
+                lines.append("herald_load_edge_pushes_total{provider=\"\(provider)\",outcome=\"rejected\",reason=\"\(reason)\"} \(count)")
+            }
+        }
+        lines += ["# HELP herald_load_edge_reports_total Reports the edge posted to Herald for the devices, by kind.",
+                  "# TYPE herald_load_edge_reports_total counter",
+                  "herald_load_edge_reports_total{kind=\"delivered\"} \(counts.delivered)",
+                  "herald_load_edge_reports_total{kind=\"opened\"} \(counts.opened)",
+                  "# HELP herald_load_edge_reports_pending Reports scheduled and not yet made.",
+                  "# TYPE herald_load_edge_reports_pending gauge",
+                  "herald_load_edge_reports_pending \(counts.pending)"]
+        return lines.joined(separator: "\n") + "\n"
+    }
 
     /// The `/stats` body.
     func json(connections: Int, connectionsAccepted: Int) -> JSON {
