@@ -62,7 +62,7 @@ let package = Package(
         // WebPush: `--generate-vapid-key`.
         .executableTarget(name: "Ingest", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "HTTPServer", "Inflate", "WebPush"]),
         .executableTarget(name: "Worker", dependencies: ["BuildInfo", "Core", "Storage", "Queue", "Delivery", "WebPush"]),
-        .executableTarget(name: "Loadgen", dependencies: ["BuildInfo", "Core", "HTTP2Server", "HTTPServer", "SDKClient"]),
+        .executableTarget(name: "Loadgen", dependencies: ["BuildInfo", "Core", "HTTP2Server", "HTTPServer", "SDKClient", "WebPush"]),
 
         // Tests: one target per library (and per executable), plus what they share.
         .target(name: "TestSupport", dependencies: ["Core", "SDKClient"], path: "Tests/TestSupport"),
@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Core", "HTTPServer", "Storage", "TestSupport"]),
         // The shard runner over a real SQLite file, delivering to the file sink.
         .testTarget(name: "WorkerTests", dependencies: ["Worker", "Core", "Delivery", "Storage", "TestSupport"]),
-        .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "Delivery", "HTTP2Server", "SDKClient", "TestSupport"]),
+        .testTarget(name: "LoadgenTests", dependencies: ["Loadgen", "Core", "Delivery", "HTTP2Server", "SDKClient", "TestSupport", "WebPush"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Core", "Delivery", "HTTP2", "Postgres", "Queue", "SDKClient", "SQLite", "Storage",
                                                            "TestSupport", "WebPush"]),
     ],

@@ -4,8 +4,8 @@ import HTTP2Server
 import HTTPServer
 import SDKClient
 
-/// `herald-load edge …`: makes or reads the credentials, starts the APNs and FCM servers (the latter
-/// also plays Huawei Push Kit) and the admin API, writes `edge.json`, prints READY, and serves until
+/// `herald-load edge …`: makes or reads the credentials, starts the APNs, FCM (also playing Huawei
+/// Push Kit) and Web Push servers and the admin API, writes `edge.json`, prints READY, and serves until
 /// SIGINT or SIGTERM.
 enum EdgeCommand {
     /// Runs the command; returns the exit status (0 stopped by a signal, 1 cannot start, 2 bad flags).
@@ -23,8 +23,7 @@ enum EdgeCommand {
             if let path = options.deadTokensPath { deadTokens = try DeviceDirectory.tokens(path: path) }
             if let path = options.hwidsPath { try directory.load(path: path) }
             if let devices = options.fleetDevices {
-                directory.addFleet(devices: devices, seed: options.fleetSeed, oneSignalFraction: options.fleetOneSignal,
-                                   huaweiFraction: options.fleetHuawei)
+                directory.addFleet(devices: devices, seed: options.fleetSeed, scenario: options.fleetScenario)
             }
             if options.reportTo?.isTLS == true {
                 do { tls = try TLSClientContext(caFile: options.caFile) } catch { throw FleetOptions.Problem("--ca \(error.description)") }
@@ -48,7 +47,8 @@ enum EdgeCommand {
             credentials = try EdgeCredentials.prepare(directory: options.directory)
             tlsServer = try TLSServerContext(certificateChain: credentials.path(EdgeCredentials.certificateFile),
                                              privateKey: credentials.path(EdgeCredentials.serverKeyFile))
-            server = try HTTP2Server(listeners: [.init(host: options.host, port: options.apnsPort), .init(host: options.host, port: options.fcmPort)],
+            server = try HTTP2Server(listeners: [.init(host: options.host, port: options.apnsPort), .init(host: options.host, port: options.fcmPort),
+                                                 .init(host: options.host, port: options.webPort)],
                                      tls: tlsServer, threads: options.threads,
                                      responseDelayNanoseconds: Int64(options.latencyMilliseconds * 1_000_000))
         } catch {
@@ -57,15 +57,20 @@ enum EdgeCommand {
         let stats = EdgeStats(reportDelaySeconds: options.reportTo == nil ? nil : options.reportDelaySeconds)
         let apnsURL = "https://\(options.host):\(server.ports[EdgeHandler.apnsListener])"
         let fcmURL = "https://\(options.host):\(server.ports[EdgeHandler.fcmListener])"
+        let webPushURL = "https://\(options.host):\(server.ports[EdgeHandler.webListener])"
         let admin = HTTPServer(settings: adminSettings(options)) { request in
-            guard request.method == "GET", request.path == "/stats" else {
-                return .json(["error": "not found: GET /stats is the edge's admin API"], status: 404)
+            switch (request.method, request.path) {
+            case ("GET", "/stats"):
+                return .json(stats.json(connections: server.openConnections, connectionsAccepted: server.acceptedConnections))
+            case ("GET", "/metrics"):
+                return .text(stats.metrics(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            default:
+                return .json(["error": "not found: GET /stats and GET /metrics are the edge's admin API"], status: 404)
             }
-            return .json(stats.json(connections: server.openConnections, connectionsAccepted: server.acceptedConnections))
         }
         do {
             try admin.start()
-            try credentials.publish(apnsURL: apnsURL, fcmURL: fcmURL, adminURL: "http://\(options.host):\(admin.port)")
+            try credentials.publish(apnsURL: apnsURL, fcmURL: fcmURL, webPushURL: webPushURL, adminURL: "http://\(options.host):\(admin.port)")
         } catch {
             server.stop()
             return fail("\(error)", status: 1)
@@ -81,12 +86,14 @@ enum EdgeCommand {
                                topic: EdgeCredentials.topic, deadTokens: deadTokens),
             fcm: FCMEndpoint(assertions: assertions, project: EdgeCredentials.project, tokenPath: "/token", deadTokens: deadTokens),
             huawei: HuaweiEndpoint(appID: EdgeCredentials.huaweiAppID, clientSecret: credentials.huaweiClientSecret, deadTokens: deadTokens),
+            web: WebPushEndpoint(origin: webPushURL, seed: options.fleetSeed, vapid: credentials.vapidKey,
+                                 vapidPublicKey: credentials.vapidPublicKey, deadEndpoints: deadTokens),
             stats: stats, reporter: reporter)
         server.start(handler: handler)
         reporter?.start(threads: 2)
         FileHandle.standardOutput.write(Data("READY\n".utf8))
         FileHandle.standardError.write(Data(
-            "herald-load edge: APNs \(apnsURL), FCM and Huawei \(fcmURL), admin http://\(options.host):\(admin.port)/stats; settings in \(credentials.path("edge.json"))\n".utf8))
+            "herald-load edge: APNs \(apnsURL), FCM and Huawei \(fcmURL), Web Push \(webPushURL), admin http://\(options.host):\(admin.port)/stats; settings in \(credentials.path("edge.json"))\n".utf8))
 
         _ = Signals.waitForTermination()
         reporter?.stop()

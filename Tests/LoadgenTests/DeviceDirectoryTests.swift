@@ -7,7 +7,9 @@ import TestSupport
 struct DeviceDirectoryTests {
     @Test func aFleetsDevicesAreFoundByTheirTokens() {
         var directory = DeviceDirectory()
-        directory.addFleet(devices: 500, seed: 9, oneSignalFraction: 0.2)
+        var scenario = Scenario.builtIn
+        scenario.oneSignalShare = 0.2
+        directory.addFleet(devices: 500, seed: 9, scenario: scenario)
         #expect(directory.count == 500)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 512, alignment: 8)
         defer { buffer.deallocate() }

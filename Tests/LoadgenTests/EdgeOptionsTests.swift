@@ -28,7 +28,7 @@ struct EdgeOptionsTests {
     @Test func badFlagsSayWhatIsWrong() throws {
         #expect(refusal([]) == "--dir DIR is required (where the edge keeps its keys, certificates and edge.json)")
         #expect(refusal(["--dir", "e", "--apns-port", "70000"]) == "--apns-port must be a port number (0 to 65535), got '70000'")
-        #expect(refusal(["--dir", "e", "--apns-port", "5000", "--fcm-port", "5000"]) == "--apns-port, --fcm-port and --admin-port must differ")
+        #expect(refusal(["--dir", "e", "--apns-port", "5000", "--fcm-port", "5000"]) == "--apns-port, --fcm-port, --web-port and --admin-port must differ")
         #expect(refusal(["--dir", "e", "--latency-ms", "-1"]) == "--latency-ms must be milliseconds between 0 and 60000, got '-1'")
         #expect(refusal(["--dir", "e", "--open-rate", "1.5"]) == "--open-rate must be a fraction between 0 and 1, got '1.5'")
         #expect(refusal(["--dir", "e", "--open-rate", "0.5"]) == "--open-rate only matters with --report-to URL")

@@ -63,7 +63,9 @@ struct HuaweiFleetTests {
 
     @Test func theEdgeFindsAFleetsHuaweiDevicesByTheirTokens() {
         var directory = DeviceDirectory()
-        directory.addFleet(devices: 300, seed: 9, oneSignalFraction: 0, huaweiFraction: 0.5)
+        var scenario = Scenario.builtIn
+        scenario.huaweiShare = 0.5
+        directory.addFleet(devices: 300, seed: 9, scenario: scenario)
         let huawei = (0..<300).map { FleetDevice(seed: 9, index: $0, oneSignalFraction: 0, huaweiFraction: 0.5) }.filter(\.isHuawei)
         #expect(!huawei.isEmpty)
         for device in huawei { #expect(directory.hwid(token: token(device)) != nil) }

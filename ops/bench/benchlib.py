@@ -43,6 +43,13 @@ ops/bench/apns:
                                    local port is PORT (the server side of pushes). One JSON line.
   h2load FILE                      parse h2load's output: req/s, succeeded, failed, 2xx. JSON.
 
+ops/bench/webpush:
+  platform-campaign URL APP TOKEN TIMEOUT PLATFORMS
+                                   createMessage (content "Hello", title "Bench", send_date now) to the
+                                   device types PLATFORMS (comma-separated, such as 11,12), then poll
+                                   the funnel every 100 ms until status "done". One JSON line:
+                                   code, wall, first_result_s, funnel.
+
 ops/bench/outage:
   outage-campaign URL APP TOKEN TIMEOUT ADMIN_PORT AT STATUS SECONDS
                                    createMessage as apns-campaign, then poll the funnel every
@@ -453,6 +460,13 @@ def apns_campaign(url, app, token, timeout, port):
                       "conns_mean": round(total_open / max(1, samples), 1)}))
 
 
+def platform_campaign(url, app, token, timeout, platforms):
+    notification = {"send_date": "now", "content": "Hello", "title": "Bench", "platforms": [int(p) for p in platforms.split(",")]}
+    conn, code, t0, _ = send(url, app, token, notification)
+    funnel, t_first, _ = wait_done(conn, code, token, t0, timeout, lambda f: f.get("sent", 0) + f.get("failed", 0) > 0)
+    print(json.dumps({"code": code, "wall": time.monotonic() - t0, "first_result_s": t_first, "funnel": funnel}))
+
+
 def h2load(path):
     with open(path, errors="replace") as f:
         text = f.read()
@@ -657,7 +671,7 @@ COMMANDS = {
     "ports": ports, "field": field, "wait-devices": wait_devices, "checkpoint": checkpoint, "cpu": cpu,
     "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "cpu-per-item": cpu_per_item, "mem": mem, "stats": stats,
     "expected": expected, "campaign": campaign, "inbox-rows": inbox_rows, "sink": sink,
-    "apns-campaign": apns_campaign, "h2load": h2load,
+    "apns-campaign": apns_campaign, "h2load": h2load, "platform-campaign": platform_campaign,
     "outage-campaign": outage_campaign, "record-check": record_check,
     "seed-events": seed_events, "summary": summary, "count": count,
     "pg-copy": pg_copy, "soak-send": soak_send, "soak-funnels": soak_funnels,

@@ -1,4 +1,5 @@
 import SDKClient
+import WebPush
 
 /// What `herald-load fleet` was asked to do, checked: every problem is one line for standard error
 /// (exit status 2).
@@ -16,10 +17,17 @@ struct FleetOptions: Equatable {
     var seed: UInt64 = 1
     var jsonPath: String?
     var reportPath: String?
+    /// `--scenario FILE` (else the built-in model), with `--onesignal`, `--huawei` and `--web` applied.
+    var scenario = Scenario.builtIn
+    var scenarioPath: String?
+    /// `--web-push URL`: the push service browsers subscribe at (the edge's `web_push_url`).
+    var webPush: String?
     /// The fraction of devices that talk through the OneSignal helper's routes instead of the SDK.
-    var oneSignalFraction: Double = 0
+    var oneSignalFraction: Double { scenario.oneSignalShare }
     /// The fraction of Android devices that are Huawei phones (`device_type` 17, Push Kit tokens).
-    var huaweiFraction: Double = 0
+    var huaweiFraction: Double { scenario.huaweiShare }
+    /// The fraction of devices that are browsers (`device_type` 11 or 12, Web Push subscriptions).
+    var webFraction: Double { scenario.webShare }
     var caFile: String?
     var insecure = false
     var timeoutSeconds: Double = 10
@@ -61,6 +69,7 @@ struct FleetOptions: Equatable {
         var options = FleetOptions(target: TargetURL(isTLS: false, host: "", port: 0), app: "", devices: 0, durationSeconds: 0)
         var threadsGiven = false
         var segmentText: String?
+        var shares: [(WritableKeyPath<Scenario, Double>, Double)] = []
         var cursor = ArgumentCursor(arguments)
         var shared = TargetFlags()
         while cursor.next() {
@@ -95,13 +104,20 @@ struct FleetOptions: Equatable {
             case "--report":
                 options.reportPath = try path(name, try cursor.value())
             case "--onesignal":
-                let text = try cursor.value()
-                guard let fraction = Double(text), fraction >= 0, fraction <= 1 else {
-                    throw Problem("--onesignal must be a fraction between 0 and 1, got '\(text)'")
-                }
-                options.oneSignalFraction = fraction
+                shares.append((\.oneSignalShare, try EdgeOptions.fraction(name, try cursor.value())))
             case "--huawei":
-                options.huaweiFraction = try EdgeOptions.fraction(name, try cursor.value())
+                shares.append((\.huaweiShare, try EdgeOptions.fraction(name, try cursor.value())))
+            case "--web":
+                shares.append((\.webShare, try EdgeOptions.fraction(name, try cursor.value())))
+            case "--web-push":
+                let text = try cursor.value()
+                guard WebSubscription.origin(of: text) != nil, !text.dropFirst("https://".count).contains("/"),
+                      text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]/".contains($0)) }) else {
+                    throw Problem("--web-push must be a push service's https://HOST:PORT (edge.json's web_push_url), got '\(text)'")
+                }
+                options.webPush = text
+            case "--scenario":
+                options.scenarioPath = try path(name, try cursor.value())
             case "--timeout":
                 options.timeoutSeconds = try seconds(name, try cursor.value())
             case "--metrics-listen":
@@ -122,6 +138,11 @@ struct FleetOptions: Equatable {
             }
         }
         let target = try shared.checked()
+        if let file = options.scenarioPath { options.scenario = try Scenario(path: file) }
+        for (share, value) in shares { options.scenario[keyPath: share] = value }
+        if options.webFraction > 0 && options.webPush == nil {
+            throw Problem("browsers (--web or the scenario's platforms.web) need --web-push URL: the edge's web_push_url")
+        }
         guard let app else { throw Problem("--app CODE is required (the application code in Herald's configuration)") }
         guard let devices else { throw Problem("--devices N is required") }
         if let stages = options.stages {
@@ -231,6 +252,12 @@ struct FleetOptions: Equatable {
           --segment i/n        run part i of n of the fleet (n processes, on n machines): the part's share of
                                the devices (--devices counts the whole fleet) and of the rate or stages;
                                combine the parts' --json files with herald-load merge.
+          --web F              the fraction F (0..1) of devices that are browsers with the Pushwoosh Web SDK
+                               (Chrome device_type 11, Firefox 12), subscribed at --web-push (default 0).
+          --web-push URL       the push service browsers subscribe at: herald-load edge's web_push_url.
+          --scenario FILE      the model of the fleet as JSON: platform shares, OneSignal share, opt-out rate,
+                               tag churn, mix of SDK calls (ops/load/default-scenario.json is the built-in one;
+                               --onesignal, --huawei and --web override it).
           --timeout SECONDS    a request (or a connection attempt) without a reply by then counts as a
                                timeout and its connection is opened anew (default 10).
 

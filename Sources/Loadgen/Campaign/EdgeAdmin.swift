@@ -28,12 +28,14 @@ struct EdgeAdmin {
     }
 
     /// The entries of Herald's app `code` that deliver to the edge of `directory`:
-    /// `{"code", "apns": {…}, "fcm": {…}, "huawei": {…}}`, for both APNs gateways and with the edge's CA.
+    /// `{"code", "apns": {…}, "fcm": {…}, "huawei": {…}, "web": {…}}`, for both APNs gateways and with
+    /// the edge's CA; `web.allow_private_endpoints` lets Herald post to the edge's loopback endpoints.
     static func appConfig(code: String, directory: String) throws(Problem) -> JSON {
         let settings = try settings(directory: directory)
         var values: [String: JSON] = [:]
         for key in ["team_id", "key_id", "key_path", "topic", "apns_url", "fcm_url", "ca_file", "service_account_path",
-                    "huawei_app_id", "huawei_client_secret_file", "huawei_token_url", "huawei_endpoint"] {
+                    "huawei_app_id", "huawei_client_secret_file", "huawei_token_url", "huawei_endpoint", "vapid_private_key_file",
+                    "web_subject"] {
             guard let value = settings[key], value.stringValue != nil else {
                 throw Problem(description: "\(directory)/edge.json has no \(key) (start herald-load edge --dir \(directory) again)")
             }
@@ -46,12 +48,14 @@ struct EdgeAdmin {
             "fcm": ["service_account_path": values["service_account_path"]!, "endpoint": values["fcm_url"]!, "ca_file": values["ca_file"]!],
             "huawei": ["app_id": values["huawei_app_id"]!, "client_secret_file": values["huawei_client_secret_file"]!,
                        "token_url": values["huawei_token_url"]!, "endpoint": values["huawei_endpoint"]!, "ca_file": values["ca_file"]!],
+            "web": ["vapid_private_key_file": values["vapid_private_key_file"]!, "subject": values["web_subject"]!,
+                    "ca_file": values["ca_file"]!, "allow_private_endpoints": true],
         ]
     }
 
     /// What `/stats` says, as far as a campaign follows it.
     struct Counts {
-        /// Pushes received (accepted or refused, APNs, FCM and Huawei) and accepted.
+        /// Pushes received (accepted or refused, APNs, FCM, Huawei and Web Push) and accepted.
         var received = 0
         var accepted = 0
         /// Refusals by `platform.reason`.
@@ -72,7 +76,7 @@ struct EdgeAdmin {
             throw HTTPClient.Failure(description: "edge /stats answered HTTP \(response.status)")
         }
         var rejected: [String: Int] = [:]
-        let platforms = ["apns", "fcm", "huawei"]
+        let platforms = ["apns", "fcm", "huawei", "web"]
         for platform in platforms {
             for (reason, count) in stats[platform]?["rejected"]?.objectValue ?? [:] {
                 rejected[platform + "." + reason, default: 0] += Int(count.lenientInt ?? 0)

@@ -23,13 +23,15 @@ struct DeviceDirectory: Sendable {
         }
     }
 
-    /// Adds the devices of `herald-load fleet --devices N --seed K --onesignal F --huawei H`.
-    mutating func addFleet(devices: Int, seed: UInt64, oneSignalFraction: Double, huaweiFraction: Double = 0) {
+    /// Adds the app devices of `herald-load fleet --devices N --seed K` with `scenario` (browsers
+    /// need no entry: their endpoint names them).
+    mutating func addFleet(devices: Int, seed: UInt64, scenario: Scenario) {
         hwids.reserveCapacity(hwids.count + devices)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 512, alignment: 8)
         defer { buffer.deallocate() }
         for index in 0..<devices {
-            let device = FleetDevice(seed: seed, index: index, oneSignalFraction: oneSignalFraction, huaweiFraction: huaweiFraction)
+            let device = FleetDevice(seed: seed, index: index, scenario: scenario)
+            if device.isWeb { continue }
             var token = ByteWriter(buffer)
             device.writeToken(&token)
             var hwid = ByteWriter(buffer, offset: 256)

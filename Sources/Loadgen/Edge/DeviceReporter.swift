@@ -45,6 +45,16 @@ final class DeviceReporter: Sendable {
     func accepted(token: String, hash: String?) {
         guard let hash, !hash.isEmpty else { return stats.reportFailed("no_hash_in_payload", scheduled: false) }
         guard let hwid = directory.hwid(token: token) else { return stats.unknownDevice() }
+        schedule(hwid: hwid, hash: hash)
+    }
+
+    /// Schedules the reports of a push accepted for the device `hwid` (a browser, whose endpoint names it).
+    func accepted(hwid: String, hash: String?) {
+        guard let hash, !hash.isEmpty else { return stats.reportFailed("no_hash_in_payload", scheduled: false) }
+        schedule(hwid: hwid, hash: hash)
+    }
+
+    private func schedule(hwid: String, hash: String) {
         var random = SystemRandomNumberGenerator()
         let now = MonotonicClock.now()
         let delivered = now + Int64(Double(delayNanoseconds) * Double.random(in: 0.5...1.5, using: &random))

@@ -1,10 +1,12 @@
 import Core
 import Foundation
 import HTTP2Server
+import WebPush
 
 /// The files a Herald app configuration needs to deliver to the edge, kept in `--dir`: a CA and the
 /// server certificate it signed (for 127.0.0.1 and localhost), an APNs `.p8` key with its team and
-/// key id, an FCM service-account JSON, and a Huawei Push Kit client secret. Made once; later starts read them back, so a Herald
+/// key id, an FCM service-account JSON, a Huawei Push Kit client secret and a VAPID key (the
+/// application server key browsers subscribe with, for Herald's `web` entry). Made once; later starts read them back, so a Herald
 /// configured from `edge.json` keeps working across restarts of the edge.
 struct EdgeCredentials {
     static let caFile = "ca.pem"
@@ -17,6 +19,9 @@ struct EdgeCredentials {
     static let topic = "com.example.heraldload"
     static let huaweiSecretFile = "huawei-client-secret"
     static let huaweiAppID = "104000001"
+    static let vapidKeyFile = "vapid.pem"
+    /// The VAPID `sub` the printed `web` entry gives Herald.
+    static let webSubject = "mailto:herald-load@example.com"
 
     let directory: String
     let teamID: String
@@ -24,6 +29,9 @@ struct EdgeCredentials {
     let apnsKey: KeyPair
     let serviceAccountKey: KeyPair
     let huaweiClientSecret: String
+    /// The VAPID key pair, and its public point in base64url (`k`).
+    let vapidKey: KeyPair
+    let vapidPublicKey: String
 
     /// The file `name` in the edge's folder.
     func path(_ name: String) -> String { directory + "/" + name }
@@ -73,13 +81,16 @@ struct EdgeCredentials {
             try write(randomID() + randomID() + randomID() + "\n", huaweiSecretFile, private: true)
         }
         let huaweiSecret = try String(contentsOfFile: path(huaweiSecretFile), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        if !manager.fileExists(atPath: path(vapidKeyFile)) { try write(KeyPair(generating: .p256).privatePEM(), vapidKeyFile, private: true) }
+        let vapidPEM = try String(contentsOfFile: path(vapidKeyFile), encoding: .utf8)
+        let vapidPublicKey = Base64URL.encode(try P256Key(pem: vapidPEM).publicKey)
         return EdgeCredentials(directory: directory, teamID: teamID, keyID: keyID, apnsKey: apnsKey, serviceAccountKey: serviceAccountKey,
-                               huaweiClientSecret: huaweiSecret)
+                               huaweiClientSecret: huaweiSecret, vapidKey: try KeyPair(pem: vapidPEM), vapidPublicKey: vapidPublicKey)
     }
 
     /// Writes the service account (its `token_uri` at the edge's FCM port) and `edge.json`; Huawei's
     /// endpoints share the FCM port.
-    func publish(apnsURL: String, fcmURL: String, adminURL: String) throws {
+    func publish(apnsURL: String, fcmURL: String, webPushURL: String, adminURL: String) throws {
         let account: JSON = [
             "type": "service_account", "project_id": .string(Self.project), "private_key_id": .string(keyID.lowercased()),
             "private_key": .string(try serviceAccountKey.privatePEM()), "client_email": .string(Self.clientEmail),
@@ -94,6 +105,8 @@ struct EdgeCredentials {
             "service_account_path": .string(path(Self.serviceAccountFile)), "admin_url": .string(adminURL),
             "huawei_app_id": .string(Self.huaweiAppID), "huawei_client_secret_file": .string(path(Self.huaweiSecretFile)),
             "huawei_token_url": .string(fcmURL + HuaweiEndpoint.tokenPath), "huawei_endpoint": .string(fcmURL),
+            "web_push_url": .string(webPushURL), "vapid_private_key_file": .string(path(Self.vapidKeyFile)),
+            "vapid_public_key": .string(vapidPublicKey), "web_subject": .string(Self.webSubject),
         ]
         try Data(edge.encoded() + [10]).write(to: URL(fileURLWithPath: path("edge.json")))
     }

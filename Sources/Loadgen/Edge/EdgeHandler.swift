@@ -2,17 +2,19 @@ import Core
 import Foundation
 import HTTP2Server
 
-/// Routes the edge's HTTP/2 requests: the APNs listener to `APNsEndpoint`, the FCM listener to FCM's
-/// or Huawei's token endpoint or `messages:send` (by path); counts every outcome and hands accepted
-/// pushes to the reporter.
+/// Routes the edge's HTTP/2 requests: the APNs listener to `APNsEndpoint`, the Web Push listener to
+/// `WebPushEndpoint`, the FCM listener to FCM's or Huawei's token endpoint or `messages:send` (by
+/// path); counts every outcome and hands accepted pushes to the reporter.
 struct EdgeHandler: HTTP2Handler {
     /// The listeners' order in the server.
     static let apnsListener = 0
     static let fcmListener = 1
+    static let webListener = 2
 
     let apns: APNsEndpoint
     let fcm: FCMEndpoint
     let huawei: HuaweiEndpoint
+    let web: WebPushEndpoint
     let stats: EdgeStats
     let reporter: DeviceReporter?
 
@@ -27,6 +29,17 @@ struct EdgeHandler: HTTP2Handler {
                 reporter.accepted(token: token, hash: (try? JSON.parse(request.body))?["p"]?.stringValue)
             }
             return outcome.response
+        }
+        if context.listener == Self.webListener {
+            do {
+                let delivery = try web.handle(request, now: now)
+                stats.push(.web, accepted: true, reason: nil, now: milliseconds)
+                reporter?.accepted(hwid: delivery.hwid, hash: delivery.payload["p"]?.stringValue)
+                return WebPushEndpoint.accepted()
+            } catch {
+                stats.push(.web, accepted: false, reason: error.reason, now: milliseconds)
+                return error.response
+            }
         }
         if huawei.isTokenRequest(request) {
             let (response, refusal) = huawei.token(request, now: now)

@@ -1,8 +1,8 @@
 import Core
 import Synchronization
 
-/// What the edge counted, as `GET /stats` shows it. Thread-safe: the loop threads and the reporter
-/// count here at once.
+/// What the edge counted, as `GET /stats` shows it (and `GET /metrics`, in the Prometheus text
+/// format). Thread-safe: the loop threads and the reporter count here at once.
 final class EdgeStats: Sendable {
     struct Counts {
         var apnsAccepted = 0
@@ -11,6 +11,8 @@ final class EdgeStats: Sendable {
         var fcmRejected: [String: Int] = [:]
         var huaweiAccepted = 0
         var huaweiRejected: [String: Int] = [:]
+        var webAccepted = 0
+        var webRejected: [String: Int] = [:]
         var huaweiTokensIssued = 0
         var huaweiTokenRejected: [String: Int] = [:]
         var tokensIssued = 0
@@ -49,6 +51,8 @@ final class EdgeStats: Sendable {
             case (.fcm, false): counts.fcmRejected[reason ?? "unknown", default: 0] += 1
             case (.huawei, true): counts.huaweiAccepted += 1
             case (.huawei, false): counts.huaweiRejected[reason ?? "unknown", default: 0] += 1
+            case (.web, true): counts.webAccepted += 1
+            case (.web, false): counts.webRejected[reason ?? "unknown", default: 0] += 1
             }
         }
     }
@@ -84,6 +88,30 @@ final class EdgeStats: Sendable {
     }
     func unknownDevice() { counts.withLock { $0.unknownDevices += 1 } }
 
+    /// The `/metrics` body: pushes by provider and outcome (a refusal under its reason), and the
+    /// devices' reports.
+    func metrics() -> String {
+        let counts = counts.withLock { $0 }
+        var lines = ["# HELP herald_load_edge_pushes_total Pushes the edge answered, by provider and outcome (rejected ones by reason).",
+                     "# TYPE herald_load_edge_pushes_total counter"]
+        let providers: [(String, Int, [String: Int])] = [("apns", counts.apnsAccepted, counts.apnsRejected), ("fcm", counts.fcmAccepted, counts.fcmRejected),
+                                                         ("huawei", counts.huaweiAccepted, counts.huaweiRejected), ("web", counts.webAccepted, counts.webRejected)]
+        for (provider, accepted, rejected) in providers {
+            lines.append("herald_load_edge_pushes_total{provider=\"\(provider)\",outcome=\"accepted\",reason=\"\"} \(accepted)")
+            for (reason, count) in rejected.sorted(by: { $0.key < $1.key }) {
+                lines.append("herald_load_edge_pushes_total{provider=\"\(provider)\",outcome=\"rejected\",reason=\"\(reason)\"} \(count)")
+            }
+        }
+        lines += ["# HELP herald_load_edge_reports_total Reports the edge posted to Herald for the devices, by kind.",
+                  "# TYPE herald_load_edge_reports_total counter",
+                  "herald_load_edge_reports_total{kind=\"delivered\"} \(counts.delivered)",
+                  "herald_load_edge_reports_total{kind=\"opened\"} \(counts.opened)",
+                  "# HELP herald_load_edge_reports_pending Reports scheduled and not yet made.",
+                  "# TYPE herald_load_edge_reports_pending gauge",
+                  "herald_load_edge_reports_pending \(counts.pending)"]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// The `/stats` body.
     func json(connections: Int, connectionsAccepted: Int) -> JSON {
         let counts = counts.withLock { $0 }
@@ -94,6 +122,7 @@ final class EdgeStats: Sendable {
                     "tokens_issued": .int(Int64(counts.tokensIssued)), "token_rejected": tally(counts.tokenRejected)],
             "huawei": ["accepted": .int(Int64(counts.huaweiAccepted)), "rejected": tally(counts.huaweiRejected),
                        "tokens_issued": .int(Int64(counts.huaweiTokensIssued)), "token_rejected": tally(counts.huaweiTokenRejected)],
+            "web": ["accepted": .int(Int64(counts.webAccepted)), "rejected": tally(counts.webRejected)],
             "connections": .int(Int64(connections)),
             "connections_accepted": .int(Int64(connectionsAccepted)),
             "reported": ["delivered": .int(Int64(counts.delivered)), "opened": .int(Int64(counts.opened)),
@@ -107,5 +136,5 @@ final class EdgeStats: Sendable {
 
 /// Which service a push went to.
 enum EdgePlatform: Sendable {
-    case apns, fcm, huawei
+    case apns, fcm, huawei, web
 }

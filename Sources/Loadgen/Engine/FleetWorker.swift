@@ -44,7 +44,7 @@ final class FleetWorker: @unchecked Sendable {
             LoadConnection(number: $0, connections: options.connections, devices: options.devices, seed: options.seed,
                            firstDevice: options.segment?.firstDevice ?? 0)
         }
-        builder = FleetRequestBuilder(target: options.target, app: options.app)
+        builder = FleetRequestBuilder(target: options.target, app: options.app, webPush: options.webPush ?? "")
         timeoutNanos = Int64(options.timeoutSeconds * 1e9)
     }
 
@@ -152,11 +152,11 @@ final class FleetWorker: @unchecked Sendable {
         if isOpenLoop { connection.sequence += 1 }
         let k = connection.nextDevice()
         let device = FleetDevice(seed: plan.options.seed, index: connection.deviceIndex(k, connections: plan.options.connections),
-                                 oneSignalFraction: plan.options.oneSignalFraction, huaweiFraction: plan.options.huaweiFraction)
+                                 scenario: plan.options.scenario)
         let state = connection.progress[k]
         let session = state == 0 ? 1 : Int(state >> 8)
         let position = Int(state & 0xFF)
-        let (step, sessionLength) = SessionScript.step(of: device, session: session, position: position)
+        let (step, sessionLength) = SessionScript.step(of: device, session: session, position: position, scenario: plan.options.scenario)
         let playerID = device.usesOneSignal ? connection.playerIDs[UInt32(k)] : nil
         guard let length = builder.write(step, device: device, now: wallSeconds, playerID: playerID, into: connection.send) else {
             preconditionFailure("a \(step) request did not fit in \(LoadConnection.sendCapacity) bytes")
@@ -439,7 +439,7 @@ final class FleetWorker: @unchecked Sendable {
         // An iOS SDK device registered without notification permission is opted out: campaigns
         // that show something do not reach it.
         let optedOut = registered && FleetDevice(seed: plan.options.seed, index: connection.deviceIndex(connection.device, connections: plan.options.connections),
-                                                 oneSignalFraction: plan.options.oneSignalFraction).optedOut
+                                                 scenario: plan.options.scenario).optedOut
         // Every editdevice carries notification_types: only the unsubscribe step leaves the device out.
         if error == nil, connection.method == .oneSignalEditDevice {
             if connection.step == .subscription(subscribed: false) {

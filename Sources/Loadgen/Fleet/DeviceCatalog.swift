@@ -54,6 +54,11 @@ enum DeviceCatalog {
     static let androidVersions = Weighted<StaticString>([
         ("14", 35), ("13", 22), ("15", 14), ("12", 12), ("11", 10), ("10", 7),
     ])
+    /// Browsers as the Web SDK names them in `device_model`, and the systems they run on.
+    static let chromeVersions = Weighted<StaticString>([("Chrome 131.0", 40), ("Chrome 130.0", 25), ("Chrome 129.0", 10)])
+    static let firefoxVersions = Weighted<StaticString>([("Firefox 133.0", 20), ("Firefox 132.0", 10), ("Firefox 128.0", 5)])
+    static let desktopSystems = Weighted<StaticString>([("Windows 10", 45), ("Windows 11", 20), ("Mac OS X 10.15", 20), ("Linux", 5), ("Android 14", 10)])
+
     /// The app's own versions in the wild: most devices on the last two releases.
     static let appVersions = Weighted<StaticString>([
         ("3.4.1", 40), ("3.4.0", 25), ("3.3.2", 20), ("3.2.0", 10), ("2.9.7", 5),
@@ -70,6 +75,10 @@ enum DeviceCatalog {
         "com.example.shop.MainActivity", "com.example.shop.CatalogActivity", "com.example.shop.ProductActivity",
         "com.example.shop.SearchActivity", "com.example.shop.CartActivity", "com.example.shop.ProfileActivity",
         "com.example.shop.CheckoutActivity", "com.example.shop.SettingsActivity",
+    ]
+    /// A shop's pages, the screens a browser session visits.
+    static let webPages: [StaticString] = [
+        "/", "/catalog", "/product", "/search", "/cart", "/account", "/checkout", "/settings",
     ]
 
     static let cities: [StaticString] = [

@@ -1,18 +1,23 @@
+import Foundation
 import SDKClient
 
 /// Writes the complete HTTP request of a device's step, byte for byte as the SDK would send it:
 /// `POST <prefix>/json/1.3/<method>` with the SDK's headers and `{"request": {...}}`, or the
-/// OneSignal helper's form-encoded POST. No allocation per request: it writes into the buffer given.
+/// OneSignal helper's form-encoded POST. No allocation per request (but a browser's registration,
+/// which derives its key pair): it writes into the buffer given.
 struct FleetRequestBuilder {
     let app: [UInt8]
+    /// The push service browsers subscribe at (`https://host:port`, no trailing slash).
+    let webPush: [UInt8]
     /// Per method: the request line and headers up to `Content-Length: `, per platform (iOS, Android).
     private let heads: [[UInt8]]
     /// Scratch for a body before its head is written, and for the helper's JSON-encoded tags.
     private let scratch: UnsafeMutableRawBufferPointer
     private let tagScratch: UnsafeMutableRawBufferPointer
 
-    init(target: TargetURL, app: String) {
+    init(target: TargetURL, app: String, webPush: String = "") {
         self.app = Array(app.utf8)
+        self.webPush = Array(webPush.utf8)
         var heads: [[UInt8]] = []
         for method in FleetMethod.allCases {
             for ios in [true, false] {
@@ -80,6 +85,9 @@ struct FleetRequestBuilder {
             out.byte(UInt8(ascii: "\""))
         }
         switch step {
+        case .register where device.isWeb:
+            writeSubscription(device, into: &out)
+            writeAttributes(device, into: &out)
         case .register:
             out.append(",\"push_token\":\"")
             device.writeToken(&out)
@@ -147,6 +155,18 @@ struct FleetRequestBuilder {
         out.append("}}")
     }
 
+    /// What the Web SDK registers for a browser's `PushSubscription`: `push_token` its endpoint,
+    /// `public_key` its p256dh point and `auth_token` its auth secret, both in standard base64.
+    private func writeSubscription(_ device: FleetDevice, into out: inout ByteWriter) {
+        out.append(",\"push_token\":\"")
+        out.append(webPush)
+        device.writeWebPushPath(&out)
+        out.append("\",\"public_key\":")
+        out.quoted(Array(Data(FleetDevice.webPushKey(hash: device.hash).publicKey).base64EncodedString().utf8))
+        out.append(",\"auth_token\":")
+        out.quoted(Array(Data(FleetDevice.webPushAuth(hash: device.hash)).base64EncodedString().utf8))
+    }
+
     /// The fields registerDevice and applicationOpen carry about the device.
     private func writeAttributes(_ device: FleetDevice, into out: inout ByteWriter) {
         out.append(",\"language\":")
@@ -162,7 +182,9 @@ struct FleetRequestBuilder {
         out.quoted(device.osVersionName)
         out.append(",\"device_model\":")
         out.quoted(device.modelName)
-        if device.isIOS {
+        if device.isWeb {
+            return
+        } else if device.isIOS {
             out.append(",\"package\":\"com.example.shop\",\"notificationTypes\":")
             out.int(device.notificationTypes)
         } else {

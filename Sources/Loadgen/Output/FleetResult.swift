@@ -59,6 +59,7 @@ struct FleetResult {
             "seed": .int(Int64(bitPattern: options.seed)),
             "onesignal_fraction": .double(options.oneSignalFraction),
             "huawei_fraction": .double(options.huaweiFraction),
+            "web_fraction": .double(options.webFraction), "scenario": options.scenarioPath.map(JSON.string) ?? .null,
             "total": Self.methodJSON(stats.methods.reduce(into: MethodStats()) { $0.merge($1) }, latency: stats.ok > 0),
             "errors": .object(errors),
             "error_details": .object(details),

@@ -49,8 +49,10 @@ enum ResultFile {
         options.threads = try int("threads")
         guard let seed = json["seed"]?.lenientInt else { throw refuse("no seed") }
         options.seed = UInt64(bitPattern: seed)
-        options.oneSignalFraction = json["onesignal_fraction"]?.lenientDouble ?? 0
-        options.huaweiFraction = json["huawei_fraction"]?.lenientDouble ?? 0
+        options.scenario.oneSignalShare = json["onesignal_fraction"]?.lenientDouble ?? 0
+        options.scenario.huaweiShare = json["huawei_fraction"]?.lenientDouble ?? 0
+        options.scenario.webShare = json["web_fraction"]?.lenientDouble ?? 0
+        options.scenarioPath = json["scenario"]?.stringValue
         options.rate = json["target_rate"]?.lenientDouble
         if let stages = json["stages"]?.arrayValue {
             var list: [RateStages.Stage] = []

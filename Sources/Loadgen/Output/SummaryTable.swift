@@ -11,6 +11,8 @@ enum SummaryTable {
             + "\(mode), seed \(options.seed)"
             + (options.oneSignalFraction > 0 ? ", OneSignal helper \(TextFormat.fixed(options.oneSignalFraction * 100, 0)) %" : "")
             + (options.segment.map { ", segment \($0): devices \($0.firstDevice)…\($0.firstDevice + $0.devices - 1) of \(TextFormat.grouped($0.fleetDevices))" } ?? "")
+            + (options.webFraction > 0 ? ", browsers \(TextFormat.fixed(options.webFraction * 100, 0)) %" : "")
+            + (options.scenarioPath.map { ", scenario \($0)" } ?? "")
             + (result.interrupted ? " (interrupted)" : ""))
         lines.append("")
         let header = ["method", "requests", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"]
