@@ -127,14 +127,14 @@ struct ShardRunner: Sendable {
         var after = work.firstDevice - 1
         var sentSoFar = 0
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
-        // Batches are on the network, oldest first, as many as the app's window has slots
-        // (`BatchSlots`, shared with the other shard this worker runs). Each turn sends one page
-        // in one slot: the oldest batch's once it is back, else a free slot, else the oldest
-        // batch's (waited for) or one the other shard gives back. One commit records the batch
-        // whose slot the page takes and marks the page attempted; then the page goes out. So the
-        // batches leave one by one as earlier ones come back, spread over the provider's latency
-        // rather than sent and answered all at once, no commit holds more than one batch's
-        // outcomes, and the unrecorded pushes never exceed the window. The pages are read and
+        // Batches are on the network, as many as the app's window has slots (`BatchSlots`, shared
+        // with the other shard this worker runs). Each turn sends one page in one slot: that of a
+        // batch that is back (whichever came back, not only the oldest), else a free slot, else
+        // the first of the two to turn up. One commit records the batch whose slot the page takes
+        // and marks the page attempted; then the page goes out. So the batches leave one by one
+        // as earlier ones come back, spread over the provider's latency rather than sent and
+        // answered all at once, a slow answer holds only its own slot, no commit holds more than
+        // one batch's outcomes, and the unrecorded pushes never exceed the window. The pages are read and
         // prepared on a thread of their own meanwhile (`PageReader`), unless a send rate paces
         // them: then each is read when its turn comes.
         let slots = window(of: work.app)
@@ -145,6 +145,12 @@ struct ShardRunner: Sendable {
         // shard never has more than the window on the network.
         var held = 0
         var back: InFlightBatch?
+        // Signalled once by each batch as it comes back.
+        let returned = DispatchSemaphore(value: 0)
+        /// Takes a batch that is back out of `inFlight`.
+        func takeReturned() -> InFlightBatch? {
+            inFlight.firstIndex(where: \.isFinished).map { inFlight.remove(at: $0) }
+        }
         func release(_ count: Int) {
             slots.give(count)
             held -= count
@@ -188,20 +194,25 @@ struct ShardRunner: Sendable {
                 reader?.restart(after: after)
                 continue
             }
-            if let oldest = inFlight.first, oldest.isFinished {
-                back = inFlight.removeFirst()
-            } else if slots.take(upTo: 1) == 1 {
-                held += 1
-            } else {
-                while back == nil {
-                    if !inFlight.isEmpty {
-                        back = inFlight.removeFirst()
-                    } else if slots.takeOne(waitingUpTo: 0.1) {
+            while true {
+                if let batch = takeReturned() {
+                    back = batch
+                    break
+                }
+                if slots.take(upTo: 1) == 1 {
+                    held += 1
+                    break
+                }
+                if stop() { return .stopped }
+                // A batch of this shard wakes the wait at once; a slot the other shard gives back
+                // is seen within a few milliseconds.
+                if inFlight.isEmpty {
+                    if slots.takeOne(waitingUpTo: 0.1) {
                         held += 1
                         break
-                    } else if stop() {
-                        return .stopped
                     }
+                } else {
+                    _ = returned.wait(timeout: .now() + .milliseconds(2))
                 }
             }
             // A short page was the last one, unless a probe sent only part of it: then the reader
@@ -220,8 +231,8 @@ struct ShardRunner: Sendable {
                 return .stopped
             }
             // Stamped when it goes out: the page may have been read turns earlier.
-            inFlight.append(InFlightBatch(next, sentAt: clock.now(), work: work, provider: provider) { [self] targets, now in
-                pushes(for: targets, work: work, now: now)
+            inFlight.append(InFlightBatch(next, sentAt: clock.now(), work: work, provider: provider, whenBack: { returned.signal() }) {
+                [self] targets, now in pushes(for: targets, work: work, now: now)
             })
             sentSoFar += next.page.count
             if isLast { break }
@@ -230,7 +241,23 @@ struct ShardRunner: Sendable {
                 if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             }
         }
-        return try settle() ? .complete : .stopped
+        // The last batches are recorded one by one as they come back, each slot given back at once,
+        // so that the other shard fills the window while this one waits for its last answers.
+        while !inFlight.isEmpty {
+            guard let batch = takeReturned() else {
+                returned.wait()
+                continue
+            }
+            back = batch
+            let recorded = try back.map { try record([$0], work: work, provider: provider, attemptedThrough: nil) } ?? true
+            back = nil
+            release(1)
+            guard recorded else {
+                _ = try settle()
+                return .stopped
+            }
+        }
+        return .complete
     }
 
     /// Batches of `batchSize` a worker keeps on the network to fill a provider's `window`: two at
@@ -482,10 +509,12 @@ final class Background<Value: Sendable>: @unchecked Sendable {
     private var value: Value?
     private let done = DispatchSemaphore(value: 0)
 
-    init(thread name: String, _ compute: @escaping @Sendable () -> Value) {
+    /// Computes the value on a thread named `name`, then calls `whenDone`.
+    init(thread name: String, whenDone: @escaping @Sendable () -> Void = {}, _ compute: @escaping @Sendable () -> Value) {
         let thread = Thread { [self] in
             value = compute()
             done.signal()
+            whenDone()
         }
         thread.name = name
         thread.start()
@@ -518,15 +547,17 @@ struct InFlightBatch: Sendable {
     private let throttled: [DeliveryRecord]
     private let delivered: Background<(pushes: [OutgoingPush], outcomes: [DeliveryRecord])>
 
-    init(_ prepared: PreparedPage, sentAt: Int64, work: ShardWork, provider: (any PushProvider)?,
+    /// `whenBack` is called once, when the outcomes are there.
+    init(_ prepared: PreparedPage, sentAt: Int64, work: ShardWork, provider: (any PushProvider)?, whenBack: @escaping @Sendable () -> Void,
          build: @escaping @Sendable (_ targets: [Target], _ sentAt: Int64) -> [OutgoingPush]) {
         now = sentAt
         throttled = prepared.throttled
         let targets = prepared.allowed
         if targets.isEmpty {
             delivered = Background(ready: ([], []))
+            whenBack()
         } else if let provider {
-            delivered = Background(thread: "herald-deliver") {
+            delivered = Background(thread: "herald-deliver", whenDone: whenBack) {
                 let pushes = build(targets, sentAt)
                 return (pushes, provider.deliver(pushes, message: work))
             }
@@ -535,6 +566,7 @@ struct InFlightBatch: Sendable {
             delivered = Background(ready: (pushes, pushes.map {
                 DeliveryRecord(deviceID: $0.target.deviceID, outcome: .failed, reason: "NoProviderConfigured")
             }))
+            whenBack()
         }
     }
 
