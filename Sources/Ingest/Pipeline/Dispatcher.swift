@@ -96,7 +96,8 @@ final class Dispatcher: Sendable {
         logger.info("queue bound", ["queue.jobs": settings.jobs[0], "queue.results": settings.results[0]])
     }
 
-    /// Asks the dispatcher to look for due work now (after a message was created).
+    /// Asks the dispatcher to look for due work and finished messages now (after a message was
+    /// created, or a shard acknowledged).
     func nudge() { wake.store(true, ordering: .relaxed) }
 
     /// Whether this ingest dispatches now (`DispatcherElection.isDispatching`).
@@ -180,6 +181,8 @@ final class Dispatcher: Sendable {
             }
         case .ack(let id, let shard):
             logger.verbose("shard acknowledged", ["worker.id": id, "shard.id": String(shard)])
+            // A message whose last shard this was is marked done at once, not at the next round.
+            nudge()
         case .reportsDone(let id, let after, let processed, let setAside):
             // Workers tell every ingest; only the dispatching one handed the batch out.
             guard isDispatching else { return }
