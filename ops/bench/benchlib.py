@@ -5,6 +5,7 @@ python3 ops/bench/benchlib.py SUBCOMMAND ARGS...
 Any benchmark:
   ports N                          N distinct free loopback TCP ports
   field JSON KEY                   the value of a dotted KEY (a.b) in JSON, empty when missing
+  file-field FILE KEY              the same, in the JSON file FILE (one too large for an argument)
   wait-devices DB N TIMEOUT        poll the device count every second until N devices exist
   checkpoint DB                    WAL checkpoint (TRUNCATE) so the main file is complete
   cpu PID...                       CPU seconds (utime+stime) of each pid and its descendants, per
@@ -111,6 +112,11 @@ def field(text, key):
     for k in key.split("."):
         v = v.get(k) if isinstance(v, dict) else None
     print("" if v is None else v)
+
+
+def file_field(path, key):
+    with open(path) as f:
+        field(f.read(), key)
 
 
 def connect_ro(db):
@@ -668,7 +674,7 @@ def soak_funnels(url, token, timeout, *codes):
 
 
 COMMANDS = {
-    "ports": ports, "field": field, "wait-devices": wait_devices, "checkpoint": checkpoint, "cpu": cpu,
+    "ports": ports, "field": field, "file-field": file_field, "wait-devices": wait_devices, "checkpoint": checkpoint, "cpu": cpu,
     "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "cpu-per-item": cpu_per_item, "mem": mem, "stats": stats,
     "expected": expected, "campaign": campaign, "inbox-rows": inbox_rows, "sink": sink,
     "apns-campaign": apns_campaign, "h2load": h2load, "platform-campaign": platform_campaign,

@@ -455,6 +455,11 @@ json_field() {
     benchlib field "$1" "$2"
 }
 
+# file_field file key: the same, in a JSON file (herald-load results outgrow a command argument)
+file_field() {
+    benchlib file-field "$1" "$2"
+}
+
 # ms microseconds: as milliseconds with two decimals and "ms"
 ms() {
     awk -v us="$1" 'BEGIN { printf "%.2fms", us / 1000 }'
