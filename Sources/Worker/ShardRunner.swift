@@ -134,9 +134,9 @@ struct ShardRunner: Sendable {
         // and marks the page attempted; then the page goes out. So the batches leave one by one
         // as earlier ones come back, spread over the provider's latency rather than sent and
         // answered all at once, a slow answer holds only its own slot, no commit holds more than
-        // one batch's outcomes, and the unrecorded pushes never exceed the window. The pages are read and
-        // prepared on a thread of their own meanwhile (`PageReader`), unless a send rate paces
-        // them: then each is read when its turn comes.
+        // one batch's outcomes, and the unrecorded pushes never exceed the window. The pages are
+        // read and prepared on a thread of their own meanwhile (`PageReader`), unless a send rate
+        // paces them: then each is read when its turn comes.
         let slots = window(of: work.app)
         var inFlight: [InFlightBatch] = []
         // Slots this shard holds: one per batch sent and not yet recorded, and the one taken for
@@ -243,14 +243,14 @@ struct ShardRunner: Sendable {
         }
         // The last batches are recorded one by one as they come back, each slot given back at once,
         // so that the other shard fills the window while this one waits for its last answers.
+        // A batch taken is back already; if recording it throws, its slot is still held and goes
+        // back with the others.
         while !inFlight.isEmpty {
             guard let batch = takeReturned() else {
                 returned.wait()
                 continue
             }
-            back = batch
-            let recorded = try back.map { try record([$0], work: work, provider: provider, attemptedThrough: nil) } ?? true
-            back = nil
+            let recorded = try record([batch], work: work, provider: provider, attemptedThrough: nil)
             release(1)
             guard recorded else {
                 _ = try settle()
