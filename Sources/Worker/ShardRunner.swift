@@ -510,7 +510,7 @@ final class Background<Value: Sendable>: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     /// Computes the value on a thread named `name`, then calls `whenDone`.
-    init(thread name: String, whenDone: @escaping @Sendable () -> Void = {}, _ compute: @escaping @Sendable () -> Value) {
+    init(thread name: String, whenDone: @escaping @Sendable () -> Void, _ compute: @escaping @Sendable () -> Value) {
         let thread = Thread { [self] in
             value = compute()
             done.signal()
