@@ -147,11 +147,13 @@ import TestSupport
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        let expiry = Date().addingTimeInterval(3)
-        let code = try herald.send(["send_date": "now", "content": "Soon gone", "inbox_date": .string(formatter.string(from: expiry))])
+        let inboxDate = formatter.string(from: Date().addingTimeInterval(3))
+        let expiry = try #require(formatter.date(from: inboxDate))
+        let code = try herald.send(["send_date": "now", "content": "Soon gone", "inbox_date": .string(inboxDate)])
         try herald.waitForMessage(code)
         let shown = try Self.inbox(herald, "ib-x")
-        #expect(Self.codes(shown) == [code] && shown["messages"]?.arrayValue?.first?["rt"] == .string(String(Int64(expiry.timeIntervalSince1970))))
+        #expect(Self.codes(shown) == [code], "\(shown.text)")
+        #expect(shown["messages"]?.arrayValue?.first?["rt"] == .string(String(Int64(expiry.timeIntervalSince1970))), "inbox_date \(inboxDate): \(shown.text)")
 
         // Bounded: the expiry is 3 s away; poll every 200 ms for at most 6 s.
         let deadline = Date().addingTimeInterval(6)
