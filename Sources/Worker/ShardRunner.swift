@@ -457,6 +457,7 @@ struct ShardRunner: Sendable {
     private func pushes(for targets: [Target], work: ShardWork, now: Int64) -> [OutgoingPush] {
         let inbox = PayloadBuilder.InboxLink(work.spec, code: work.messageCode, sentAt: now)
         var apnsBodies: [APNsPayloadKey: [UInt8]] = [:]
+        var fcmBodies: [String?: PayloadBuilder.FCMBodies] = [:]
         var webBodies: [String?: [UInt8]] = [:]
         return targets.map { target in
             switch OutgoingPush.Channel(platform: target.platform) {
@@ -467,9 +468,10 @@ struct ShardRunner: Sendable {
                 apnsBodies[key] = body
                 return OutgoingPush(target: target, channel: .apns, body: body)
             case .fcm:
-                return OutgoingPush(target: target, channel: .fcm, body: PayloadBuilder.fcm(
-                    work.spec, hash: work.hash, token: target.pushToken, language: target.language, badge: target.badge,
-                    inbox: inbox).encoded())
+                let bodies = fcmBodies[target.language] ?? PayloadBuilder.FCMBodies(work.spec, hash: work.hash, language: target.language,
+                                                                                    inbox: inbox)
+                fcmBodies[target.language] = bodies
+                return OutgoingPush(target: target, channel: .fcm, body: bodies.body(token: target.pushToken))
             case .huawei:
                 return OutgoingPush(target: target, channel: .huawei, body: PayloadBuilder.huawei(
                     work.spec, hash: work.hash, token: target.pushToken, language: target.language, inbox: inbox).encoded())

@@ -25,6 +25,13 @@ import Testing
         #expect(try JSON.parse(text) == value)
     }
 
+    @Test(arguments: ["\"", "\\", "\"a", "a\\", "\n\r\t\u{1f}\u{00}", "ab\"\"cd\\\\", "é😀\u{7f}/", "plain"])
+    func escapesAnywhereInAStringRoundTrip(_ value: String) throws {
+        let text = JSON.string(value).text
+        #expect(!text.utf8.dropFirst().dropLast().contains { $0 < 0x20 })
+        #expect(try JSON.parse(text) == .string(value))
+    }
+
     @Test(arguments: ["", "{", "[1,]", "{\"a\" 1}", "tru", "01", "1.", "\"\\x\"", "{} x", "\"\u{01}\"", "\"\\ud800\""])
     func rejectsMalformedInput(_ text: String) {
         #expect(throws: JSONParseError.self) { try JSON.parse(text) }

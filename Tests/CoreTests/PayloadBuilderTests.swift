@@ -311,6 +311,22 @@ import Testing
         #expect(android?["priority"] == .string(expected))
     }
 
+    @Test func fcmBodiesAreTheEncodedMessageForEveryToken() {
+        var message = spec(["default": "Hello", "de": "Hallo \"Welt\""])
+        message.title = ["default": "Sale"]
+        message.android.ttl = 60
+        message.android.rootParams = ["extra": ["a": 1]]
+        message.inbox = MessageSpec.InboxOptions(days: 3)
+        let link = PayloadBuilder.InboxLink(message, code: "AB12-00000001-00000002", sentAt: 1_800_000_000)
+        for language in [nil, "de", "fr"] as [String?] {
+            let bodies = PayloadBuilder.FCMBodies(message, hash: "h1", language: language, inbox: link)
+            for token in ["tok", "", "fcm:APA91b-é_\"\\x", String(repeating: "t", count: 300)] {
+                let expected = PayloadBuilder.fcm(message, hash: "h1", token: token, language: language, badge: 0, inbox: link).encoded()
+                #expect(bodies.body(token: token) == expected, "language \(language ?? "nil"), token \(token)")
+            }
+        }
+    }
+
     @Test func androidTTLAndSilent() {
         var message = spec()
         message.android.ttl = 3600

@@ -38,28 +38,33 @@ extension JSON {
     }
 
     public static func writeString(_ value: String, to out: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { writeString(utf8: $0, to: &out) }
+    }
+
+    /// Writes `bytes` (valid UTF-8) as a JSON string: the runs that need no escape are copied whole.
+    static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Most strings need no escape: copy them whole.
-        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-            out.append(contentsOf: value.utf8)
-            out.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in value.utf8 {
+        var runStart = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            runStart = index + 1
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
             case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
             case 0x0A: out.append(contentsOf: "\\n".utf8)
             case 0x0D: out.append(contentsOf: "\\r".utf8)
             case 0x09: out.append(contentsOf: "\\t".utf8)
-            case 0..<0x20:
+            default:
                 let hex = Array("0123456789abcdef".utf8)
                 out.append(contentsOf: "\\u00".utf8)
                 out.append(hex[Int(byte >> 4)])
                 out.append(hex[Int(byte & 0x0F)])
-            default: out.append(byte)
             }
         }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         out.append(UInt8(ascii: "\""))
     }
 }
