@@ -32,6 +32,16 @@ import Testing
         #expect(try JSON.parse(text) == .string(value))
     }
 
+    @Test(arguments: ["\"", "\\", "\n", "\u{1}", "\u{1f}", "é", " ", "!", "#", "[", "]", "\u{7f}"])
+    func aCharacterIsEscapedAtEveryPositionOfALongString(_ special: String) throws {
+        let escaped = ["\"": #"\""#, "\\": #"\\"#, "\n": #"\n"#, "\u{1}": #"\u0001"#, "\u{1f}": #"\u001f"#][special] ?? special
+        for position in 0..<20 {
+            let value = String(repeating: "a", count: position) + special + String(repeating: "b", count: 19 - position)
+            let expected = "\"" + String(repeating: "a", count: position) + escaped + String(repeating: "b", count: 19 - position) + "\""
+            #expect(JSON.string(value).text == expected, "at \(position)")
+        }
+    }
+
     @Test(arguments: ["", "{", "[1,]", "{\"a\" 1}", "tru", "01", "1.", "\"\\x\"", "{} x", "\"\u{01}\"", "\"\\ud800\""])
     func rejectsMalformedInput(_ text: String) {
         #expect(throws: JSONParseError.self) { try JSON.parse(text) }

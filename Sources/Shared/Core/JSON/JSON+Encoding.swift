@@ -46,11 +46,17 @@ extension JSON {
     static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var runStart = 0
-        for index in bytes.indices {
+        var index = 0
+        while index < bytes.count {
+            if index + 8 <= bytes.count, !mayNeedEscape(UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+                continue
+            }
             let byte = bytes[index]
+            index += 1
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-            runStart = index + 1
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index - 1]))
+            runStart = index
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
             case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
@@ -66,5 +72,14 @@ extension JSON {
         }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any of the eight bytes of `word` is a control character, `"` or `\\` (never false
+    /// when one is; the classic "has a zero byte" and "has a byte less than n" tests).
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+        let control = (word &- ones &* 0x20) & ~word & highs != 0
+        return control || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
     }
 }
