@@ -1,11 +1,11 @@
 internal import COpenSSL
 import Foundation
 
-/// A P-256 key held by OpenSSL: a private key (a VAPID key, or a message's ephemeral key) or a
-/// public key alone (a subscription's `p256dh`).
+/// A P-256 key held by OpenSSL: a private key (a VAPID key) or a public key alone. A message's
+/// key pair is never one of these (`MessageCrypto` works on its scalar and points).
 ///
 /// `@unchecked Sendable` invariant: the `EVP_PKEY` is never mutated after it is made; OpenSSL 3
-/// allows concurrent derivations and exports from one key, each call using its own context.
+/// allows concurrent reads and exports from one key.
 public final class P256Key: @unchecked Sendable {
     /// Length of an uncompressed point (`0x04 ‖ x ‖ y`).
     public static let publicKeyLength = 65
