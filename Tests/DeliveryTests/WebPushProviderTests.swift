@@ -83,6 +83,31 @@ import WebPush
         #expect(RetryPolicy(defaultTTL: 3600).ttl(of: .web, spec) == 120)
     }
 
+    @Test func aBatchIsEncryptedOnSeveralThreadsEachBodyForItsOwnPush() throws {
+        // 13 pushes over 4 runs (uneven), every third without a subscription: each body is the push's
+        // own plaintext encrypted for its own browser, in push order.
+        let browsers = try (0..<13).map { _ in try P256Key.generate() }
+        let pushes = try browsers.enumerated().map { index, key in
+            let target = Target(deviceID: Int64(index), hwid: "h\(index)", platform: 11, pushToken: "https://push.example/\(index)",
+                                gateway: nil, language: nil, badge: 0)
+            let subscription = index % 3 == 2 ? nil
+                : try WebSubscription(endpoint: target.pushToken, p256dh: key.publicKey, auth: [UInt8](repeating: UInt8(index), count: 16))
+            return OutgoingPush(target: target, channel: .web, body: Array("push \(index)".utf8), subscription: subscription)
+        }
+        let bodies = WebPushProvider.encrypt(pushes, cores: 4)
+        #expect(bodies.count == pushes.count)
+        for (index, body) in bodies.enumerated() {
+            guard index % 3 != 2 else {
+                #expect(body == nil)
+                continue
+            }
+            let encrypted = try #require(try body?.get())
+            #expect(try WebPushEncryption.decrypt(encrypted, receiver: browsers[index], auth: [UInt8](repeating: UInt8(index), count: 16))
+                    == Array("push \(index)".utf8))
+        }
+        #expect(WebPushProvider.encrypt([], cores: 4).isEmpty)
+    }
+
     @Test func theRouterSendsBrowserPushesToWebPushOnly() throws {
         let web = RecordingProvider()
         let router = ChannelRouter(app: "APP", providers: [.web: web])

@@ -56,12 +56,12 @@ struct WebFleetTests {
         let auth = try #require(request["auth_token"]?.stringValue.flatMap { Data(base64Encoded: $0) })
         // What Herald checks at registerDevice: an https endpoint, a point on P-256, a 16-byte secret.
         let subscription = try WebSubscription(endpoint: endpoint, p256dh: Array(p256dh), auth: Array(auth))
-        #expect(subscription.p256dh == FleetDevice.webPushKey(hash: device.hash).publicKey)
+        #expect(subscription.p256dh == FleetDevice.webPushPublicKey(hash: device.hash))
         #expect(request["hwid"] == .string(FleetDevice.webHWID(hash: device.hash)))
         #expect(request["device_model"]?.stringValue?.hasPrefix("Firefox ") == true && request["timezone"]?.lenientInt != nil)
         #expect(request["notificationTypes"] == nil && request["gateway"] == nil && request["package"] == nil)
         // Another seed derives other keys for the same index.
-        #expect(FleetDevice.webPushKey(hash: Mix.hash(5, UInt64(device.index))).publicKey != subscription.p256dh)
+        #expect(FleetDevice.webPushPublicKey(hash: Mix.hash(5, UInt64(device.index))) != subscription.p256dh)
     }
 
     // MARK: The edge's Web Push endpoint
@@ -81,7 +81,7 @@ struct WebFleetTests {
                   audience: String = WebFleetTests.pushService) throws -> HTTP2Request {
             let tokens = try VAPIDTokens(pem: try (key ?? vapid).privatePEM(), subject: "mailto:ops@shop.example", clock: ManualClock(issued))
             let path = "/push/\(device.index)." + String(subscriptionID(device))
-            let subscription = try WebSubscription(endpoint: WebFleetTests.pushService + path, p256dh: FleetDevice.webPushKey(hash: device.hash).publicKey,
+            let subscription = try WebSubscription(endpoint: WebFleetTests.pushService + path, p256dh: FleetDevice.webPushPublicKey(hash: device.hash),
                                                    auth: FleetDevice.webPushAuth(hash: device.hash))
             let body = try WebPushEncryption.encrypt(payload.encoded(), for: subscription)
             return HTTP2Request(method: "POST", path: path,

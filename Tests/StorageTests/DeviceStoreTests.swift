@@ -178,6 +178,17 @@ struct DeviceStoreContract {
         let device = try #require(try store.device(app: "APP-1", hwid: "H1"))
         #expect(device.pushToken == nil)
         #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil)["Level"] == .integer(3))
+
+        // A browser's subscription keys go with its endpoint: nothing that can reach it is left.
+        try store.registerDevice(
+            DeviceRegistration(app: "APP-1", hwid: "W1", pushToken: "https://push.example/w1", gateway: nil,
+                               webKeys: WebPushKeys(p256dh: "BKey", auth: "Auth"), attributes: DeviceAttributes(platform: Platform.chrome),
+                               tags: try TagUpdate.parse(["Level": 4])), now: 100)
+        try store.unregisterDevice(app: "APP-1", hwid: "W1", now: 300)
+        #expect(try fixture.count("""
+            SELECT count(*) FROM devices WHERE hwid = 'W1' AND push_token IS NULL AND web_p256dh IS NULL AND web_auth IS NULL
+            """) == 1)
+        #expect(try store.getTags(app: "APP-1", hwid: "W1", userID: nil)["Level"] == .integer(4))
     }
 
     func deleteForgetsTheDeviceAndKeepsItsIDFromOthers() throws {

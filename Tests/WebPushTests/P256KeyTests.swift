@@ -62,12 +62,11 @@ import TestSupport
         #expect(try P256Key(path: path).publicKey == key.publicKey)
     }
 
-    @Test func ecdhAgreesBothWays() throws {
-        let a = try P256Key.generate(), b = try P256Key.generate()
-        let ab = try a.sharedSecret(with: try P256Key(publicKey: b.publicKey))
-        #expect(ab.count == 32)
-        #expect(ab == (try b.sharedSecret(with: try P256Key(publicKey: a.publicKey))))
-        #expect(throws: WebPushError.self) { try P256Key(publicKey: a.publicKey).sharedSecret(with: b) }
+    @Test func aPrivateKeyGivesBackItsScalarAndAZeroScalarIsRefused() throws {
+        let key = try P256Key.generate()
+        let scalar = try #require(key.privateKey)
+        #expect(try P256Key(privateKey: scalar).publicKey == key.publicKey)
+        #expect(try P256Key(publicKey: key.publicKey).privateKey == nil)
         #expect(throws: WebPushError.self) { try P256Key(privateKey: [UInt8](repeating: 0, count: 32)) }
     }
 }

@@ -18,14 +18,43 @@ import Core
     @Test func theAppendixExampleEncryptsToTheRFCBytes() throws {
         let sender = try P256Key(privateKey: senderPrivate)
         #expect(sender.publicKey == senderPublic)
-        let body = try WebPushEncryption.encrypt(plaintext, receiver: try P256Key(publicKey: receiverPublic), auth: auth,
-                                                 sender: sender, salt: salt)
+        let body = try WebPushEncryption.encrypt(plaintext, receiverPublicKey: receiverPublic, auth: auth,
+                                                 senderPrivateKey: senderPrivate, salt: salt)
         #expect(Base64URL.encode(body) == message)
+        #expect(try WebPushEncryption.decrypt(body, receiverPrivateKey: receiverPrivate, auth: auth) == plaintext)
+        #expect(try P256Key(privateKey: receiverPrivate).privateKey == receiverPrivate)
+    }
+
+    @Test func messageKeysAgreeBothWaysAndBadPointsAreRefused() throws {
+        let crypto = MessageCrypto.shared
+        for _ in 0..<4 {
+            let a = try crypto.newScalar(), b = try crypto.newScalar()
+            let ab = try crypto.sharedSecret(scalar: a, peer: try crypto.publicPoint(of: b))
+            let ba = try crypto.sharedSecret(scalar: b, peer: try crypto.publicPoint(of: a))
+            #expect(ab.count == 32 && ab == ba)
+            // A scalar's point is the one OpenSSL gives the key made from it.
+            #expect(try crypto.publicPoint(of: a) == (try P256Key(privateKey: a).publicKey))
+        }
+        // Points off the curve, and a zero scalar, are refused.
+        var offCurve = receiverPublic
+        offCurve[64] ^= 1
+        #expect(throws: WebPushError.self) { try crypto.sharedSecret(scalar: senderPrivate, peer: offCurve) }
+        #expect(throws: WebPushError.self) { try crypto.sharedSecret(scalar: senderPrivate, peer: Array(receiverPublic.prefix(33))) }
+        #expect(throws: WebPushError.self) { try crypto.publicPoint(of: [UInt8](repeating: 0, count: 32)) }
+        // HMAC-SHA-256 of RFC 4231's test cases 2 and 6 (a key longer than the block is hashed first).
+        #expect(try crypto.hmac(key: Array("Jefe".utf8), Array("what do ya want for nothing?".utf8))
+                == Self.hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
+        #expect(try crypto.hmac(key: [UInt8](repeating: 0xAA, count: 131), Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+                == Self.hex("60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"))
+    }
+
+    static func hex(_ text: String) -> [UInt8] {
+        stride(from: 0, to: text.count, by: 2).map { UInt8(text.dropFirst($0).prefix(2), radix: 16)! }
     }
 
     @Test func theIntermediateValuesAreTheRFCs() throws {
-        let sender = try P256Key(privateKey: senderPrivate)
-        let secret = try sender.sharedSecret(with: try P256Key(publicKey: receiverPublic))
+        let secret = try MessageCrypto.shared.sharedSecret(scalar: senderPrivate, peer: receiverPublic)
+        #expect(try MessageCrypto.shared.sharedSecret(scalar: receiverPrivate, peer: senderPublic) == secret)
         #expect(Base64URL.encode(secret) == "kyrL1jIIOHEzg3sM2ZWRHDRB62YACZhhSlknJ672kSs")
         let keys = try WebPushEncryption.contentKeys(secret: secret, auth: auth, receiverPublic: receiverPublic,
                                                      senderPublic: senderPublic, salt: salt)

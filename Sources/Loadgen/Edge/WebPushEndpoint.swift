@@ -83,7 +83,7 @@ final class WebPushEndpoint: Sendable {
         guard request.body.count <= Self.maxBodyBytes else { throw Refusal(status: 413, reason: "PayloadTooLarge") }
         let plaintext: [UInt8]
         do {
-            plaintext = try WebPushEncryption.decrypt(request.body, receiver: FleetDevice.webPushKey(hash: hash),
+            plaintext = try WebPushEncryption.decrypt(request.body, receiverPrivateKey: FleetDevice.webPushPrivateKey(hash: hash),
                                                       auth: FleetDevice.webPushAuth(hash: hash))
         } catch {
             throw Refusal(status: 400, reason: "DecryptionFailed")

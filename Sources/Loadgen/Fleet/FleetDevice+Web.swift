@@ -22,9 +22,9 @@ extension FleetDevice {
         out.base64URL(Mix.hash(hash, 43), count: webPushIDLength)
     }
 
-    /// The browser's private key: a scalar of four hashes, below the group order (its first word is
-    /// never 0xFFFFFFFF).
-    static func webPushKey(hash: UInt64) -> P256Key {
+    /// The browser's private key (a 32-byte scalar): four hashes, below the group order (its first
+    /// word is never 0xFFFFFFFF) and not zero.
+    static func webPushPrivateKey(hash: UInt64) -> [UInt8] {
         var attempt: UInt64 = 0
         while true {
             var scalar: [UInt8] = []
@@ -32,9 +32,17 @@ extension FleetDevice {
             for part in 0..<4 as Range<UInt64> {
                 withUnsafeBytes(of: Mix.hash(hash, 50 &+ attempt &* 4 &+ part).bigEndian) { scalar.append(contentsOf: $0) }
             }
-            if scalar[0..<4] != [0xFF, 0xFF, 0xFF, 0xFF], let key = try? P256Key(privateKey: scalar) { return key }
+            if scalar[0..<4] != [0xFF, 0xFF, 0xFF, 0xFF], scalar.contains(where: { $0 != 0 }) { return scalar }
             attempt += 1
         }
+    }
+
+    /// The browser's public key (`p256dh`, an uncompressed point).
+    static func webPushPublicKey(hash: UInt64) -> [UInt8] {
+        guard let point = try? P256Key.publicKey(ofPrivateKey: webPushPrivateKey(hash: hash)) else {
+            preconditionFailure("a P-256 scalar from 1 to the group order minus 1 has a public point")
+        }
+        return point
     }
 
     /// The browser's auth secret (16 bytes).

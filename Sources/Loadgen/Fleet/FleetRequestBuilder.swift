@@ -162,7 +162,7 @@ struct FleetRequestBuilder {
         out.append(webPush)
         device.writeWebPushPath(&out)
         out.append("\",\"public_key\":")
-        out.quoted(Array(Data(FleetDevice.webPushKey(hash: device.hash).publicKey).base64EncodedString().utf8))
+        out.quoted(Array(Data(FleetDevice.webPushPublicKey(hash: device.hash)).base64EncodedString().utf8))
         out.append(",\"auth_token\":")
         out.quoted(Array(Data(FleetDevice.webPushAuth(hash: device.hash)).base64EncodedString().utf8))
     }

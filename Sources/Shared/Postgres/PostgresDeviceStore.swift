@@ -326,7 +326,7 @@ public final class PostgresDeviceStore: DeviceStore {
     public func unregisterDevice(app: String, hwid: String, now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
         try database.write { transaction in
-            try transaction.connection.run("UPDATE devices SET push_token = NULL, updated_at = $1 WHERE app_id = $2 AND hwid = $3",
+            try transaction.connection.run("UPDATE devices SET push_token = NULL, web_p256dh = NULL, web_auth = NULL, updated_at = $1 WHERE app_id = $2 AND hwid = $3",
                                            [.integer(now), .integer(appID), .text(hwid)])
         }
     }

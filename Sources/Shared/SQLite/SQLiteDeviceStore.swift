@@ -178,7 +178,7 @@ public final class SQLiteDeviceStore: DeviceStore {
     public func unregisterDevice(app: String, hwid: String, now: Int64) throws(StoreError) {
         let appID = try appID(app)
         try write { writer in
-            try writer.connection.prepare("UPDATE devices SET push_token = NULL, updated_at = ? WHERE app_id = ? AND hwid = ?")
+            try writer.connection.prepare("UPDATE devices SET push_token = NULL, web_p256dh = NULL, web_auth = NULL, updated_at = ? WHERE app_id = ? AND hwid = ?")
                 .run([.integer(now), .integer(appID), .text(hwid)])
         }
     }

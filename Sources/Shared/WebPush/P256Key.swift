@@ -1,11 +1,11 @@
 internal import COpenSSL
 import Foundation
 
-/// A P-256 key held by OpenSSL: a private key (a VAPID key, or a message's ephemeral key) or a
-/// public key alone (a subscription's `p256dh`).
+/// A P-256 key held by OpenSSL: a private key (a VAPID key) or a public key alone. A message's
+/// key pair is never one of these (`MessageCrypto` works on its scalar and points).
 ///
 /// `@unchecked Sendable` invariant: the `EVP_PKEY` is never mutated after it is made; OpenSSL 3
-/// allows concurrent derivations and exports from one key, each call using its own context.
+/// allows concurrent reads and exports from one key.
 public final class P256Key: @unchecked Sendable {
     /// Length of an uncompressed point (`0x04 ‖ x ‖ y`).
     public static let publicKeyLength = 65
@@ -61,7 +61,7 @@ public final class P256Key: @unchecked Sendable {
     /// A private key from its 32-byte scalar (test vectors, and keys derived from a seed).
     public convenience init(privateKey scalar: [UInt8]) throws(WebPushError) {
         guard scalar.count == Self.privateKeyLength else { throw WebPushError("a P-256 private key is \(Self.privateKeyLength) bytes") }
-        let point = try Self.publicPoint(of: scalar)
+        let point = try Self.publicKey(ofPrivateKey: scalar)
         guard let made = Self.fromData(publicPoint: point, scalar: scalar) else {
             throw WebPushError("not a valid P-256 private key (\(Self.openSSLError()))")
         }
@@ -94,19 +94,19 @@ public final class P256Key: @unchecked Sendable {
         return point!
     }
 
-    /// The ECDH shared secret (the x coordinate, 32 bytes) of this private key and `peer`.
-    public func sharedSecret(with peer: P256Key) throws(WebPushError) -> [UInt8] {
-        guard isPrivate else { throw WebPushError("ECDH needs a private key") }
-        guard let context = EVP_PKEY_CTX_new(key, nil) else { throw WebPushError("EVP_PKEY_CTX_new failed") }
-        defer { EVP_PKEY_CTX_free(context) }
-        var length = 0
-        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.key) == 1,
-              EVP_PKEY_derive(context, nil, &length) == 1 else {
-            throw WebPushError("ECDH failed (\(Self.openSSLError()))")
-        }
-        var secret = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_derive(context, &secret, &length) == 1 else { throw WebPushError("ECDH failed (\(Self.openSSLError()))") }
-        return Array(secret.prefix(length))
+    /// The uncompressed public point (`scalar × G`) of a 32-byte private scalar.
+    public static func publicKey(ofPrivateKey scalar: [UInt8]) throws(WebPushError) -> [UInt8] {
+        try MessageCrypto.shared.publicPoint(of: scalar)
+    }
+
+    /// The private scalar (32 bytes, big-endian); nil for a public key.
+    public var privateKey: [UInt8]? {
+        guard isPrivate else { return nil }
+        var number: OpaquePointer?
+        guard EVP_PKEY_get_bn_param(key, "priv", &number) == 1, let number else { return nil }
+        defer { BN_clear_free(number) }
+        var scalar = [UInt8](repeating: 0, count: Self.privateKeyLength)
+        return BN_bn2binpad(number, &scalar, Int32(scalar.count)) == Int32(scalar.count) ? scalar : nil
     }
 
     /// The private key as PKCS #8 PEM (`-----BEGIN PRIVATE KEY-----`).
@@ -134,27 +134,6 @@ public final class P256Key: @unchecked Sendable {
     }
 
     // MARK: OpenSSL helpers
-
-    /// `scalar × G` as an uncompressed point.
-    private static func publicPoint(of scalar: [UInt8]) throws(WebPushError) -> [UInt8] {
-        guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else { throw WebPushError("no P-256 group") }
-        defer { EC_GROUP_free(group) }
-        guard let point = EC_POINT_new(group), let number = BN_bin2bn(scalar, Int32(scalar.count), nil) else {
-            throw WebPushError("out of memory")
-        }
-        defer {
-            EC_POINT_free(point)
-            BN_clear_free(number)
-        }
-        guard BN_is_zero(number) == 0, EC_POINT_mul(group, point, number, nil, nil, nil) == 1 else {
-            throw WebPushError("not a valid P-256 private key")
-        }
-        var encoded = [UInt8](repeating: 0, count: publicKeyLength)
-        guard EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &encoded, encoded.count, nil) == publicKeyLength else {
-            throw WebPushError("cannot encode the public point")
-        }
-        return encoded
-    }
 
     /// `encoded` (a P-256 point, compressed or not) as an uncompressed point; nil when it is none.
     private static func uncompressed(_ encoded: [UInt8]) -> [UInt8]? {

@@ -27,22 +27,26 @@ public enum WebPushEncryption {
             ? "Web Push payload of \(count) bytes exceeds the limit of \(maxPlaintextBytes) bytes (4096 encrypted)" : nil
     }
 
-    /// Encrypts `plaintext` for `subscription` with a new ephemeral key and a random salt.
+    /// Encrypts `plaintext` for `subscription` with a new sender key pair and a random salt, both
+    /// made for this message alone as RFC 8291 §3.1 and RFC 8188 §2.1 require (nothing of one
+    /// message's keys is reused for another).
     public static func encrypt(_ plaintext: [UInt8], for subscription: WebSubscription) throws(WebPushError) -> [UInt8] {
         var salt = [UInt8](repeating: 0, count: 16)
         guard RAND_bytes(&salt, Int32(salt.count)) == 1 else { throw WebPushError("no random bytes for the salt") }
-        return try encrypt(plaintext, receiver: try P256Key(publicKey: subscription.p256dh), auth: subscription.auth,
-                           sender: try P256Key.generate(), salt: salt)
+        return try encrypt(plaintext, receiverPublicKey: subscription.p256dh, auth: subscription.auth,
+                           senderPrivateKey: try MessageCrypto.shared.newScalar(), salt: salt)
     }
 
-    /// Encrypts `plaintext` with the given sender key and salt (both fixed in RFC 8291's example).
-    public static func encrypt(_ plaintext: [UInt8], receiver: P256Key, auth: [UInt8], sender: P256Key, salt: [UInt8])
+    /// Encrypts `plaintext` with the given sender private key (a 32-byte scalar) and salt (both fixed
+    /// in RFC 8291's example) for the receiver's uncompressed point.
+    public static func encrypt(_ plaintext: [UInt8], receiverPublicKey: [UInt8], auth: [UInt8], senderPrivateKey: [UInt8], salt: [UInt8])
         throws(WebPushError) -> [UInt8] {
         if let problem = sizeProblem(plaintextBytes: plaintext.count) { throw WebPushError(problem) }
         guard salt.count == 16 else { throw WebPushError("the salt is 16 bytes") }
-        let senderPublic = sender.publicKey
-        let keys = try contentKeys(secret: try sender.sharedSecret(with: receiver), auth: auth, receiverPublic: receiver.publicKey,
-                                   senderPublic: senderPublic, salt: salt)
+        let crypto = MessageCrypto.shared
+        let senderPublic = try crypto.publicPoint(of: senderPrivateKey)
+        let keys = try contentKeys(secret: try crypto.sharedSecret(scalar: senderPrivateKey, peer: receiverPublicKey), auth: auth,
+                                   receiverPublic: receiverPublicKey, senderPublic: senderPublic, salt: salt)
         var header = salt
         withUnsafeBytes(of: recordSize.bigEndian) { header.append(contentsOf: $0) }
         header.append(UInt8(P256Key.publicKeyLength))
@@ -53,6 +57,12 @@ public enum WebPushEncryption {
     /// Decrypts a message made by `encrypt` (or any RFC 8291 sender) with the receiver's private key
     /// and auth secret; fails on a wrong key, a tampered body or a missing padding delimiter.
     public static func decrypt(_ body: [UInt8], receiver: P256Key, auth: [UInt8]) throws(WebPushError) -> [UInt8] {
+        guard let scalar = receiver.privateKey else { throw WebPushError("decryption needs the receiver's private key") }
+        return try decrypt(body, receiverPrivateKey: scalar, auth: auth)
+    }
+
+    /// `decrypt` with the receiver's private key as its 32-byte scalar.
+    public static func decrypt(_ body: [UInt8], receiverPrivateKey: [UInt8], auth: [UInt8]) throws(WebPushError) -> [UInt8] {
         guard body.count >= headerBytes + tagBytes + 1 else { throw WebPushError("too short for an aes128gcm message") }
         let salt = Array(body[0..<16])
         let idLength = Int(body[20])
@@ -60,9 +70,9 @@ public enum WebPushEncryption {
             throw WebPushError("the keyid is not an uncompressed P-256 point")
         }
         let senderPublic = Array(body[21..<(21 + idLength)])
-        let sender = try P256Key(publicKey: senderPublic)
-        let keys = try contentKeys(secret: try receiver.sharedSecret(with: sender), auth: auth, receiverPublic: receiver.publicKey,
-                                   senderPublic: senderPublic, salt: salt)
+        let crypto = MessageCrypto.shared
+        let keys = try contentKeys(secret: try crypto.sharedSecret(scalar: receiverPrivateKey, peer: senderPublic), auth: auth,
+                                   receiverPublic: try crypto.publicPoint(of: receiverPrivateKey), senderPublic: senderPublic, salt: salt)
         var record = try open(Array(body[(21 + idLength)...]), key: keys.cek, nonce: keys.nonce)
         while record.last == 0 { record.removeLast() }
         guard record.last == 0x02 else { throw WebPushError("no final-record padding delimiter") }
@@ -77,7 +87,7 @@ public enum WebPushEncryption {
         throws(WebPushError) -> (cek: [UInt8], nonce: [UInt8]) {
         let keyInfo = Array("WebPush: info".utf8) + [0] + receiverPublic + senderPublic
         let ikm = try hkdf(salt: auth, ikm: secret, info: keyInfo, length: 32)
-        let prk = try hmac(key: salt, ikm)
+        let prk = try MessageCrypto.shared.hmac(key: salt, ikm)
         let cek = try expand(prk: prk, info: Array("Content-Encoding: aes128gcm".utf8) + [0], length: 16)
         let nonce = try expand(prk: prk, info: Array("Content-Encoding: nonce".utf8) + [0], length: 12)
         return (cek, nonce)
@@ -85,20 +95,11 @@ public enum WebPushEncryption {
 
     /// HKDF-SHA-256 with one block of output (`length` ≤ 32).
     static func hkdf(salt: [UInt8], ikm: [UInt8], info: [UInt8], length: Int) throws(WebPushError) -> [UInt8] {
-        try expand(prk: try hmac(key: salt, ikm), info: info, length: length)
+        try expand(prk: try MessageCrypto.shared.hmac(key: salt, ikm), info: info, length: length)
     }
 
     static func expand(prk: [UInt8], info: [UInt8], length: Int) throws(WebPushError) -> [UInt8] {
-        Array(try hmac(key: prk, info + [0x01]).prefix(length))
-    }
-
-    static func hmac(key: [UInt8], _ data: [UInt8]) throws(WebPushError) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        guard HMAC(EVP_sha256(), key, Int32(key.count), data, data.count, &out, &length) != nil, length == 32 else {
-            throw WebPushError("HMAC-SHA-256 failed")
-        }
-        return out
+        Array(try MessageCrypto.shared.hmac(key: prk, info + [0x01]).prefix(length))
     }
 
     /// AES-128-GCM: ciphertext ‖ tag.
@@ -108,7 +109,7 @@ public enum WebPushEncryption {
         var out = [UInt8](repeating: 0, count: plaintext.count + tagBytes)
         var written: Int32 = 0
         var tail: Int32 = 0
-        guard EVP_EncryptInit_ex(context, EVP_aes_128_gcm(), nil, key, nonce) == 1,
+        guard EVP_EncryptInit_ex(context, MessageCrypto.shared.aes128gcm, nil, key, nonce) == 1,
               EVP_EncryptUpdate(context, &out, &written, plaintext, Int32(plaintext.count)) == 1,
               out.withUnsafeMutableBufferPointer({ EVP_EncryptFinal_ex(context, $0.baseAddress! + Int(written), &tail) }) == 1,
               Int(written + tail) == plaintext.count,
@@ -127,7 +128,7 @@ public enum WebPushEncryption {
         var out = [UInt8](repeating: 0, count: max(1, count))
         var written: Int32 = 0
         var tail: Int32 = 0
-        guard EVP_DecryptInit_ex(context, EVP_aes_128_gcm(), nil, key, nonce) == 1,
+        guard EVP_DecryptInit_ex(context, MessageCrypto.shared.aes128gcm, nil, key, nonce) == 1,
               EVP_DecryptUpdate(context, &out, &written, sealed, Int32(count)) == 1,
               herald_gcm_set_tag(context, &tag, Int32(tagBytes)) == 1,
               out.withUnsafeMutableBufferPointer({ EVP_DecryptFinal_ex(context, $0.baseAddress! + Int(written), &tail) }) == 1

@@ -21,7 +21,7 @@ public struct WebSubscription: Sendable, Equatable {
             throw WebPushError("endpoint: not an https:// URL with a host (and a port from 1 to 65535)")
         }
         do {
-            _ = try P256Key(publicKey: p256dh)
+            try MessageCrypto.shared.check(point: p256dh)
         } catch {
             throw WebPushError("p256dh: \(error.message)")
         }

@@ -5,7 +5,8 @@ public protocol DeviceRegistryStore: Sendable {
     /// registerDevice: creates or updates the device, sets its push token and applies `tags`.
     func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError)
 
-    /// unregisterDevice: clears the push token; the device and its tags stay.
+    /// unregisterDevice: clears the push token and a browser's subscription keys (nothing that can
+    /// reach the device is kept); the device and its tags stay.
     func unregisterDevice(app: String, hwid: String, now: Int64) throws(StoreError)
 
     /// deleteDevice (the Web SDK's removeAllDeviceData): forgets the device. Its hwid, push token,

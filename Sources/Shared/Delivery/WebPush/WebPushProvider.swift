@@ -54,15 +54,17 @@ public final class WebPushProvider: Sendable {
         guard !pushes.isEmpty else { return [] }
         var outcomes = [DeliveryRecord?](repeating: nil, count: pushes.count)
         var ready: [Ready] = []
+        let bodies = Self.encrypt(pushes)
         for (index, push) in pushes.enumerated() {
-            guard let subscription = push.subscription, let origin = WebSubscription.origin(of: subscription.endpoint) else {
+            guard let subscription = push.subscription, let origin = WebSubscription.origin(of: subscription.endpoint),
+                  let body = bodies[index] else {
                 outcomes[index] = Verdict.failed("NoSubscriptionKeys", deadToken: false).record(for: push)
                 continue
             }
-            do {
-                ready.append(Ready(index: index, endpoint: subscription.endpoint, origin: origin,
-                                   body: try WebPushEncryption.encrypt(push.body, for: subscription)))
-            } catch {
+            switch body {
+            case .success(let body):
+                ready.append(Ready(index: index, endpoint: subscription.endpoint, origin: origin, body: body))
+            case .failure(let error):
                 logger.warning("cannot encrypt a Web Push payload", ["app": app, "error": "\(error)"])
                 outcomes[index] = Verdict.failed("EncryptionFailed", deadToken: false).record(for: push)
             }
