@@ -1,6 +1,8 @@
 /// The tables every backend creates, column by column. A backend's migrations create them in its
 /// dialect (`SchemaDialect`); the backends number their migrations apart, so each lists which
-/// tables (and which later columns) each of its migrations brings.
+/// tables (and which later columns) each of its migrations brings. Each shape here is part of the
+/// migrations that shipped it: a shape is never edited; a new column is a new list of columns that
+/// a new migration adds (`SchemaDialect.add(_:to:)`), as `webPushKeys` is.
 package enum Tables {
     private typealias C = ColumnShape
 
