@@ -737,6 +737,9 @@ import Glibc
         // At most the batch in flight at the kill is sent twice: one push at this rate, two when a
         // slow commit let a second come due.
         #expect(received.count - 12 <= atKill - recorded, "\(received.count) lines; \(atKill) sent and \(recorded) recorded at the kill")
+        // The dead worker's lease went back to the pool once, before the new worker took the shard.
+        let metrics = try herald.client.request("GET", "/metrics").text
+        #expect(metrics.contains("\nherald_shard_leases_released_total 1\n"), "\(metrics)")
     }
 
     @Test func aWorkerStoppedWithSIGTERMHandsItsShardBackWithoutDuplicates() throws {

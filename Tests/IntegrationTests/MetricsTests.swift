@@ -38,7 +38,7 @@ import Testing
         var text = ""
         for _ in 0..<50 {  // the counters ride on the next heartbeat (every second)
             text = try herald.client.request("GET", "/metrics").text
-            if text.contains(#"outcome="throttled"} 6"#) { break }
+            if text.contains(#"outcome="throttled"} 6"#) && metric(text, "herald_messages_done_total") == 2 { break }
             usleep(100_000)
         }
         // Outside a systemd template unit and without --name, a worker is named after its host.
@@ -50,6 +50,10 @@ import Testing
         #expect(metric(text, #"herald_reports_recorded_total{method="postEvent"}"#) == 1)
         #expect(metric(text, #"herald_messages{status="sending"}"#) == 0)
         #expect(metric(text, #"herald_shards{status="pending"}"#) == 0)
+        // The dispatching ingest's housekeeping: both messages started and finished, no lease lost.
+        #expect(metric(text, "herald_messages_started_total") == 2, "\(text)")
+        #expect(metric(text, "herald_messages_done_total") == 2, "\(text)")
+        #expect(metric(text, "herald_shard_leases_released_total") == 0, "\(text)")
         #expect(metric(text, "herald_workers_connected") == 1)
         // The worker is listed with its host (this machine) and where its heartbeats come from: over
         // the tests' IPC endpoints, the worker process's credentials.

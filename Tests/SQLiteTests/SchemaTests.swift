@@ -70,6 +70,54 @@ import TestSupport
         #expect(try campaigns.pruneDeliveries(finishedBefore: now, limit: 100, now: now) == 0, "kept while the inbox lasts")
     }
 
+    /// The tables are rendered from `Tables` in SQLite's dialect, and a shipped migration never
+    /// changes: these statements are the text migrations 1 and 5 shipped with.
+    @Test func theShippedMigrationsCreateTheirTablesAsTheyShipped() {
+        #expect(Schema.migrations[0].contains("""
+            CREATE TABLE devices (
+                id INTEGER PRIMARY KEY,
+                app_id INTEGER NOT NULL REFERENCES applications(id),
+                hwid TEXT NOT NULL,
+                platform INTEGER NOT NULL,
+                push_token TEXT,
+                gateway TEXT,
+                language TEXT,
+                timezone_offset INTEGER,
+                app_version TEXT,
+                os_version TEXT,
+                device_model TEXT,
+                sdk_version TEXT,
+                user_id TEXT,
+                subscribed INTEGER NOT NULL DEFAULT 1,
+                notification_types INTEGER,
+                badge INTEGER NOT NULL DEFAULT 0,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                last_open_at INTEGER,
+                token_invalid_reason TEXT,
+                UNIQUE (app_id, hwid)
+            );
+            """), "\(Schema.migrations[0])")
+        #expect(Schema.migrations[4] == """
+            ALTER TABLE message_shards ADD COLUMN retrying INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE message_shards ADD COLUMN ambiguous INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE message_shards ADD COLUMN attempted_through INTEGER;
+            CREATE TABLE delivery_retries (
+                message_id INTEGER NOT NULL,
+                device_id INTEGER NOT NULL,
+                shard_id INTEGER NOT NULL,
+                attempts INTEGER NOT NULL,
+                ambiguous INTEGER NOT NULL DEFAULT 0,
+                sending INTEGER NOT NULL DEFAULT 0,
+                next_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                PRIMARY KEY (message_id, device_id)
+            ) WITHOUT ROWID;
+            CREATE INDEX delivery_retries_due ON delivery_retries (shard_id, next_at);
+            """, "\(Schema.migrations[4])")
+    }
+
     /// Migrations only go forward: an older Herald refuses a database a newer one migrated, as on PostgreSQL.
     @Test func aSchemaNewerThanTheCodeIsRefused() throws {
         let folder = try TemporaryDirectory()

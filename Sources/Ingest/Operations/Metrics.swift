@@ -5,7 +5,8 @@ import Core
 import HTTPServer
 
 /// What `/metrics` serves, in the Prometheus text format. Ingest counts and times requests, counts
-/// reports and the store's retryable failures itself, and report processing from the dispatcher;
+/// reports and the store's retryable failures itself, and report processing and the campaign
+/// housekeeping (messages started and done, leases returned) from the dispatcher;
 /// worker figures (pushes by provider and outcome, provider latency, the process's CPU, memory and
 /// start) arrive in the workers' heartbeats as `WorkerStatistics` and are served here, labelled by
 /// the worker's stable name; the HTTP server counts its connections in `connections`.
@@ -95,7 +96,7 @@ final class Metrics: Sendable {
     }
 
     func render(workers: [Dispatcher.Worker], queue: QueueDepth?, reports progress: (pending: Int64, processed: Int64, setAside: Int64),
-                dispatching: Bool, dispatcher: String?) -> String {
+                housekeeping: ShardDispatch.Housekeeping, dispatching: Bool, dispatcher: String?) -> String {
         var lines: [String] = []
         func family(_ name: String, _ type: String, _ help: String) {
             lines.append("# HELP \(name) \(help)")
@@ -174,6 +175,13 @@ final class Metrics: Sendable {
             family("herald_retries_pending", "gauge", "Pushes of unfinished messages that failed for a transient reason and wait for their next attempt.")
             lines.append("herald_retries_pending \(queue.retrying)")
         }
+        family("herald_messages_started_total", "counter", "Messages this ingest split into shards when they came due, while it dispatched.")
+        lines.append("herald_messages_started_total \(housekeeping.started)")
+        family("herald_messages_done_total", "counter", "Messages this ingest marked done once all their shards finished, while it dispatched.")
+        lines.append("herald_messages_done_total \(housekeeping.done)")
+        family("herald_shard_leases_released_total", "counter",
+               "Shard leases this ingest returned to the pool because they ran out or their worker went silent; each such shard is leased again.")
+        lines.append("herald_shard_leases_released_total \(housekeeping.released)")
         family("herald_dispatcher_active", "gauge", "1 when this ingest hands out the work; 0 while it stands by for another ingest.")
         lines.append("herald_dispatcher_active \(dispatching ? 1 : 0)")
         family("herald_dispatcher", "gauge", "1 for the ingest (host-pid-4 hex digits) that hands out the work, as this ingest last saw it; absent while none does.")

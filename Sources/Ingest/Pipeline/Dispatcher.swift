@@ -40,6 +40,8 @@ final class Dispatcher: Sendable {
     private let reports = Mutex(ReportBatches())
     /// Reports stored but not yet processed, as of the last look (by id span: an upper bound).
     private let pendingReports = Atomic<Int64>(0)
+    /// What this ingest's housekeeping changed since it started, summed.
+    private let housekept = Mutex(ShardDispatch.Housekeeping(started: 0, released: 0, done: 0))
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
@@ -202,6 +204,7 @@ final class Dispatcher: Sendable {
     /// Starts due messages, recovers leases, completes finished messages.
     private func housekeeping() throws {
         let done = try shards.housekeeping(now: clock.now(), liveWorkers: Set(liveWorkers().map(\.id)))
+        housekept.withLock { $0.add(done) }
         if done.started > 0 { logger.info("messages started", ["count": String(done.started)]) }
         if done.released > 0 { logger.warning("leases returned to the pool", ["count": String(done.released)]) }
         if done.done > 0 { logger.info("messages done", ["count": String(done.done)]) }
@@ -242,6 +245,10 @@ final class Dispatcher: Sendable {
         let (processed, setAside) = reports.withLock { ($0.processed, $0.setAside) }
         return (pendingReports.load(ordering: .relaxed), processed, setAside)
     }
+
+    /// For `/metrics`: messages this ingest started and marked done, and leases it returned to the
+    /// pool, while it dispatched, since it started.
+    var housekeepingTotals: ShardDispatch.Housekeeping { housekept.withLock { $0 } }
 
     /// Workers heard from recently. One silent for `Pipeline.workerSilenceSeconds` is forgotten and
     /// logged: at INFO when its last heartbeat said it was stopping (capacity 0), else as a WARNING,

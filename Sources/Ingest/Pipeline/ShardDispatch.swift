@@ -21,6 +21,11 @@ struct ShardDispatch: Sendable {
         var released: Int
         /// Messages whose shards are all finished, marked done.
         var done: Int
+
+        /// Adds the changes of another round.
+        mutating func add(_ other: Housekeeping) {
+            (started, released, done) = (started + other.started, released + other.released, done + other.done)
+        }
     }
 
     let store: any ShardLeaseStore & ShardStore

@@ -118,7 +118,7 @@ struct Router: Sendable {
         case ("GET", "/metrics"), ("HEAD", "/metrics"):
             return ("metrics", { [metrics, workers, campaigns] in
                 let text = metrics.render(workers: workers.liveWorkers(), queue: try? campaigns.queueDepth(), reports: workers.reportProgress,
-                                          dispatching: workers.isDispatching, dispatcher: workers.dispatchingIngest)
+                                          housekeeping: workers.housekeepingTotals, dispatching: workers.isDispatching, dispatcher: workers.dispatchingIngest)
                 return (.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8"), 0)
             })
         default: return ("not_found", { (Envelope.failure(404, "not found"), 404) })

@@ -6,35 +6,6 @@ import StoreCore
 /// or `ownsLease`), so that the lease sweeper, which skips locked rows, never takes a shard back
 /// in the middle of a worker's write.
 extension PostgresCampaignStore {
-    public func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> ShardWork? {
-        try database.write { transaction -> ShardWork? in
-            let connection = transaction.connection
-            guard let claimed = try connection.first(
-                """
-                SELECT \(ClaimedShard.columns)
-                FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = $1 FOR UPDATE OF s
-                """, [.integer(shard)], { ClaimedShard(row: $0) }) else { return nil }
-            guard claimed.isLeased(to: worker) else { return nil }
-            guard !claimed.messageDeleted else {
-                try connection.run("UPDATE message_shards SET status = 'cancelled' WHERE id = $1", [.integer(shard)])
-                return nil
-            }
-            try connection.run("UPDATE message_shards SET lease_until = $1 WHERE id = $2", [.integer(leaseUntil), .integer(shard)])
-            if claimed.attempts > 1 {
-                // Retries the previous holder had on the network: their outcome is unknown.
-                try connection.run(
-                    """
-                    UPDATE message_shards SET ambiguous = ambiguous
-                      + (SELECT count(*) FROM delivery_retries WHERE shard_id = $1 AND sending AND ambiguous = 0) WHERE id = $1
-                    """, [.integer(shard)])
-                try connection.run(
-                    "UPDATE delivery_retries SET sending = false, ambiguous = ambiguous + 1, next_at = $2 WHERE shard_id = $1 AND sending",
-                    [.integer(shard), .integer(now)])
-            }
-            return try claimed.work(shard: shard, app: database.appCode(claimed.appID) ?? "")
-        }
-    }
-
     // The two writes below are one idempotent statement each: autocommit, without BEGIN and COMMIT
     // round trips.
 
@@ -96,11 +67,9 @@ extension PostgresCampaignStore {
                 WHERE d.app_id = $1 AND \(window.holds("d.id")) AND d.push_token IS NOT NULL AND d.subscribed
                   AND d.token_invalid_reason IS NULL
                 """
-            let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
+            let platforms = work.spec.pagePlatforms
             sql += platforms.isEmpty ? " AND false" : " AND d.platform IN (\(platforms.map(String.init).joined(separator: ",")))"
-            let silent = work.spec.silentPlatforms.map(String.init).joined(separator: ",")
-            sql += silent.isEmpty ? " AND coalesce(d.notification_types, 1) <> 0"
-                : " AND (coalesce(d.notification_types, 1) <> 0 OR d.platform IN (\(silent)))"
+            sql += work.spec.optedInCondition
         }
         if case .some(let offset) = work.timezoneFilter {
             if let offset {

@@ -88,19 +88,6 @@ public final class PostgresCampaignStore: SQLCampaignStore {
         }
     }
 
-    public func leasedShardCounts() throws(StoreError) -> [String: Int] {
-        try database.read { connection in
-            var counts: [String: Int] = [:]
-            for (owner, count) in try connection.rows(
-                "SELECT lease_owner, count(*) FROM message_shards WHERE status = 'leased' GROUP BY lease_owner", [], {
-                    ($0.text(0), Int($0.int(1)))
-                }) {
-                counts[owner] = count
-            }
-            return counts
-        }
-    }
-
     public func releaseLeases(now: Int64, liveWorkers: Set<String>) throws(StoreError) -> Int {
         try database.write { transaction in
             let connection = transaction.connection
@@ -120,14 +107,6 @@ public final class PostgresCampaignStore: SQLCampaignStore {
                                    [.text(state.rawValue), .integers(ids)])
             }
             return cancelled.count + pending.count
-        }
-    }
-
-    public func releaseLease(shard: Int64, worker: String) throws(StoreError) {
-        try database.write { transaction in
-            try transaction.connection.run(
-                "UPDATE message_shards SET status = 'pending', lease_owner = NULL WHERE id = $1 AND lease_owner = $2 AND status = 'leased'",
-                [.integer(shard), .text(worker)])
         }
     }
 

@@ -258,19 +258,6 @@ public final class PostgresConnection: @unchecked Sendable {
         return name
     }
 
-    /// Runs `body` inside `BEGIN … COMMIT`; rolls back when it throws (if the connection still can).
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN")
-        do {
-            let value = try body()
-            try execute("COMMIT")
-            return value
-        } catch {
-            if isHealthy { try? execute("ROLLBACK") }
-            throw error
-        }
-    }
-
     // MARK: - Waiting for the server
 
     /// Sends what libpq holds and collects the command's answer: its last result, as `PQexec` returns
@@ -429,6 +416,11 @@ public struct PostgresRow {
     }
 }
 
+/// `transaction` runs `BEGIN … COMMIT` on the connection, rolling back while it is healthy.
+extension PostgresConnection: TransactionStatements {
+    public var canRollBack: Bool { isHealthy }
+}
+
 /// The shared statements run as they are written.
 extension PostgresConnection: StatementRunner {
     public func select<T>(_ sql: String, _ values: [PostgresValue], _ transform: (PostgresRow) throws -> T) throws -> [T] {
@@ -446,7 +438,7 @@ extension PostgresConnection: StatementRunner {
 
     public var byteOrder: String { #" COLLATE "C""# }
     public var greatest: String { "greatest" }
-    public var lockForUpdate: String { " FOR UPDATE" }
+    public func lockForUpdate(of table: String) -> String { " FOR UPDATE OF \(table)" }
     public var lockForShare: String { " FOR SHARE" }
     public func indexedBy(_ index: String) -> String { "" }
     public func tokenPrefix(_ expression: String) -> String { "left(\(expression), 16)" }

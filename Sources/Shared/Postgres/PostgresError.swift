@@ -9,12 +9,6 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public let context: String
 
-    public init(sqlState: String, message: String, context: String) {
-        self.sqlState = sqlState
-        self.message = message
-        self.context = context
-    }
-
     /// The SQLSTATE libpq's own connection failures are reported with (`connection_failure`).
     static let connectionFailure = "08006"
 

@@ -4,37 +4,6 @@ import StoreCore
 
 /// The worker side of the shard lifecycle.
 extension SQLiteCampaignStore {
-    public func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> ShardWork? {
-        try database.write { writer -> ShardWork? in
-            let connection = writer.connection
-            guard let claimed = try connection.prepare(
-                """
-                SELECT \(ClaimedShard.columns)
-                FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = ?
-                """
-            ).first([.integer(shard)], { ClaimedShard(row: $0) }) else { return nil }
-            guard claimed.isLeased(to: worker) else { return nil }
-            guard !claimed.messageDeleted else {
-                try connection.prepare("UPDATE message_shards SET status = 'cancelled' WHERE id = ?").run([.integer(shard)])
-                return nil
-            }
-            try connection.prepare("UPDATE message_shards SET lease_until = ? WHERE id = ?").run([.integer(leaseUntil), .integer(shard)])
-            if claimed.attempts > 1 {
-                // Retries the previous holder had on the network: their outcome is unknown.
-                try connection.prepare(
-                    """
-                    UPDATE message_shards SET ambiguous = ambiguous
-                      + (SELECT count(*) FROM delivery_retries WHERE shard_id = ?1 AND sending = 1 AND ambiguous = 0) WHERE id = ?1
-                    """
-                ).run([.integer(shard)])
-                try connection.prepare(
-                    "UPDATE delivery_retries SET sending = 0, ambiguous = ambiguous + 1, next_at = ?2 WHERE shard_id = ?1 AND sending = 1"
-                ).run([.integer(shard), .integer(now)])
-            }
-            return try claimed.work(shard: shard, app: database.appCode(claimed.appID) ?? "")
-        }
-    }
-
     public func extendLease(shard: Int64, worker: String, leaseUntil: Int64) throws(StoreError) -> Bool {
         try database.write { writer in
             try writer.connection.prepare(
@@ -81,11 +50,9 @@ extension SQLiteCampaignStore {
                   AND d.token_invalid_reason IS NULL
                 """
             bindings = [.integer(work.appID), .integer(after), .integer(work.lastDevice)]
-            let platforms = Platform.deliverable.filter { work.spec.platforms?.contains($0) ?? true }
+            let platforms = work.spec.pagePlatforms
             sql += " AND d.platform IN (\(platforms.isEmpty ? "NULL" : platforms.map(String.init).joined(separator: ",")))"
-            let silent = work.spec.silentPlatforms.map(String.init).joined(separator: ",")
-            sql += silent.isEmpty ? " AND coalesce(d.notification_types, 1) <> 0"
-                : " AND (coalesce(d.notification_types, 1) <> 0 OR d.platform IN (\(silent)))"
+            sql += work.spec.optedInCondition
         }
         if case .some(let offset) = work.timezoneFilter {
             if let offset {

@@ -73,18 +73,6 @@ public final class SQLiteCampaignStore: SQLCampaignStore {
         }
     }
 
-    public func leasedShardCounts() throws(StoreError) -> [String: Int] {
-        try database.read { connection in
-            var counts: [String: Int] = [:]
-            for (owner, count) in try connection.prepare(
-                "SELECT lease_owner, count(*) FROM message_shards WHERE status = 'leased' GROUP BY lease_owner"
-            ).rows([], { ($0.text(0), Int($0.int(1))) }) {
-                counts[owner] = count
-            }
-            return counts
-        }
-    }
-
     public func releaseLeases(now: Int64, liveWorkers: Set<String>) throws(StoreError) -> Int {
         try database.write { writer in
             let connection = writer.connection
@@ -100,14 +88,6 @@ public final class SQLiteCampaignStore: SQLCampaignStore {
                 released += 1
             }
             return released
-        }
-    }
-
-    public func releaseLease(shard: Int64, worker: String) throws(StoreError) {
-        try database.write { writer in
-            try writer.connection.prepare(
-                "UPDATE message_shards SET status = 'pending', lease_owner = NULL WHERE id = ? AND lease_owner = ? AND status = 'leased'"
-            ).run([.integer(shard), .text(worker)])
         }
     }
 

@@ -111,15 +111,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back when it throws.
     public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
-        do {
-            let value = try body()
-            try execute("COMMIT")
-            return value
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
+        try transaction(beginningWith: "BEGIN IMMEDIATE", body)
     }
 
     /// Runs `body` inside a read transaction so that all its queries see one snapshot.
@@ -157,6 +149,10 @@ private struct StatementKey: Hashable {
     }
 }
 
+extension SQLiteConnection: TransactionStatements {
+    public var canRollBack: Bool { handle != nil }
+}
+
 /// The shared statements, their `$n` placeholders read as SQLite's `?n`.
 extension SQLiteConnection: StatementRunner {
     public func select<T>(_ sql: String, _ values: [SQLiteValue], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
@@ -175,7 +171,7 @@ extension SQLiteConnection: StatementRunner {
 
     public var byteOrder: String { "" }
     public var greatest: String { "max" }
-    public var lockForUpdate: String { "" }
+    public func lockForUpdate(of table: String) -> String { "" }
     public var lockForShare: String { "" }
     public func indexedBy(_ index: String) -> String { " INDEXED BY \(index)" }
     public func tokenPrefix(_ expression: String) -> String { "substr(\(expression), 1, 16)" }

@@ -8,12 +8,6 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public let context: String
 
-    public init(code: Int32, message: String, context: String) {
-        self.code = code
-        self.message = message
-        self.context = context
-    }
-
     /// The primary result code (the low byte of the extended code).
     public var primaryCode: Int32 { code & 0xFF }
     public var isBusy: Bool { primaryCode == 5 || primaryCode == 6 }

@@ -1,8 +1,9 @@
 import Core
 
-/// A `CampaignStore` on a SQL backend: the Remote API's message calls, the inbox and the Live
-/// Activities of messages are implemented here once, over the backend's `database`; the backend
-/// supplies the statement that differs, and the shard lifecycle with its own locking.
+/// A `CampaignStore` on a SQL backend: the Remote API's message calls, the inbox, the Live
+/// Activities of messages and claiming a shard are implemented here once, over the backend's
+/// `database`; the backend supplies the statement that differs, and the rest of the shard
+/// lifecycle (activation, leases, pages, outcomes) with its own locking.
 public protocol SQLCampaignStore: CampaignStore {
     associatedtype Database: SQLDatabase
 
@@ -94,6 +95,57 @@ extension SQLCampaignStore {
     }
 
     // MARK: Shard leases
+
+    /// Locks the shard's row (not its message's) until the claim commits, so that the lease sweeper
+    /// and other workers wait for it or skip it.
+    public func claimShard(_ shard: Int64, worker: String, leaseUntil: Int64, now: Int64) throws(StoreError) -> ShardWork? {
+        try database.writing { connection -> ShardWork? in
+            guard let claimed = try connection.selectFirst(
+                """
+                SELECT \(ClaimedShard.columns)
+                FROM message_shards s JOIN messages m ON m.id = s.message_id WHERE s.id = $1\(connection.lockForUpdate(of: "s"))
+                """, [.integer(shard)], { ClaimedShard(row: $0) }) else { return nil }
+            guard claimed.isLeased(to: worker) else { return nil }
+            guard !claimed.messageDeleted else {
+                try connection.execute("UPDATE message_shards SET status = 'cancelled' WHERE id = $1", [.integer(shard)])
+                return nil
+            }
+            try connection.execute("UPDATE message_shards SET lease_until = $1 WHERE id = $2", [.integer(leaseUntil), .integer(shard)])
+            if claimed.attempts > 1 {
+                // Retries the previous holder had on the network: their outcome is unknown.
+                try connection.execute(
+                    """
+                    UPDATE message_shards SET ambiguous = ambiguous
+                      + (SELECT count(*) FROM delivery_retries WHERE shard_id = $1 AND sending AND ambiguous = 0) WHERE id = $1
+                    """, [.integer(shard)])
+                try connection.execute(
+                    "UPDATE delivery_retries SET sending = false, ambiguous = ambiguous + 1, next_at = $2 WHERE shard_id = $1 AND sending",
+                    [.integer(shard), .integer(now)])
+            }
+            return try claimed.work(shard: shard, app: database.appCode(claimed.appID) ?? "")
+        }
+    }
+
+    public func leasedShardCounts() throws(StoreError) -> [String: Int] {
+        try database.reading { connection in
+            var counts: [String: Int] = [:]
+            for (owner, count) in try connection.select(
+                "SELECT lease_owner, count(*) FROM message_shards WHERE status = 'leased' GROUP BY lease_owner", [], {
+                    ($0.text(0), Int($0.int(1)))
+                }) {
+                counts[owner] = count
+            }
+            return counts
+        }
+    }
+
+    public func releaseLease(shard: Int64, worker: String) throws(StoreError) {
+        _ = try database.writing { connection in
+            try connection.execute(
+                "UPDATE message_shards SET status = 'pending', lease_owner = NULL WHERE id = $1 AND lease_owner = $2 AND status = 'leased'",
+                [.integer(shard), .text(worker)])
+        }
+    }
 
     public func completeMessages(now: Int64) throws(StoreError) -> Int {
         try database.writing { connection in

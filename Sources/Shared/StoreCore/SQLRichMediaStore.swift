@@ -63,7 +63,7 @@ public final class SQLRichMediaStore<Database: SQLDatabase>: RichMediaStore {
         return try database.writing { connection in
             // Locks the page, so that no in-app starts showing it between the check and the delete.
             guard let pageID = try connection.selectFirst(
-                "SELECT id FROM rich_media_pages WHERE app_id = $1 AND code = $2\(connection.lockForUpdate)", [.integer(appID), .text(code)], { $0.int(0) }
+                "SELECT id FROM rich_media_pages WHERE app_id = $1 AND code = $2\(connection.lockForUpdate(of: "rich_media_pages"))", [.integer(appID), .text(code)], { $0.int(0) }
             ) else { return false }
             if let inApp = try connection.selectFirst("SELECT code FROM in_apps WHERE page_id = $1 ORDER BY code\(connection.byteOrder)",
                                                       [.integer(pageID)], { $0.text(0) }) {

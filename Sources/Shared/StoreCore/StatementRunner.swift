@@ -19,10 +19,11 @@ public protocol StatementRunner {
     var byteOrder: String { get }
     /// The scalar function that returns the larger of its arguments (SQLite's two-argument `max`).
     var greatest: String { get }
-    /// What follows a `SELECT` of rows the transaction goes on to change or delete, so that no
-    /// other transaction changes them first: nothing where a write transaction holds the whole
+    /// What follows a `SELECT` of rows of `table` (its name or alias in `FROM`) that the transaction
+    /// goes on to change or delete, so that no other transaction changes them first; the rows of
+    /// the other tables it joins are not locked. Nothing where a write transaction holds the whole
     /// database (SQLite).
-    var lockForUpdate: String { get }
+    func lockForUpdate(of table: String) -> String
     /// What follows a `SELECT` of rows that must not change until the transaction commits.
     var lockForShare: String { get }
 
