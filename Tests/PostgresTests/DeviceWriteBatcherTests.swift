@@ -240,6 +240,41 @@ import TestSupport
         #expect(try devices.device(app: "APP-1", hwid: "never-registered") == nil)
     }
 
+    /// A burst of postEvent reports submitted without waiting, as herald-ingest submits them: every
+    /// one is answered after its commit and stored once, each device's in the order they came, many
+    /// per transaction (rows written by one transaction share its `xmin`); one the database refuses
+    /// fails alone, and nothing of it is stored.
+    @Test func aBurstOfReportsLandsInSharedCommitsAndABadOneFailsAlone() throws {
+        let url = try PostgresServer.shared().makeSchema()
+        let backend = try PostgresRestartTests.backend(url: url)
+        let devices = backend.devices
+        // Too large for its index entry (random, so that it does not compress).
+        let huge = (0..<3_000).map { _ in String(UnicodeScalar(UInt8.random(in: 65...90))) }.joined()
+        let count = 400, bad = 217
+        let seen = try Self.submitAll(backend, count: count) { index in
+            let report = SDKReport(kind: .event, app: "APP-1", hwid: "p-\(index % 8)", userID: nil, platform: 3,
+                                   name: index == bad ? huge : "e\(index)", hash: nil, body: ["n": .int(Int64(index))],
+                                   timestampUTC: nil, timestampCurrent: nil)
+            return { try devices.record([report], now: 2) }
+        }
+        for (index, answer) in seen.sorted(by: { $0.key < $1.key }) {
+            if index == bad {
+                #expect(answer.contains("too long"), "request \(index): \(answer)")
+            } else {
+                #expect(answer == "ok", "request \(index): \(answer)")
+            }
+        }
+        let reports = try devices.reports(app: "APP-1", limit: 10_000)
+        #expect(reports.count == count - 1)
+        for device in 0..<8 {
+            let expected = (0..<count).filter { $0 % 8 == device && $0 != bad }.map { "e\($0)" }
+            #expect(reports.filter { $0.hwid == "p-\(device)" }.map(\.name) == expected, "p-\(device)")
+        }
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        let transactions = try #require(try connection.first("SELECT count(DISTINCT xmin::text) FROM reports") { $0.int(0) })
+        #expect(transactions < Int64(count - 1), "\(count - 1) reports in \(transactions) transactions")
+    }
+
     /// `call` fails with a retryable backend error (the answer was lost: outcome unknown).
     static func expectOutcomeUnknown(_ call: () throws -> Void) throws {
         let error = #expect(throws: StoreError.self) { try call() }

@@ -6,21 +6,28 @@ import TestSupport
 
 /// Migrations of an existing SQLite database.
 @Suite struct SchemaTests {
+    static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
+
+    /// A database at `path` that the first `version` migrations made, with application APP-1 in it.
+    static func database(at version: Int, path: String) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 2000)
+        for migration in Schema.migrations.prefix(version) { try connection.execute(migration) }
+        try connection.execute("PRAGMA user_version = \(version)")
+        try connection.execute("INSERT INTO applications (code, name) VALUES ('APP-1', 'One')")
+        return connection
+    }
+
     @Test func anUpgradeKeepsTheTransactionIdsOfEarlierMessagesForTheirDay() throws {
         let folder = try TemporaryDirectory()
         let path = folder.file("h.sqlite")
         // A database at version 7, whose unique index kept transaction ids forever.
-        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 2000)
-        for version in 1...7 { try connection.execute(Schema.migrations[version - 1]) }
-        try connection.execute("PRAGMA user_version = 7")
-        try connection.execute("INSERT INTO applications (code, name) VALUES ('APP-1', 'One')")
+        let connection = try Self.database(at: 7, path: path)
         try connection.execute("""
             INSERT INTO messages (code, app_id, transaction_id, status, request, send_at, created_at, updated_at, hash)
             SELECT 'AAAA-00000000-00000001', id, 'daily', 'done', '{}', 1000, 1000, 1000, 'h1' FROM applications
             """)
         connection.close()
-        let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
-        let campaigns = SQLiteCampaignStore(database: try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: apps))
+        let campaigns = SQLiteCampaignStore(database: try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: Self.apps))
         var spec = MessageSpec(content: ["default": "Digest"])
         spec.schedule = MessageSpec.Schedule(sendAt: 0, perDeviceTimezone: false)
         let message = NewMessage(spec: spec, transactionID: "daily")
@@ -34,10 +41,7 @@ import TestSupport
         let now = Int64(Date().timeIntervalSince1970)
         // A database at version 15, with one copy per device of a message kept 30 days: device 1
         // opened it, and retention had already deleted the message's delivery rows.
-        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 2000)
-        for version in 1...15 { try connection.execute(Schema.migrations[version - 1]) }
-        try connection.execute("PRAGMA user_version = 15")
-        try connection.execute("INSERT INTO applications (code, name) VALUES ('APP-1', 'One')")
+        let connection = try Self.database(at: 15, path: path)
         var spec = MessageSpec(content: ["default": "Kept"])
         spec.inbox = MessageSpec.InboxOptions(days: 30)
         try connection.prepare(
@@ -51,8 +55,7 @@ import TestSupport
         ).run([.integer(now - 100), .integer(now - 100 + 30 * 86_400)])
         connection.close()
 
-        let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
-        let database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: apps)
+        let database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: Self.apps)
         let devices = SQLiteDeviceStore(database: database)
         let campaigns = SQLiteCampaignStore(database: database)
         for hwid in ["H1", "H2"] {
@@ -118,16 +121,47 @@ import TestSupport
             """, "\(Schema.migrations[4])")
     }
 
+    /// The opt-in history moves to a table keyed by application and time with every row it had,
+    /// two changes of one device in one second among them; after the upgrade, changes are
+    /// recorded as before, however many fall in one second.
+    @Test func anUpgradeKeepsTheOptInHistory() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.file("h.sqlite")
+        // A database at version 17: H1 registered opted out, then opted in within the same second.
+        let connection = try Self.database(at: 17, path: path)
+        try connection.execute("""
+            INSERT INTO devices (app_id, hwid, platform, push_token, notification_types, app_version, created_at, updated_at)
+            VALUES (1, 'H0', 1, 'tok-0', 7, '1.0', 100, 100), (1, 'H1', 1, 'tok-1', 0, '1.0', 200, 200);
+            UPDATE devices SET notification_types = 7 WHERE hwid = 'H1';
+            """)
+        connection.close()
+
+        let database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: Self.apps)
+        let devices = SQLiteDeviceStore(database: database)
+        let analytics = SQLiteAnalyticsStore(database: database)
+        #expect(try analytics.optIns(app: "APP-1", from: 0, to: 86_400) == [
+            OptInCount(day: 0, appVersion: "1.0", registered: 2, optedIn: 2, optedOut: 1),
+        ])
+        // Three changes of H0 in one second, each a row of its own.
+        for subscribed in [false, true, false] {
+            try devices.setSubscribed(app: "APP-1", hwid: "H0", subscribed: subscribed, now: 300)
+        }
+        #expect(try analytics.optIns(app: "APP-1", from: 0, to: 86_400) == [
+            OptInCount(day: 0, appVersion: "1.0", registered: 2, optedIn: 3, optedOut: 3),
+        ])
+        let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 2000)
+        #expect(try reader.prepare("SELECT group_concat(seq) FROM permission_changes WHERE at = 300").first { $0.text(0) } == "0,1,2")
+    }
+
     /// Migrations only go forward: an older Herald refuses a database a newer one migrated, as on PostgreSQL.
     @Test func aSchemaNewerThanTheCodeIsRefused() throws {
         let folder = try TemporaryDirectory()
         let path = folder.file("h.sqlite")
-        let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
-        _ = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: apps)
+        _ = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: Self.apps)
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 2000)
         try connection.execute("PRAGMA user_version = \(Schema.migrations.count + 1)")
         connection.close()
-        let error = try #require(throws: (any Error).self) { _ = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: apps) }
+        let error = try #require(throws: (any Error).self) { _ = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: Self.apps) }
         #expect("\(error)".contains("newer than this Herald"), "\(error)")
     }
 }

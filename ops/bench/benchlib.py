@@ -8,6 +8,12 @@ Any benchmark:
   file-field FILE KEY              the same, in the JSON file FILE (one too large for an argument)
   wait-devices DB N TIMEOUT        poll the device count every second until N devices exist
   checkpoint DB                    WAL checkpoint (TRUNCATE) so the main file is complete
+  seed-windows PID DB WINDOW TIMEOUT MARK...
+                                   while herald-ingest PID registers devices into DB: for each
+                                   MARK, the WINDOW registrations before it (counted every 0.5 s).
+                                   One JSON line per MARK: rate, and per registration PID's CPU
+                                   (us), bytes and calls of its write syscalls (/proc/PID/io wchar,
+                                   syscw) and database pages added
   cpu PID...                       CPU seconds (utime+stime) of each pid and its descendants, per
                                    thread as "<thread name>/<tid>", and of the machine. JSON.
   cpu-seconds BEFORE AFTER INGEST  CPU seconds between two `cpu` snapshots: per process (ingest or
@@ -155,6 +161,41 @@ def checkpoint(db):
     con.close()
     if busy != 0 or log != done:
         sys.exit(f"checkpoint incomplete: busy={busy} log={log} checkpointed={done}")
+
+
+def seed_windows(pid, db, window, timeout, *marks):
+    window, deadline = int(window), time.monotonic() + float(timeout)
+    tick = os.sysconf("SC_CLK_TCK")
+    pending = sorted(int(m) for m in marks)
+
+    def sample():
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/io") as f:
+            io = dict(line.split(": ") for line in f.read().splitlines())
+        con = connect_ro(db)
+        count, pages = con.execute("SELECT (SELECT count(*) FROM devices), (SELECT page_count FROM pragma_page_count)").fetchone()
+        con.close()
+        return {"count": count, "pages": pages, "at": time.monotonic(), "cpu": (int(fields[11]) + int(fields[12])) / tick,
+                "wchar": int(io["wchar"]), "syscw": int(io["syscw"])}
+
+    starts = {}
+    while pending:
+        if time.monotonic() > deadline:
+            sys.exit(f"seed-windows: marks {pending} not reached in {timeout} s")
+        now = sample()
+        for mark in list(pending):
+            if mark not in starts and now["count"] >= mark - window:
+                starts[mark] = now
+            if mark in starts and now["count"] >= mark:
+                start, n = starts[mark], now["count"] - starts[mark]["count"]
+                print(json.dumps({
+                    "mark": mark, "registrations": n, "seconds": round(now["at"] - start["at"], 2),
+                    "rate": round(n / (now["at"] - start["at"])), "cpu_us": round((now["cpu"] - start["cpu"]) * 1e6 / n, 1),
+                    "write_bytes": round((now["wchar"] - start["wchar"]) / n), "writes": round((now["syscw"] - start["syscw"]) / n, 2),
+                    "pages": round((now["pages"] - start["pages"]) / n, 3)}), flush=True)
+                pending.remove(mark)
+        time.sleep(0.5)
 
 
 def descendants(pid):
@@ -675,6 +716,7 @@ def soak_funnels(url, token, timeout, *codes):
 
 COMMANDS = {
     "ports": ports, "field": field, "file-field": file_field, "wait-devices": wait_devices, "checkpoint": checkpoint, "cpu": cpu,
+    "seed-windows": seed_windows,
     "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "cpu-per-item": cpu_per_item, "mem": mem, "stats": stats,
     "expected": expected, "campaign": campaign, "inbox-rows": inbox_rows, "sink": sink,
     "apns-campaign": apns_campaign, "h2load": h2load, "platform-campaign": platform_campaign,

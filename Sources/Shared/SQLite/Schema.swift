@@ -160,6 +160,43 @@ enum Schema: SchemaDialect {
         """,
         // 17: a browser's Web Push subscription keys.
         webPushKeysStep,
+        // 18: the opt-in history keyed by what it is read by (application, time), so that a
+        // registration writes one B-tree for it instead of a table and an index. `seq` tells apart
+        // changes of one device within one second (0 for the first).
+        """
+        DROP TRIGGER permission_registered;
+        DROP TRIGGER permission_changed;
+        CREATE TABLE permission_history (
+            app_id INTEGER NOT NULL,
+            at INTEGER NOT NULL,
+            device_id INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            app_version TEXT,
+            opted_in INTEGER NOT NULL,
+            registered INTEGER NOT NULL,
+            PRIMARY KEY (app_id, at, device_id, seq)
+        ) WITHOUT ROWID;
+        INSERT INTO permission_history (app_id, at, device_id, seq, app_version, opted_in, registered)
+          SELECT app_id, at, device_id, row_number() OVER (PARTITION BY app_id, at, device_id ORDER BY id) - 1,
+            app_version, opted_in, registered FROM permission_changes;
+        DROP TABLE permission_changes;
+        ALTER TABLE permission_history RENAME TO permission_changes;
+        CREATE TRIGGER permission_registered AFTER INSERT ON devices BEGIN
+          INSERT INTO permission_changes (app_id, at, device_id, seq, app_version, opted_in, registered)
+          VALUES (NEW.app_id, NEW.updated_at, NEW.id,
+            (SELECT count(*) FROM permission_changes WHERE app_id = NEW.app_id AND at = NEW.updated_at AND device_id = NEW.id),
+            NEW.app_version, NEW.push_token IS NOT NULL AND NEW.subscribed = 1 AND coalesce(NEW.notification_types, 1) <> 0, 1);
+        END;
+        CREATE TRIGGER permission_changed AFTER UPDATE OF push_token, subscribed, notification_types ON devices
+        WHEN (NEW.push_token IS NOT NULL AND NEW.subscribed = 1 AND coalesce(NEW.notification_types, 1) <> 0)
+          IS NOT (OLD.push_token IS NOT NULL AND OLD.subscribed = 1 AND coalesce(OLD.notification_types, 1) <> 0)
+        BEGIN
+          INSERT INTO permission_changes (app_id, at, device_id, seq, app_version, opted_in, registered)
+          VALUES (NEW.app_id, NEW.updated_at, NEW.id,
+            (SELECT count(*) FROM permission_changes WHERE app_id = NEW.app_id AND at = NEW.updated_at AND device_id = NEW.id),
+            NEW.app_version, NEW.push_token IS NOT NULL AND NEW.subscribed = 1 AND coalesce(NEW.notification_types, 1) <> 0, 0);
+        END;
+        """,
     ]
 
     /// Every integer is an `INTEGER`; a row id is the table's rowid; a tag's number has no declared
