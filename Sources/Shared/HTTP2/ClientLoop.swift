@@ -63,9 +63,9 @@ final class ClientLoop: @unchecked Sendable {
     /// A request refused unprocessed this many times fails (not sent) instead of queueing again.
     static let maxRefusals = 2
     static let tickSeconds = 0.05
-    /// Connections to an origin that speaks HTTP/1.1 (one request in flight on each), whatever
-    /// `settings.connections` says: as many as browsers open to one host, so that a push service
-    /// sees the load it expects from one client.
+    /// Connections to an origin that speaks HTTP/1.1, whatever `settings.connections` says: each
+    /// carries one request at a time, so an origin gets this small fixed pool rather than the
+    /// handful of multiplexed connections HTTP/2 needs.
     static let http1ConnectionsPerOrigin = 4
 
     let settings: HTTP2ClientSettings
