@@ -21,14 +21,15 @@ import WebPush
         /// The public key of the app's VAPID key (base64url), what the push service expects.
         let applicationServerKey: String
 
-        init(database: TestDatabase, allowsPrivateEndpoints: Bool = true) throws {
+        /// `pushArguments` go to the Web Push mock (`--http1`: a push service without h2).
+        init(database: TestDatabase, allowsPrivateEndpoints: Bool = true, pushArguments: [String] = []) throws {
             folder = try TemporaryDirectory()
             let pki = try TestPKI.shared()
             let vapid = try P256Key.generate()
             let keyFile = folder.path + "/vapid.pem"
             try Data(try vapid.pem().utf8).write(to: URL(fileURLWithPath: keyFile))
             applicationServerKey = Base64URL.encode(vapid.publicKey)
-            push = try MockServer.webpush(pki: pki, folder: folder.path, extra: ["--application-server-key", applicationServerKey])
+            push = try MockServer.webpush(pki: pki, folder: folder.path, extra: ["--application-server-key", applicationServerKey] + pushArguments)
             herald = try HeraldProcesses(shopDelivery: [
                 "web": ["vapid_private_key_file": .string(keyFile), "subject": .string(WebDeviceTests.subject), "ca_file": .string(pki + "/ca.pem"),
                         "allow_private_endpoints": .bool(allowsPrivateEndpoints)],
@@ -103,6 +104,35 @@ import WebPush
         let (_, again) = try sendAndWait(rig, ["send_date": "now", "content": "Again", "platforms": [11, 12, 15]])
         #expect(again["targeted"] == 4 && again["sent"] == 3 && again["failed"] == 1, "\(again.text)")
         #expect(try rig.push.records(token: "gone-1").count == 1)
+    }
+
+    /// A push service that speaks HTTP/1.1 only: the worker reaches its browsers over HTTP/1.1,
+    /// each push decrypts, a 410 prunes the subscription, and a 429 is sent again once its
+    /// Retry-After has passed.
+    @Test(arguments: TestDatabase.tested) func aCampaignReachesBrowsersOfAPushServiceWithoutH2(_ database: TestDatabase) throws {
+        let rig = try Rig(database: database, pushArguments: ["--http1", "--retry-after", "2"])
+        let browsers = [("chrome-1", Platform.chrome), ("firefox-1", Platform.firefox), ("gone-1", Platform.chrome), ("busy-1", Platform.firefox)]
+        for (id, platform) in browsers { try rig.herald.ok("registerDevice", try rig.registration(id, platform: platform)) }
+
+        let (code, funnel) = try sendAndWait(rig, ["send_date": "now", "content": "Spring sale", "title": "Shop", "platforms": [11, 12]])
+        #expect(funnel["targeted"] == 4 && funnel["sent"] == 3 && funnel["failed"] == 1, "\(funnel.text)")
+        let rows = try rig.herald.deliveriesByDevice(code)
+        for id in ["chrome-1", "firefox-1", "busy-1"] {
+            #expect(rows["hwid-\(id)"]?.status == "sent", "\(id): \(rows)")
+            let accepted = try rig.push.records(token: id).filter { $0["status"] == 201 }
+            #expect(accepted.count == 1 && accepted.first?["payload"]?["body"] == "Spring sale", "\(id): \(accepted)")
+        }
+        #expect(rows["hwid-gone-1"]?.status == "failed" && rows["hwid-gone-1"]?.reason == "Gone", "\(rows)")
+        let pruned = try rig.herald.query("SELECT token_invalid_reason FROM devices WHERE hwid = 'hwid-gone-1'", columns: 1)
+        #expect(pruned.first?[0] != nil, "the gone subscription's token is dead")
+        // The busy browser: refused with Retry-After 2, then taken on the retry, which waited for it
+        // (the worker schedules in whole seconds, so at least one of them passed).
+        let busy = try rig.push.records(token: "busy-1")
+        #expect(busy.map { $0["status"] } == [429, 201], "\(busy)")
+        if busy.count == 2, let refused = busy[0]["ts"]?.lenientDouble, let accepted = busy[1]["ts"]?.lenientDouble {
+            #expect(accepted - refused >= 1, "\(busy)")
+        }
+        #expect((try rig.push.stats()["peak_streams_per_connection"]?.lenientInt ?? 99) == 1)
     }
 
     @Test func aRegistrationWithBadKeysIsRefusedNamingTheFieldAndStoresNothing() throws {

@@ -6,7 +6,8 @@ import HTTP2
 import TestSupport
 import WebPush
 
-/// The Web Push provider against `ops/mocks/webpush_mock.py` over real HTTP/2 and TLS. The mock
+/// The Web Push provider against `ops/mocks/webpush_mock.py` over real HTTP/2 and TLS (and over
+/// HTTP/1.1 and TLS against the mock's `--http1`, a push service without h2). The mock
 /// checks each request as a push service does, verifies the VAPID token with PyJWT and decrypts the
 /// payload with http_ece (both third-party implementations) using the browser key of the
 /// subscription, so a push it accepts is one a browser would read. The provider is driven directly
@@ -27,7 +28,20 @@ struct WebPushDeliveryTests {
         vapidKey = try P256Key.generate()
         mock = try MockServer.webpush(pki: pki, folder: folder.path,
                                       extra: ["--application-server-key", Base64URL.encode(vapidKey.publicKey), "--retry-after", "2"])
-        transport = try NGHTTP2Transport(name: "test-web", settings: HTTP2ClientSettings(connections: 1, maxInFlight: 100, caFile: pki + "/ca.pem"))
+        transport = try NGHTTP2Transport(name: "test-web", settings: Self.settings(pki: pki, offersHTTP1: true))
+    }
+
+    /// The Web Push transport's settings, as `Providers` makes them (`offersHTTP1`).
+    static func settings(pki: String, offersHTTP1: Bool) -> HTTP2ClientSettings {
+        var settings = HTTP2ClientSettings(connections: 1, maxInFlight: 100, caFile: pki + "/ca.pem")
+        settings.offersHTTP1 = offersHTTP1
+        return settings
+    }
+
+    /// A push service that speaks HTTP/1.1 only, bodies of its answers chunked.
+    func http1Service(extra: [String] = []) throws -> MockServer {
+        try MockServer.webpush(pki: pki, folder: folder.path, name: "http1",
+                               extra: ["--http1", "--application-server-key", Base64URL.encode(vapidKey.publicKey), "--retry-after", "2"] + extra)
     }
 
     func provider(key: P256Key? = nil) throws -> WebPushProvider {
@@ -64,8 +78,8 @@ struct WebPushDeliveryTests {
                   spec: spec, firstDevice: 0, lastDevice: 100, timezoneFilter: nil, attempts: 0, attemptedThrough: nil)
     }
 
-    func push(_ id: String, device: Int64, language: String? = nil) throws -> OutgoingPush {
-        let subscription = try subscription(id)
+    func push(_ id: String, device: Int64, language: String? = nil, of service: MockServer? = nil) throws -> OutgoingPush {
+        let subscription = try subscription(id, of: service)
         let target = Target(deviceID: device, hwid: "hwid-\(id)", platform: 11, pushToken: subscription.endpoint, gateway: nil,
                             language: language, badge: 0)
         let body = PayloadBuilder.web(Self.spec, hash: "HashOfMessage42", language: language).encoded()
@@ -103,11 +117,14 @@ struct WebPushDeliveryTests {
         #expect(exp > now && exp <= now + 24 * 3600)
     }
 
-    @Test func goneAndUnknownSubscriptionsAreDeadAndBusyOrDownOnesAreRetried() throws {
+    /// Over HTTP/2, and over HTTP/1.1 to a push service without h2 (its answers' bodies chunked),
+    /// where every reply means the same.
+    @Test(arguments: [false, true]) func goneAndUnknownSubscriptionsAreDeadAndBusyOrDownOnesAreRetried(overHTTP1: Bool) throws {
         defer { transport.close() }
+        let service = overHTTP1 ? try http1Service() : mock
         let provider = try provider()
         let ids = ["gone-1", "notfound-1", "busy-1", "down-1", "toolarge-1", "fine-1"]
-        let pushes = try ids.enumerated().map { try push($0.element, device: Int64($0.offset + 1)) }
+        let pushes = try ids.enumerated().map { try push($0.element, device: Int64($0.offset + 1), of: service) }
         let outcomes = provider.deliver(pushes, message: Self.work(Self.spec))
         #expect(outcomes[0] == DeliveryRecord(deviceID: 1, outcome: .failed, reason: "Gone", deadToken: pushes[0].target.pushToken))
         #expect(outcomes[1] == DeliveryRecord(deviceID: 2, outcome: .failed, reason: "NotFound", deadToken: pushes[1].target.pushToken))
@@ -123,7 +140,7 @@ struct WebPushDeliveryTests {
         #expect(scheduled.schedule == RetrySchedule(nextAt: 1_002, expiresAt: 1_120))
         // And the push service takes them on the next attempt.
         #expect(provider.deliver([pushes[2], pushes[3]], message: Self.work(Self.spec)).map(\.outcome) == [.sent, .sent])
-        #expect(try mock.records().filter { $0["status"] == 201 }.compactMap { $0["token"]?.stringValue }.sorted()
+        #expect(try service.records().filter { $0["status"] == 201 }.compactMap { $0["token"]?.stringValue }.sorted()
                 == ["busy-1", "down-1", "fine-1"])
     }
 
@@ -221,5 +238,65 @@ struct WebPushDeliveryTests {
         breaker.observe(total: 10, transient: 10, reason: outcomes[0].reason, retryAfter: 3, now: 0, jitter: 0)
         #expect(breaker.gate(now: 2.9) != .closed && breaker.gate(now: 2.9) != .probe)
         #expect(breaker.gate(now: 3) == .probe)
+    }
+
+    // MARK: - A push service without h2
+
+    /// Eight pushes to a push service that speaks HTTP/1.1 only and closes each connection after
+    /// three answers: every one is decrypted and accepted, on connections reopened as the service
+    /// closes them, never more than four at once.
+    @Test func aPushServiceWithoutH2IsSpokenHTTP1ToOnKeptAliveConnections() throws {
+        defer { transport.close() }
+        let service = try http1Service(extra: ["--http1-max-requests", "3"])
+        let pushes = try (1...8).map { try push("browser-\($0)", device: Int64($0), of: service) }
+        let outcomes = try provider().deliver(pushes, message: Self.work(Self.spec))
+        #expect(outcomes == (1...8).map { DeliveryRecord(deviceID: Int64($0), outcome: .sent) })
+
+        let records = try service.records()
+        #expect(records.count == 8 && records.allSatisfy { $0["status"] == 201 }, "\(records)")
+        #expect(records.allSatisfy { $0["payload"]?["p"] == "HashOfMessage42" && $0["payload"]?["body"] == "Spring sale" }, "\(records)")
+        let first = try #require(records.first)
+        #expect(first["ttl"] == 120 && first["urgency"] == "high" && first["topic"] == "spring-sale")
+        #expect(first["vapid"]?["aud"] == .string(service.url) && first["k"] == .string(Base64URL.encode(vapidKey.publicKey)))
+        // Three answers a connection: at least three connections carried the eight.
+        #expect(Set(records.compactMap { $0["connection"]?.stringValue }).count >= 3, "\(records)")
+        let stats = try service.stats()
+        #expect((stats["peak_connections"]?.lenientInt ?? 99) <= 4, "\(stats.text)")
+        #expect((stats["peak_streams_per_connection"]?.lenientInt ?? 99) == 1, "\(stats.text)")
+        #expect(try mock.records().isEmpty)
+    }
+
+    /// A connection that dies with the request written and no answer leaves its outcome unknown, as
+    /// over HTTP/2; the next push opens a new connection.
+    @Test func anHTTP1ConnectionLostBeforeItsAnswerIsAmbiguous() throws {
+        defer { transport.close() }
+        let service = try http1Service()
+        let provider = try provider()
+        try service.admin("POST", "/outage?status=drop")
+        let lost = provider.deliver([try push("browser-1", device: 1, of: service)], message: Self.work(Self.spec))
+        #expect(lost == [DeliveryRecord(deviceID: 1, outcome: .retrying, reason: "ConnectionLost", ambiguous: true)])
+        try service.admin("POST", "/outage/clear")
+        // The transport waits out its back-off after the failure, then reconnects (bounded: 20 tries).
+        var outcome: [DeliveryRecord] = []
+        for _ in 0..<20 {
+            outcome = provider.deliver([try push("browser-1", device: 1, of: service)], message: Self.work(Self.spec))
+            if outcome.first?.outcome == .sent { break }
+            usleep(250_000)
+        }
+        #expect(outcome == [DeliveryRecord(deviceID: 1, outcome: .sent)])
+    }
+
+    /// APNs, FCM and Huawei transports offer h2 only: a server without it is a connection failure.
+    @Test func aTransportThatOffersOnlyH2RefusesAServiceWithoutIt() throws {
+        defer { transport.close() }
+        let service = try http1Service()
+        let h2Only = try NGHTTP2Transport(name: "test-h2", settings: Self.settings(pki: pki, offersHTTP1: false))
+        defer { h2Only.close() }
+        let vapid = try VAPIDTokens(pem: try vapidKey.pem(), subject: Self.subject, clock: SystemClock())
+        let provider = WebPushProvider(app: "SHOP", client: h2Only, vapid: vapid, defaultTTL: 3600, logger: Logger(label: "test", level: .none),
+                                       window: 100)
+        let outcomes = provider.deliver([try push("browser-1", device: 1, of: service)], message: Self.work(Self.spec))
+        #expect(outcomes == [DeliveryRecord(deviceID: 1, outcome: .retrying, reason: "ConnectionError")])
+        #expect(try service.records().isEmpty)
     }
 }

@@ -50,6 +50,22 @@ struct HTTPResponseParserTests {
         }
     }
 
+    /// The head's fields stay readable after a chunked body was joined over it.
+    @Test func headerFieldsAreLowerCasedAndTrimmedAfterAChunkedBody() {
+        let bytes = Array("HTTP/1.1 429 Too Many\r\nRetry-After:  2 \r\nTransfer-Encoding: chunked\r\nLocation:/m/1\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n".utf8)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
+        defer { buffer.deallocate() }
+        buffer.copyBytes(from: bytes)
+        var parser = HTTPResponseParser()
+        #expect(parser.headers(in: buffer).isEmpty)
+        guard case .complete(429, let body, _, _) = parser.parse(buffer, count: bytes.count) else {
+            Issue.record("not a complete 429")
+            return
+        }
+        #expect(String(decoding: buffer[body], as: UTF8.self) == "abcde")
+        #expect(parser.headers(in: buffer) == ["retry-after": "2", "transfer-encoding": "chunked", "location": "/m/1"])
+    }
+
     @Test func aBodyWithoutLengthEndsWithTheConnection() {
         let (open, _) = parse("HTTP/1.0 200 OK\r\n\r\nhello", step: 100)
         #expect(open == .needMore)

@@ -6,6 +6,8 @@ What lives here:
     REFUSED_STREAM, which clients retry), acknowledges every DATA frame for flow control, honours the
     peer's flow-control window when sending, applies injected latency, and can drain with GOAWAY or close
     abruptly (POST /drop, an outage with status=drop).
+  * `H1ServerProtocol`: the same over HTTP/1.1 (ALPN `http/1.1`) for a mock whose args set `http1`
+    (the Web Push mock's --http1): keep-alive, one request at a time, chunked answers.
   * `Outage`: the provider-wide trouble switch set by POST /outage, checked before the app sees a request.
   * `Stats`, `Recorder`: counters for the admin endpoint and a JSON-lines request log.
   * the admin HTTP/1.1 server (plain text, 127.0.0.1) and the `--processes N` fork/aggregate mode.
@@ -209,6 +211,39 @@ def json_response(status, obj, headers=()):
     return Response(status, [("content-type", "application/json; charset=UTF-8"), *headers], body)
 
 
+def dispatch(proto, req, respond, respond_later):
+    """Answers a complete request on connection `proto`, with `respond(resp)` at once or
+    `respond_later(resp)` after the injected latency."""
+    resp = answer(proto, req)
+    if resp is None:
+        return
+    delay = proto.server.delay()
+    if delay > 0:
+        asyncio.get_running_loop().call_later(delay, respond_later, resp)
+    else:
+        respond(resp)
+
+
+def answer(proto, req):
+    """The answer to a complete request on connection `proto`: the outage's while one is in force for
+    it, else the app's; None when an outage drops the connection (the request stays unanswered)."""
+    outage = proto.server.current_outage()
+    try:
+        if outage is not None and proto.app.is_push(req):
+            proto.server.outage_answers += 1
+            if outage.drop:
+                proto.app.outage_drop(proto, req)
+                proto.drop()
+                return None
+            return proto.app.outage_answer(proto, req, outage)
+        return proto.app.handle(proto, req)
+    except Exception as e:  # a bug in the mock must not kill the connection silently
+        proto.server.log(f"conn#{proto.conn_id}: handler error: {e!r}")
+        import traceback
+        traceback.print_exc(file=sys.stderr)
+        return json_response(500, {"reason": "InternalServerError"})
+
+
 class H2ServerProtocol(asyncio.Protocol):
     """One HTTP/2 connection. Connection-level state for the app lives in `self.state`."""
 
@@ -351,27 +386,8 @@ class H2ServerProtocol(asyncio.Protocol):
         self.requests[sid] = req  # answered on StreamEnded (which follows at once if HEADERS ended it)
 
     def _dispatch(self, req):
-        outage = self.server.current_outage()
-        try:
-            if outage is not None and self.app.is_push(req):
-                self.server.outage_answers += 1
-                if outage.drop:
-                    self.app.outage_drop(self, req)
-                    self.drop()
-                    return
-                resp = self.app.outage_answer(self, req, outage)
-            else:
-                resp = self.app.handle(self, req)
-        except Exception as e:  # a bug in the mock must not kill the connection silently
-            self.server.log(f"conn#{self.conn_id}: handler error: {e!r}")
-            import traceback
-            traceback.print_exc(file=sys.stderr)
-            resp = json_response(500, {"reason": "InternalServerError"})
-        delay = self.server.delay()
-        if delay > 0:
-            asyncio.get_running_loop().call_later(delay, self._respond_later, req.stream_id, resp)
-        else:
-            self._respond(req.stream_id, resp)
+        sid = req.stream_id
+        dispatch(self, req, lambda resp: self._respond(sid, resp), lambda resp: self._respond_later(sid, resp))
 
     def _respond_later(self, sid, resp):
         if self.closed:
@@ -490,6 +506,146 @@ class H2ServerProtocol(asyncio.Protocol):
             pass
         self._flush_now()
         self.transport.close()
+
+
+class H1ServerProtocol(asyncio.Protocol):
+    """One HTTP/1.1 connection over TLS (ALPN `http/1.1` or none), for a mock started with --http1: kept
+    alive, requests read in order and answered one at a time (`Content-Length` request bodies only).
+    A response with a body goes out chunked, one without carries `content-length: 0`; after
+    --http1-max-requests answers the connection says `connection: close` and closes. The app sees the
+    same `Request` as over HTTP/2 (`:method`, `:path` and `:authority` among its headers)."""
+
+    def __init__(self, server):
+        self.server = server
+        self.app = server.app
+        self.transport = None
+        H2ServerProtocol.next_id += 1
+        self.conn_id = H2ServerProtocol.next_id
+        self.state = {}
+        self.buffer = bytearray()
+        self.active = 0                 # 1 while a request waits for its answer
+        self.answered = 0
+        self.draining = False           # POST /goaway: close after the request in hand
+        self.closed = False
+
+    def connection_made(self, transport):
+        self.transport = transport
+        sslobj = transport.get_extra_info("ssl_object")
+        alpn = sslobj.selected_alpn_protocol() if sslobj is not None else None
+        if alpn not in (None, "http/1.1"):
+            self.server.log(f"conn#{self.conn_id}: ALPN {alpn!r} is not http/1.1, closing")
+            transport.close()
+            self.closed = True
+            return
+        self.server.connection_opened(self)
+        if self.server.verbose:
+            self.server.log(f"conn#{self.conn_id}: open from {transport.get_extra_info('peername')} (HTTP/1.1)")
+
+    def connection_lost(self, exc):
+        self.closed = True
+        if self in self.server.connections:
+            self.server.connection_closed(self)
+            if self.server.verbose:
+                self.server.log(f"conn#{self.conn_id}: closed ({exc or 'clean'})")
+
+    def data_received(self, data):
+        if self.closed:
+            return
+        self.buffer += data
+        self._next_request()
+
+    def _next_request(self):
+        """Takes the next complete request off the buffer while none is being answered."""
+        if self.active or self.closed:
+            return
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self.buffer) > 65536:
+                self._reply_and_close(431)
+            return
+        lines = self.buffer[:end].decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+            return self._reply_and_close(400)
+        headers = {":method": parts[0], ":path": parts[1]}
+        dups = set()
+        for line in lines[1:]:
+            name, colon, value = line.partition(":")
+            if not colon:
+                return self._reply_and_close(400)
+            name = name.strip().lower()
+            if name in headers:
+                dups.add(name)
+                continue
+            headers[name] = value.strip()
+        if "transfer-encoding" in headers:
+            return self._reply_and_close(411)
+        length = headers.get("content-length", "0")
+        if not length.isdigit():
+            return self._reply_and_close(400)
+        total = end + 4 + int(length)
+        if len(self.buffer) < total:
+            return
+        headers[":authority"] = headers.pop("host", "")
+        req = Request(self.answered + 1, headers, dups)
+        req.body = bytearray(self.buffer[end + 4:total])
+        del self.buffer[:total]
+        self.active = 1
+        if self.server.peak_streams < 1:
+            self.server.peak_streams = 1
+        self._dispatch(req)
+
+    def _dispatch(self, req):
+        dispatch(self, req, self._respond, self._respond)
+
+    def _respond(self, resp):
+        if self.closed:
+            return
+        self.answered += 1
+        limit = self.server.args.http1_max_requests
+        closing = self.draining or (limit > 0 and self.answered >= limit)
+        head = [f"HTTP/1.1 {resp.status} Mock"]
+        head.extend(f"{name}: {value}" for name, value in resp.headers)
+        body = bytes(resp.body)
+        if body:
+            head.append("transfer-encoding: chunked")
+            half = len(body) // 2
+            framed = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:half], body[half:]) if part) + b"0\r\n\r\n"
+        else:
+            head.append("content-length: 0")
+            framed = b""
+        if closing:
+            head.append("connection: close")
+        self.transport.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + framed)
+        self.active = 0
+        if closing:
+            return self._close()
+        self._next_request()
+
+    def _reply_and_close(self, status):
+        self.server.malformed += 1
+        self.transport.write(f"HTTP/1.1 {status} Mock\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".encode())
+        self._close()
+
+    # Abrupt close, nothing more written; the request in hand stays unanswered.
+    drop = H2ServerProtocol.drop
+
+    def _close(self):
+        """Closes after what is written (once)."""
+        self.closed = True
+        self.server.connection_closed(self)
+        self.transport.close()
+
+    def set_max_streams(self, n):
+        """HTTP/1.1 carries one request at a time: nothing to announce."""
+
+    def goaway(self, debug=b""):
+        """Closes once the request in hand is answered (at once when there is none)."""
+        if self.closed:
+            return
+        self.draining = True
+        if not self.active:
+            self._close()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -733,11 +889,11 @@ class MockServer:
         return routes
 
 
-def make_ssl_context(cert, key):
+def make_ssl_context(cert, key, http1=False):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.load_cert_chain(cert, key)
-    ctx.set_alpn_protocols(["h2"])
+    ctx.set_alpn_protocols(["http/1.1"] if http1 else ["h2"])
     ctx.options |= ssl.OP_NO_COMPRESSION
     return ctx
 
@@ -880,13 +1036,15 @@ async def _serve(args, make_app, name, announce, ready_fd=None, sock=None):
     app = make_app(args)
     server = MockServer(args, app, name)
     app.server = server
-    ctx = make_ssl_context(args.cert, args.key)
+    http1 = getattr(args, "http1", False)
+    ctx = make_ssl_context(args.cert, args.key, http1)
+    protocol = H1ServerProtocol if http1 else H2ServerProtocol
     if sock is not None:
         # A listening socket shared with sibling workers: accept one connection per wake-up so that
         # whichever worker is idle takes the next one (backlog here is asyncio's accepts per wake-up).
-        srv = await loop.create_server(lambda: H2ServerProtocol(server), sock=sock, ssl=ctx, backlog=1)
+        srv = await loop.create_server(lambda: protocol(server), sock=sock, ssl=ctx, backlog=1)
     else:
-        srv = await loop.create_server(lambda: H2ServerProtocol(server), LOOPBACK, args.port, ssl=ctx,
+        srv = await loop.create_server(lambda: protocol(server), LOOPBACK, args.port, ssl=ctx,
                                        reuse_port=True, reuse_address=True, backlog=4096)
     port = srv.sockets[0].getsockname()[1]
     if hasattr(app, "on_listening"):
@@ -915,7 +1073,7 @@ async def _serve(args, make_app, name, announce, ready_fd=None, sock=None):
     if announce:
         print(f"LISTENING {port}", flush=True)
         print(f"ADMIN {admin_port}", flush=True)
-        server.log(f"listening on https://{LOOPBACK}:{port} (h2), admin http://{LOOPBACK}:{admin_port}")
+        server.log(f"listening on https://{LOOPBACK}:{port} ({'http/1.1' if http1 else 'h2'}), admin http://{LOOPBACK}:{admin_port}")
     if ready_fd is not None:
         os.write(ready_fd, f"{admin_port}\n".encode())
         os.close(ready_fd)

@@ -270,6 +270,10 @@ def parse_args(argv=None):
     p.add_argument("--down-count", type=int, default=1,
                    help="'down...' subscriptions get 503 with Retry-After this many times, then 201 (default 1)")
     p.add_argument("--retry-after", type=int, default=1, help="Retry-After seconds on 429/503 (default 1)")
+    p.add_argument("--http1", action="store_true",
+                   help="speak HTTP/1.1 only (ALPN http/1.1), as a push service without h2; bodies go out chunked")
+    p.add_argument("--http1-max-requests", type=int, default=0, metavar="N",
+                   help="with --http1: close each connection (connection: close) after N answers (default 0: never)")
     return p.parse_args(argv)
 
 

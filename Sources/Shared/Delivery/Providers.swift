@@ -51,11 +51,12 @@ public struct Providers: Sendable {
         if let sink = app.sink { return try SinkProvider(path: sink) }
         /// A registered transport for `channel` and the window it allows.
         func transport(_ channel: OutgoingPush.Channel, connections: Int, streams: Int, caFile: String?,
-                       refusesPrivateAddresses: Bool = false) throws -> (client: NGHTTP2Transport, window: Int) {
+                       refusesPrivateAddresses: Bool = false, offersHTTP1: Bool = false) throws -> (client: NGHTTP2Transport, window: Int) {
             let provider = channel.rawValue
             let window = min(delivery.maxInFlight, connections * streams)
             var settings = HTTP2ClientSettings(connections: connections, maxInFlight: window, caFile: caFile)
             settings.refusesPrivateAddresses = refusesPrivateAddresses
+            settings.offersHTTP1 = offersHTTP1
             let client = try NGHTTP2Transport(
                 name: "herald-\(provider)", settings: settings,
                 events: HTTP2Events(requestFinished: { stats.observe(provider: provider, seconds: $0) },
@@ -90,8 +91,9 @@ public struct Providers: Sendable {
             }
             let vapid = try VAPIDTokens(pem: pem, subject: settings.subject, clock: clock)
             // Endpoints come from browsers: the transport never connects inside the network unless allowed.
+            // Push services speak HTTP/2 or HTTP/1.1 (RFC 8030): the transport speaks what each selects.
             let (client, window) = try transport(.web, connections: settings.connections, streams: webStreamsPerConnection, caFile: settings.caFile,
-                                                 refusesPrivateAddresses: !settings.allowsPrivateEndpoints)
+                                                 refusesPrivateAddresses: !settings.allowsPrivateEndpoints, offersHTTP1: true)
             web = WebPushProvider(app: app.code, client: client, vapid: vapid, defaultTTL: delivery.defaultTTLSeconds, logger: logger,
                                   window: window)
         }

@@ -11,9 +11,15 @@ import Glibc
 /// carries up to the server's announced number of streams. Owned and used by one `ClientLoop`
 /// thread; the socket, `SSL` and session are freed exactly once, in `close`.
 ///
+/// With `HTTP2ClientSettings.offersHTTP1`, a server that selects `http/1.1` in ALPN, or nothing,
+/// is spoken HTTP/1.1 to instead: the connection is kept alive and carries one request at a time
+/// (`Content-Length` bodies out; `Content-Length`, chunked or closing bodies in, read by
+/// `HTTPResponseParser`), and closes after a response that says `Connection: close`.
+///
 /// What happens to a request depends on how far it got: one the server refused unprocessed
 /// (REFUSED_STREAM, or above a GOAWAY's last stream id) or that never left goes back to the loop's
-/// queue; one whose last frame went out and whose answer never came fails as possibly delivered.
+/// queue; one whose last frame (over HTTP/1.1: last byte) went out and whose answer never came
+/// fails as possibly delivered.
 final class ClientConnection {
     enum State: Equatable {
         case connecting
@@ -59,6 +65,12 @@ final class ClientConnection {
     private var outgoingSent = 0
     /// A new socket is registered for writability (the connect completing).
     private var waitingToWrite = true
+    /// ALPN chose HTTP/1.1 (or nothing): `streams` holds at most the one request under
+    /// `http1Stream`, and `inbound` the bytes of its response so far.
+    private(set) var speaksHTTP1 = false
+    private var inbound: [UInt8] = []
+    private var parser = HTTPResponseParser()
+    static let http1Stream: Int32 = 1
 
     /// Opens a non-blocking socket to `address` and starts connecting; throws the reason when the
     /// socket cannot be made or the connection is refused at once.
@@ -93,7 +105,9 @@ final class ClientConnection {
     /// Streams this connection may open now: what the server announces, less those open (one for
     /// a probe until the origin answers).
     func room(probing: Bool) -> Int {
-        guard state == .ready, let session else { return 0 }
+        guard state == .ready else { return 0 }
+        if speaksHTTP1 { return streams.isEmpty ? 1 : 0 }
+        guard let session else { return 0 }
         let limit = isProbe && probing ? 1 : Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
         return max(0, limit - streams.count)
     }
@@ -113,6 +127,10 @@ final class ClientConnection {
             let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
             if count > 0 {
                 lastReceived = now
+                if speaksHTTP1 {
+                    receivedHTTP1(UnsafeBufferPointer(start: buffer.baseAddress, count: Int(count)), atEOF: false, now: now)
+                    continue
+                }
                 let consumed = nghttp2_session_mem_recv(session, buffer.baseAddress, Int(count))
                 if consumed < 0 {
                     return close(failure: "HTTP/2 error: \(String(cString: nghttp2_strerror(Int32(consumed))))")
@@ -124,6 +142,8 @@ final class ClientConnection {
             let reason = error == SSL_ERROR_ZERO_RETURN || (error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
                 ? "the server closed the connection" : "TLS error: \(TLSClientContext.lastError())"
             ERR_clear_error()
+            // A response whose body ends with the connection is complete now.
+            if speaksHTTP1 { receivedHTTP1(nil, atEOF: true, now: now) }
             return close(failure: streams.isEmpty && state != .awaitingSettings ? nil : reason)
         }
         flush()
@@ -155,11 +175,17 @@ final class ClientConnection {
             var name: UnsafePointer<UInt8>?
             var length: UInt32 = 0
             SSL_get0_alpn_selected(ssl, &name, &length)
-            guard length == 2, let name, name[0] == UInt8(ascii: "h"), name[1] == UInt8(ascii: "2") else {
-                return close(failure: "\(origin.authority) does not speak HTTP/2 (ALPN h2)")
-            }
+            let selected = name.map { Array(UnsafeBufferPointer(start: $0, count: Int(length))) } ?? []
             setWaitingToWrite(false)
-            return startSession()
+            if selected.elementsEqual("h2".utf8) { return startSession() }
+            guard loop.settings.offersHTTP1 else { return close(failure: "\(origin.authority) does not speak HTTP/2 (ALPN h2)") }
+            guard selected.isEmpty || selected.elementsEqual("http/1.1".utf8) else {
+                return close(failure: "\(origin.authority) selected ALPN \(String(decoding: selected, as: UTF8.self)), neither h2 nor http/1.1")
+            }
+            speaksHTTP1 = true
+            state = .ready
+            loop.connectionOpened(self)
+            return
         }
         let error = SSL_get_error(ssl, result)
         if error == SSL_ERROR_WANT_READ {
@@ -195,7 +221,9 @@ final class ClientConnection {
 
     /// Opens a stream for `transfer`; false when the session refuses it (the transfer is untouched).
     func submit(_ transfer: Transfer, now: Double) -> Bool {
-        guard state == .ready, let session else { return false }
+        guard state == .ready else { return false }
+        if speaksHTTP1 { return submitHTTP1(transfer, now: now) }
+        guard let session else { return false }
         let request = transfer.request
         var blob: [UInt8] = []
         blob.reserveCapacity(64 + transfer.origin.authority.utf8.count + transfer.path.utf8.count)
@@ -230,6 +258,59 @@ final class ClientConnection {
         transfer.started = now
         streams[stream] = Exchange(transfer: transfer)
         return true
+    }
+
+    /// Writes `transfer` as an HTTP/1.1 request (names lower-cased as over HTTP/2; a line whose
+    /// value holds CR or LF is left out, so no header can split the request); false while another
+    /// request is in flight.
+    private func submitHTTP1(_ transfer: Transfer, now: Double) -> Bool {
+        guard streams.isEmpty else { return false }
+        let request = transfer.request
+        var head = Array("POST \(transfer.path) HTTP/1.1\r\nhost: \(transfer.origin.authority)\r\n".utf8)
+        for line in request.headers + (request.sharedHeaders?.lines ?? []) {
+            guard let (name, value) = HTTP2HeaderList.split(line), !name.contains(13), !name.contains(10), !value.contains(13),
+                  !value.contains(10), name != Array("content-length".utf8), name != Array("host".utf8) else { continue }
+            head += name + Array(": ".utf8) + value + [13, 10]
+        }
+        head += Array("content-length: \(request.body.count)\r\n\r\n".utf8)
+        outgoing += head
+        outgoing += request.body
+        transfer.started = now
+        streams[Self.http1Stream] = Exchange(transfer: transfer)
+        return true
+    }
+
+    /// Takes the bytes of the response in flight (nil: none, only the end of the connection) and
+    /// hands over each complete response. Bytes that arrive with no request in flight, or a response
+    /// that is not HTTP/1.1, close the connection as broken; at the end of the connection an
+    /// unfinished response is left to `close`, which fails its request.
+    private func receivedHTTP1(_ bytes: UnsafeBufferPointer<UInt8>?, atEOF: Bool, now: Double) {
+        if let bytes { inbound.append(contentsOf: bytes) }
+        while state != .closed, let exchange = streams[Self.http1Stream] {
+            let count = inbound.count
+            let outcome = inbound.withUnsafeMutableBytes { parser.parse($0, count: count, atEOF: atEOF) }
+            switch outcome {
+            case .needMore:
+                return
+            case .malformed(let problem):
+                if atEOF { return }
+                return close(failure: "\(origin.authority) sent a malformed HTTP/1.1 response: \(problem)")
+            case .complete(let status, let body, let consumed, let keepAlive):
+                let headers = inbound.withUnsafeMutableBytes { parser.headers(in: $0) }
+                let content = Array(inbound[body])
+                inbound.removeFirst(consumed)
+                parser.reset()
+                // An interim response (100 Continue) precedes the real one.
+                if (100..<200).contains(status) { continue }
+                streams[Self.http1Stream] = nil
+                loop.finished(exchange.transfer, HTTP2Response(status: status, headers: headers, body: content, transportError: nil),
+                              answered: true, now: now)
+                if !keepAlive || atEOF { return close(failure: nil) }
+            }
+        }
+        if state != .closed, !inbound.isEmpty {
+            close(failure: "\(origin.authority) sent bytes with no request in flight")
+        }
     }
 
     /// Copies up to `length` bytes of `stream`'s request body into `buffer`; sets EOF at the end.
@@ -334,9 +415,11 @@ final class ClientConnection {
         }
         for (stream, exchange) in streams where now > exchange.transfer.deadline {
             streams[stream] = nil
-            _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, NGHTTP2_CANCEL.rawValue)
+            if let session { _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, NGHTTP2_CANCEL.rawValue) }
             loop.finished(exchange.transfer, .failure("no answer within the request timeout", requestSent: exchange.requestSent),
                           answered: false, now: now)
+            // Over HTTP/1.1 only closing the connection abandons a request.
+            if speaksHTTP1 { return close(failure: nil) }
         }
         flush()
         closeIfDone()
@@ -346,8 +429,8 @@ final class ClientConnection {
 
     /// Moves what the session has to send into `outgoing` and writes as much as the socket takes.
     func flush() {
-        guard let session, state != .closed else { return }
-        while outgoing.count - outgoingSent < 1 << 20 {
+        guard state != .closed, session != nil || speaksHTTP1 else { return }
+        while let session, outgoing.count - outgoingSent < 1 << 20 {
             var pointer: UnsafePointer<UInt8>?
             let count = nghttp2_session_mem_send(session, &pointer)
             if count < 0 { return close(failure: "HTTP/2 error: \(String(cString: nghttp2_strerror(Int32(count))))") }
@@ -370,7 +453,9 @@ final class ClientConnection {
         outgoing.removeAll(keepingCapacity: outgoing.capacity <= 1 << 20)
         outgoingSent = 0
         setWaitingToWrite(false)
-        if nghttp2_session_want_write(session) != 0 { flush() }
+        // Over HTTP/1.1 the request is out once its last byte is written.
+        if speaksHTTP1 { streams[Self.http1Stream]?.requestSent = true }
+        if let session, nghttp2_session_want_write(session) != 0 { flush() }
     }
 
     /// A draining connection closes once its last stream has ended and everything is written.

@@ -31,6 +31,8 @@ final class ClientLoop: @unchecked Sendable {
         var connections: [ClientConnection] = []
         /// The TLS session to resume on the next connection (an `SSL_SESSION`, one reference held).
         var session: OpaquePointer?
+        /// The origin's last connection negotiated HTTP/1.1 (`HTTP2ClientSettings.offersHTTP1`).
+        var speaksHTTP1 = false
 
         var hasPending: Bool { pendingStart < pending.count }
 
@@ -61,6 +63,10 @@ final class ClientLoop: @unchecked Sendable {
     /// A request refused unprocessed this many times fails (not sent) instead of queueing again.
     static let maxRefusals = 2
     static let tickSeconds = 0.05
+    /// Connections to an origin that speaks HTTP/1.1, whatever `settings.connections` says: each
+    /// carries one request at a time, so an origin gets this small fixed pool rather than the
+    /// handful of multiplexed connections HTTP/2 needs.
+    static let http1ConnectionsPerOrigin = 4
 
     let settings: HTTP2ClientSettings
     let tls: ClientTLS
@@ -203,11 +209,12 @@ final class ClientLoop: @unchecked Sendable {
         }
         guard state.hasPending else { return }
         let live = state.connections.count { $0.state != .draining }
-        guard live < settings.connections else { return }
+        let limit = state.speaksHTTP1 ? Self.http1ConnectionsPerOrigin : settings.connections
+        guard live < limit else { return }
         switch state.health.admission(now: now) {
         case .all:
             // An origin whose address is refused has no requests left after the first attempt.
-            for _ in live..<settings.connections where state.hasPending {
+            for _ in live..<limit where state.hasPending {
                 open(state, to: state.pending[state.pendingStart].origin, probe: false, now: now)
             }
         case .probe:
@@ -254,6 +261,7 @@ final class ClientLoop: @unchecked Sendable {
     // MARK: - What connections report (loop thread)
 
     func connectionOpened(_ connection: ClientConnection) {
+        origins[connection.origin]?.speaksHTTP1 = connection.speaksHTTP1
         events?.connectionOpened()
     }
 

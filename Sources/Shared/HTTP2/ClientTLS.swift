@@ -1,7 +1,8 @@
 internal import COpenSSL
 import SDKClient
 
-/// The TLS client settings of one transport: ALPN `h2` only, TLS 1.2 or later, certificates checked
+/// The TLS client settings of one transport: ALPN `h2` (and `http/1.1` after it when the transport
+/// speaks both), TLS 1.2 or later, certificates checked
 /// against the system's store and an optional extra CA, sessions kept by the transport for resumption.
 ///
 /// `@unchecked Sendable` invariant: configured in `init`, never changed afterwards; OpenSSL allows
@@ -9,7 +10,7 @@ import SDKClient
 final class ClientTLS: @unchecked Sendable {
     let context: OpaquePointer
 
-    init(caFile: String?) throws(HTTP2TransportError) {
+    init(caFile: String?, offersHTTP1: Bool) throws(HTTP2TransportError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw HTTP2TransportError("cannot create a TLS context: \(TLSClientContext.lastError())") }
         self.context = context
         _ = herald_ssl_ctx_set_min_tls12(context)
@@ -23,9 +24,10 @@ final class ClientTLS: @unchecked Sendable {
         if let caFile, SSL_CTX_load_verify_locations(context, caFile, nil) != 1 {
             throw HTTP2TransportError("cannot load CA file \(caFile): \(TLSClientContext.lastError())")
         }
-        let alpn: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
+        var alpn: [UInt8] = [2] + Array("h2".utf8)
+        if offersHTTP1 { alpn += [8] + Array("http/1.1".utf8) }
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
-            throw HTTP2TransportError("cannot offer ALPN h2: \(TLSClientContext.lastError())")
+            throw HTTP2TransportError("cannot offer ALPN: \(TLSClientContext.lastError())")
         }
     }
 

@@ -20,6 +20,11 @@ public struct HTTP2ClientSettings: Sendable {
     /// request whose host resolves to one fails at once, not sent, with `addressRefused` (for
     /// URLs that clients supply, such as Web Push endpoints).
     public var refusesPrivateAddresses = false
+    /// Offer `http/1.1` beside `h2` in ALPN, and speak HTTP/1.1 to a server that selects it or
+    /// selects nothing (for Web Push services, which RFC 8030 lets speak either). Such an origin
+    /// gets `ClientLoop.http1ConnectionsPerOrigin` keep-alive connections, one request in flight on
+    /// each. Off, a server that does not select `h2` is a connection failure.
+    public var offersHTTP1 = false
 
     public init(connections: Int, maxInFlight: Int, caFile: String? = nil, threads: Int = 1, pingIntervalSeconds: Double = 10,
                 pingTimeoutSeconds: Double = 5, connectTimeoutSeconds: Double = 10) {

@@ -13,7 +13,7 @@ public final class NGHTTP2Transport: HTTP2Transport {
     /// `settings.connections` and `maxInFlight` are totals, split evenly over the threads (at least
     /// one connection per origin and one stream each).
     public init(name: String, settings: HTTP2ClientSettings, events: HTTP2Events? = nil) throws(HTTP2TransportError) {
-        let tls = try ClientTLS(caFile: settings.caFile)
+        let tls = try ClientTLS(caFile: settings.caFile, offersHTTP1: settings.offersHTTP1)
         let count = settings.threads
         var share = settings
         share.connections = max(1, settings.connections / count)

@@ -56,6 +56,28 @@ public struct HTTPResponseParser: Sendable {
         return atEOF ? .complete(status: status, body: headerEnd..<count, consumed: count, keepAlive: false) : .needMore
     }
 
+    /// The header fields of the head `parse` has found in `buffer` (names lower-cased, values
+    /// without surrounding blanks; a repeated name keeps its last value); empty before the head is
+    /// complete. The head stays in place while a chunked body is decoded, so this holds after
+    /// `.complete` too.
+    public func headers(in buffer: UnsafeMutableRawBufferPointer) -> [String: String] {
+        guard headerEnd > 0 else { return [:] }
+        var fields: [String: String] = [:]
+        var lineStart = Self.nextLine(buffer, from: 0, end: headerEnd)
+        while lineStart < headerEnd - 2 {
+            let lineEnd = Self.nextLine(buffer, from: lineStart, end: headerEnd) - 2
+            let line = String(decoding: UnsafeRawBufferPointer(rebasing: buffer[lineStart..<lineEnd]), as: UTF8.self)
+            if let colon = line.firstIndex(of: ":") {
+                var value = line[line.index(after: colon)...]
+                while let first = value.first, first == " " || first == "\t" { value = value.dropFirst() }
+                while let last = value.last, last == " " || last == "\t" { value = value.dropLast() }
+                fields[line[..<colon].lowercased()] = String(value)
+            }
+            lineStart = lineEnd + 2
+        }
+        return fields
+    }
+
     private mutating func findHeadEnd(_ buffer: UnsafeMutableRawBufferPointer, count: Int) -> Int? {
         let start = max(0, searched - 3)
         guard count - start >= 4, let base = buffer.baseAddress else {

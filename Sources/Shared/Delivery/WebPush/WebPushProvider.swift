@@ -5,7 +5,9 @@ import WebPush
 /// Delivers to browsers through their push services (RFC 8030): one `POST` to each subscription's
 /// endpoint, its payload encrypted for that subscription (RFC 8291, `Content-Encoding: aes128gcm`)
 /// and authorized with a VAPID token for the endpoint's origin (RFC 8292), with `TTL`, `Urgency` and
-/// `Topic` from the message. The transport keeps connections per push-service origin.
+/// `Topic` from the message. The transport keeps connections per push-service origin, over HTTP/2
+/// or, where the push service does not select `h2`, HTTP/1.1 (`HTTP2ClientSettings.offersHTTP1`);
+/// the replies below mean the same over both.
 ///
 /// Replies: 201 (any 2xx) is sent; 404 and 410 mean the subscription is gone (the token is pruned);
 /// 413 fails (the payload is too large for that service); 429 and 5xx are transient (retried later,
