@@ -145,6 +145,7 @@ import WebPush
             ("push_token", { $0["push_token"] = "http://push.example/push/abc" }),
             ("push_token", { $0["push_token"] = "https://push.example:70000/push/abc" }),
             ("push_token", { $0["push_token"] = "https:///push/abc" }),
+            ("push_token", { $0["push_token"] = "https://push.example/push/abc HTTP/1.1\r\nhost: push.example\r\n\r\nDELETE /admin" }),
             ("public_key", { $0["public_key"] = nil }),
         ]
         for (index, (field, edit)) in cases.enumerated() {

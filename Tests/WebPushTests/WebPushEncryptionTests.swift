@@ -107,6 +107,9 @@ import Core
         }
         #expect(problem("http://push.example.net/x", key, secret)?.hasPrefix("endpoint:") == true)
         #expect(problem("https:///x", key, secret)?.hasPrefix("endpoint:") == true)
+        for split in ["/x HTTP/1.1\r\nhost: a\r\n\r\nDELETE /y", "/x y", "/x\ny", "/x\u{7f}", "/\u{e9}"] {
+            #expect(problem("https://push.example.net" + split, key, secret)?.hasPrefix("endpoint:") == true, "\(split)")
+        }
         #expect(problem("https://push.example.net/x", "not base64!", secret)?.hasPrefix("p256dh:") == true)
         // 64 bytes, and 65 bytes that are not on the curve.
         #expect(problem("https://push.example.net/x", Base64URL.encode(Array(receiverPublic.dropLast())), secret)?.hasPrefix("p256dh:") == true)

@@ -14,11 +14,12 @@ public struct WebSubscription: Sendable, Equatable {
     /// The authentication secret (16 bytes).
     public let auth: [UInt8]
 
-    /// Checks every part: `endpoint` is an `https` URL with a host, `p256dh` an uncompressed point on
+    /// Checks every part: `endpoint` is an `https` URL with a host, in printable ASCII without spaces,
+    /// `p256dh` an uncompressed point on
     /// P-256, `auth` 16 bytes. The error names the field.
     public init(endpoint: String, p256dh: [UInt8], auth: [UInt8]) throws(WebPushError) {
         guard WebSubscription.origin(of: endpoint) != nil else {
-            throw WebPushError("endpoint: not an https:// URL with a host (and a port from 1 to 65535)")
+            throw WebPushError("endpoint: not an https:// URL with a host (and a port from 1 to 65535) in printable ASCII without spaces")
         }
         do {
             try MessageCrypto.shared.check(point: p256dh)
@@ -70,10 +71,12 @@ public struct WebSubscription: Sendable, Equatable {
         return IPAddress(numericHost: host)?.isPrivate == true ? host : nil
     }
 
-    /// The lower-cased host (an IPv6 address without its brackets) and port of an `https` URL.
+    /// The lower-cased host (an IPv6 address without its brackets) and port of an `https` URL; nil
+    /// unless every byte of `url` is printable ASCII other than space (RFC 3986 percent-encodes the
+    /// rest), so the URL cannot carry a line break or space into a request line.
     static func hostAndPort(of url: String) -> (host: String, port: Int)? {
         let scheme = "https://"
-        guard url.hasPrefix(scheme) else { return nil }
+        guard url.hasPrefix(scheme), url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
         let rest = url.dropFirst(scheme.count)
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }.lowercased()
         guard !authority.contains("@"), !authority.contains(where: { $0 == " " }) else { return nil }
