@@ -45,6 +45,16 @@ final class PageReader: @unchecked Sendable {
         return try page.get()
     }
 
+    /// The next page if it is read already (an empty one after the last), else nil at once.
+    func nextIfReady() throws -> PreparedPage? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !ready.isEmpty else { return (reading || cursor != nil) && !stopped ? nil : PreparedPage.empty }
+        let page = ready.removeFirst()
+        condition.broadcast()
+        return try page.get()
+    }
+
     /// Drops what was read ahead and reads on after `after`.
     func restart(after: Int64) {
         condition.lock()

@@ -128,28 +128,39 @@ struct ShardRunner: Sendable {
         var sentSoFar = 0
         let pageSize = work.spec.sendRate.map { max(1, min(batchSize, $0 / 4)) } ?? batchSize
         // Batches are on the network, as many as the app's window has slots (`BatchSlots`, shared
-        // with the other shard this worker runs). Each turn sends one page in one slot: that of a
-        // batch that is back (whichever came back, not only the oldest), else a free slot, else
-        // the first of the two to turn up. One commit records the batch whose slot the page takes
-        // and marks the page attempted; then the page goes out. So the batches leave one by one
-        // as earlier ones come back, spread over the provider's latency rather than sent and
-        // answered all at once, a slow answer holds only its own slot, no commit holds more than
-        // one batch's outcomes, and the unrecorded pushes never exceed the window. The pages are
-        // read and prepared on a thread of their own meanwhile (`PageReader`), unless a send rate
-        // paces them: then each is read when its turn comes.
+        // with the other shard this worker runs). Each turn takes the slots of every batch that is
+        // back (whichever came back, not only the oldest), else a free slot, else waits for the
+        // first of the two to turn up; it fills them with the pages read by then. One commit
+        // records the batches that are back and marks the pages attempted; then the pages go out.
+        // So batches leave as earlier ones come back, spread over the provider's latency rather
+        // than sent and answered all at once; a slow answer holds only its own slot; a commit
+        // costs one turn however many batches came back meanwhile (a fast provider's answers are
+        // recorded many batches per commit, a slow one's batch by batch); and the unrecorded
+        // pushes never exceed the window. The pages are read and prepared on a thread of their
+        // own meanwhile (`PageReader`), unless a send rate paces them: then each is read when its
+        // turn comes, one per turn.
         let slots = window(of: work.app)
         var inFlight: [InFlightBatch] = []
-        // Slots this shard holds: one per batch sent and not yet recorded, and the one taken for
-        // the page of the turn in progress. All go back when the pass ends, however it ends; when
-        // it ends with an error, only once the batches still out are back, so that the other
-        // shard never has more than the window on the network.
+        // Slots this shard holds: one per batch sent and not yet recorded, and those taken for the
+        // pages of the turn in progress. All go back when the pass ends, however it ends; when it
+        // ends with an error, only once the batches still out are back, so that the other shard
+        // never has more than the window on the network.
         var held = 0
-        var back: InFlightBatch?
+        var back: [InFlightBatch] = []
+        // A page read but not sent in its turn (no slot, or a breaker to ask first): the next
+        // turn starts with it.
+        var carried: PreparedPage?
         // Signalled once by each batch as it comes back.
         let returned = DispatchSemaphore(value: 0)
-        /// Takes a batch that is back out of `inFlight`.
-        func takeReturned() -> InFlightBatch? {
-            inFlight.firstIndex(where: \.isFinished).map { inFlight.remove(at: $0) }
+        /// Takes the batches that are back out of `inFlight`, oldest first.
+        func takeReturned() -> [InFlightBatch] {
+            var taken: [InFlightBatch] = []
+            var out: [InFlightBatch] = []
+            for batch in inFlight {
+                if batch.isFinished { taken.append(batch) } else { out.append(batch) }
+            }
+            inFlight = out
+            return taken
         }
         func release(_ count: Int) {
             slots.give(count)
@@ -157,7 +168,7 @@ struct ShardRunner: Sendable {
         }
         defer {
             for batch in inFlight { _ = batch.wait() }
-            _ = back?.wait()
+            for batch in back { _ = batch.wait() }
             slots.give(held)
         }
         let reader = work.spec.sendRate != nil ? nil : PageReader(after: after, limit: pageSize, depth: slots.capacity) { [self] after in
@@ -177,7 +188,8 @@ struct ShardRunner: Sendable {
                 _ = try settle()
                 return .stopped
             }
-            var next = try reader?.next() ?? read(work, after: after, limit: pageSize, now: clock.now())
+            var next = try carried ?? reader?.next() ?? read(work, after: after, limit: pageSize, now: clock.now())
+            carried = nil
             guard !next.page.isEmpty else { break }
             let fetched = next.page.count
             switch gate(for: next.page, provider: provider) {
@@ -195,10 +207,8 @@ struct ShardRunner: Sendable {
                 continue
             }
             while true {
-                if let batch = takeReturned() {
-                    back = batch
-                    break
-                }
+                back = takeReturned()
+                if !back.isEmpty { break }
                 if slots.take(upTo: 1) == 1 {
                     held += 1
                     break
@@ -217,41 +227,70 @@ struct ShardRunner: Sendable {
             }
             // A short page was the last one, unless a probe sent only part of it: then the reader
             // goes on after what the probe sent.
-            let isLast = fetched < pageSize && next.page.count == fetched
+            var isLast = fetched < pageSize && next.page.count == fetched
             after = next.page[next.page.count - 1].deviceID
             if next.page.count < fetched { reader?.restart(after: after) }
-            // The slot of the batch recorded now carries the new page.
-            let marked = try back.map { try record([$0], work: work, provider: provider, attemptedThrough: after) }
-                ?? store.markAttempted(work, through: after, worker: workerID)
-            back = nil
+            // The other slots of the turn carry the pages read by now, while their breakers are
+            // closed; a free slot is taken for a page beyond those of the batches back.
+            var pages = [next]
+            var turnSlots = max(1, back.count)
+            if let reader, next.page.count == fetched {
+                while !isLast, let more = try reader.nextIfReady() {
+                    guard !more.page.isEmpty, case .closed = gate(for: more.page, provider: provider) else {
+                        carried = more
+                        break
+                    }
+                    if pages.count == turnSlots {
+                        guard slots.take(upTo: 1) == 1 else {
+                            carried = more
+                            break
+                        }
+                        held += 1
+                        turnSlots += 1
+                    }
+                    pages.append(more)
+                    isLast = more.page.count < pageSize
+                    after = more.page[more.page.count - 1].deviceID
+                }
+            }
+            // The slots of batches back beyond the pages go back once those batches are recorded.
+            let spare = turnSlots - pages.count
+            let marked = try back.isEmpty
+                ? store.markAttempted(work, through: after, worker: workerID)
+                : record(back, work: work, provider: provider, attemptedThrough: after)
+            back = []
+            release(spare)
             guard marked else {
-                release(1)
+                release(pages.count)
                 _ = try settle()
                 logger.info("shard stopped: lease lost or message deleted", ["shard.id": String(work.shardID), "message.code": work.messageCode])
                 return .stopped
             }
-            // Stamped when it goes out: the page may have been read turns earlier.
-            inFlight.append(InFlightBatch(next, sentAt: clock.now(), work: work, provider: provider, whenBack: { returned.signal() }) {
-                [self] targets, now in pushes(for: targets, work: work, now: now)
-            })
-            sentSoFar += next.page.count
+            for page in pages {
+                // Stamped when it goes out: the page may have been read turns earlier.
+                inFlight.append(InFlightBatch(page, sentAt: clock.now(), work: work, provider: provider, whenBack: { returned.signal() }) {
+                    [self] targets, now in pushes(for: targets, work: work, now: now)
+                })
+                sentSoFar += page.page.count
+            }
             if isLast { break }
             if let rate = work.spec.sendRate {
                 let wait = started + Double(sentSoFar) / Double(rate) - monotonicSeconds()
                 if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             }
         }
-        // The last batches are recorded one by one as they come back, each slot given back at once,
-        // so that the other shard fills the window while this one waits for its last answers.
-        // A batch taken is back already; if recording it throws, its slot is still held and goes
-        // back with the others.
+        // The last batches are recorded as they come back, those back together in one commit, and
+        // their slots given back at once, so that the other shard fills the window while this one
+        // waits for its last answers. Batches taken are back already; if recording them throws,
+        // their slots are still held and go back with the others.
         while !inFlight.isEmpty {
-            guard let batch = takeReturned() else {
+            let batches = takeReturned()
+            guard !batches.isEmpty else {
                 returned.wait()
                 continue
             }
-            let recorded = try record([batch], work: work, provider: provider, attemptedThrough: nil)
-            release(1)
+            let recorded = try record(batches, work: work, provider: provider, attemptedThrough: nil)
+            release(batches.count)
             guard recorded else {
                 _ = try settle()
                 return .stopped

@@ -65,6 +65,24 @@ import Core
         #expect(shard.reads.withLock { $0 } == [0, 3, 6])
     }
 
+    @Test func aPageNotReadYetIsNotWaitedForByNextIfReady() throws {
+        let shard = Shard(devices: 4, gated: true)
+        let pages = reader(shard)
+        defer { stop(pages, gated: shard) }
+        #expect(shard.waitForReads(1) == [0])
+        #expect(try pages.nextIfReady() == nil, "the first read is held at the gate")
+        shard.letThrough()
+        #expect(try pages.next().page.map(\.deviceID) == [1, 2, 3])
+        shard.letThrough()
+        var last: PreparedPage?
+        for _ in 0..<200 where last == nil {
+            last = try pages.nextIfReady()
+            if last == nil { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(last?.page.map(\.deviceID) == [4])
+        #expect(try pages.nextIfReady()?.page.isEmpty == true, "after the last page: an empty one, not nil")
+    }
+
     @Test func anExactMultipleEndsWithAnEmptyPage() throws {
         let shard = Shard(devices: 6)
         let pages = reader(shard)
