@@ -6,7 +6,8 @@ import Queue
 
 /// The worker's three threads. The queue thread owns the ZeroMQ sockets: it sends a heartbeat every
 /// second, receives shard jobs and report batches, and sends acks. Runner threads, as many as the
-/// shards a worker holds (`Pipeline.workerCapacity`), process a shard each, so that one shard's
+/// shards a worker runs at once (`Pipeline.workerRunners`; it holds one more, waiting, so that a
+/// runner never waits for the dispatcher between two shards), process a shard each, so that one shard's
 /// last batches are on the network while the next shard's first ones go out (they share each
 /// app's window, `BatchSlots`); the reports thread folds report batches into the statistics, so that
 /// reports never wait behind a long campaign shard.
@@ -78,7 +79,7 @@ final class WorkerLoop: Sendable {
         ready.wait()
         if let error = failure.withLock({ $0 }) { throw error }
 
-        for _ in 0..<Pipeline.workerCapacity {
+        for _ in 0..<Pipeline.workerRunners {
             let runnerThread = Thread { [self] in
                 runJobs()
                 runnerFinished.signal()
@@ -196,13 +197,19 @@ final class WorkerLoop: Sendable {
             }
             // Counted as running before it leaves the queue, so that a heartbeat never misses it.
             running.add(1, ordering: .relaxed)
-            defer { running.subtract(1, ordering: .relaxed) }
-            guard let shard = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+            guard let shard = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
+                running.subtract(1, ordering: .relaxed)
+                continue
+            }
             if stopping.load(ordering: .relaxed) {
                 try? runner.store.releaseLease(shard: shard, worker: id)
+                running.subtract(1, ordering: .relaxed)
                 continue
             }
             runner.run(shard: shard) { stopping.load(ordering: .relaxed) }
+            // No longer counted before the ack goes out: the heartbeat sent with the ack offers
+            // the room it leaves.
+            running.subtract(1, ordering: .relaxed)
             acks.withLock { $0.append(.ack(worker: id, shard: shard)) }
         }
         for shard in jobs.withLock({ pending in defer { pending.removeAll() }; return pending }) {
@@ -214,7 +221,7 @@ final class WorkerLoop: Sendable {
     func stop() {
         stopping.store(true, ordering: .relaxed)
         jobArrived.signal()
-        for _ in 0..<Pipeline.workerCapacity { runnerFinished.wait() }
+        for _ in 0..<Pipeline.workerRunners { runnerFinished.wait() }
         reportsFinished.wait()
         queueStopping.store(true, ordering: .relaxed)
         queueFinished.wait()

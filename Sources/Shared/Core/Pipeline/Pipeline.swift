@@ -18,8 +18,13 @@ public enum Pipeline {
     /// partition, a host gone) open for many minutes; with them, both sides notice within seconds.
     public static let queueHeartbeatMilliseconds: Int32 = 1_000
     public static let queueSilenceMilliseconds: Int32 = 3_000
-    /// Shards a worker holds and runs at once, advertised in its heartbeats.
-    public static let workerCapacity: Int64 = 2
+    /// Shards a worker runs at once.
+    public static let workerRunners: Int64 = 2
+    /// Shards a worker holds, advertised in its heartbeats: those it runs and one waiting, so that a
+    /// runner that finishes a shard starts the next at once instead of after a round trip to the
+    /// dispatcher. A waiting shard's lease is not extended: if it runs out first, the dispatcher
+    /// hands the shard to another worker and this one skips it.
+    public static let workerCapacity: Int64 = workerRunners + 1
     /// Pushes a worker sends together. A worker keeps as many batches unrecorded for an app as fill
     /// its provider's window (`delivery.max_in_flight` at most, two batches at least), whatever the
     /// shards it runs: a worker killed mid-campaign leaves at most that many pushes of each app with
