@@ -8,7 +8,11 @@ import TestSupport
 /// campaign has filled it.
 @Suite struct PostgresPagePlanTests {
     @Test func thePageQueryDoesNotKeepAPlanMadeWhileDeliveriesWasEmpty() throws {
-        let url = try PostgresServer.shared().makeSchema()
+        // A server of its own: on the shared one, other tests' schema changes can overflow this
+        // session's invalidation queue, which drops every cached plan, the one this test needs
+        // to see kept included.
+        let server = try PostgresServer()
+        let url = try server.makeSchema()
         let database = try PostgresDatabase(settings: PostgresConnectionSettings(url: url), poolSize: 2, acquireTimeoutMilliseconds: 5000,
                                             apps: [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")])
         let devices = PostgresDeviceStore(database: database)
@@ -73,5 +77,6 @@ import TestSupport
             try connection.rows("SELECT statement FROM pg_prepared_statements") { $0.text(0) }
         }
         #expect(!prepared.contains { $0.contains("ORDER BY d.id LIMIT") || $0.contains("FROM delivery_retries r") }, "\(prepared)")
+        server.stop()
     }
 }
