@@ -224,8 +224,9 @@ public final class PostgresDatabase: Sendable {
     }
 
     /// Runs a request that only reads on one of the reader threads, in the order requests came, and
-    /// hands its result to `completion` there: reads never wait behind the writes of the batch lanes
-    /// or of the request threads, and an HTTP I/O thread never waits for the server.
+    /// hands its result to `completion` there: reads never wait in the queues of the batch lanes or
+    /// of the request threads (only, like them, for a free connection), and an HTTP I/O thread
+    /// never waits for the server.
     func submitRead<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void) {
         readers.enqueue { completion(work()) }
     }

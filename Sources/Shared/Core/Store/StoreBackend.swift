@@ -18,8 +18,8 @@ public protocol StoreBackend: Sendable {
     var readsWait: Bool { get }
 
     /// Runs `work`, which only reads, and hands its result to `completion`: on PostgreSQL on reader
-    /// threads of its own (as many as the pool's connections), so that reads never queue behind
-    /// writes; on SQLite on the calling thread.
+    /// threads of its own (as many as the pool's connections), so that reads never wait in the
+    /// writes' queues (they share the pool's connections with them); on SQLite on the calling thread.
     func submitRead<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void)
 
     /// Writes a consistent copy of the whole database to `path` (a new file) while other processes
