@@ -87,11 +87,18 @@ backend.watchCommits { failure in
 // Writes run on the database writer thread, many requests per commit; each is answered after its commit.
 // Bulk bodies (up to `http.bulk_max_body_bytes` of JSON, seconds to parse) are parsed one at a time on
 // a queue of their own, so that the I/O thread goes on serving its other connections meanwhile.
+// Reads run inline on the I/O thread, except where each is a round trip to the server (PostgreSQL):
+// there they run on the store's reader threads, and the I/O thread goes on serving meanwhile.
 let bulkParsing = DispatchQueue(label: "herald-bulk-parse")
+let readsWait = backend.readsWait
 let server = HTTPServer(
-    settings: configuration.http, classify: Router.dispatch,
+    settings: configuration.http, classify: { request in readsWait ? .offload : Router.dispatch(request) },
     offload: { request, respond in
         let started = monotonicSeconds()
+        if case .inline = Router.dispatch(request) {
+            backend.submitRead({ router.handle(request, started: started) }, completion: respond)
+            return
+        }
         let submit: @Sendable () -> Void = {
             let (route, work) = router.route(request)
             backend.submitRequest(work,

@@ -495,6 +495,90 @@ import TestSupport
         #expect(try devices.getTags(app: "APP-1", hwid: "m-3", userID: nil)["Visits"] == expected["m-3"]!["Visits"])
     }
 
+    /// registerUser, unregisterDevice and setSubscribed calls, with registrations, submitted without
+    /// waiting, many for the same devices: they join the batches (the users they add share
+    /// transactions), and each device ends as the same calls applied one by one in order leave it.
+    /// Each bad call fails alone with the answer it gets on its own and writes nothing: a
+    /// subscription or a user of a device never registered, and a user the database refuses.
+    @Test func usersUnregistrationsAndSubscriptionsKeepEachDevicesOrderAndABadOneFailsAlone() throws {
+        let url = try PostgresServer.shared().makeSchema()
+        let backend = try PostgresRestartTests.backend(url: url)
+        let devices = backend.devices
+        for device in 0..<4 { try devices.registerDevice(try registration("u-\(device)", token: "t-\(device)", level: 0), now: 1) }
+        // Too large for its index entry (random, so that it does not compress).
+        let huge = (0..<3_000).map { _ in String(UnicodeScalar(UInt8.random(in: 65...90))) }.joined()
+        let count = 400
+        enum Call {
+            case user(String), unregister, subscribe(Bool), register(String)
+        }
+        func call(_ index: Int) -> (hwid: String, call: Call) {
+            switch index {
+            case 150: return ("never-registered", .subscribe(true))
+            case 151: return ("never-registered", .user("user-151"))
+            case 152: return ("u-0", .user(huge))
+            default: break
+            }
+            let hwid = "u-\(index % 4)"
+            switch index / 4 % 4 {
+            case 0: return (hwid, .user("user-\(index)"))
+            case 1: return (hwid, .subscribe(index % 3 == 0))
+            case 2: return (hwid, .unregister)
+            default: return (hwid, .register("t-\(index)"))
+            }
+        }
+        let seen = try Self.submitAll(backend, count: count) { index in
+            let (hwid, call) = call(index)
+            switch call {
+            case .user(let user):
+                return { try devices.registerUser(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(language: "l\(index)"), userID: user, now: 2) }
+            case .unregister:
+                return { try devices.unregisterDevice(app: "APP-1", hwid: hwid, now: 2) }
+            case .subscribe(let subscribed):
+                return { try devices.setSubscribed(app: "APP-1", hwid: hwid, subscribed: subscribed, now: 2) }
+            case .register(let token):
+                let request = DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: token, gateway: nil,
+                                                 attributes: DeviceAttributes(platform: 3), tags: [])
+                return { try devices.registerDevice(request, now: 2) }
+            }
+        }
+        for (index, answer) in seen.sorted(by: { $0.key < $1.key }) {
+            switch index {
+            case 150: #expect(answer.contains("not found"), "request \(index): \(answer)")
+            case 151: #expect(answer.contains("register it first"), "request \(index): \(answer)")
+            case 152: #expect(answer.contains("too long"), "request \(index): \(answer)")
+            default: #expect(answer == "ok", "request \(index): \(answer)")
+            }
+        }
+        // The same calls one by one, in order: the token, subscription, user and language of each device.
+        var expected = [String: (token: String?, subscribed: Bool, user: String?, language: String?)]()
+        for device in 0..<4 { expected["u-\(device)"] = ("t-\(device)", true, nil, "en") }
+        var users: [String] = []
+        for index in 0..<count where ![150, 151, 152].contains(index) {
+            let (hwid, call) = call(index)
+            switch call {
+            case .user(let user):
+                expected[hwid]!.user = user
+                expected[hwid]!.language = "l\(index)"
+                users.append(user)
+            case .unregister: expected[hwid]!.token = nil
+            case .subscribe(let subscribed): expected[hwid]!.subscribed = subscribed
+            case .register(let token):
+                expected[hwid]!.token = token
+                expected[hwid]!.subscribed = true
+            }
+        }
+        for (hwid, state) in expected.sorted(by: { $0.key < $1.key }) {
+            let record = try #require(try devices.device(app: "APP-1", hwid: hwid))
+            #expect(record.pushToken == state.token && record.subscribed == state.subscribed && record.userID == state.user
+                && record.language == state.language, "\(hwid): \(record)")
+        }
+        #expect(try devices.device(app: "APP-1", hwid: "never-registered") == nil)
+        let connection = try PostgresConnection(PostgresConnectionSettings(url: url))
+        #expect(try connection.rows("SELECT user_id FROM users ORDER BY user_id") { $0.text(0) } == users.sorted())
+        let transactions = try #require(try connection.first("SELECT count(DISTINCT xmin::text) FROM users") { $0.int(0) })
+        #expect(transactions < Int64(users.count), "\(users.count) users in \(transactions) transactions")
+    }
+
     /// Submits `count` requests at once through `backend.submitRequest`, the one of `index` running
     /// `write(index)`, and waits (at most 60 s) for every answer: "ok", the error, or "503".
     static func submitAll(_ backend: PostgresBackend, count: Int,

@@ -27,7 +27,8 @@ struct Router: Sendable {
     /// Remote API's (`RemoteAPI.registry`).
     static let inlineMethods = Set(["getTags", "getInApps", "getInboxMessages", "getConfig", "checkDevice"]).union(RemoteAPI.inlineMethods)
 
-    /// Reads run inline; anything that writes runs on the database writer (see `main.swift`).
+    /// Reads run inline (or, when the store's reads wait for a server, on its reader threads);
+    /// anything that writes runs on the database writer (see `main.swift`).
     static func dispatch(_ request: HTTPRequest) -> HTTPDispatch {
         if request.method == "GET" || request.method == "HEAD" || request.path.hasPrefix(Dashboard.path) { return .inline }
         if request.path.hasPrefix(apiPrefix), inlineMethods.contains(String(request.path.dropFirst(apiPrefix.count))) {
@@ -36,9 +37,9 @@ struct Router: Sendable {
         return .offload
     }
 
-    /// Answers a request inline and counts the answer.
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let started = monotonicSeconds()
+    /// Answers a request on the calling thread and counts the answer, timed from `started` (when
+    /// the request was complete).
+    func handle(_ request: HTTPRequest, started: Double = monotonicSeconds()) -> HTTPResponse {
         let (route, work) = route(request)
         let (response, code) = work()
         counted(request, route: route, response: response, code: code, started: started)

@@ -3,14 +3,16 @@ import Synchronization
 import Core
 import StoreCore
 
-/// Group commit for the Device API's busiest writes: registerDevice, setTags, applicationOpen and
-/// the SDKs' reports (postEvent, pushStat, messageDeliveryEvent, …), and the thread that runs the
-/// Device API's requests (`PostgresBackend.submitRequest`).
+/// Group commit for the Device API's writes of one device: registerDevice, setTags, applicationOpen,
+/// registerUser, unregisterDevice, setSubscribed and the SDKs' reports (postEvent, pushStat,
+/// messageDeliveryEvent, …), and the thread that runs the Device API's requests
+/// (`PostgresBackend.submitRequest`).
 ///
 /// Registrations and setTags calls whose tags are of a known type (`PostgresDeviceStore.batchable`:
 /// values set, integer and decimal increments, list appends and removals, the badge set by
 /// setTags and setBadge), with the device attributes they carry; applicationOpen's attributes and
-/// time; and reports are written many per statement. The devices (updated when they changed,
+/// time; registerUser's attributes and user; unregisterDevice's cleared token; setSubscribed's
+/// subscription; and reports are written many per statement. The devices (updated when they changed,
 /// inserted when new, without drawing sequence values for the existing ones), the registrations'
 /// users, the tags, the list tags' items and the reports are each written by one multi-row part of
 /// the statement, which holds only the parts its batch needs (`BatchStatement`). A busy server thus
@@ -42,6 +44,12 @@ final class DeviceWriteBatcher: Sendable {
             case tags(hwid: String, attributes: DeviceAttributes, updates: [TagUpdate])
             /// applicationOpen.
             case open(hwid: String, attributes: DeviceAttributes)
+            /// registerUser: the device's attributes with `userID`, who is added to `users`.
+            case user(hwid: String, userID: String, attributes: DeviceAttributes)
+            /// unregisterDevice: the push token and web keys cleared (nothing when there is no such device).
+            case unregistration(hwid: String)
+            /// setSubscribed, on a device that must exist.
+            case subscription(hwid: String, subscribed: Bool)
             /// An SDK report (postEvent, pushStat, …), appended to `reports`.
             case report(SDKReport)
         }
@@ -56,7 +64,7 @@ final class DeviceWriteBatcher: Sendable {
         var hwid: String {
             switch write {
             case .registration(let registration): registration.hwid
-            case .tags(let hwid, _, _), .open(let hwid, _): hwid
+            case .tags(let hwid, _, _), .open(let hwid, _), .user(let hwid, _, _), .unregistration(let hwid), .subscription(let hwid, _): hwid
             case .report(let report): report.hwid
             }
         }
@@ -69,24 +77,46 @@ final class DeviceWriteBatcher: Sendable {
             if case .report(let report) = write { report } else { nil }
         }
 
-        /// The device attributes it writes; nil for a report.
+        /// The device attributes it writes; nil when it writes none.
         var attributes: DeviceAttributes? {
             switch write {
-            case .registration(let registration): registration.attributes
-            case .tags(_, let attributes, _), .open(_, let attributes): attributes
-            case .report: nil
+            case .registration(let registration): return registration.attributes
+            case .tags(_, let attributes, _), .open(_, let attributes): return attributes
+            case .user(_, let userID, var attributes):
+                attributes.userID = userID
+                return attributes
+            case .unregistration, .subscription, .report: return nil
             }
         }
 
-        /// `input.kind` in the batch statement: 0 registration, 1 setTags, 2 applicationOpen.
+        /// `input.kind` in the batch statement (`Kind`).
         var kind: Int64 {
             switch write {
-            case .registration: 0
-            case .tags: 1
-            case .open: 2
+            case .registration: Kind.registration
+            case .tags: Kind.tags
+            case .open: Kind.open
+            case .user: Kind.user
+            case .unregistration: Kind.unregistration
+            case .subscription: Kind.subscription
             case .report: -1
             }
         }
+
+        /// setSubscribed's value; nil for other writes.
+        var subscribed: Bool? {
+            if case .subscription(_, let subscribed) = write { subscribed } else { nil }
+        }
+    }
+
+    /// The numbers of `input.kind` in the batch statement. Kinds 1–3 update the device's
+    /// attributes, and need a device that exists (or, alone, a platform to create it with).
+    enum Kind {
+        static let registration: Int64 = 0
+        static let tags: Int64 = 1
+        static let open: Int64 = 2
+        static let user: Int64 = 3
+        static let unregistration: Int64 = 4
+        static let subscription: Int64 = 5
     }
 
     /// A whole request (see `PostgresBackend.submitRequest`): its work, which keeps its own
@@ -345,6 +375,8 @@ final class DeviceWriteBatcher: Sendable {
 /// locks and indexes of its table (all of them together, on a batch of plain registrations, ~0.15 ms
 /// of a 0.45 ms statement, measured with pgbench on this machine), and a batch is mostly one kind.
 private struct BatchStatement {
+    private typealias Kind = DeviceWriteBatcher.Kind
+
     /// The common table expressions, in order.
     private var parts: [String] = []
     private(set) var values: [PostgresValue] = []
@@ -385,6 +417,8 @@ private struct BatchStatement {
         ]
         let badged = writes.contains { $0.tags.badge != nil }
         if badged { columns.append(("badge", "bigint", .texts(writes.map { $0.tags.badge.map { String($0) } }))) }
+        let subscribes = writes.contains { $0.subscribed != nil }
+        if subscribes { columns.append(("subscribed", "boolean", .booleans(writes.map { $0.subscribed ?? false }))) }
         let arrays = columns.map { "\(bind($0.value))::\($0.type)[]" }
         parts.append("""
             input AS (
@@ -394,8 +428,12 @@ private struct BatchStatement {
         parts.append(Self.existing)
         let registers = writes.contains { $0.kind == 0 }
         if registers { parts += [Self.registered, Self.inserted] }
-        if writes.contains(where: { $0.kind > 0 }) { parts.append(Self.touched(badged: badged)) }
-        if writes.contains(where: { $0.kind == 0 && $0.attributes?.userID != nil }) { parts.append(Self.usersAdded) }
+        if writes.contains(where: { (Kind.tags...Kind.user).contains($0.kind) }) { parts.append(Self.touched(badged: badged)) }
+        if writes.contains(where: { [Kind.registration, Kind.user].contains($0.kind) && $0.attributes?.userID != nil }) {
+            parts.append(Self.usersAdded)
+        }
+        if writes.contains(where: { $0.kind == Kind.unregistration }) { parts.append(Self.unregistered) }
+        if subscribes { parts.append(Self.subscribed) }
         let tagged = writes.contains { !$0.tags.values.isEmpty }, counted = writes.contains { !$0.tags.steps.isEmpty }
         let summed = writes.contains { !$0.tags.decimalSteps.isEmpty }, edited = writes.contains { !$0.tags.edits.isEmpty }
         if tagged || counted || summed || edited {
@@ -409,7 +447,11 @@ private struct BatchStatement {
         if counted { addSteps(writes) }
         if summed { addDecimalSteps(writes) }
         if edited { addEdits(writes) }
-        missing = "SELECT i.n FROM input i WHERE i.kind > 0 AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n)"
+        // An unregistration of a device that does not exist does nothing, as it does alone.
+        missing = """
+            SELECT i.n FROM input i WHERE i.kind > 0 AND i.kind <> \(Kind.unregistration)
+              AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n)
+            """
     }
 
     /// The reports, appended to `reports`.
@@ -549,8 +591,8 @@ private struct BatchStatement {
           RETURNING id, app_id, hwid)
         """
 
-    /// setTags and applicationOpen: the attributes when they changed (updated_at with them), an
-    /// open's time, and when the batch sets badges (`input.badge`), the badge.
+    /// setTags, applicationOpen and registerUser: the attributes when they changed (updated_at with
+    /// them), an open's time, and when the batch sets badges (`input.badge`), the badge.
     private static func touched(badged: Bool) -> String {
         """
         touched AS (
@@ -558,18 +600,38 @@ private struct BatchStatement {
             updated_at = CASE WHEN e.changed THEN i.now ELSE d.updated_at END,
             last_open_at = CASE WHEN i.kind = 2 THEN i.now ELSE d.last_open_at END\(badged ? ", badge = COALESCE(i.badge, d.badge)" : "")
           FROM input i JOIN existing e ON e.n = i.n
-          WHERE d.id = e.id AND i.kind > 0 AND (e.changed OR i.kind = 2\(badged ? " OR i.badge <> d.badge" : ""))
+          WHERE d.id = e.id AND i.kind BETWEEN \(Kind.tags) AND \(Kind.user)
+            AND (e.changed OR i.kind = 2\(badged ? " OR i.badge <> d.badge" : ""))
           RETURNING d.id)
         """
     }
 
-    /// A registration's user, as registerDevice alone adds it.
+    /// The user of a registration, and of a registerUser whose device exists (one whose device does
+    /// not is made alone, which may refuse it), as each adds it alone.
     private static let usersAdded = """
         users_added AS (
           INSERT INTO users (app_id, user_id, created_at, updated_at)
-          SELECT DISTINCT ON (app_id, user_id) app_id, user_id, now, now FROM input WHERE kind = 0 AND user_id IS NOT NULL
+          SELECT DISTINCT ON (app_id, user_id) app_id, user_id, now, now FROM input i
+          WHERE user_id IS NOT NULL
+            AND (kind = \(Kind.registration) OR kind = \(Kind.user) AND EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n))
           ORDER BY app_id, user_id
           ON CONFLICT DO NOTHING)
+        """
+
+    /// unregisterDevice: the push token and web keys cleared.
+    private static let unregistered = """
+        unregistered AS (
+          UPDATE devices d SET push_token = NULL, web_p256dh = NULL, web_auth = NULL, updated_at = i.now
+          FROM input i JOIN existing e ON e.n = i.n
+          WHERE d.id = e.id AND i.kind = \(Kind.unregistration))
+        """
+
+    /// setSubscribed.
+    private static let subscribed = """
+        subscribed AS (
+          UPDATE devices d SET subscribed = i.subscribed, updated_at = i.now
+          FROM input i JOIN existing e ON e.n = i.n
+          WHERE d.id = e.id AND i.kind = \(Kind.subscription))
         """
 
     /// The new devices' ids, for `ids`.

@@ -52,6 +52,12 @@ public final class PostgresBackend: StoreBackend {
             elsewhere: { [database] in database.submitRequest(work, completion: completion) }))
     }
 
+    public var readsWait: Bool { true }
+
+    public func submitRead<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void) {
+        database.submitRead(work, completion: completion)
+    }
+
     /// `herald-ingest --backup` copies a SQLite file; a PostgreSQL database is copied with the
     /// server's own tools, which take a consistent snapshot while Herald keeps running.
     public func backup(to path: String) throws(StoreError) -> Int64 {

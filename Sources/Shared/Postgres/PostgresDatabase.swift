@@ -19,6 +19,9 @@ public final class PostgresDatabase: Sendable {
     /// Tag types never change once defined, so they are cached for every connection once committed.
     private let tagTypes = Mutex<[Int64: [String: TagType]]>([:])
     private let runner: RequestRunner
+    /// The threads of `submitRead`: one per pooled connection, so that reads keep every connection
+    /// the writes leave free busy, and wait for a connection rather than for the server.
+    private let readers: RequestRunner
     /// What the device write batcher's lanes gather from the requests they run.
     let collector = RequestCollector(threads: DeviceWriteBatcher.lanes)
     private let runnerThreads: Int
@@ -55,10 +58,14 @@ public final class PostgresDatabase: Sendable {
         // connection rather than for the server: more threads than connections keep every
         // connection busy.
         runnerThreads = poolSize * 8
-        runner = RequestRunner(threads: runnerThreads)
+        runner = RequestRunner(threads: runnerThreads, name: "herald-postgres-request")
+        readers = RequestRunner(threads: poolSize, name: "herald-postgres-read")
     }
 
-    deinit { runner.stop(threads: runnerThreads) }
+    deinit {
+        runner.stop(threads: runnerThreads)
+        readers.stop(threads: pool.capacity)
+    }
 
     /// Upserts the configured applications and their declared tag types; returns their ids.
     private static func register(_ apps: [AppConfiguration], _ connection: PostgresConnection) throws -> [String: Int64] {
@@ -216,6 +223,14 @@ public final class PostgresDatabase: Sendable {
         runner.enqueue { completion(work()) }
     }
 
+    /// Runs a request that only reads on one of the reader threads, in the order requests came, and
+    /// hands its result to `completion` there: reads never wait in the queues of the batch lanes or
+    /// of the request threads (only, like them, for a free connection), and an HTTP I/O thread
+    /// never waits for the server.
+    func submitRead<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void) {
+        readers.enqueue { completion(work()) }
+    }
+
     // MARK: - Tag types
 
     /// The type of a tag: cached, defined earlier in this transaction, or stored.
@@ -282,16 +297,18 @@ final class PostgresTransaction {
     init(connection: PostgresConnection) { self.connection = connection }
 }
 
-/// The threads that run `submitRequest` work, each blocking while its request runs.
+/// Threads that run queued requests (`submitRequest`, `submitRead`) in the order they came, each
+/// blocking while its request runs.
 final class RequestRunner: Sendable {
     private let queue = Mutex<[@Sendable () -> Void]>([])
     private let available = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
 
-    init(threads: Int) {
+    /// Starts `threads` threads named `<name>-<index>`.
+    init(threads: Int, name: String) {
         for index in 0..<threads {
             let thread = Thread { [self] in run() }
-            thread.name = "herald-postgres-request-\(index)"
+            thread.name = "\(name)-\(index)"
             thread.start()
         }
     }

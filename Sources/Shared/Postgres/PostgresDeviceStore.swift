@@ -3,8 +3,8 @@ import StoreCore
 
 /// `DeviceStore` on PostgreSQL. Each call is one transaction of a few statements: the device row
 /// in one upsert, and a request's tags in one multi-row statement per table. Registrations and
-/// setTags calls whose tags are of known types (see `batchable`), applicationOpen and reports are
-/// written many per statement (`DeviceWriteBatcher`).
+/// setTags calls whose tags are of known types (see `batchable`), applicationOpen, registerUser,
+/// unregisterDevice, setSubscribed and reports are written many per statement (`DeviceWriteBatcher`).
 public final class PostgresDeviceStore: DeviceStore {
     let database: PostgresDatabase
     private let batcher: DeviceWriteBatcher
@@ -306,6 +306,12 @@ public final class PostgresDeviceStore: DeviceStore {
             try setTagsAlone(appID: item.appID, hwid: hwid, attributes: attributes, updates: updates, now: item.now)
         case .open(let hwid, let attributes):
             try openAlone(appID: item.appID, hwid: hwid, attributes: attributes, now: item.now)
+        case .user(let hwid, let userID, let attributes):
+            try registerUserAlone(appID: item.appID, hwid: hwid, userID: userID, attributes: attributes, now: item.now)
+        case .unregistration(let hwid):
+            try unregisterAlone(appID: item.appID, hwid: hwid, now: item.now)
+        case .subscription(let hwid, let subscribed):
+            try subscribeAlone(appID: item.appID, hwid: hwid, subscribed: subscribed, now: item.now)
         case .report(let report):
             try database.write { transaction in try Self.insert([report], appIDs: [item.appID], now: item.now, transaction.connection) }
         }
@@ -325,6 +331,11 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func unregisterDevice(app: String, hwid: String, now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
+        try batcher.register([DeviceWriteBatcher.Item(appID: appID, write: .unregistration(hwid: hwid), now: now)])
+    }
+
+    /// unregisterDevice in a transaction of its own.
+    private func unregisterAlone(appID: Int64, hwid: String, now: Int64) throws(StoreError) {
         try database.write { transaction in
             try transaction.connection.run("UPDATE devices SET push_token = NULL, web_p256dh = NULL, web_auth = NULL, updated_at = $1 WHERE app_id = $2 AND hwid = $3",
                                            [.integer(now), .integer(appID), .text(hwid)])
@@ -450,6 +461,11 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func registerUser(app: String, hwid: String, attributes: DeviceAttributes, userID: String, now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
+        try batcher.register([DeviceWriteBatcher.Item(appID: appID, write: .user(hwid: hwid, userID: userID, attributes: attributes), now: now)])
+    }
+
+    /// registerUser in a transaction of its own.
+    private func registerUserAlone(appID: Int64, hwid: String, userID: String, attributes: DeviceAttributes, now: Int64) throws(StoreError) {
         var attributes = attributes
         attributes.userID = userID
         try database.write { transaction in
@@ -477,6 +493,11 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func setSubscribed(app: String, hwid: String, subscribed: Bool, now: Int64) throws(StoreError) {
         let appID = try database.appID(app)
+        try batcher.register([DeviceWriteBatcher.Item(appID: appID, write: .subscription(hwid: hwid, subscribed: subscribed), now: now)])
+    }
+
+    /// setSubscribed in a transaction of its own.
+    private func subscribeAlone(appID: Int64, hwid: String, subscribed: Bool, now: Int64) throws(StoreError) {
         try database.write { transaction in
             let changed = try transaction.connection.run(
                 "UPDATE devices SET subscribed = $1, updated_at = $2 WHERE app_id = $3 AND hwid = $4",

@@ -33,6 +33,12 @@ public final class SQLiteBackend: StoreBackend {
         database.submitRequest(work, onFailure: onFailure, completion: completion)
     }
 
+    public var readsWait: Bool { false }
+
+    public func submitRead<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void) {
+        completion(work())
+    }
+
     public func backup(to path: String) throws(StoreError) -> Int64 {
         try database.backup(to: path)
     }

@@ -12,6 +12,16 @@ public protocol StoreBackend: Sendable {
     func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
                                     completion: @escaping @Sendable (T) -> Void)
 
+    /// Whether each read waits for a network round trip (PostgreSQL): a request that only reads is
+    /// then better handed to `submitRead` than answered on an HTTP I/O thread, which could serve no
+    /// one meanwhile. False for SQLite, whose reads are local and cheaper than a handoff.
+    var readsWait: Bool { get }
+
+    /// Runs `work`, which only reads, and hands its result to `completion`: on PostgreSQL on reader
+    /// threads of its own (as many as the pool's connections), so that reads never wait in the
+    /// writes' queues (they share the pool's connections with them); on SQLite on the calling thread.
+    func submitRead<T: Sendable>(_ work: @escaping @Sendable () -> T, completion: @escaping @Sendable (T) -> Void)
+
     /// Writes a consistent copy of the whole database to `path` (a new file) while other processes
     /// keep reading and writing; returns its size in bytes.
     func backup(to path: String) throws(StoreError) -> Int64
