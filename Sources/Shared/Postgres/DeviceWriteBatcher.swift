@@ -426,7 +426,7 @@ private struct BatchStatement {
                 WITH ORDINALITY AS u(\(columns.map(\.name).joined(separator: ", ")), n))
             """)
         parts.append(Self.existing)
-        let registers = writes.contains { $0.kind == 0 }
+        let registers = writes.contains { $0.kind == Kind.registration }
         if registers { parts += [Self.registered, Self.inserted] }
         if writes.contains(where: { (Kind.tags...Kind.user).contains($0.kind) }) { parts.append(Self.touched(badged: badged)) }
         if writes.contains(where: { [Kind.registration, Kind.user].contains($0.kind) && $0.attributes?.userID != nil }) {
@@ -449,7 +449,7 @@ private struct BatchStatement {
         if edited { addEdits(writes) }
         // An unregistration of a device that does not exist does nothing, as it does alone.
         missing = """
-            SELECT i.n FROM input i WHERE i.kind > 0 AND i.kind <> \(Kind.unregistration)
+            SELECT i.n FROM input i WHERE i.kind > \(Kind.registration) AND i.kind <> \(Kind.unregistration)
               AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n)
             """
     }
@@ -572,7 +572,7 @@ private struct BatchStatement {
             push_token = i.push_token, gateway = COALESCE(i.gateway, d.gateway), web_p256dh = i.web_p256dh, web_auth = i.web_auth,
             subscribed = true, token_invalid_reason = NULL
           FROM input i JOIN existing e ON e.n = i.n
-          WHERE d.id = e.id AND i.kind = 0 AND (e.changed OR i.push_token IS DISTINCT FROM d.push_token
+          WHERE d.id = e.id AND i.kind = \(Kind.registration) AND (e.changed OR i.push_token IS DISTINCT FROM d.push_token
             OR COALESCE(i.gateway, d.gateway) IS DISTINCT FROM d.gateway OR i.web_p256dh IS DISTINCT FROM d.web_p256dh
             OR i.web_auth IS DISTINCT FROM d.web_auth OR NOT d.subscribed OR d.token_invalid_reason IS NOT NULL)
           RETURNING d.id)
@@ -584,7 +584,7 @@ private struct BatchStatement {
           INSERT INTO devices (\(DeviceColumns.registered))
           SELECT i.app_id, i.hwid, \(DeviceColumns.attributes.map { "i.\($0.name)" }.joined(separator: ", ")), i.now, i.now, i.push_token,
             i.gateway, i.web_p256dh, i.web_auth
-          FROM input i WHERE i.kind = 0 AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n
+          FROM input i WHERE i.kind = \(Kind.registration) AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n
           ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform, \(PostgresDeviceStore.keptOnConflict),
             updated_at = excluded.updated_at, push_token = excluded.push_token, gateway = COALESCE(excluded.gateway, devices.gateway),
             web_p256dh = excluded.web_p256dh, web_auth = excluded.web_auth, subscribed = true, token_invalid_reason = NULL
@@ -598,10 +598,10 @@ private struct BatchStatement {
         touched AS (
           UPDATE devices d SET \(kept(DeviceColumns.attributes)),
             updated_at = CASE WHEN e.changed THEN i.now ELSE d.updated_at END,
-            last_open_at = CASE WHEN i.kind = 2 THEN i.now ELSE d.last_open_at END\(badged ? ", badge = COALESCE(i.badge, d.badge)" : "")
+            last_open_at = CASE WHEN i.kind = \(Kind.open) THEN i.now ELSE d.last_open_at END\(badged ? ", badge = COALESCE(i.badge, d.badge)" : "")
           FROM input i JOIN existing e ON e.n = i.n
           WHERE d.id = e.id AND i.kind BETWEEN \(Kind.tags) AND \(Kind.user)
-            AND (e.changed OR i.kind = 2\(badged ? " OR i.badge <> d.badge" : ""))
+            AND (e.changed OR i.kind = \(Kind.open)\(badged ? " OR i.badge <> d.badge" : ""))
           RETURNING d.id)
         """
     }
@@ -638,7 +638,7 @@ private struct BatchStatement {
     private static let insertedIDs = """
 
           UNION ALL
-          SELECT i.n, x.id FROM inserted x JOIN input i ON i.app_id = x.app_id AND i.hwid = x.hwid AND i.kind = 0
+          SELECT i.n, x.id FROM inserted x JOIN input i ON i.app_id = x.app_id AND i.hwid = x.hwid AND i.kind = \(Kind.registration)
         """
 
     private static let tagged = """

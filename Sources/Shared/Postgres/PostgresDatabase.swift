@@ -24,7 +24,6 @@ public final class PostgresDatabase: Sendable {
     private let readers: RequestRunner
     /// What the device write batcher's lanes gather from the requests they run.
     let collector = RequestCollector(threads: DeviceWriteBatcher.lanes)
-    private let runnerThreads: Int
     /// The error of the last failed commit while commits fail (nil while they succeed), and who
     /// hears of each change between the two.
     let health = CommitHealth()
@@ -57,14 +56,13 @@ public final class PostgresDatabase: Sendable {
         // Requests that write or read more than a batchable registration run here, and wait for a
         // connection rather than for the server: more threads than connections keep every
         // connection busy.
-        runnerThreads = poolSize * 8
-        runner = RequestRunner(threads: runnerThreads, name: "herald-postgres-request")
+        runner = RequestRunner(threads: poolSize * 8, name: "herald-postgres-request")
         readers = RequestRunner(threads: poolSize, name: "herald-postgres-read")
     }
 
     deinit {
-        runner.stop(threads: runnerThreads)
-        readers.stop(threads: pool.capacity)
+        runner.stop()
+        readers.stop()
     }
 
     /// Upserts the configured applications and their declared tag types; returns their ids.
@@ -303,9 +301,11 @@ final class RequestRunner: Sendable {
     private let queue = Mutex<[@Sendable () -> Void]>([])
     private let available = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
+    private let threads: Int
 
     /// Starts `threads` threads named `<name>-<index>`.
     init(threads: Int, name: String) {
+        self.threads = threads
         for index in 0..<threads {
             let thread = Thread { [self] in run() }
             thread.name = "\(name)-\(index)"
@@ -319,7 +319,7 @@ final class RequestRunner: Sendable {
     }
 
     /// Lets the threads end once the queue is empty.
-    func stop(threads: Int) {
+    func stop() {
         stopping.store(true, ordering: .relaxed)
         for _ in 0..<threads { available.signal() }
     }

@@ -79,7 +79,7 @@ public struct WebSubscription: Sendable, Equatable {
         guard url.hasPrefix(scheme), url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
         let rest = url.dropFirst(scheme.count)
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }.lowercased()
-        guard !authority.contains("@"), !authority.contains(where: { $0 == " " }) else { return nil }
+        guard !authority.contains("@") else { return nil }
         var host = Substring(authority), port: Substring?
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { return nil }
