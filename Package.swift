@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["Core", "StoreCore", "CSQLite"], path: "Sources/Shared/SQLite"),
         .target(name: "Postgres", dependencies: ["Core", "StoreCore", "CLibPQ"], path: "Sources/Shared/Postgres"),
         .target(name: "Storage", dependencies: ["Core", "Postgres", "SQLite"], path: "Sources/Shared/Storage"),
-        .target(name: "Queue", dependencies: ["Core", "CZeroMQ"], path: "Sources/Shared/Queue"),
+        .target(name: "Queue", dependencies: ["Core", "CZeroMQ", "CEventPoll"], path: "Sources/Shared/Queue"),
         // zlib's inflate and CRC-32: what a rich media zip's entries really unpack to.
         .target(name: "Inflate", dependencies: ["CZlib"], path: "Sources/Shared/Inflate"),
         .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),

@@ -38,6 +38,8 @@ final class WorkerLoop: Sendable {
     private let running = Atomic<Int>(0)
     /// Acks of finished shards and report batches, for the queue thread to send.
     private let acks = Mutex<[QueueMessage]>([])
+    /// Signalled with every ack queued, for the queue thread to send it now.
+    private let ackQueued = QueueWakeup()
 
     init(configuration: Configuration, logger: Logger, id: String, name: String, host: String, runner: ShardRunner, analytics: any AnalyticsStore,
          clock: any Clock, stats: DeliveryStats) {
@@ -136,7 +138,9 @@ final class WorkerLoop: Sendable {
                 }
             }
             do {
-                guard let ready = try QueueSocket.firstReadable(ingests.map(\.jobs.socket), timeoutMilliseconds: 20),
+                // A runner's ack ends the wait at once (`ackQueued`), so that the dispatcher hears of a
+                // finished shard, and a finished message, without waiting out the poll.
+                guard let ready = try QueueSocket.firstReadable(ingests.map(\.jobs.socket), timeoutMilliseconds: 20, wakeup: ackQueued),
                       let frames = try ingests[ready].jobs.socket.receive(timeoutMilliseconds: 0) else { continue }
                 switch frames.last.flatMap(QueueMessage.decode) {
                 case .job(let shard):
@@ -181,6 +185,7 @@ final class WorkerLoop: Sendable {
             do {
                 let done = try analytics.processReports(after: after, through: through, now: clock.now())
                 acks.withLock { $0.append(.reportsDone(worker: id, after: after, processed: Int64(done.count), setAside: Int64(done.setAside))) }
+                ackQueued.signal()
                 logger.verbose("reports processed", ["reports.after": String(after), "reports.processed": String(done.count),
                                                      "reports.set_aside": String(done.setAside)])
             } catch {
@@ -211,6 +216,7 @@ final class WorkerLoop: Sendable {
             // the room it leaves.
             running.subtract(1, ordering: .relaxed)
             acks.withLock { $0.append(.ack(worker: id, shard: shard)) }
+            ackQueued.signal()
         }
         for shard in jobs.withLock({ pending in defer { pending.removeAll() }; return pending }) {
             try? runner.store.releaseLease(shard: shard, worker: id)
@@ -224,6 +230,7 @@ final class WorkerLoop: Sendable {
         for _ in 0..<Pipeline.workerRunners { runnerFinished.wait() }
         reportsFinished.wait()
         queueStopping.store(true, ordering: .relaxed)
+        ackQueued.signal()
         queueFinished.wait()
     }
 }

@@ -44,6 +44,7 @@ final class Dispatcher: Sendable {
     private let housekept = Mutex(ShardDispatch.Housekeeping(started: 0, released: 0, done: 0))
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
+    private let wakeup = QueueWakeup()
     private let finished = DispatchSemaphore(value: 0)
 
     /// `id` is this ingest's name in the dispatcher role (`ProcessIdentity.id`).
@@ -100,7 +101,10 @@ final class Dispatcher: Sendable {
 
     /// Asks the dispatcher to look for due work and finished messages now (after a message was
     /// created, or a shard acknowledged).
-    func nudge() { wake.store(true, ordering: .relaxed) }
+    func nudge() {
+        wake.store(true, ordering: .relaxed)
+        wakeup.signal()
+    }
 
     /// Whether this ingest dispatches now (`DispatcherElection.isDispatching`).
     var isDispatching: Bool { election.isDispatching }
@@ -117,10 +121,10 @@ final class Dispatcher: Sendable {
         var failures = FailureSpell(subject: "dispatcher")
         while !stopping.load(ordering: .relaxed) {
             do {
-                if let message = try results.receiveMessage(timeoutMilliseconds: 50) {
-                    handle(message)
-                    // Drain what else arrived before dispatching.
-                    while let more = try results.receiveMessage(timeoutMilliseconds: 0) { handle(more) }
+                // A nudge ends the wait at once: a message created now starts without waiting out the poll.
+                if try QueueSocket.firstReadable([results], timeoutMilliseconds: 50, wakeup: wakeup) != nil {
+                    // Everything that arrived is handled before dispatching.
+                    while let message = try results.receiveMessage(timeoutMilliseconds: 0) { handle(message) }
                 }
                 // Workers send nothing on the jobs socket; reading it lets libzmq finish closing the
                 // connections of workers that went away, so that their routing ids are free again.
@@ -274,6 +278,7 @@ final class Dispatcher: Sendable {
 
     func stop() {
         stopping.store(true, ordering: .relaxed)
+        wakeup.signal()
         finished.wait()
     }
 }
