@@ -299,10 +299,14 @@ struct ShardRunner: Sendable {
         return .complete
     }
 
-    /// Batches of `batchSize` a worker keeps on the network to fill a provider's `window`: two at
-    /// least (one sent while the other is recorded), and no more than the window holds whole.
-    static func batchesInFlight(window: Int, batchSize: Int) -> Int {
-        max(2, window / max(1, batchSize))
+    /// Batches of `batchSize` a worker keeps unrecorded for a provider whose network `window` is
+    /// given: as many as the window holds, plus two that wait in the transport for a stream, so
+    /// that a stream freed by an answer takes the next push at once rather than after its batch is
+    /// recorded and the next one sent; `maxUnrecorded` pushes at most (`delivery.max_in_flight`),
+    /// and two batches at least (one sent while the other is recorded).
+    static func batchesInFlight(window: Int, batchSize: Int, maxUnrecorded: Int) -> Int {
+        let size = max(1, batchSize)
+        return max(2, min(maxUnrecorded, window + 2 * size) / size)
     }
 
     /// The window `app`'s shards share; an app without a provider gets two slots of its own, since
@@ -312,8 +316,8 @@ struct ShardRunner: Sendable {
     }
 
     /// One window per application, for the shards of one worker to share.
-    static func windows(for providers: [String: any PushProvider], batchSize: Int) -> [String: BatchSlots] {
-        providers.mapValues { BatchSlots(capacity: batchesInFlight(window: $0.window, batchSize: batchSize)) }
+    static func windows(for providers: [String: any PushProvider], batchSize: Int, maxUnrecorded: Int) -> [String: BatchSlots] {
+        providers.mapValues { BatchSlots(capacity: batchesInFlight(window: $0.window, batchSize: batchSize, maxUnrecorded: maxUnrecorded)) }
     }
 
     /// Reads the page after `after` with what the frequency caps need to know, and applies them.

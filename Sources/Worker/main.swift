@@ -69,7 +69,7 @@ let runner = ShardRunner(
     store: backend.campaigns, providers: providers.byApp, throttle: configuration.throttle,
     retryPolicy: RetryPolicy(defaultTTL: configuration.delivery.defaultTTLSeconds), clock: clock, logger: logger, workerID: workerID,
     batchSize: Pipeline.deliveryBatchSize, leaseSeconds: Pipeline.leaseSeconds, stats: stats,
-    windows: ShardRunner.windows(for: providers.byApp, batchSize: Pipeline.deliveryBatchSize))
+    windows: ShardRunner.windows(for: providers.byApp, batchSize: Pipeline.deliveryBatchSize, maxUnrecorded: configuration.delivery.maxInFlight))
 let context = QueueContext()
 let worker = WorkerLoop(configuration: configuration, logger: logger, id: workerID, name: workerName, host: identity.host, runner: runner,
                         analytics: backend.analytics, clock: clock, stats: stats)

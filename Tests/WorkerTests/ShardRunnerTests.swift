@@ -33,7 +33,7 @@ import TestSupport
             let providers: [String: any PushProvider] = withProvider ? [Self.app: try SinkProvider(path: sink)] : [:]
             return ShardRunner(store: campaigns, providers: providers, throttle: throttle, retryPolicy: RetryPolicy(defaultTTL: 3600),
                                clock: clock, logger: Logger(label: "test", level: .none), workerID: "w1", batchSize: 3, leaseSeconds: 30,
-                               stats: DeliveryStats(), windows: ShardRunner.windows(for: providers, batchSize: 3))
+                               stats: DeliveryStats(), windows: ShardRunner.windows(for: providers, batchSize: 3, maxUnrecorded: DeliverySettings().maxInFlight))
         }
 
         /// Registers devices `d0`, `d1`, … (even ones iOS, odd ones Android), in that order.
@@ -67,6 +67,18 @@ import TestSupport
         func sent(_ code: String) throws -> [String] {
             try jsonLines(atPath: sink).filter { $0["message"]?.stringValue == code }.compactMap { $0["hwid"]?.stringValue }
         }
+    }
+
+    @Test func theUnrecordedBatchesFillTheWindowWithTwoWaitingCappedByMaxInFlight() {
+        // APNs, two connections of 1,000 streams: eight batches on the network, two waiting.
+        #expect(ShardRunner.batchesInFlight(window: 2_000, batchSize: 250, maxUnrecorded: 4_000) == 10)
+        // `delivery.max_in_flight` lowered to the window: nothing waits beyond it.
+        #expect(ShardRunner.batchesInFlight(window: 1_000, batchSize: 250, maxUnrecorded: 1_000) == 4)
+        // FCM's 4 x 100 streams: one batch and a part on the network, the rest waiting.
+        #expect(ShardRunner.batchesInFlight(window: 400, batchSize: 250, maxUnrecorded: 4_000) == 3)
+        // A provider that answers at once (the sink), or a cap below two batches: two batches.
+        #expect(ShardRunner.batchesInFlight(window: 1, batchSize: 250, maxUnrecorded: 4_000) == 2)
+        #expect(ShardRunner.batchesInFlight(window: 2_000, batchSize: 250, maxUnrecorded: 100) == 2)
     }
 
     @Test func everyDeviceGetsOnePushThroughItsChannelAndTheMessageIsDone() throws {

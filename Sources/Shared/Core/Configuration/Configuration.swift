@@ -119,9 +119,10 @@ public struct DeliverySettings: Sendable {
     /// `delivery.default_ttl_seconds`: how long a push that failed for a transient reason is retried
     /// when its message sets no `ios_ttl` / `android_gcm_ttl`.
     public var defaultTTLSeconds: Int64 = 3600
-    /// `delivery.max_in_flight`: pushes a worker has on the network at once, over all its provider
-    /// connections, at most. The window it uses is each provider's connections times the streams its
-    /// servers announce, capped by this; it is also the most a killed worker can leave ambiguous.
+    /// `delivery.max_in_flight`: pushes a worker keeps unrecorded per app at once, at most (on the
+    /// network and waiting for a stream). The window it uses is each provider's connections times the
+    /// streams its servers announce, with two batches waiting, capped by this; it is also the most a
+    /// killed worker can leave ambiguous.
     public var maxInFlight = 4000
 
     public init() {}
