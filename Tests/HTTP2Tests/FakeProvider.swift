@@ -83,6 +83,8 @@ final class FakeProvider {
 
     /// How many times the request with `path` was answered (processed).
     func processed(_ path: String) -> Int { state.processed.withLock { $0[path, default: 0] } }
+    /// Requests that sent header `name` as a never-indexed literal (HPACK), so far.
+    func neverIndexed(_ name: String) -> Int { state.neverIndexed.withLock { $0[name, default: 0] } }
     var connectionsAccepted: Int { server.acceptedConnections }
     var requestsReceived: Int { server.counters.requestsReceived }
     var resetsReceived: Int { server.counters.resetsReceived }
@@ -96,6 +98,8 @@ final class FakeProvider {
         let script: Mutex<Script>
         let arrivals = Mutex<(count: Int, paths: Set<String>)>((0, []))
         let processed = Mutex<[String: Int]>([:])
+        /// Header name → requests that sent it as a never-indexed literal.
+        let neverIndexed = Mutex<[String: Int]>([:])
 
         init(script: @escaping Script) { self.script = Mutex(script) }
     }
@@ -104,6 +108,9 @@ final class FakeProvider {
         let state: State
 
         func act(on request: HTTP2Request, context: HTTP2ConnectionContext) -> HTTP2Action {
+            state.neverIndexed.withLock { counts in
+                for name in request.neverIndexed { counts[name, default: 0] += 1 }
+            }
             let (number, firstTime) = state.arrivals.withLock { arrivals in
                 arrivals.count += 1
                 return (arrivals.count, arrivals.paths.insert(request.path).inserted)

@@ -77,6 +77,27 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
         #expect(provider.mostStreamsOpen > 100, "at most \(provider.mostStreamsOpen) streams open at once")
     }
 
+    @Test func valuesThatChangeEveryRequestStayOutOfTheHPACKTable() throws {
+        let provider = try FakeProvider()
+        defer { provider.stop() }
+        let transport = try makeTransport(caFile: provider.caFile, connections: 1, maxInFlight: 1_000)
+        defer { transport.close() }
+        // APNs-like: a path and an `apns-id` per device, never indexed; the shared lines indexed.
+        guard let perDevice = Self.send((0..<300).map { Self.request(provider, $0) }, on: transport) else { return }
+        #expect(Self.notAnswered(perDevice).isEmpty)
+        #expect(provider.neverIndexed(":path") == 300)
+        #expect(provider.neverIndexed("apns-id") == 300)
+        #expect(provider.neverIndexed("apns-topic") == 0 && provider.neverIndexed("content-type") == 0)
+        // FCM-like: one path for every request, indexed once it repeats (the first one follows a
+        // path that did not).
+        let shared = (0..<300).map {
+            HTTP2Request(url: provider.url("/v1/projects/p/messages:send"), sharedHeaders: Self.common, body: Array("\($0)".utf8))
+        }
+        guard let responses = Self.send(shared, on: transport) else { return }
+        #expect(responses.allSatisfy { $0.status == 200 })
+        #expect(provider.neverIndexed(":path") == 301, "\(provider.neverIndexed(":path") - 300) of 300 repeated paths never indexed")
+    }
+
     @Test func finishedStreamsAreNotReset() throws {
         let provider = try FakeProvider()
         defer { provider.stop() }

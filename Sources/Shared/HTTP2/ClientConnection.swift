@@ -57,6 +57,10 @@ final class ClientConnection {
     private let ssl: OpaquePointer
     private var session: OpaquePointer?
     private(set) var streams: [Int32: Exchange] = [:]
+    /// The `:path` of the last request submitted: a path that repeats it is indexed by HPACK (FCM
+    /// sends every push to one path), one that does not is never indexed (an APNs path names its
+    /// device), so that unique values never push the shared headers out of the dynamic table.
+    private var lastPath = ""
     let openedAt: Double
     private var lastReceived: Double
     private var pingSentAt: Double?
@@ -227,27 +231,29 @@ final class ClientConnection {
         let request = transfer.request
         var blob: [UInt8] = []
         blob.reserveCapacity(64 + transfer.origin.authority.utf8.count + transfer.path.utf8.count)
-        var spans: [(name: Int, nameLength: Int, value: Int, valueLength: Int)] = []
-        func add<Name: Collection<UInt8>, Value: Collection<UInt8>>(_ name: Name, _ value: Value) {
+        var spans: [(name: Int, nameLength: Int, value: Int, valueLength: Int, indexed: Bool)] = []
+        func add<Name: Collection<UInt8>, Value: Collection<UInt8>>(_ name: Name, _ value: Value, indexed: Bool = true) {
             let nameStart = blob.count
             blob.append(contentsOf: name)
             let valueStart = blob.count
             blob.append(contentsOf: value)
-            spans.append((nameStart, valueStart - nameStart, valueStart, blob.count - valueStart))
+            spans.append((nameStart, valueStart - nameStart, valueStart, blob.count - valueStart, indexed))
         }
         add(":method".utf8, "POST".utf8)
         add(":scheme".utf8, "https".utf8)
         add(":authority".utf8, transfer.origin.authority.utf8)
-        add(":path".utf8, transfer.path.utf8)
+        add(":path".utf8, transfer.path.utf8, indexed: transfer.path == lastPath)
+        lastPath = transfer.path
+        // A request's own lines (an `apns-id`) differ from one request to the next.
         for line in request.headers {
-            if let (name, value) = HTTP2HeaderList.split(line) { add(name, value) }
+            if let (name, value) = HTTP2HeaderList.split(line) { add(name, value, indexed: false) }
         }
         let shared = request.sharedHeaders?.fields ?? []
         let stream: Int32 = blob.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress!
             var fields = spans.map {
                 nghttp2_nv(name: base + $0.name, value: base + $0.value, namelen: $0.nameLength, valuelen: $0.valueLength,
-                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                           flags: UInt8(($0.indexed ? NGHTTP2_NV_FLAG_NONE : NGHTTP2_NV_FLAG_NO_INDEX).rawValue))
             }
             fields.append(contentsOf: shared)
             if request.body.isEmpty { return nghttp2_submit_request(session, nil, fields, fields.count, nil, nil) }

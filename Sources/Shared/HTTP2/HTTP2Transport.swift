@@ -10,7 +10,8 @@ public protocol HTTP2Transport: Sendable {
 /// One HTTP/2 request.
 public struct HTTP2Request: Sendable {
     public var url: String
-    /// `name: value` lines of this request only, sent before `sharedHeaders`.
+    /// `name: value` lines of this request only, sent before `sharedHeaders` and never indexed by
+    /// HPACK (their values change from one request to the next).
     public var headers: [String]
     /// Lines many requests share (parsed once instead of once per request).
     public var sharedHeaders: HTTP2HeaderList?

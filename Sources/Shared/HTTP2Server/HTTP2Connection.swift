@@ -48,6 +48,7 @@ final class HTTP2Connection {
         var path = ""
         var headers: [(name: String, value: String)] = []
         var body: [UInt8] = []
+        var neverIndexed: [String] = []
     }
 
     init(fd: Int32, tag: UInt64, ssl: OpaquePointer, context: HTTP2ConnectionContext, loop: ServerLoop) {
@@ -149,8 +150,9 @@ final class HTTP2Connection {
         if openStreams.insert(stream).inserted { loop.counters.streamOpened(openOnConnection: openStreams.count) }
     }
 
-    func header(stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+    func header(stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, neverIndexed: Bool) {
         guard requests[stream] != nil else { return }
+        if neverIndexed { requests[stream]!.neverIndexed.append(String(decoding: name, as: UTF8.self)) }
         let value = String(decoding: value, as: UTF8.self)
         if name.count == 7, name.elementsEqual(":method".utf8) {
             requests[stream]!.method = value
@@ -173,7 +175,8 @@ final class HTTP2Connection {
         loop.counters.requestReceived()
         if silent { return }
         if let last = goAwayLastStream, stream > last { return }
-        let request = HTTP2Request(method: partial.method, path: partial.path, headers: partial.headers, body: partial.body)
+        let request = HTTP2Request(method: partial.method, path: partial.path, headers: partial.headers, body: partial.body,
+                                   neverIndexed: partial.neverIndexed)
         switch loop.handler.act(on: request, context: context) {
         case .respond(let response):
             lastHandled = max(lastHandled, stream)

@@ -6,12 +6,16 @@ public struct HTTP2Request: Sendable {
     /// other than `:method` and `:path` included.
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// Names of the fields (`:path` included) the client sent as never-indexed literals (HPACK), in
+    /// the order received: what a test reads to see what a client keeps out of the dynamic table.
+    public var neverIndexed: [String]
 
-    public init(method: String, path: String, headers: [(name: String, value: String)], body: [UInt8]) {
+    public init(method: String, path: String, headers: [(name: String, value: String)], body: [UInt8], neverIndexed: [String] = []) {
         self.method = method
         self.path = path
         self.headers = headers
         self.body = body
+        self.neverIndexed = neverIndexed
     }
 
     /// The first value of header `name` (lower case).

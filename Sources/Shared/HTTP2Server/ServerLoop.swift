@@ -192,7 +192,8 @@ private func onHeader(_ session: OpaquePointer?, _ frame: UnsafePointer<nghttp2_
                       _ value: UnsafePointer<UInt8>?, _ valueLength: Int, _ flags: UInt8, _ user: UnsafeMutableRawPointer?) -> Int32 {
     guard let frame, let name, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
     connection(user).header(stream: frame.pointee.hd.stream_id, name: UnsafeBufferPointer(start: name, count: nameLength),
-                            value: UnsafeBufferPointer(start: value, count: valueLength))
+                            value: UnsafeBufferPointer(start: value, count: valueLength),
+                            neverIndexed: flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
     return 0
 }
 
