@@ -294,7 +294,7 @@ sink_apps() {
 }
 
 # write_config dir apps [http_extra] [extra]: dir/config.json on fresh ports, database in dir/data
-# (or DB_URL when set); sets HTTP_URL
+# (or DB_URL when set), log_level LOG_LEVEL (default WARNING); sets HTTP_URL
 write_config() {
     local dir=$1 apps=$2 http_extra=${3:-} extra=${4:-} http jobs results database="{\"path\": \"data/herald.sqlite\", \"synchronous\": \"${SYNCHRONOUS:-full}\"${CACHE_MB:+, \"cache_mb\": $CACHE_MB}}"
     read -r http jobs results < <(free_ports 3)
@@ -302,7 +302,7 @@ write_config() {
     [[ -z "${DB_URL:-}" ]] || database="{\"url\": \"$DB_URL\"}"
     cat >"$dir/config.json" <<EOF
 {
-  "log_level": "WARNING",
+  "log_level": "${LOG_LEVEL:-WARNING}",
   "http": {"listen": "127.0.0.1:$http"$http_extra},
   "database": $database,
   "queue": {"jobs": "tcp://127.0.0.1:$jobs", "results": "tcp://127.0.0.1:$results"},
