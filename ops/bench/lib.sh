@@ -293,6 +293,17 @@ sink_apps() {
     printf '[{"code": "%s", "name": "%s", "api_token": "%s", "sink": "sink.jsonl"}]' "$1" "$2" "$3"
 }
 
+# omit_synchronous dir: drops database.synchronous from dir/config.json, for a reference build older
+# than the key (it refuses the key, and runs synchronous normal)
+omit_synchronous() {
+    python3 - "$1/config.json" <<'EOF'
+import json, sys
+config = json.load(open(sys.argv[1]))
+config["database"].pop("synchronous", None)
+json.dump(config, open(sys.argv[1], "w"))
+EOF
+}
+
 # write_config dir apps [http_extra] [extra]: dir/config.json on fresh ports, database in dir/data
 # (or DB_URL when set), log_level LOG_LEVEL (default WARNING); sets HTTP_URL
 write_config() {
