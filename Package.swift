@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "Delivery", dependencies: ["Core", "HTTP2", "COpenSSL", "WebPush"], path: "Sources/Shared/Delivery"),
         // The server side of HTTP/2 (libnghttp2, OpenSSL server TLS, key and certificate making): the load
         // generator's APNs/FCM edge.
-        .target(name: "HTTP2Server", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "SDKClient"], path: "Sources/Shared/HTTP2Server"),
+        .target(name: "HTTP2Server", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "CEventPoll", "SDKClient"], path: "Sources/Shared/HTTP2Server"),
         // The SDK client also drives load: its event loop (epoll) and TLS (OpenSSL) sockets.
         .target(name: "SDKClient", dependencies: ["Core", "COpenSSL", "CEventPoll"], path: "Sources/Shared/SDKClient"),
 

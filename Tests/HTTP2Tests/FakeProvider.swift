@@ -49,7 +49,7 @@ final class FakeProvider {
     ///   - responseDelayMilliseconds: how long each answer is held back (the provider's distance).
     ///   - maxConcurrentStreamsUntilFirstAnswer: announced until a connection's first answer, as APNs.
     init(responseDelayMilliseconds: Int = 0, maxConcurrentStreams: UInt32 = 1000, maxConcurrentStreamsUntilFirstAnswer: UInt32? = nil,
-         script: @escaping Script = { _ in .answer() }) throws {
+         threads: Int = 1, script: @escaping Script = { _ in .answer() }) throws {
         directory = try TemporaryDirectory()
         let authority = try CertificateAuthority(name: "fake provider CA")
         let issued = try authority.serverCertificate(commonName: "fake provider", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"])
@@ -57,7 +57,7 @@ final class FakeProvider {
         try (issued.certificatePEM + authority.certificatePEM).write(toFile: directory.file("server.pem"), atomically: true, encoding: .utf8)
         try issued.key.privatePEM().write(toFile: directory.file("server-key.pem"), atomically: true, encoding: .utf8)
         let tls = try TLSServerContext(certificateChain: directory.file("server.pem"), privateKey: directory.file("server-key.pem"))
-        server = try HTTP2Server(listeners: [.init(port: 0)], tls: tls, threads: 1,
+        server = try HTTP2Server(listeners: [.init(port: 0)], tls: tls, threads: threads,
                                  responseDelayNanoseconds: Int64(responseDelayMilliseconds) * 1_000_000,
                                  maxConcurrentStreams: maxConcurrentStreams,
                                  maxConcurrentStreamsUntilFirstAnswer: maxConcurrentStreamsUntilFirstAnswer)
@@ -83,6 +83,8 @@ final class FakeProvider {
 
     /// How many times the request with `path` was answered (processed).
     func processed(_ path: String) -> Int { state.processed.withLock { $0[path, default: 0] } }
+    /// How many of the server's loop threads served a request so far.
+    var loopsServing: Int { state.loops.withLock { $0.count } }
     /// Requests that sent header `name` as a never-indexed literal (HPACK), so far.
     func neverIndexed(_ name: String) -> Int { state.neverIndexed.withLock { $0[name, default: 0] } }
     var connectionsAccepted: Int { server.acceptedConnections }
@@ -100,6 +102,8 @@ final class FakeProvider {
         let processed = Mutex<[String: Int]>([:])
         /// Header name → requests that sent it as a never-indexed literal.
         let neverIndexed = Mutex<[String: Int]>([:])
+        /// The server's loop threads that served a request.
+        let loops = Mutex<Set<Int>>([])
 
         init(script: @escaping Script) { self.script = Mutex(script) }
     }
@@ -108,6 +112,7 @@ final class FakeProvider {
         let state: State
 
         func act(on request: HTTP2Request, context: HTTP2ConnectionContext) -> HTTP2Action {
+            state.loops.withLock { _ = $0.insert(context.loop) }
             state.neverIndexed.withLock { counts in
                 for name in request.neverIndexed { counts[name, default: 0] += 1 }
             }

@@ -98,6 +98,21 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
         #expect(provider.neverIndexed(":path") == 301, "\(provider.neverIndexed(":path") - 300) of 300 repeated paths never indexed")
     }
 
+    @Test func twoConnectionsAreServedByTwoOfTheServersLoops() throws {
+        // The benchmarks' edge runs two loop threads: whatever the kernel's SO_REUSEPORT hash says,
+        // a client's two connections are served by one each, so runs are measured alike.
+        for _ in 0..<4 {
+            let provider = try FakeProvider(responseDelayMilliseconds: 20, threads: 2)
+            defer { provider.stop() }
+            let transport = try makeTransport(caFile: provider.caFile, connections: 2, maxInFlight: 2_000)
+            defer { transport.close() }
+            guard let responses = Self.send((0..<3_000).map { Self.request(provider, $0) }, on: transport) else { return }
+            #expect(Self.notAnswered(responses).isEmpty)
+            #expect(provider.connectionsAccepted == 2)
+            #expect(provider.loopsServing == 2)
+        }
+    }
+
     @Test func finishedStreamsAreNotReset() throws {
         let provider = try FakeProvider()
         defer { provider.stop() }

@@ -46,12 +46,15 @@ public final class HTTP2ConnectionContext {
     public let id: UInt64
     /// The index of the listener (in `HTTP2Server.init`'s `listeners`) the connection came through.
     public let listener: Int
+    /// The index of the loop thread that serves the connection.
+    public let loop: Int
     /// The handler's own state for this connection.
     public var attachment: AnyObject?
 
-    init(id: UInt64, listener: Int) {
+    init(id: UInt64, listener: Int, loop: Int) {
         self.id = id
         self.listener = listener
+        self.loop = loop
     }
 }
 

@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// An HTTP/2 server over TLS (ALPN `h2` only): libnghttp2 sessions on epoll loops, one per thread,
-/// each with its own SO_REUSEPORT listening sockets. It answers every request through one
+/// each with its own SO_REUSEPORT listening sockets; a loop that accepts a connection while another
+/// serves fewer hands it over, so connections are spread evenly. It answers every request through one
 /// `HTTP2Handler`, optionally after a fixed delay (a distant server's round trip), without holding
 /// up the loop meanwhile.
 public final class HTTP2Server: Sendable {
@@ -88,6 +89,9 @@ public final class HTTP2Server: Sendable {
         finished.wait()
         loops.withLock { $0.removeAll() }
     }
+
+    /// The loops serving since `start`, for a loop to hand a connection to another.
+    var runningLoops: [ServerLoop] { loops.withLock { $0 } }
 
     /// Connections open now.
     public var openConnections: Int { open.load(ordering: .relaxed) }

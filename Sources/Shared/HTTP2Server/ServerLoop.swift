@@ -1,3 +1,4 @@
+internal import CEventPoll
 internal import CNGHTTP2
 internal import COpenSSL
 import Foundation
@@ -9,10 +10,13 @@ import Glibc
 
 /// One event-loop thread of an `HTTP2Server`: its own listening sockets (SO_REUSEPORT spreads new
 /// connections over the loops), its connections, and the answers it holds back for the server's
-/// response delay.
+/// response delay. A connection accepted while another loop serves fewer is handed to that loop
+/// (`adopt`), so that the loops serve connections in turn rather than as the kernel's hash of
+/// their addresses falls: two connections always get two loops.
 ///
 /// `@unchecked Sendable`: created on the starting thread, then used only by its own loop thread;
-/// `server` reads only thread-safe members of it.
+/// `server` reads only thread-safe members of it, and other loops only `served`, `adopt` and the
+/// eventfd `adopt` writes.
 final class ServerLoop: @unchecked Sendable {
     /// What every loop of a server shares.
     struct Settings: Sendable {
@@ -39,6 +43,13 @@ final class ServerLoop: @unchecked Sendable {
     private unowned let server: HTTP2Server
     private var connections: [UInt64: HTTP2Connection] = [:]
     private var nextTag: UInt64
+    let index: Int
+    /// Connections this loop serves or has been handed and not yet taken up.
+    let served = Atomic<Int>(0)
+    /// Connections other loops accepted for this one: (socket, listener index).
+    private let handedOver = Mutex<[(fd: Int32, listener: Int)]>([])
+    /// Written by `adopt`; the loop's poll watches it under the tag `listeners.count`.
+    private let wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
     /// Answers held back for the response delay, in the order they fall due (the delay is the same for all).
     private var held: [(due: Int64, tag: UInt64, stream: Int32, response: HTTP2Response)] = []
     private var heldStart = 0
@@ -55,6 +66,7 @@ final class ServerLoop: @unchecked Sendable {
         maxConcurrentStreamsUntilFirstAnswer = settings.maxConcurrentStreamsUntilFirstAnswer
         counters = server.counters
         nextTag = UInt64(index) << 48 | 1 << 32
+        self.index = index
         var made: OpaquePointer?
         precondition(nghttp2_session_callbacks_new(&made) == 0, "nghttp2_session_callbacks_new failed")
         callbacks = made!
@@ -65,11 +77,21 @@ final class ServerLoop: @unchecked Sendable {
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSent)
         for (index, listener) in listeners.enumerated() { poll.add(listener, tag: UInt64(index), interest: .readable) }
+        poll.add(wake, tag: UInt64(listeners.count), interest: .readable)
     }
 
     deinit {
         nghttp2_session_callbacks_del(callbacks)
         readBuffer.deallocate()
+        for (fd, _) in handedOver.withLock({ $0 }) { close(fd) }
+        close(wake)
+    }
+
+    /// Hands this loop a connection another loop accepted (from that loop's thread).
+    func adopt(_ fd: Int32, listener: Int) {
+        handedOver.withLock { $0.append((fd, listener)) }
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
     }
 
     /// Serves until the server stops, then closes every connection and listening socket.
@@ -81,6 +103,8 @@ final class ServerLoop: @unchecked Sendable {
             poll.wait(timeoutNanoseconds: max(0, timeout)) { event in
                 if event.tag < UInt64(listeners.count) {
                     accept(listener: Int(event.tag))
+                } else if event.tag == UInt64(listeners.count) {
+                    takeHandedOver()
                 } else if let connection = connections[event.tag] {
                     if event.readable { connection.readable() }
                     if event.writable && !connection.closed { connection.writable() }
@@ -93,6 +117,19 @@ final class ServerLoop: @unchecked Sendable {
         for listener in listeners { close(listener) }
     }
 
+    /// Serves the connections other loops handed over.
+    private func takeHandedOver() {
+        var value: UInt64 = 0
+        _ = Glibc.read(wake, &value, 8)
+        let taken = handedOver.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
+        for (fd, listener) in taken { serve(fd, listener: listener) }
+    }
+
+    /// Accepts what waits on `listener`; each connection goes to the loop that serves the fewest
+    /// (this one when it is among them).
     private func accept(listener: Int) {
         while true {
             let fd = Glibc.accept(listeners[listener], nil, nil)
@@ -101,20 +138,34 @@ final class ServerLoop: @unchecked Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            guard let ssl = SSL_new(tls.context) else {
-                close(fd)
-                continue
+            let loops = server.runningLoops
+            let fewest = loops.min { $0.served.load(ordering: .relaxed) < $1.served.load(ordering: .relaxed) }
+            if let fewest, fewest !== self, fewest.served.load(ordering: .relaxed) < served.load(ordering: .relaxed) {
+                fewest.served.add(1, ordering: .relaxed)
+                fewest.adopt(fd, listener: listener)
+            } else {
+                served.add(1, ordering: .relaxed)
+                serve(fd, listener: listener)
             }
-            SSL_set_fd(ssl, fd)
-            SSL_set_accept_state(ssl)
-            let tag = nextTag
-            nextTag += 1
-            let context = HTTP2ConnectionContext(id: tag, listener: listener)
-            let connection = HTTP2Connection(fd: fd, tag: tag, ssl: ssl, context: context, loop: self)
-            connections[tag] = connection
-            server.connectionOpened()
-            poll.add(fd, tag: tag, interest: .readable)
         }
+    }
+
+    /// Serves the accepted socket `fd` (counted in `served` already).
+    private func serve(_ fd: Int32, listener: Int) {
+        guard let ssl = SSL_new(tls.context) else {
+            served.subtract(1, ordering: .relaxed)
+            close(fd)
+            return
+        }
+        SSL_set_fd(ssl, fd)
+        SSL_set_accept_state(ssl)
+        let tag = nextTag
+        nextTag += 1
+        let context = HTTP2ConnectionContext(id: tag, listener: listener, loop: index)
+        let connection = HTTP2Connection(fd: fd, tag: tag, ssl: ssl, context: context, loop: self)
+        connections[tag] = connection
+        server.connectionOpened()
+        poll.add(fd, tag: tag, interest: .readable)
     }
 
     /// Sends `response` on `stream` now, or holds it for the response delay.
@@ -164,7 +215,10 @@ final class ServerLoop: @unchecked Sendable {
 
     func remove(_ connection: HTTP2Connection) {
         poll.remove(connection.fd)
-        if connections.removeValue(forKey: connection.tag) != nil { server.connectionClosed() }
+        if connections.removeValue(forKey: connection.tag) != nil {
+            served.subtract(1, ordering: .relaxed)
+            server.connectionClosed()
+        }
     }
 
     static func now() -> Int64 {
