@@ -35,25 +35,25 @@ let package = Package(
         // Libraries, one per concern.
         .plugin(name: "GitCommit", capability: .buildTool(), path: "Sources/Shared/Plugins/GitCommit"),
         .target(name: "BuildInfo", path: "Sources/Shared/BuildInfo", plugins: ["GitCommit"]),
-        .target(name: "Core", path: "Sources/Shared/Core"),
+        .target(name: "Core", dependencies: ["CEventPoll"], path: "Sources/Shared/Core"),
         // The store's rules written once (targeting, device columns, page windows, row mapping); each
         // backend below supplies its SQL dialect and its connections.
         .target(name: "StoreCore", dependencies: ["Core"], path: "Sources/Shared/StoreCore"),
         .target(name: "SQLite", dependencies: ["Core", "StoreCore", "CSQLite"], path: "Sources/Shared/SQLite"),
         .target(name: "Postgres", dependencies: ["Core", "StoreCore", "CLibPQ"], path: "Sources/Shared/Postgres"),
         .target(name: "Storage", dependencies: ["Core", "Postgres", "SQLite"], path: "Sources/Shared/Storage"),
-        .target(name: "Queue", dependencies: ["Core", "CZeroMQ", "CEventPoll"], path: "Sources/Shared/Queue"),
+        .target(name: "Queue", dependencies: ["Core", "CZeroMQ"], path: "Sources/Shared/Queue"),
         // zlib's inflate and CRC-32: what a rich media zip's entries really unpack to.
         .target(name: "Inflate", dependencies: ["CZlib"], path: "Sources/Shared/Inflate"),
         .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),
-        .target(name: "HTTP2", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "CEventPoll", "SDKClient"], path: "Sources/Shared/HTTP2"),
+        .target(name: "HTTP2", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "SDKClient"], path: "Sources/Shared/HTTP2"),
         // Web Push message encryption (RFC 8291), subscriptions and P-256 keys: the worker's Web Push
         // provider and ingest's `--generate-vapid-key`.
         .target(name: "WebPush", dependencies: ["Core", "COpenSSL"], path: "Sources/Shared/WebPush"),
         .target(name: "Delivery", dependencies: ["Core", "HTTP2", "COpenSSL", "WebPush"], path: "Sources/Shared/Delivery"),
         // The server side of HTTP/2 (libnghttp2, OpenSSL server TLS, key and certificate making): the load
         // generator's APNs/FCM edge.
-        .target(name: "HTTP2Server", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "CEventPoll", "SDKClient"], path: "Sources/Shared/HTTP2Server"),
+        .target(name: "HTTP2Server", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "SDKClient"], path: "Sources/Shared/HTTP2Server"),
         // The SDK client also drives load: its event loop (epoll) and TLS (OpenSSL) sockets.
         .target(name: "SDKClient", dependencies: ["Core", "COpenSSL", "CEventPoll"], path: "Sources/Shared/SDKClient"),
 

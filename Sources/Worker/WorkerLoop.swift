@@ -39,7 +39,7 @@ final class WorkerLoop: Sendable {
     /// Acks of finished shards and report batches, for the queue thread to send.
     private let acks = Mutex<[QueueMessage]>([])
     /// Signalled with every ack queued, for the queue thread to send it now.
-    private let ackQueued = QueueWakeup()
+    private let ackQueued = Wakeup()
 
     init(configuration: Configuration, logger: Logger, id: String, name: String, host: String, runner: ShardRunner, analytics: any AnalyticsStore,
          clock: any Clock, stats: DeliveryStats) {

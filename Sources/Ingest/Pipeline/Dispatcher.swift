@@ -44,7 +44,7 @@ final class Dispatcher: Sendable {
     private let housekept = Mutex(ShardDispatch.Housekeeping(started: 0, released: 0, done: 0))
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
-    private let wakeup = QueueWakeup()
+    private let wakeup = Wakeup()
     private let finished = DispatchSemaphore(value: 0)
 
     /// `id` is this ingest's name in the dispatcher role (`ProcessIdentity.id`).

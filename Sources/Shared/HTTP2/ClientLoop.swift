@@ -1,4 +1,3 @@
-internal import CEventPoll
 internal import CNGHTTP2
 internal import COpenSSL
 import Core
@@ -19,9 +18,8 @@ import Glibc
 ///   back-off, and the queued requests fail at once (not sent) while no connection is up.
 /// - A request refused unprocessed goes back to the front of the queue, twice at most.
 ///
-/// `@unchecked Sendable` invariant: everything but `incoming`, `stopping` and the eventfd is used
-/// only by the loop's thread; other threads append to `incoming` (behind its mutex) and write to
-/// the eventfd.
+/// `@unchecked Sendable` invariant: everything but `incoming`, `stopping` and `wake` is used only by
+/// the loop's thread; other threads append to `incoming` (behind its mutex) and signal `wake`.
 final class ClientLoop: @unchecked Sendable {
     /// An origin's queue, health and connections.
     final class OriginState {
@@ -78,7 +76,7 @@ final class ClientLoop: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let finishedSignal = DispatchSemaphore(value: 0)
     private let poll = EventPoll(capacity: 128)
-    private let wake: Int32
+    private let wake = Wakeup()
     private var origins: [Origin: OriginState] = [:]
     private var connections: [UInt64: ClientConnection] = [:]
     private var nextTag: UInt64 = 1
@@ -97,8 +95,7 @@ final class ClientLoop: @unchecked Sendable {
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, clientOnFrameSent)
         nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, clientOnFrameNotSent)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, clientOnStreamClose)
-        wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        poll.add(wake, tag: 0, interest: .readable)
+        poll.add(wake.fd, tag: 0, interest: .readable)
         let thread = Thread { [self] in
             run()
             finishedSignal.signal()
@@ -118,11 +115,9 @@ final class ClientLoop: @unchecked Sendable {
         let taken = incoming.withLock { incoming -> Bool in
             guard !incoming.closed else { return false }
             incoming.transfers.append(contentsOf: transfers)
-            // Written with the lock held, so that `close` never closes the eventfd under this write.
-            var one: UInt64 = 1
-            _ = write(wake, &one, 8)
             return true
         }
+        if taken { wake.signal() }
         if !taken {
             for transfer in transfers { transfer.finish(.failure("the client closed")) }
         }
@@ -132,10 +127,8 @@ final class ClientLoop: @unchecked Sendable {
     func close() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
         incoming.withLock { $0.closed = true }
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        wake.signal()
         finishedSignal.wait()
-        incoming.withLock { _ in _ = Glibc.close(wake) }
     }
 
     // MARK: - The loop's thread
@@ -159,8 +152,7 @@ final class ClientLoop: @unchecked Sendable {
             }
             poll.wait(timeoutNanoseconds: Int64((wait * 1e9).rounded(.up))) { event in
                 if event.tag == 0 {
-                    var value: UInt64 = 0
-                    _ = read(wake, &value, 8)
+                    wake.reset()
                     return
                 }
                 guard let connection = connections[event.tag] else { return }

@@ -1,5 +1,5 @@
-internal import CEventPoll
 internal import CNGHTTP2
+import Core
 internal import COpenSSL
 import Foundation
 import SDKClient
@@ -15,8 +15,7 @@ import Glibc
 /// their addresses falls: two connections always get two loops.
 ///
 /// `@unchecked Sendable`: created on the starting thread, then used only by its own loop thread;
-/// `server` reads only thread-safe members of it, and other loops only `served`, `adopt` and the
-/// eventfd `adopt` writes.
+/// `server` reads only thread-safe members of it, and other loops only `served` and `adopt`.
 final class ServerLoop: @unchecked Sendable {
     /// What every loop of a server shares.
     struct Settings: Sendable {
@@ -48,8 +47,8 @@ final class ServerLoop: @unchecked Sendable {
     let served = Atomic<Int>(0)
     /// Connections other loops accepted for this one: (socket, listener index).
     private let handedOver = Mutex<[(fd: Int32, listener: Int)]>([])
-    /// Written by `adopt`; the loop's poll watches it under the tag `listeners.count`.
-    private let wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+    /// Signalled by `adopt`; the loop's poll watches it under the tag `listeners.count`.
+    private let wake = Wakeup()
     /// Answers held back for the response delay, in the order they fall due (the delay is the same for all).
     private var held: [(due: Int64, tag: UInt64, stream: Int32, response: HTTP2Response)] = []
     private var heldStart = 0
@@ -77,21 +76,19 @@ final class ServerLoop: @unchecked Sendable {
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSent)
         for (index, listener) in listeners.enumerated() { poll.add(listener, tag: UInt64(index), interest: .readable) }
-        poll.add(wake, tag: UInt64(listeners.count), interest: .readable)
+        poll.add(wake.fd, tag: UInt64(listeners.count), interest: .readable)
     }
 
     deinit {
         nghttp2_session_callbacks_del(callbacks)
         readBuffer.deallocate()
         for (fd, _) in handedOver.withLock({ $0 }) { close(fd) }
-        close(wake)
     }
 
     /// Hands this loop a connection another loop accepted (from that loop's thread).
     func adopt(_ fd: Int32, listener: Int) {
         handedOver.withLock { $0.append((fd, listener)) }
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        wake.signal()
     }
 
     /// Serves until the server stops, then closes every connection and listening socket.
@@ -119,8 +116,7 @@ final class ServerLoop: @unchecked Sendable {
 
     /// Serves the connections other loops handed over.
     private func takeHandedOver() {
-        var value: UInt64 = 0
-        _ = Glibc.read(wake, &value, 8)
+        wake.reset()
         let taken = handedOver.withLock { pending in
             defer { pending.removeAll() }
             return pending

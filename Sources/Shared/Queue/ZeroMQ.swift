@@ -1,5 +1,4 @@
 internal import CZeroMQ
-internal import CEventPoll
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -176,7 +175,7 @@ public final class QueueSocket {
     /// Waits up to `timeoutMilliseconds` until one of `sockets` has a message to receive, or
     /// `wakeup` is signalled; returns the index of the first socket that has one, or nil.
     public static func firstReadable(_ sockets: [QueueSocket], timeoutMilliseconds: Int,
-                                     wakeup: QueueWakeup? = nil) throws(QueueError) -> Int? {
+                                     wakeup: Wakeup? = nil) throws(QueueError) -> Int? {
         var items = sockets.map { zmq_pollitem_t(socket: $0.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0) }
         if let wakeup { items.append(zmq_pollitem_t(socket: nil, fd: wakeup.fd, events: Int16(ZMQ_POLLIN), revents: 0)) }
         let ready = zmq_poll(&items, Int32(items.count), timeoutMilliseconds)
@@ -192,33 +191,5 @@ public final class QueueSocket {
     public func close() {
         if let handle { zmq_close(handle) }
         handle = nil
-    }
-}
-
-/// Ends a `QueueSocket.firstReadable` wait on the thread that owns the sockets from any other
-/// thread, at once (an eventfd the poll watches beside the sockets). Signals that come while
-/// nobody waits make the next wait return at once; several count as one.
-///
-/// `@unchecked Sendable` invariant: the descriptor is set once and closed only in `deinit`;
-/// `write` and `read` on an eventfd are safe from any thread.
-public final class QueueWakeup: @unchecked Sendable {
-    let fd: Int32
-
-    public init() {
-        fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        precondition(fd >= 0, "eventfd failed: errno \(errno)")
-    }
-
-    deinit { close(fd) }
-
-    /// Wakes the poll in progress, or the next one.
-    public func signal() {
-        var one: UInt64 = 1
-        _ = write(fd, &one, 8)
-    }
-
-    func reset() {
-        var value: UInt64 = 0
-        _ = read(fd, &value, 8)
     }
 }
