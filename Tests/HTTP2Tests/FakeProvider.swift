@@ -85,6 +85,8 @@ final class FakeProvider {
     func processed(_ path: String) -> Int { state.processed.withLock { $0[path, default: 0] } }
     /// How many of the server's loop threads served a request so far.
     var loopsServing: Int { state.loops.withLock { $0.count } }
+    /// Requests received on each connection so far, in the order the connections were accepted.
+    var requestsPerConnection: [Int] { state.connections.withLock { $0.sorted { $0.key < $1.key }.map(\.value) } }
     /// Requests that sent header `name` as a never-indexed literal (HPACK), so far.
     func neverIndexed(_ name: String) -> Int { state.neverIndexed.withLock { $0[name, default: 0] } }
     var connectionsAccepted: Int { server.acceptedConnections }
@@ -104,6 +106,8 @@ final class FakeProvider {
         let neverIndexed = Mutex<[String: Int]>([:])
         /// The server's loop threads that served a request.
         let loops = Mutex<Set<Int>>([])
+        /// Connection id → requests received on it.
+        let connections = Mutex<[UInt64: Int]>([:])
 
         init(script: @escaping Script) { self.script = Mutex(script) }
     }
@@ -113,6 +117,7 @@ final class FakeProvider {
 
         func act(on request: HTTP2Request, context: HTTP2ConnectionContext) -> HTTP2Action {
             state.loops.withLock { _ = $0.insert(context.loop) }
+            state.connections.withLock { $0[context.id, default: 0] += 1 }
             state.neverIndexed.withLock { counts in
                 for name in request.neverIndexed { counts[name, default: 0] += 1 }
             }

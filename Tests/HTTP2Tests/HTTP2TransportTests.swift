@@ -113,6 +113,20 @@ func makeTransport(caFile: String, connections: Int, maxInFlight: Int, pingInter
         }
     }
 
+    @Test func aWindowNarrowerThanTheAnnouncedStreamsIsSharedOverTheConnections() throws {
+        // The server announces 1,000 streams per connection, as APNs does; a window of 200 over two
+        // connections (FCM's count of 100 streams each) keeps both busy, not the first alone.
+        let provider = try FakeProvider(responseDelayMilliseconds: 20)
+        defer { provider.stop() }
+        let transport = try makeTransport(caFile: provider.caFile, connections: 2, maxInFlight: 200)
+        defer { transport.close() }
+        guard let responses = Self.send((0..<2_000).map { Self.request(provider, $0) }, on: transport) else { return }
+        #expect(Self.notAnswered(responses).isEmpty)
+        let perConnection = provider.requestsPerConnection
+        #expect(perConnection.count == 2 && perConnection.allSatisfy { $0 >= 500 }, "requests per connection: \(perConnection)")
+        #expect(provider.mostStreamsOpen <= 200)
+    }
+
     @Test func finishedStreamsAreNotReset() throws {
         let provider = try FakeProvider()
         defer { provider.stop() }

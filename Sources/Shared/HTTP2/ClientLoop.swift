@@ -23,6 +23,7 @@ import Glibc
 final class ClientLoop: @unchecked Sendable {
     /// An origin's queue, health and connections.
     final class OriginState {
+        let origin: Origin
         var pending: [Transfer] = []
         var pendingStart = 0
         var health = ConnectionHealth()
@@ -31,6 +32,8 @@ final class ClientLoop: @unchecked Sendable {
         var session: OpaquePointer?
         /// The origin's last connection negotiated HTTP/1.1 (`HTTP2ClientSettings.offersHTTP1`).
         var speaksHTTP1 = false
+
+        init(_ origin: Origin) { self.origin = origin }
 
         var hasPending: Bool { pendingStart < pending.count }
 
@@ -137,8 +140,13 @@ final class ClientLoop: @unchecked Sendable {
         var lastTick = 0.0
         while !stopping.load(ordering: .relaxed) {
             let now = monotonicSeconds()
+            // A batch's transfers mostly share one origin (and its strings, `Origin.Splitter`), so
+            // the state of the one before is reused without hashing the origin again.
+            var last: OriginState?
             for transfer in incoming.withLock({ incoming in defer { incoming.transfers.removeAll(keepingCapacity: true) }; return incoming.transfers }) {
-                origin(transfer.origin).pending.append(transfer)
+                let state = last.flatMap { $0.origin == transfer.origin ? $0 : nil } ?? origin(transfer.origin)
+                state.pending.append(transfer)
+                last = state
             }
             if now - lastTick >= Self.tickSeconds {
                 lastTick = now
@@ -173,7 +181,7 @@ final class ClientLoop: @unchecked Sendable {
 
     private func origin(_ origin: Origin) -> OriginState {
         if let state = origins[origin] { return state }
-        let state = OriginState()
+        let state = OriginState(origin)
         origins[origin] = state
         return state
     }
@@ -182,8 +190,13 @@ final class ClientLoop: @unchecked Sendable {
     private func admit(_ state: OriginState, now: Double) {
         guard state.hasPending else { return }
         let probing = state.health.state != .healthy
+        // The window is shared out evenly over the ready connections, so that a server announcing
+        // more streams than the window holds still gets every connection's share (one connection
+        // alone takes the whole window).
+        let ready = state.connections.count { $0.state == .ready }
+        let share = (settings.maxInFlight + max(1, ready) - 1) / max(1, ready)
         for connection in state.connections where connection.state == .ready {
-            var room = min(connection.room(probing: probing), settings.maxInFlight - inFlight)
+            var room = min(connection.room(probing: probing), settings.maxInFlight - inFlight, share - connection.streams.count)
             guard room > 0 else { continue }
             while room > 0, let transfer = state.popFirst() {
                 transfer.isProbe = connection.isProbe && probing
@@ -207,10 +220,10 @@ final class ClientLoop: @unchecked Sendable {
         case .all:
             // An origin whose address is refused has no requests left after the first attempt.
             for _ in live..<limit where state.hasPending {
-                open(state, to: state.pending[state.pendingStart].origin, probe: false, now: now)
+                open(state, probe: false, now: now)
             }
         case .probe:
-            open(state, to: state.pending[state.pendingStart].origin, probe: true, now: now)
+            open(state, probe: true, now: now)
         case .none:
             break
         case .failQueued:
@@ -220,7 +233,8 @@ final class ClientLoop: @unchecked Sendable {
         }
     }
 
-    private func open(_ state: OriginState, to origin: Origin, probe: Bool, now: Double) {
+    private func open(_ state: OriginState, probe: Bool, now: Double) {
+        let origin = state.origin
         do {
             let address = try ResolvedAddress.resolve(host: origin.host, port: origin.port)
             if settings.refusesPrivateAddresses, let ip = address.ipAddress, ip.isPrivate {
