@@ -300,13 +300,15 @@ struct ShardRunner: Sendable {
     }
 
     /// Batches of `batchSize` a worker keeps unrecorded for a provider whose network `window` is
-    /// given: as many as the window holds, plus two that wait in the transport for a stream, so
-    /// that a stream freed by an answer takes the next push at once rather than after its batch is
-    /// recorded and the next one sent; `maxUnrecorded` pushes at most (`delivery.max_in_flight`),
-    /// and two batches at least (one sent while the other is recorded).
+    /// given: as many as cover the window (a part of a batch counts as one), plus two that wait in
+    /// the transport for a stream, so that a stream freed by an answer takes the next push at once
+    /// rather than after its batch is recorded and the next one sent; `maxUnrecorded` pushes at
+    /// most (`delivery.max_in_flight`), and two batches at least (one sent while the other is
+    /// recorded).
     static func batchesInFlight(window: Int, batchSize: Int, maxUnrecorded: Int) -> Int {
         let size = max(1, batchSize)
-        return max(2, min(maxUnrecorded, window + 2 * size) / size)
+        let covering = (max(0, window) + size - 1) / size
+        return max(2, min(maxUnrecorded, (covering + 2) * size) / size)
     }
 
     /// The window `app`'s shards share; an app without a provider gets two slots of its own, since
@@ -343,7 +345,7 @@ struct ShardRunner: Sendable {
             let resolved = resolve(delivered, provider: provider, now: batch.now) { push in
                 (attempts: 1, ambiguousBefore: 0, expiresAt: batch.now + retryPolicy.ttl(of: push.channel, work.spec))
             }
-            for _ in throttled { stats.count(provider: "none", outcome: "throttled") }
+            if !throttled.isEmpty { stats.count(provider: "none", outcome: "throttled", pushes: throttled.count) }
             outcomes += throttled + resolved
         }
         return try store.record(outcomes, work: work, worker: workerID, leaseUntil: clock.now() + leaseSeconds, now: clock.now(),
@@ -432,6 +434,8 @@ struct ShardRunner: Sendable {
     private func resolve(_ delivered: [(OutgoingPush, DeliveryRecord)], provider: (any PushProvider)?, now: Int64,
                         history: (OutgoingPush) -> (attempts: Int, ambiguousBefore: Int, expiresAt: Int64)) -> [DeliveryRecord] {
         var perChannel: [OutgoingPush.Channel: (total: Int, transient: Int, reasons: [String: Int], retryAfter: Double?)] = [:]
+        // Counted once per provider and outcome, after the batch: one lock instead of one per push.
+        var counts: [OutcomeCount: Int] = [:]
         let resolved = delivered.map { push, outcome in
             let name = provider?.name(for: push.channel) ?? "none"
             var tally = perChannel[push.channel] ?? (0, 0, [:], nil)
@@ -446,9 +450,10 @@ struct ShardRunner: Sendable {
             let (attempts, ambiguousBefore, expiresAt) = history(push)
             let final = retryPolicy.resolve(outcome, attempts: attempts, ambiguousBefore: ambiguousBefore, expiresAt: expiresAt, now: now,
                                             jitter: Double.random(in: 0...1))
-            stats.count(provider: name, outcome: final.outcome.rawValue)
+            counts[OutcomeCount(provider: name, outcome: final.outcome), default: 0] += 1
             return final
         }
+        for (key, pushes) in counts { stats.count(provider: key.provider, outcome: key.outcome.rawValue, pushes: pushes) }
         for (channel, tally) in perChannel {
             guard let breaker = provider?.breaker(for: channel) else { continue }
             let reason = tally.reasons.max { $0.value < $1.value }?.key
@@ -623,6 +628,12 @@ struct InFlightBatch: Sendable {
         let (pushes, outcomes) = delivered.wait()
         return (throttled, Array(zip(pushes, outcomes)))
     }
+}
+
+/// Pushes of a batch counted together: the provider's name and the outcome.
+private struct OutcomeCount: Hashable {
+    let provider: String
+    let outcome: DeliveryRecord.Outcome
 }
 
 /// What makes two devices' APNs payloads differ.

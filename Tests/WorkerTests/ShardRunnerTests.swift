@@ -74,10 +74,12 @@ import TestSupport
         #expect(ShardRunner.batchesInFlight(window: 2_000, batchSize: 250, maxUnrecorded: 4_000) == 10)
         // `delivery.max_in_flight` lowered to the window: nothing waits beyond it.
         #expect(ShardRunner.batchesInFlight(window: 1_000, batchSize: 250, maxUnrecorded: 1_000) == 4)
-        // FCM's 4 x 100 streams: one batch and a part on the network, the rest waiting.
-        #expect(ShardRunner.batchesInFlight(window: 400, batchSize: 250, maxUnrecorded: 4_000) == 3)
-        // A provider that answers at once (the sink), or a cap below two batches: two batches.
-        #expect(ShardRunner.batchesInFlight(window: 1, batchSize: 250, maxUnrecorded: 4_000) == 2)
+        // FCM's 4 x 100 streams: one batch and a part on the network, two whole batches waiting
+        // behind the part; 2 x 100 streams: one batch covers the window.
+        #expect(ShardRunner.batchesInFlight(window: 400, batchSize: 250, maxUnrecorded: 4_000) == 4)
+        #expect(ShardRunner.batchesInFlight(window: 200, batchSize: 250, maxUnrecorded: 4_000) == 3)
+        // A provider that answers at once, or a cap below two batches: two batches.
+        #expect(ShardRunner.batchesInFlight(window: 0, batchSize: 250, maxUnrecorded: 4_000) == 2)
         #expect(ShardRunner.batchesInFlight(window: 2_000, batchSize: 250, maxUnrecorded: 100) == 2)
     }
 

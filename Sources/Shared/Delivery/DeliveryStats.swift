@@ -10,6 +10,12 @@ public final class DeliveryStats: Sendable {
         var counts = [Int](repeating: 0, count: Pipeline.latencyBuckets.count)
         var sum = 0.0
         var count = 0
+
+        mutating func add(_ seconds: Double, bucket: Int?) {
+            if let bucket { counts[bucket] += 1 }
+            sum += seconds
+            count += 1
+        }
     }
 
     /// A provider and a second label (an outcome or a reason).
@@ -31,9 +37,9 @@ public final class DeliveryStats: Sendable {
 
     public init() {}
 
-    /// Counts one push that ended with `outcome` at `provider` (apns, fcm, huawei or sink).
-    public func count(provider: String, outcome: String) {
-        state.withLock { $0.pushes[Key(provider: provider, detail: outcome), default: 0] += 1 }
+    /// Counts `pushes` pushes that ended with `outcome` at `provider` (apns, fcm, huawei or sink).
+    public func count(provider: String, outcome: String, pushes: Int = 1) {
+        state.withLock { $0.pushes[Key(provider: provider, detail: outcome), default: 0] += pushes }
     }
 
     /// Counts one push that failed at `provider` for a transient `reason` and will be tried again
@@ -57,12 +63,10 @@ public final class DeliveryStats: Sendable {
 
     /// Records how long one request to `provider` took.
     public func observe(provider: String, seconds: Double) {
+        let bucket = Pipeline.latencyBuckets.firstIndex { seconds <= $0 }
         state.withLock { state in
-            var histogram = state.latency[provider] ?? Histogram()
-            if let bucket = Pipeline.latencyBuckets.firstIndex(where: { seconds <= $0 }) { histogram.counts[bucket] += 1 }
-            histogram.sum += seconds
-            histogram.count += 1
-            state.latency[provider] = histogram
+            // Changed in place: a copy of the histogram would copy its counts on every request.
+            state.latency[provider, default: Histogram()].add(seconds, bucket: bucket)
         }
     }
 

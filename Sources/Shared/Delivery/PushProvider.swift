@@ -61,8 +61,8 @@ public protocol PushProvider: Sendable {
 extension PushProvider {
     public func name(for channel: OutgoingPush.Channel) -> String { channel.rawValue }
     public func breaker(for channel: OutgoingPush.Channel) -> CircuitBreaker? { nil }
-    /// A provider that answers at once needs no window beyond the batch being built.
-    public var window: Int { 1 }
+    /// A provider that answers at once has nothing on the network: no window beyond the batches.
+    public var window: Int { 0 }
 }
 
 /// What a provider makes of one reply.

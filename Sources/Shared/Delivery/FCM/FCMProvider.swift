@@ -89,7 +89,7 @@ public struct ChannelRouter: PushProvider {
     public func breaker(for channel: OutgoingPush.Channel) -> CircuitBreaker? { breakers[channel] }
 
     /// The widest of the windows: a batch holds pushes of any channel.
-    public var window: Int { providers.values.map(\.window).max() ?? 1 }
+    public var window: Int { providers.values.map(\.window).max() ?? 0 }
 
     /// The reason of a push whose channel has no provider.
     static func notConfigured(_ channel: OutgoingPush.Channel) -> String {
