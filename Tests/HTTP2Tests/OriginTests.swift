@@ -23,6 +23,16 @@ import Testing
         }
     }
 
+    @Test func aBatchsSplitterAgreesWithSplittingEachURL() {
+        let urls = ["https://h:1/3/device/a", "https://h:1/3/device/b", "https://h:1/3/device/b", "https://h:10/x", "https://h:1",
+                    "https://h:1/y", "https://h:1?q", "http://h:1/z", "https://h:1/z", "https://g/3", "https://g/3"]
+        var splitter = Origin.Splitter()
+        for url in urls {
+            let expected = Origin.split(url), got = splitter.split(url)
+            #expect(got?.origin == expected?.origin && got?.path == expected?.path, "\(url)")
+        }
+    }
+
     @Test func addressesAreToldFromNames() {
         #expect(Origin.isIPAddress("127.0.0.1") && Origin.isIPAddress("::1"))
         #expect(!Origin.isIPAddress("localhost") && !Origin.isIPAddress("api.push.apple.com"))

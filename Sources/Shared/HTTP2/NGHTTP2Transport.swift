@@ -27,8 +27,9 @@ public final class NGHTTP2Transport: HTTP2Transport {
         let batch = Batch(count: requests.count)
         let now = monotonicSeconds()
         var shares = [[Transfer]](repeating: [], count: loops.count)
+        var splitter = Origin.Splitter()
         for (index, request) in requests.enumerated() {
-            guard let (origin, path) = Origin.split(request.url) else {
+            guard let (origin, path) = splitter.split(request.url) else {
                 batch.set(index, .failure("not an https URL with a host"))
                 continue
             }

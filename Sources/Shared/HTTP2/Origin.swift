@@ -37,6 +37,31 @@ struct Origin: Hashable, Sendable {
         return (Origin(host: host, port: port, authority: authority), path)
     }
 
+    /// Splits the URLs of one batch, which mostly share an origin (an app's pushes all go to one
+    /// host): a URL on the previous one's origin reuses that `Origin`, and the same URL again its
+    /// path as well, so that only a new path is allocated per request.
+    struct Splitter {
+        private var last: (url: String, originLength: Int, origin: Origin, path: String)?
+
+        mutating func split(_ url: String) -> (origin: Origin, path: String)? {
+            if let last {
+                if url == last.url { return (last.origin, last.path) }
+                let bytes = url.utf8
+                if bytes.count > last.originLength, bytes.starts(with: last.url.utf8.prefix(last.originLength)) {
+                    let slash = bytes.index(bytes.startIndex, offsetBy: last.originLength)
+                    if bytes[slash] == UInt8(ascii: "/") {
+                        let path = String(url[slash...])
+                        self.last = (url, last.originLength, last.origin, path)
+                        return (last.origin, path)
+                    }
+                }
+            }
+            guard let (origin, path) = Origin.split(url) else { return nil }
+            last = (url, "https://".utf8.count + origin.authority.utf8.count, origin, path)
+            return (origin, path)
+        }
+    }
+
     /// Whether `host` is a literal IPv4 or IPv6 address (checked as an address, not by name).
     static func isIPAddress(_ host: String) -> Bool {
         var v4 = in_addr()
