@@ -85,7 +85,7 @@ final class FakeProvider {
     func processed(_ path: String) -> Int { state.processed.withLock { $0[path, default: 0] } }
     /// How many of the server's loop threads served a request so far.
     var loopsServing: Int { state.loops.withLock { $0.count } }
-    /// Requests received on each connection so far, in the order the connections were accepted.
+    /// Requests received on each connection so far, ordered by connection id.
     var requestsPerConnection: [Int] { state.connections.withLock { $0.sorted { $0.key < $1.key }.map(\.value) } }
     /// Requests that sent header `name` as a never-indexed literal (HPACK), so far.
     func neverIndexed(_ name: String) -> Int { state.neverIndexed.withLock { $0[name, default: 0] } }

@@ -12,7 +12,8 @@ import Glibc
 /// waiting for a stream, and the policy that decides when a connection opens.
 ///
 /// - A request waits in its origin's queue until a ready connection has room: the server's
-///   announced streams, and the loop's `maxInFlight` over all connections.
+///   announced streams, and the loop's `maxInFlight` over all connections, of which each ready
+///   connection first takes its share (what one cannot use, a probe's, goes to the others).
 /// - While requests wait, the loop opens connections up to `connections` per origin, when the
 ///   origin's `ConnectionHealth` allows: after a connection failed, one probe connection per
 ///   back-off, and the queued requests fail at once (not sent) while no connection is up.
@@ -144,9 +145,8 @@ final class ClientLoop: @unchecked Sendable {
             // the state of the one before is reused without hashing the origin again.
             var last: OriginState?
             for transfer in incoming.withLock({ incoming in defer { incoming.transfers.removeAll(keepingCapacity: true) }; return incoming.transfers }) {
-                let state = last.flatMap { $0.origin == transfer.origin ? $0 : nil } ?? origin(transfer.origin)
-                state.pending.append(transfer)
-                last = state
+                if last?.origin != transfer.origin { last = origin(transfer.origin) }
+                last?.pending.append(transfer)
             }
             if now - lastTick >= Self.tickSeconds {
                 lastTick = now
@@ -192,25 +192,29 @@ final class ClientLoop: @unchecked Sendable {
         let probing = state.health.state != .healthy
         // The window is shared out evenly over the ready connections, so that a server announcing
         // more streams than the window holds still gets every connection's share (one connection
-        // alone takes the whole window).
+        // alone takes the whole window); a second pass gives what a connection cannot take (a
+        // probe's one stream, fewer announced streams) to the others.
         let ready = state.connections.count { $0.state == .ready }
         let share = (settings.maxInFlight + max(1, ready) - 1) / max(1, ready)
-        for connection in state.connections where connection.state == .ready {
-            var room = min(connection.room(probing: probing), settings.maxInFlight - inFlight, share - connection.streams.count)
-            guard room > 0 else { continue }
-            while room > 0, let transfer = state.popFirst() {
-                transfer.isProbe = connection.isProbe && probing
-                guard connection.submit(transfer, now: now) else {
-                    // The session takes no more streams (its stream ids ran out, say): the request
-                    // waits for another connection, and this one finishes what it has.
-                    state.pushFront(transfer)
-                    connection.retire()
-                    break
+        for sharing in [true, false] where state.hasPending && inFlight < settings.maxInFlight {
+            for connection in state.connections where connection.state == .ready {
+                var room = min(connection.room(probing: probing), settings.maxInFlight - inFlight)
+                if sharing { room = min(room, share - connection.streams.count) }
+                guard room > 0 else { continue }
+                while room > 0, let transfer = state.popFirst() {
+                    transfer.isProbe = connection.isProbe && probing
+                    guard connection.submit(transfer, now: now) else {
+                        // The session takes no more streams (its stream ids ran out, say): the
+                        // request waits for another connection, and this one finishes what it has.
+                        state.pushFront(transfer)
+                        connection.retire()
+                        break
+                    }
+                    inFlight += 1
+                    room -= 1
                 }
-                inFlight += 1
-                room -= 1
+                connection.flush()
             }
-            connection.flush()
         }
         guard state.hasPending else { return }
         let live = state.connections.count { $0.state != .draining }

@@ -3,7 +3,8 @@ public struct HTTP2ClientSettings: Sendable {
     /// Connections kept open to each origin (scheme, host and port) while there is work for them.
     public var connections: Int
     /// Requests on the network at once, over all origins; the rest wait in the transport's queue.
-    /// Each connection also carries no more streams than its server announces.
+    /// Each connection also carries no more streams than its server announces, and at first no
+    /// more than its share of `maxInFlight` (split over the origin's ready connections, rounded up).
     public var maxInFlight: Int
     /// A PEM file of CAs trusted in addition to the system's store (tests use a self-signed one).
     public var caFile: String?

@@ -45,7 +45,7 @@ struct Origin: Hashable, Sendable {
 
         mutating func split(_ url: String) -> (origin: Origin, path: String)? {
             if let last {
-                if url == last.url { return (last.origin, last.path) }
+                if url.utf8.elementsEqual(last.url.utf8) { return (last.origin, last.path) }
                 let bytes = url.utf8
                 if bytes.count > last.originLength, bytes.starts(with: last.url.utf8.prefix(last.originLength)) {
                     let slash = bytes.index(bytes.startIndex, offsetBy: last.originLength)

@@ -25,8 +25,8 @@ public enum Pipeline {
     /// dispatcher. A waiting shard's lease is not extended: if it runs out first, the dispatcher
     /// hands the shard to another worker and this one skips it.
     public static let workerCapacity: Int64 = workerRunners + 1
-    /// Pushes a worker sends together. A worker keeps as many batches unrecorded for an app as fill
-    /// its provider's window, and two waiting for a stream (`delivery.max_in_flight` at most, two
+    /// Pushes a worker sends together. A worker keeps as many batches unrecorded for an app as cover
+    /// its provider's window (a part of a batch counts as one), and two waiting for a stream (`delivery.max_in_flight` at most, two
     /// batches at least), whatever the shards it runs: a worker killed mid-campaign leaves at most
     /// that many pushes of each app with an unknown outcome.
     public static let deliveryBatchSize = 250
