@@ -45,15 +45,21 @@ struct Origin: Hashable, Sendable {
 
         mutating func split(_ url: String) -> (origin: Origin, path: String)? {
             if let last {
-                if url.utf8.elementsEqual(last.url.utf8) { return (last.origin, last.path) }
-                let bytes = url.utf8
-                if bytes.count > last.originLength, bytes.starts(with: last.url.utf8.prefix(last.originLength)) {
-                    let slash = bytes.index(bytes.startIndex, offsetBy: last.originLength)
-                    if bytes[slash] == UInt8(ascii: "/") {
-                        let path = String(url[slash...])
-                        self.last = (url, last.originLength, last.origin, path)
-                        return (last.origin, path)
+                // Compared byte for byte with memcmp: the generic comparisons of two UTF8Views
+                // cost more than the split they save.
+                var url = url, previous = last.url
+                let reused: (path: String, isNew: Bool)? = url.withUTF8 { new in
+                    previous.withUTF8 { old in
+                        let length = last.originLength
+                        guard let newBase = new.baseAddress, let oldBase = old.baseAddress, new.count > length,
+                              memcmp(newBase, oldBase, length) == 0, new[length] == UInt8(ascii: "/") else { return nil }
+                        if new.count == old.count, memcmp(newBase, oldBase, new.count) == 0 { return (last.path, false) }
+                        return (String(decoding: UnsafeBufferPointer(rebasing: new[length...]), as: UTF8.self), true)
                     }
+                }
+                if let reused {
+                    if reused.isNew { self.last = (url, last.originLength, last.origin, reused.path) }
+                    return (last.origin, reused.path)
                 }
             }
             guard let (origin, path) = Origin.split(url) else { return nil }
