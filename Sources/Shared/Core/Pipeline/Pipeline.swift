@@ -26,9 +26,10 @@ public enum Pipeline {
     /// hands the shard to another worker and this one skips it.
     public static let workerCapacity: Int64 = workerRunners + 1
     /// Pushes a worker sends together. A worker keeps as many batches unrecorded for an app as cover
-    /// its provider's window (a part of a batch counts as one), and two waiting for a stream (`delivery.max_in_flight` at most, two
-    /// batches at least), whatever the shards it runs: a worker killed mid-campaign leaves at most
-    /// that many pushes of each app with an unknown outcome.
+    /// its provider's window (a part of a batch counts as one), and two waiting for a stream
+    /// (`delivery.max_in_flight` at most, two batches at least), whatever the shards it runs: a
+    /// worker killed mid-campaign leaves at most that many pushes of each app with an unknown
+    /// outcome.
     public static let deliveryBatchSize = 250
     /// Stored SDK reports per batch that ingest hands to a worker to count.
     public static let reportBatchSize: Int64 = 5_000
