@@ -345,7 +345,9 @@ struct ShardRunner: Sendable {
             let resolved = resolve(delivered, provider: provider, now: batch.now) { push in
                 (attempts: 1, ambiguousBefore: 0, expiresAt: batch.now + retryPolicy.ttl(of: push.channel, work.spec))
             }
-            if !throttled.isEmpty { stats.count(provider: "none", outcome: "throttled", pushes: throttled.count) }
+            if !throttled.isEmpty {
+                stats.count([DeliveryStats.Key(provider: "none", detail: DeliveryRecord.Outcome.throttled.rawValue): throttled.count])
+            }
             outcomes += throttled + resolved
         }
         return try store.record(outcomes, work: work, worker: workerID, leaseUntil: clock.now() + leaseSeconds, now: clock.now(),
@@ -435,7 +437,7 @@ struct ShardRunner: Sendable {
                         history: (OutgoingPush) -> (attempts: Int, ambiguousBefore: Int, expiresAt: Int64)) -> [DeliveryRecord] {
         var perChannel: [OutgoingPush.Channel: (total: Int, transient: Int, reasons: [String: Int], retryAfter: Double?)] = [:]
         // Counted once per provider and outcome, after the batch: one lock instead of one per push.
-        var counts: [OutcomeCount: Int] = [:]
+        var counts: [DeliveryStats.Key: Int] = [:]
         let resolved = delivered.map { push, outcome in
             let name = provider?.name(for: push.channel) ?? "none"
             var tally = perChannel[push.channel] ?? (0, 0, [:], nil)
@@ -450,10 +452,10 @@ struct ShardRunner: Sendable {
             let (attempts, ambiguousBefore, expiresAt) = history(push)
             let final = retryPolicy.resolve(outcome, attempts: attempts, ambiguousBefore: ambiguousBefore, expiresAt: expiresAt, now: now,
                                             jitter: Double.random(in: 0...1))
-            counts[OutcomeCount(provider: name, outcome: final.outcome), default: 0] += 1
+            counts[DeliveryStats.Key(provider: name, detail: final.outcome.rawValue), default: 0] += 1
             return final
         }
-        for (key, pushes) in counts { stats.count(provider: key.provider, outcome: key.outcome.rawValue, pushes: pushes) }
+        stats.count(counts)
         for (channel, tally) in perChannel {
             guard let breaker = provider?.breaker(for: channel) else { continue }
             let reason = tally.reasons.max { $0.value < $1.value }?.key
@@ -628,12 +630,6 @@ struct InFlightBatch: Sendable {
         let (pushes, outcomes) = delivered.wait()
         return (throttled, Array(zip(pushes, outcomes)))
     }
-}
-
-/// Pushes of a batch counted together: the provider's name and the outcome.
-private struct OutcomeCount: Hashable {
-    let provider: String
-    let outcome: DeliveryRecord.Outcome
 }
 
 /// What makes two devices' APNs payloads differ.

@@ -19,9 +19,14 @@ public final class DeliveryStats: Sendable {
     }
 
     /// A provider and a second label (an outcome or a reason).
-    struct Key: Hashable {
-        let provider: String
-        let detail: String
+    public struct Key: Hashable, Sendable {
+        public let provider: String
+        public let detail: String
+
+        public init(provider: String, detail: String) {
+            self.provider = provider
+            self.detail = detail
+        }
     }
 
     struct State {
@@ -37,9 +42,17 @@ public final class DeliveryStats: Sendable {
 
     public init() {}
 
-    /// Counts `pushes` pushes that ended with `outcome` at `provider` (apns, fcm, huawei or sink).
-    public func count(provider: String, outcome: String, pushes: Int = 1) {
-        state.withLock { $0.pushes[Key(provider: provider, detail: outcome), default: 0] += pushes }
+    /// Counts one push that ended with `outcome` at `provider` (apns, fcm, huawei or sink).
+    public func count(provider: String, outcome: String) {
+        count([Key(provider: provider, detail: outcome): 1])
+    }
+
+    /// Counts pushes by provider and outcome (`detail`), a batch's worth under one lock.
+    public func count(_ pushes: [Key: Int]) {
+        guard !pushes.isEmpty else { return }
+        state.withLock { state in
+            for (key, count) in pushes { state.pushes[key, default: 0] += count }
+        }
     }
 
     /// Counts one push that failed at `provider` for a transient `reason` and will be tried again
