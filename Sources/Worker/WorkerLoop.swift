@@ -31,13 +31,13 @@ final class WorkerLoop: Sendable {
     private let runnerFinished = DispatchSemaphore(value: 0)
     private let reportsFinished = DispatchSemaphore(value: 0)
     /// Report batches `(after, through]` waiting.
-    private let reportJobs = Mutex<[(Int64, Int64)]>([])
+    private let reportJobs = Lock<[(Int64, Int64)]>([])
     private let reportArrived = DispatchSemaphore(value: 0)
-    private let jobs = Mutex<[Int64]>([])
+    private let jobs = Lock<[Int64]>([])
     private let jobArrived = DispatchSemaphore(value: 0)
     private let running = Atomic<Int>(0)
     /// Acks of finished shards and report batches, for the queue thread to send.
-    private let acks = Mutex<[QueueMessage]>([])
+    private let acks = Lock<[QueueMessage]>([])
     /// Signalled with every ack queued, for the queue thread to send it now.
     private let ackQueued = Wakeup()
 
@@ -56,7 +56,7 @@ final class WorkerLoop: Sendable {
 
     func start(context: QueueContext) throws {
         let ready = DispatchSemaphore(value: 0)
-        let failure = Mutex<(any Error)?>(nil)
+        let failure = Lock<(any Error)?>(nil)
         let queueThread = Thread { [self] in
             let sockets: [QueueSockets]
             do {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Core
 
 /// Signed-in dashboard sessions, kept in ingest's memory: a random id (the cookie) → the application
 /// it was opened for. A session ends after `idleSeconds` without a request, on sign-out, or when
@@ -8,7 +8,7 @@ final class DashboardSessions: Sendable {
     static let idleSeconds = 1800.0
     static let capacity = 10_000
 
-    private let sessions = Mutex<[String: (app: String, lastSeen: Double)]>([:])
+    private let sessions = Lock<[String: (app: String, lastSeen: Double)]>([:])
 
     /// Opens a session for `app`; returns its id (256 random bits, hex).
     func open(app: String, now: Double) -> String {
@@ -47,7 +47,7 @@ final class SignInThrottle: Sendable {
     static let allowed = 5
     static let windowSeconds = 60.0
 
-    private let failures = Mutex<[String: (count: Int, since: Double)]>([:])
+    private let failures = Lock<[String: (count: Int, since: Double)]>([:])
 
     /// Seconds the address must wait, or nil when it may try.
     func wait(for address: String, now: Double) -> Double? {

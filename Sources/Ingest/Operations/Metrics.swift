@@ -33,9 +33,9 @@ final class Metrics: Sendable {
     /// The upper bounds, in seconds, of `herald_http_request_duration_seconds`.
     static let durationBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-    private let requests = Mutex<[RequestKey: Int]>([:])
-    private let durations = Mutex<[DurationKey: Histogram]>([:])
-    private let reports = Mutex<[String: Int]>([:])
+    private let requests = Lock<[RequestKey: Int]>([:])
+    private let durations = Lock<[DurationKey: Histogram]>([:])
+    private let reports = Lock<[String: Int]>([:])
     private let busy = Atomic<Int>(0)
     let connections = HTTPConnectionCounters()
     private let storeMemory: @Sendable () -> Int64

@@ -36,12 +36,12 @@ final class Dispatcher: Sendable {
     private let analytics: any AnalyticsStore
     private let clock: any Clock
     private let logger: Logger
-    private let workers = Mutex<[String: Worker]>([:])
-    private let reports = Mutex(ReportBatches())
+    private let workers = Lock<[String: Worker]>([:])
+    private let reports = Lock(ReportBatches())
     /// Reports stored but not yet processed, as of the last look (by id span: an upper bound).
     private let pendingReports = Atomic<Int64>(0)
     /// What this ingest's housekeeping changed since it started, summed.
-    private let housekept = Mutex(ShardDispatch.Housekeeping(started: 0, released: 0, done: 0))
+    private let housekept = Lock(ShardDispatch.Housekeeping(started: 0, released: 0, done: 0))
     private let stopping = Atomic<Bool>(false)
     private let wake = Atomic<Bool>(false)
     private let wakeup = Wakeup()
@@ -64,7 +64,7 @@ final class Dispatcher: Sendable {
         // `/metrics` tells the backlog from the first scrape on.
         pendingReports.store(try analytics.reportBacklog().pending, ordering: .relaxed)
         let started = DispatchSemaphore(value: 0)
-        let failure = Mutex<(any Error)?>(nil)
+        let failure = Lock<(any Error)?>(nil)
         let thread = Thread { [self] in
             let jobs: QueueSocket
             let results: QueueSocket
@@ -161,8 +161,8 @@ final class Dispatcher: Sendable {
 
     /// Malformed messages and acknowledgements of batches a worker does not hold (forged, or stale
     /// after a takeover): one line a minute each, however many arrive.
-    private let malformed = Mutex(OccasionalLine())
-    private let strayAcknowledgements = Mutex(OccasionalLine())
+    private let malformed = Lock(OccasionalLine())
+    private let strayAcknowledgements = Lock(OccasionalLine())
 
     private func handle(_ received: QueueSocket.Message) {
         let frames = received.frames

@@ -16,7 +16,7 @@ final class DispatcherElection: Sendable {
     private let logger: Logger
     private let active = Atomic<Bool>(false)
     /// The ingest that held the role at the last look, nil when none did.
-    private let holder = Mutex<String?>(nil)
+    private let holder = Lock<String?>(nil)
     /// Until when (on `monotonic`) the last successful look holds.
     private let lookHoldsUntil = Atomic<Double>(-.infinity)
 

@@ -27,7 +27,7 @@ final class DeviceReporter: Sendable {
     let delayNanoseconds: Int64
     let stats: EdgeStats
     private let tls: TLSClientContext?
-    private let queue = Mutex(Queue())
+    private let queue = Lock(Queue())
     private let stopping = Atomic<Bool>(false)
 
     init(target: TargetURL, app: String, directory: DeviceDirectory, openRate: Double, delaySeconds: Double, tls: TLSClientContext?,

@@ -1,5 +1,4 @@
 import Core
-import Synchronization
 
 /// What the edge counted, as `GET /stats` shows it (and `GET /metrics`, in the Prometheus text
 /// format). Thread-safe: the loop threads and the reporter count here at once.
@@ -32,7 +31,7 @@ final class EdgeStats: Sendable {
         var pending: Int { scheduled - settled }
     }
 
-    private let counts = Mutex(Counts())
+    private let counts = Lock(Counts())
     /// `--report-delay` when the edge reports to Herald, else nil.
     let reportDelaySeconds: Double?
 

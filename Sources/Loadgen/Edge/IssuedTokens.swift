@@ -1,11 +1,11 @@
-import Synchronization
+import Core
 
 /// The access tokens an edge token endpoint has issued and when they expire; expired ones are
 /// forgotten once there are more than 100,000.
 final class IssuedTokens: Sendable {
     static let lifetime: Int64 = 3600
 
-    private let expiries = Mutex<[String: Int64]>([:])
+    private let expiries = Lock<[String: Int64]>([:])
 
     /// A new token (`prefix` and random text) valid for `lifetime` seconds from `now`.
     func issue(prefix: String, now: Int64) -> String {

@@ -1,6 +1,5 @@
 import Core
 import HTTP2Server
-import Synchronization
 
 /// Checks an APNs provider token as Apple does: an ES256 JWT whose `kid` is the edge's key id, whose
 /// `iss` is its team, signed by that key, issued no more than an hour ago and not in the future.
@@ -16,7 +15,7 @@ final class ProviderTokenCheck: Sendable {
     let teamID: String
     let keyID: String
     /// Token → its `iat`, for tokens whose signature verified.
-    private let verified = Mutex<[String: Int64]>([:])
+    private let verified = Lock<[String: Int64]>([:])
 
     init(key: KeyPair, teamID: String, keyID: String) {
         self.key = key

@@ -1,7 +1,6 @@
 import Core
 import Foundation
 import HTTP2Server
-import Synchronization
 import WebPush
 
 /// A browsers' push service (RFC 8030) on the Web Push port: `POST /push/<index>.<id>` to a
@@ -34,7 +33,7 @@ final class WebPushEndpoint: Sendable {
     let vapidPublicKey: String
     let deadEndpoints: Set<String>
     /// Token → its `exp`, for tokens whose signature and claims verified.
-    private let verified = Mutex<[String: Int64]>([:])
+    private let verified = Lock<[String: Int64]>([:])
 
     init(origin: String, seed: UInt64, vapid: KeyPair, vapidPublicKey: String, deadEndpoints: Set<String>) {
         self.origin = origin

@@ -1,7 +1,6 @@
 import Core
 import Foundation
 import SDKClient
-import Synchronization
 
 /// One event-loop thread of a fleet: it owns a share of the connections (and so of the devices),
 /// drives them with epoll, and counts what happens into `shared`, which the main thread reads
@@ -16,7 +15,7 @@ final class FleetWorker: @unchecked Sendable {
         var finished = false
     }
 
-    let shared = Mutex(Shared())
+    let shared = Lock(Shared())
     private let plan: FleetPlan
     private let control: RunControl
     private let connections: [LoadConnection]

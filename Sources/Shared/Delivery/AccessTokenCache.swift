@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Core
 import HTTP2
 
@@ -7,7 +6,7 @@ import HTTP2
 /// is within five minutes of its expiry, or when the provider refused it; callers asking at once
 /// share one fetch.
 final class AccessTokenCache: Sendable {
-    private let cached = Mutex<(token: String, validUntil: Int64)?>(nil)
+    private let cached = Lock<(token: String, validUntil: Int64)?>(nil)
     /// Held while a token is fetched.
     private let fetching = NSLock()
 

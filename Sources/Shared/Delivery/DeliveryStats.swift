@@ -1,4 +1,3 @@
-import Synchronization
 import Core
 
 /// A worker's delivery counters, sent to ingest in every heartbeat (as `WorkerStatistics`) and
@@ -37,8 +36,8 @@ public final class DeliveryStats: Sendable {
         var latency: [String: Histogram] = [:]
     }
 
-    private let state = Mutex(State())
-    private let breakers = Mutex<[CircuitBreaker]>([])
+    private let state = Lock(State())
+    private let breakers = Lock<[CircuitBreaker]>([])
 
     public init() {}
 

@@ -1,21 +1,20 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 import Core
 
 /// Appends every push to a JSON-lines file instead of sending it (an app's `sink`):
 /// `{"message", "hwid", "token", "platform": "apns"|"fcm"|"huawei", "payload"}`. One `write` per batch
 /// on a file opened with `O_APPEND`, so lines from several workers never interleave.
 public final class SinkProvider: PushProvider {
-    private let descriptor: Mutex<Int32>
+    private let descriptor: Lock<Int32>
     public let path: String
 
     public init(path: String) throws(DeliveryError) {
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw DeliveryError(message: "cannot open sink \(path)", errno: errno) }
         self.path = path
-        descriptor = Mutex(fd)
+        descriptor = Lock(fd)
     }
 
     deinit {

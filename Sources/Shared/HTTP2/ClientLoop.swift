@@ -76,7 +76,7 @@ final class ClientLoop: @unchecked Sendable {
     let callbacks: OpaquePointer
     let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 16)
     /// Transfers handed over by senders, and whether the loop is closing (then nothing more is taken).
-    private let incoming = Mutex<(transfers: [Transfer], closed: Bool)>(([], false))
+    private let incoming = Lock<(transfers: [Transfer], closed: Bool)>(([], false))
     private let stopping = Atomic<Bool>(false)
     private let finishedSignal = DispatchSemaphore(value: 0)
     private let poll = EventPoll(capacity: 128)

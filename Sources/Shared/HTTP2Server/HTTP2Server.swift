@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Core
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,9 +28,9 @@ public final class HTTP2Server: Sendable {
     let stopping = Atomic<Bool>(false)
     private let open = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)
-    private let sockets: Mutex<[[Int32]]>
+    private let sockets: Lock<[[Int32]]>
     private let settings: ServerLoop.Settings
-    private let loops: Mutex<[ServerLoop]> = Mutex([])
+    private let loops: Lock<[ServerLoop]> = Lock([])
     private let finished = DispatchGroup()
 
     /// Binds every listener for every loop thread (so a taken port fails here); `start(handler:)` serves.
@@ -58,7 +59,7 @@ public final class HTTP2Server: Sendable {
             throw error
         }
         self.ports = ports
-        self.sockets = Mutex(sockets)
+        self.sockets = Lock(sockets)
         settings = ServerLoop.Settings(tls: tls, delayNanoseconds: responseDelayNanoseconds, maxConcurrentStreams: maxConcurrentStreams,
                                        maxConcurrentStreamsUntilFirstAnswer: maxConcurrentStreamsUntilFirstAnswer)
     }

@@ -46,7 +46,7 @@ final class ServerLoop: @unchecked Sendable {
     /// Connections this loop serves or has been handed and not yet taken up.
     let served = Atomic<Int>(0)
     /// Connections other loops accepted for this one: (socket, listener index).
-    private let handedOver = Mutex<[(fd: Int32, listener: Int)]>([])
+    private let handedOver = Lock<[(fd: Int32, listener: Int)]>([])
     /// Signalled by `adopt`; the loop's poll watches it under the tag `listeners.count`.
     private let wake = Wakeup()
     /// Answers held back for the response delay, in the order they fall due (the delay is the same for all).

@@ -14,13 +14,13 @@ import Core
 /// handed to a new connection.
 final class ConnectionGuard: Sendable {
     let counters: HTTPConnectionCounters
-    private let table: Mutex<ConnectionTable>
+    private let table: Lock<ConnectionTable>
     private let sweeping = Atomic<Bool>(false)
     private let sweeperStopped = DispatchSemaphore(value: 0)
 
     init(limits: ConnectionTable.Limits, counters: HTTPConnectionCounters) {
         self.counters = counters
-        table = Mutex(ConnectionTable(limits: limits))
+        table = Lock(ConnectionTable(limits: limits))
     }
 
     /// A connection started on socket `fd`; returns its id in the table.

@@ -149,11 +149,11 @@ final class DeviceWriteBatcher: Sendable {
         }
 
         let request: Request
-        private let progress: Mutex<Progress>
+        private let progress: Lock<Progress>
 
         init(_ request: Request, writes: Int) {
             self.request = request
-            progress = Mutex(Progress(remaining: writes))
+            progress = Lock(Progress(remaining: writes))
         }
 
         /// Notes how one of its writes went; answers the request after the last.
@@ -209,13 +209,13 @@ final class DeviceWriteBatcher: Sendable {
     private let database: PostgresDatabase
     /// Makes one write on its own (the store's ordinary path), for a batch that failed.
     private let single: @Sendable (Item) throws(StoreError) -> Void
-    private let queue = Mutex<[Waiting]>([])
+    private let queue = Lock<[Waiting]>([])
     /// Signalled for each arrival, and when a batch is done while writes wait.
     private let available = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
     /// Held by the lane that gathers, from taking the queue until its batch's devices are in flight,
     /// so that writes of one device are gathered, and so written, in the order they came.
-    private let gathering = Mutex<Flight>(Flight())
+    private let gathering = Lock<Flight>(Flight())
 
     init(database: PostgresDatabase, single: @escaping @Sendable (Item) throws(StoreError) -> Void) {
         self.database = database

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Core
 import StoreCore
 
@@ -10,7 +9,7 @@ import StoreCore
 public final class PostgresCampaignStore: SQLCampaignStore {
     public let database: PostgresDatabase
     /// Each message's page window, by message id (`page(of:after:limit:sentSince:_:deviceID:)`).
-    let pageWindows = Mutex<[Int64: PageWindow]>([:])
+    let pageWindows = Lock<[Int64: PageWindow]>([:])
 
     public init(database: PostgresDatabase) {
         self.database = database

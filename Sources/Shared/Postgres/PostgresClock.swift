@@ -30,7 +30,7 @@ final class PostgresClock: Clock {
     /// True while a measurement runs, so that one runs at a time.
     let measuring = Atomic<Bool>(false)
     /// The offset last logged: none yet, so an offset under a second is not worth a line.
-    private let loggedOffset = Mutex<Double>(0)
+    private let loggedOffset = Lock<Double>(0)
 
     /// Measures the offset (throws when the server cannot be read) and logs it if it is large.
     init(database: PostgresDatabase, local: any Clock, logger: Logger,

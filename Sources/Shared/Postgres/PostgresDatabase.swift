@@ -17,7 +17,7 @@ public final class PostgresDatabase: Sendable {
     /// Application code → row id, fixed at start.
     let appIDs: [String: Int64]
     /// Tag types never change once defined, so they are cached for every connection once committed.
-    private let tagTypes = Mutex<[Int64: [String: TagType]]>([:])
+    private let tagTypes = Lock<[Int64: [String: TagType]]>([:])
     private let runner: RequestRunner
     /// The threads of `submitRead`: one per pooled connection, so that reads keep every connection
     /// the writes leave free busy, and wait for a connection rather than for the server.
@@ -298,7 +298,7 @@ final class PostgresTransaction {
 /// Threads that run queued requests (`submitRequest`, `submitRead`) in the order they came, each
 /// blocking while its request runs.
 final class RequestRunner: Sendable {
-    private let queue = Mutex<[@Sendable () -> Void]>([])
+    private let queue = Lock<[@Sendable () -> Void]>([])
     private let available = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
     private let threads: Int

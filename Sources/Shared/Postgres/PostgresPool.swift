@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Core
 
 /// A small pool of connections to one server, shared by the stores of a process.
 ///
@@ -30,7 +30,7 @@ final class PostgresPool: Sendable {
     let settings: PostgresConnectionSettings
     let capacity: Int
     let acquireTimeout: Duration
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// One permit per connection the pool may hand out.
     private let permits: DispatchSemaphore
 

@@ -61,14 +61,14 @@ extension QueueSocket {
 /// minute whoever knocks (`RefusalLog`). The key set can be replaced while running (SIGHUP re-reads
 /// the file).
 public final class CurveAuthenticator: Sendable {
-    private let keys: Mutex<Set<String>>
-    private let refusals = Mutex(RefusalLog())
+    private let keys: Lock<Set<String>>
+    private let refusals = Lock(RefusalLog())
     private let logger: Logger
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
     public init(keys: Set<String>, logger: Logger) {
-        self.keys = Mutex(keys)
+        self.keys = Lock(keys)
         self.logger = logger
     }
 
@@ -81,7 +81,7 @@ public final class CurveAuthenticator: Sendable {
     /// answers on its own thread until `stop()`.
     public func start(context: QueueContext) throws {
         let ready = DispatchSemaphore(value: 0)
-        let failure = Mutex<(any Error)?>(nil)
+        let failure = Lock<(any Error)?>(nil)
         let thread = Thread { [self] in
             let socket: QueueSocket
             do {

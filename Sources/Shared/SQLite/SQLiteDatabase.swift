@@ -22,7 +22,7 @@ public final class SQLiteDatabase: Sendable {
 
     private let committer: GroupCommitter
     private let checkpointer: Checkpointer
-    private let readers = Mutex<[SQLiteConnection]>([])
+    private let readers = Lock<[SQLiteConnection]>([])
     private let path: String
     private let busyTimeoutMilliseconds: Int
     /// Application code → row id, fixed at start.
@@ -205,7 +205,7 @@ final class GroupCommitter: @unchecked Sendable {
     static let maximumBatch = 256
 
     let writer: SQLiteDatabase.Writer
-    private let pending = Mutex<[Item]>([])
+    private let pending = Lock<[Item]>([])
     private let available = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)

@@ -1,11 +1,11 @@
-import Synchronization
+import Core
 
 /// Whether a database's commits fail, and who hears when that changes (`/healthz`, the log, the
 /// metrics). The backend notes the outcome of each commit; watchers are called once per change
 /// between failing and succeeding, not once per commit.
 public final class CommitHealth: Sendable {
-    private let failure = Mutex<String?>(nil)
-    private let watchers = Mutex<[@Sendable (String?) -> Void]>([])
+    private let failure = Lock<String?>(nil)
+    private let watchers = Lock<[@Sendable (String?) -> Void]>([])
 
     public init() {}
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Core
 import HTTP2
 
@@ -21,7 +20,7 @@ public final class APNsProvider: Sendable {
     let logger: Logger
     /// Pushes on the network at once (`PushProvider.window`).
     public let window: Int
-    private let paused = Mutex<(until: Int64, reason: String)?>(nil)
+    private let paused = Lock<(until: Int64, reason: String)?>(nil)
 
     public init(app: String, settings: APNsSettings, client: any HTTP2Transport, tokens: APNsTokenCache, clock: any Clock, logger: Logger, window: Int) {
         self.app = app

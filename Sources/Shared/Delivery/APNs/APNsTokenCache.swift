@@ -1,4 +1,3 @@
-import Synchronization
 import Core
 
 /// The APNs provider token (ES256 JWT) of one key, shared by every connection and request. Apple
@@ -12,7 +11,7 @@ public final class APNsTokenCache: Sendable {
     private let keyID: String
     private let key: SigningKey
     private let clock: any Clock
-    private let current = Mutex<(token: String, issuedAt: Int64)?>(nil)
+    private let current = Lock<(token: String, issuedAt: Int64)?>(nil)
 
     public init(teamID: String, keyID: String, key: SigningKey, clock: any Clock) {
         self.teamID = teamID

@@ -1,4 +1,3 @@
-import Synchronization
 import Core
 
 /// Keeps a worker from burning through an audience while a provider is down, per provider and app.
@@ -25,7 +24,7 @@ public final class CircuitBreaker: Sendable {
     /// `apns`, `fcm` or `huawei`, and the application code.
     public let provider: String
     public let app: String
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     struct State {
         var openUntil: Double?

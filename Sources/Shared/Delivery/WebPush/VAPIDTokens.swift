@@ -1,4 +1,3 @@
-import Synchronization
 import Core
 import WebPush
 
@@ -14,7 +13,7 @@ public final class VAPIDTokens: Sendable {
     private let subject: String
     private let key: SigningKey
     private let clock: any Clock
-    private let tokens = Mutex<[String: (token: String, expiresAt: Int64)]>([:])
+    private let tokens = Lock<[String: (token: String, expiresAt: Int64)]>([:])
 
     /// `pem` is a P-256 private key; `subject` a `mailto:` or `https:` URI.
     public init(pem: String, subject: String, clock: any Clock) throws(DeliveryError) {

@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A value behind a lock: glibc's adaptive mutex, which spins briefly and then sleeps, and which a
+/// running thread may take before a woken one (it is not fair).
+///
+/// The project uses it instead of `Synchronization.Mutex`: on Linux that one is a
+/// priority-inheritance futex, which hands a contended lock to the thread that waited longest, so
+/// every contended release becomes a thread switch. With more threads than CPUs (as on a 2-core
+/// host, where the HTTP, database and delivery threads outnumber the cores) it runs into convoys:
+/// eight threads each taking one lock 400,000 times took 81 s with `Mutex` and 0.23 s with this one
+/// (docs/benchmarks.md, "One lock for the whole project").
+///
+/// `@unchecked Sendable` invariant: `value` is read and written only between `pthread_mutex_lock`
+/// and `pthread_mutex_unlock` on `mutex`, which lives as long as the lock.
+public final class Lock<Value>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    public init(_ value: Value) {
+        mutex = .allocate(capacity: 1)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        self.value = value
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with the value while holding the lock. `body` must not take this lock again.
+    @inline(__always)
+    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
