@@ -23,6 +23,10 @@ public struct PostgresConnectionSettings: Sendable {
     /// Where the server's notices and warnings (`RAISE WARNING`, `terminating connection due to
     /// immediate shutdown command`) are logged; nil drops them.
     public var logger: Logger?
+    /// Whether the server plans each prepared statement once for all parameters
+    /// (`plan_cache_mode=force_generic_plan`) instead of again for each execution where it expects
+    /// that to pay (as it does for a statement over an array parameter). Options in the URL win.
+    public var genericPlans = false
 
     public init(url: String, password: String? = nil, applicationName: String = "herald") {
         self.url = url
@@ -40,8 +44,9 @@ public struct PostgresConnectionSettings: Sendable {
             // noticed within seconds instead of the kernel's two hours.
             ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
             ("tcp_user_timeout", "30000"),
-            ("dbname", url),
         ]
+        if genericPlans { pairs.append(("options", "-c plan_cache_mode=force_generic_plan")) }
+        pairs.append(("dbname", url))
         if let password { pairs.append(("password", password)) }
         return pairs
     }

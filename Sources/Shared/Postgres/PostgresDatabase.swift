@@ -14,6 +14,9 @@ import StoreCore
 /// as retryable (HTTP 503), like every failure while the server is unreachable.
 public final class PostgresDatabase: Sendable {
     let pool: PostgresPool
+    /// The connections of `TagReadBatcher`, one per statement it runs at once, on which the server
+    /// plans each statement once (`genericPlans`).
+    let tagReadPool: PostgresPool
     /// Application code → row id, fixed at start.
     let appIDs: [String: Int64]
     /// Tag types never change once defined, so they are cached for every connection once committed.
@@ -41,6 +44,10 @@ public final class PostgresDatabase: Sendable {
                 apps: [AppConfiguration]) throws(StoreError) {
         let pool = PostgresPool(settings: settings, capacity: poolSize, acquireTimeout: .milliseconds(acquireTimeoutMilliseconds))
         self.pool = pool
+        var generic = settings
+        generic.genericPlans = true
+        tagReadPool = PostgresPool(settings: generic, capacity: TagReadBatcher.maximumStatements,
+                                   acquireTimeout: .milliseconds(acquireTimeoutMilliseconds))
         let (connection, generation) = try Self.mapping { () throws(PostgresError) in try pool.acquire() }
         defer { pool.release(connection, generation: generation) }
         // Unbounded by the statement timeout: a migration may rewrite a large table, and another
@@ -131,10 +138,12 @@ public final class PostgresDatabase: Sendable {
         }
     }
 
-    /// Runs `body` on a pooled connection, each statement on its own (autocommit). A connection that
-    /// turns out to be lost is replaced once: reads change nothing, so running them again is safe.
-    func read<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+    /// Runs `body` on a pooled connection (of `pool`, or of `tagReadPool` for `TagReadBatcher`), each
+    /// statement on its own (autocommit). A connection that turns out to be lost is replaced once:
+    /// reads change nothing, so running them again is safe.
+    func read<T>(genericPlans: Bool = false, _ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
         try collector.refuseDatabaseAccess()
+        let pool = genericPlans ? tagReadPool : pool
         var attempt = 0
         while true {
             attempt += 1

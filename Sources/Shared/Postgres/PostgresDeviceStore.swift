@@ -4,13 +4,16 @@ import StoreCore
 /// `DeviceStore` on PostgreSQL. Each call is one transaction of a few statements: the device row
 /// in one upsert, and a request's tags in one multi-row statement per table. Registrations and
 /// setTags calls whose tags are of known types (see `batchable`), applicationOpen, registerUser,
-/// unregisterDevice, setSubscribed and reports are written many per statement (`DeviceWriteBatcher`).
+/// unregisterDevice, setSubscribed and reports are written many per statement (`DeviceWriteBatcher`);
+/// getTags of a device is read with those of other devices (`TagReadBatcher`).
 public final class PostgresDeviceStore: DeviceStore {
     let database: PostgresDatabase
     private let batcher: DeviceWriteBatcher
+    private let tagReads: TagReadBatcher
 
     public init(database: PostgresDatabase) {
         self.database = database
+        tagReads = TagReadBatcher(database: database)
         let single = Single()
         batcher = DeviceWriteBatcher(database: database) { item throws(StoreError) in try single.store?.writeAlone(item) }
         single.store = self
@@ -400,21 +403,18 @@ public final class PostgresDeviceStore: DeviceStore {
 
     public func getTags(app: String, hwid: String?, userID: String?) throws(StoreError) -> [String: TagValue] {
         let appID = try database.appID(app)
-        // One statement, so one snapshot without a transaction around it (getTags is the hottest read).
-        // A user's devices come oldest first, so that the most recently updated one's value wins.
-        let device: (sql: String, key: String)
-        if let hwid {
-            device = ("d.app_id = $1 AND d.hwid = $2", hwid)
-        } else if let userID {
-            device = ("d.app_id = $1 AND d.user_id = $2 ORDER BY d.updated_at, d.id", userID)
-        } else {
-            return [:]
-        }
+        if let hwid { return try tagReads.tags(appID: appID, hwid: hwid) }
+        guard let userID else { return [:] }
+        // One statement, so one snapshot without a transaction around it. A user's devices come
+        // oldest first, so that the most recently updated one's value wins.
         return try database.read { connection in
             var tags: [String: TagValue] = [:]
             let rows = try connection.rows(
-                "SELECT t.name, t.type, t.num::text, t.str FROM devices d JOIN device_tags t ON t.device_id = d.id WHERE \(device.sql)",
-                [.integer(appID), .text(device.key)]
+                """
+                SELECT t.name, t.type, t.num::text, t.str FROM devices d JOIN device_tags t ON t.device_id = d.id
+                WHERE d.app_id = $1 AND d.user_id = $2 ORDER BY d.updated_at, d.id
+                """,
+                [.integer(appID), .text(userID)]
             ) { row -> (String, TagValue?) in
                 (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
                     TagValue.fromStorage(type: $0, number: row.optionalText(2), text: row.optionalText(3))

@@ -1,0 +1,138 @@
+import Dispatch
+import Core
+import StoreCore
+
+/// getTags of many devices in one statement. Each call is one round trip to the server otherwise,
+/// and a round trip costs the server more than the lookup itself: the calls that arrive while a
+/// statement runs wait, and the next statement reads all of them.
+///
+/// Callers block (they run on the store's reader threads). A caller that finds fewer than
+/// `maximumStatements` statements running runs one itself, for its own device and every waiting
+/// call of the same application, up to `maximumBatch`; when it is done, it hands its turn to the
+/// longest-waiting call left, if any, which then runs the next statement. A call is either waiting
+/// or in exactly one statement, so each gets one answer. Every statement is one snapshot, as the
+/// single-device read was; a device the store does not hold has no tags.
+final class TagReadBatcher: Sendable {
+    /// Statements in flight at most, each on a pooled connection.
+    static let maximumStatements = 2
+    /// Devices in one statement at most.
+    static let maximumBatch = 256
+
+    /// One call. `@unchecked Sendable` invariant: `outcome` is written only while the call is in no
+    /// other thread's hands (under the batcher's lock when it is handed a turn, or by the one
+    /// statement that took it), then `done` is signalled; its caller reads it after `done`.
+    final class Call: @unchecked Sendable {
+        let appID: Int64
+        let hwid: String
+        let done = DispatchSemaphore(value: 0)
+        var outcome = Outcome.waiting
+
+        init(appID: Int64, hwid: String) {
+            self.appID = appID
+            self.hwid = hwid
+        }
+    }
+
+    enum Outcome {
+        case waiting
+        /// Run the next statement.
+        case turn
+        case tags([String: TagValue])
+        case failed(StoreError)
+    }
+
+    private struct State {
+        var waiting: [Call] = []
+        var running = 0
+    }
+
+    private let state = Lock(State())
+    private let database: PostgresDatabase
+
+    init(database: PostgresDatabase) { self.database = database }
+
+    /// The tags of the application's device, read with those of other waiting calls.
+    func tags(appID: Int64, hwid: String) throws(StoreError) -> [String: TagValue] {
+        let call = Call(appID: appID, hwid: hwid)
+        var batch = state.withLock { state -> [Call]? in
+            guard state.running < Self.maximumStatements else {
+                state.waiting.append(call)
+                return nil
+            }
+            state.running += 1
+            return [call] + Self.take(from: &state.waiting, appID: appID)
+        }
+        if batch == nil {
+            call.done.wait()
+            if case .turn = call.outcome {
+                batch = [call] + state.withLock { Self.take(from: &$0.waiting, appID: appID) }
+            }
+        }
+        if let batch {
+            run(batch)
+            state.withLock { state in
+                if state.waiting.isEmpty {
+                    state.running -= 1
+                } else {
+                    let next = state.waiting.removeFirst()
+                    next.outcome = .turn
+                    next.done.signal()
+                }
+            }
+        }
+        switch call.outcome {
+        case .tags(let tags): return tags
+        case .failed(let error): throw error
+        case .waiting, .turn: throw StoreError.invalid("getTags got no answer")
+        }
+    }
+
+    /// Removes and returns the waiting calls of `appID`, oldest first, as many as fit in a
+    /// statement beside the caller's own.
+    private static func take(from waiting: inout [Call], appID: Int64) -> [Call] {
+        var taken: [Call] = []
+        var kept: [Call] = []
+        for call in waiting {
+            if call.appID == appID && taken.count < maximumBatch - 1 { taken.append(call) } else { kept.append(call) }
+        }
+        waiting = kept
+        return taken
+    }
+
+    /// Reads the batch's devices in one statement and answers every call in it, on a connection where
+    /// the statement is planned once: otherwise the server plans it again for every batch size, and
+    /// planning cost more than the reads (14% of all CPU samples in a wrk getTags run). Each device's
+    /// tags are read by their primary key whatever the statistics say: the lateral subquery is not
+    /// merged into a join (`OFFSET 0`), because with statistics from when the table was small the
+    /// planner chose a hash join over all of device_tags from six devices on (11 ms instead of
+    /// 0.13 ms for eight devices over 105,000 tag rows).
+    private func run(_ batch: [Call]) {
+        let outcome: (String) -> Outcome
+        do {
+            let rows = try database.read(genericPlans: true) { connection in
+                try connection.rows(
+                    """
+                    SELECT d.hwid, t.name, t.type, t.num::text, t.str FROM devices d
+                    CROSS JOIN LATERAL (SELECT name, type, num, str FROM device_tags WHERE device_id = d.id OFFSET 0) t
+                    WHERE d.app_id = $1 AND d.hwid = ANY($2::text[])
+                    """,
+                    [.integer(batch[0].appID), .texts(batch.map(\.hwid))]
+                ) { row -> (String, String, TagValue?) in
+                    (row.text(0), row.text(1), TagType(rawValue: Int(row.int(2))).flatMap {
+                        TagValue.fromStorage(type: $0, number: row.optionalText(3), text: row.optionalText(4))
+                    })
+                }
+            }
+            var tags: [String: [String: TagValue]] = [:]
+            for (hwid, name, value) in rows { tags[hwid, default: [:]][name] = value }
+            outcome = { .tags(tags[$0] ?? [:]) }
+        } catch {
+            outcome = { _ in .failed(error) }
+        }
+        for call in batch {
+            call.outcome = outcome(call.hwid)
+            call.done.signal()
+        }
+    }
+}
+

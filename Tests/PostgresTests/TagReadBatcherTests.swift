@@ -1,0 +1,47 @@
+import Foundation
+import Synchronization
+import Testing
+import Core
+@testable import Postgres
+import TestSupport
+
+/// getTags calls read many per statement each get their own device's tags, and only theirs.
+@Suite struct TagReadBatcherTests {
+    static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s"),
+                       AppConfiguration(code: "APP-2", name: "Two", apiToken: "u", sink: "s")]
+    let store: PostgresDeviceStore
+
+    init() throws {
+        let database = try PostgresDatabase(settings: PostgresConnectionSettings(url: try PostgresServer.shared().makeSchema()), poolSize: 4,
+                                            acquireTimeoutMilliseconds: 10_000, apps: Self.apps)
+        store = PostgresDeviceStore(database: database)
+    }
+
+    @Test func concurrentReadsEachGetTheirOwnDevicesTags() throws {
+        // Devices 0..<60 in APP-1 with Level = index; the same hwids in APP-2 with Level = 1000 + index;
+        // device 7 of APP-1 has a second tag.
+        for index in 0..<60 {
+            for (app, offset) in [("APP-1", 0), ("APP-2", 1000)] {
+                try store.registerDevice(DeviceRegistration(app: app, hwid: "d-\(index)", pushToken: "t-\(index)", gateway: nil,
+                                                            attributes: DeviceAttributes(platform: 1),
+                                                            tags: TagUpdate.parse(["Level": .int(Int64(offset + index))])), now: 1)
+            }
+        }
+        try store.setTags(app: "APP-1", hwid: "d-7", attributes: DeviceAttributes(), updates: TagUpdate.parse(["City": "Lyon"]), now: 2)
+        let wrong = Lock<[String]>([])
+        let store = self.store
+        #expect(runConcurrently(24) { thread in
+            for round in 0..<40 {
+                let index = (thread * 7 + round * 13) % 70
+                let app = round % 3 == 0 ? "APP-2" : "APP-1"
+                var expected: [String: TagValue] = [:]
+                if index < 60 { expected["Level"] = .integer(Int64((app == "APP-2" ? 1000 : 0) + index)) }
+                if index == 7 && app == "APP-1" { expected["City"] = .string("Lyon") }
+                let got = try? store.getTags(app: app, hwid: "d-\(index)", userID: nil)
+                if got != expected { wrong.withLock { $0.append("\(app) d-\(index): \(String(describing: got))") } }
+            }
+        })
+        let mistakes = wrong.withLock { $0 }
+        #expect(mistakes.isEmpty, "\(mistakes.count) wrong answers, such as \(mistakes.prefix(3))")
+    }
+}
