@@ -53,6 +53,9 @@ final class TagReadBatcher: Sendable {
 
     /// The tags of the application's device, read with those of other waiting calls.
     func tags(appID: Int64, hwid: String) throws(StoreError) -> [String: TagValue] {
+        // On a batch lane this throws, and the request runs again on a request thread: a lane must
+        // neither wait for a read nor run one whose failure would answer other callers.
+        try database.collector.refuseDatabaseAccess()
         let call = Call(appID: appID, hwid: hwid)
         var batch = state.withLock { state -> [Call]? in
             guard state.running < Self.maximumStatements else {
