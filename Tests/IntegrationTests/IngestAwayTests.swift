@@ -55,9 +55,14 @@ import Testing
         let worker = try #require(try Self.heartbeatSender(ingestA.results))
         #expect(try Self.heartbeatSender(ingestB.results) == worker)
 
-        // A's results endpoint goes away first, then A hands the worker a report batch (the ROUTER
-        // refuses to send until the worker's jobs link has completed its handshake).
+        // A's results endpoint goes away first, and the worker notices (what it wrote to the
+        // connection before noticing may be lost with it); then A hands the worker a report batch
+        // (the ROUTER refuses to send until the worker's jobs link has completed its handshake).
+        let workerLog = { (try? String(contentsOfFile: herald.workerLogPath(0), encoding: .utf8)) ?? "" }
         ingestA.results.close()
+        try waitUntil("the worker notices that A's results endpoint is gone", timeout: 20) {
+            workerLog().split(separator: "\n").contains { $0.contains("lost the link to ingest") && $0.contains("queue.results=\(resultsA)") }
+        }
         let batch = QueueMessage.reports(after: 0, through: 10).encoded
         try waitUntil("A's batch handed to the worker", timeout: 10) { (try? ingestA.jobs.send([Array(worker.utf8), batch], wait: false)) != nil }
         // The worker sends its acknowledgement to every ingest: B's copy tells that A's is queued.
@@ -68,7 +73,6 @@ import Testing
 
         // The worker warns about A after 5 s without a handshake. It used to close and reopen the
         // socket then, every 5 s, each time dropping what was queued in it.
-        let workerLog = { (try? String(contentsOfFile: herald.workerLogPath(0), encoding: .utf8)) ?? "" }
         try waitUntil("the worker warns that A is away", timeout: 20) {
             workerLog().contains("cannot reach ingest: no handshake completed") && workerLog().contains("queue.results=\(resultsA)")
         }
