@@ -143,11 +143,7 @@ public final class PostgresDeviceStore: DeviceStore {
         if !reading.isEmpty {
             for (name, value) in try connection.rows(
                 "SELECT name, type, num::text, str FROM device_tags WHERE device_id = $1 AND name = ANY($2::text[])",
-                [.integer(deviceID), .texts(reading)], { row in
-                    (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
-                        TagValue.fromStorage(type: $0, number: row.optionalText(2), text: row.optionalText(3))
-                    })
-                }) {
+                [.integer(deviceID), .texts(reading)], { row in (row.text(0), TagValue.fromStorage(row, typeColumn: 1)) }) {
                 current[name] = value
             }
         }
@@ -415,11 +411,7 @@ public final class PostgresDeviceStore: DeviceStore {
                 WHERE d.app_id = $1 AND d.user_id = $2 ORDER BY d.updated_at, d.id
                 """,
                 [.integer(appID), .text(userID)]
-            ) { row -> (String, TagValue?) in
-                (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
-                    TagValue.fromStorage(type: $0, number: row.optionalText(2), text: row.optionalText(3))
-                })
-            }
+            ) { row in (row.text(0), TagValue.fromStorage(row, typeColumn: 1)) }
             for (name, value) in rows { tags[name] = value }
             return tags
         }

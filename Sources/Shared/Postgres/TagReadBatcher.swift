@@ -120,11 +120,7 @@ final class TagReadBatcher: Sendable {
                     WHERE d.app_id = $1 AND d.hwid = ANY($2::text[])
                     """,
                     [.integer(batch[0].appID), .texts(batch.map(\.hwid))]
-                ) { row -> (String, String, TagValue?) in
-                    (row.text(0), row.text(1), TagType(rawValue: Int(row.int(2))).flatMap {
-                        TagValue.fromStorage(type: $0, number: row.optionalText(3), text: row.optionalText(4))
-                    })
-                }
+                ) { row in (row.text(0), row.text(1), TagValue.fromStorage(row, typeColumn: 2)) }
             }
             var tags: [String: [String: TagValue]] = [:]
             for (hwid, name, value) in rows { tags[hwid, default: [:]][name] = value }

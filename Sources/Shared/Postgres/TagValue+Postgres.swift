@@ -25,6 +25,14 @@ extension TagValue {
         }
     }
 
+    /// Rebuilds a value from a row's `type, num::text, str` columns, the first at `typeColumn`; nil
+    /// for an unknown type or a value the type cannot hold.
+    static func fromStorage(_ row: PostgresRow, typeColumn: Int32) -> TagValue? {
+        TagType(rawValue: Int(row.int(typeColumn))).flatMap {
+            fromStorage(type: $0, number: row.optionalText(typeColumn + 1), text: row.optionalText(typeColumn + 2))
+        }
+    }
+
     /// Rebuilds a value from the stored columns (`num` read as text).
     static func fromStorage(type: TagType, number: String?, text: String?) -> TagValue? {
         switch type {
