@@ -24,8 +24,7 @@ public final class PostgresDatabase: Sendable {
     private let runner: RequestRunner
     /// The threads of `submitRead`: four per pooled connection, so that reads keep every connection
     /// the writes leave free busy and wait for a connection rather than for the server, and so that
-    /// enough getTags calls wait together to fill `TagReadBatcher`'s statements (with one per
-    /// connection, 8 threads gave 18,500–19,000 getTags/s where 32 gave 21,500–23,700).
+    /// many getTags calls wait together for each of `TagReadBatcher`'s statements.
     private let readers: RequestRunner
     /// What the device write batcher's lanes gather from the requests they run.
     let collector = RequestCollector(threads: DeviceWriteBatcher.lanes)

@@ -103,12 +103,11 @@ final class TagReadBatcher: Sendable {
     }
 
     /// Reads the batch's devices in one statement and answers every call in it, on a connection where
-    /// the statement is planned once: otherwise the server plans it again for every batch size, and
-    /// planning cost more than the reads (14% of all CPU samples in a wrk getTags run). Each device's
-    /// tags are read by their primary key whatever the statistics say: the lateral subquery is not
-    /// merged into a join (`OFFSET 0`), because with statistics from when the table was small the
-    /// planner chose a hash join over all of device_tags from six devices on (11 ms instead of
-    /// 0.13 ms for eight devices over 105,000 tag rows).
+    /// the statement is planned once (the server would otherwise plan it again for each batch size,
+    /// which costs more than the reads). Each device's tags are read by their primary key whatever
+    /// the statistics say: the lateral subquery is not merged into a join (`OFFSET 0`), since with
+    /// statistics from when the table was small the planner chooses a hash join over all of
+    /// device_tags.
     private func run(_ batch: [Call]) {
         let outcome: (String) -> Outcome
         do {

@@ -7,10 +7,9 @@ import Glibc
 ///
 /// The project uses it instead of `Synchronization.Mutex`: on Linux that one is a
 /// priority-inheritance futex, which hands a contended lock to the thread that waited longest, so
-/// every contended release becomes a thread switch. With more threads than CPUs (as on a 2-core
-/// host, where the HTTP, database and delivery threads outnumber the cores) it runs into convoys:
-/// eight threads each taking one lock 400,000 times took 81 s with `Mutex` and 0.23 s with this one
-/// (docs/benchmarks.md, "One lock for the whole project").
+/// every contended release becomes a thread switch, and with more threads than CPUs the waiters
+/// form convoys. This one lets whichever thread runs take the lock (docs/benchmarks.md, "One lock
+/// for the project and batched getTags on PostgreSQL").
 ///
 /// `@unchecked Sendable` invariant: `value` is read and written only between `pthread_mutex_lock`
 /// and `pthread_mutex_unlock` on `mutex`, which lives as long as the lock.
