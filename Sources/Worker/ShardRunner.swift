@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Core
 import Delivery
 import WebPush
@@ -150,7 +151,8 @@ struct ShardRunner: Sendable {
         // A page read but not sent in its turn (no slot, or a breaker to ask first): the next
         // turn starts with it.
         var carried: PreparedPage?
-        // Signalled once by each batch as it comes back.
+        // Signalled once by each batch as it comes back, and by the window when a slot is given back
+        // while this shard waits for one; so a wait on it can end with nothing new, and is checked.
         let returned = DispatchSemaphore(value: 0)
         /// Takes the batches that are back out of `inFlight`, oldest first.
         func takeReturned() -> [InFlightBatch] {
@@ -209,21 +211,18 @@ struct ShardRunner: Sendable {
             while true {
                 back = takeReturned()
                 if !back.isEmpty { break }
-                if slots.take(upTo: 1) == 1 {
+                if slots.takeOne(orWake: returned) {
                     held += 1
                     break
                 }
-                if stop() { return .stopped }
-                // A batch of this shard wakes the wait at once; a slot the other shard gives back
-                // is seen within a few milliseconds.
-                if inFlight.isEmpty {
-                    if slots.takeOne(waitingUpTo: 0.1) {
-                        held += 1
-                        break
-                    }
-                } else {
-                    _ = returned.wait(timeout: .now() + .milliseconds(2))
+                if stop() {
+                    slots.stopWaking(returned)
+                    return .stopped
                 }
+                // A batch of this shard coming back, or a slot the other shard gives back, ends
+                // the wait at once.
+                _ = returned.wait(timeout: .now() + .milliseconds(100))
+                slots.stopWaking(returned)
             }
             // A short page was the last one, unless a probe sent only part of it: then the reader
             // goes on after what the probe sent.
@@ -553,47 +552,48 @@ struct PreparedPage: Sendable {
     static let empty = PreparedPage(page: [], recentSends: nil, throttled: [], allowed: [])
 }
 
-/// A value computed on a thread of its own while the runner goes on: a batch's outcomes
+/// A value computed on a pool thread while the runner goes on: a batch's outcomes
 /// (`InFlightBatch`).
-/// `@unchecked Sendable` invariant: `value` is written before `done` is signalled (by the thread,
-/// or in `init(ready:)`) and read only after waiting on it.
+/// `@unchecked Sendable` invariant: `value` is written before `ready` is set (by the pool thread,
+/// or in `init(ready:)`) and read only after `ready` is seen set.
 final class Background<Value: Sendable>: @unchecked Sendable {
     private var value: Value?
+    /// Set with release ordering once `value` is written, so that a look at it costs no system call
+    /// (the runner looks at every batch out on every turn).
+    private let ready = Atomic<Bool>(false)
+    /// Signalled once the value is there, for `wait`.
     private let done = DispatchSemaphore(value: 0)
 
-    /// Computes the value on a thread named `name`, then calls `whenDone`.
-    init(thread name: String, whenDone: @escaping @Sendable () -> Void, _ compute: @escaping @Sendable () -> Value) {
-        let thread = Thread { [self] in
+    /// Computes the value on a thread of `pool`, then calls `whenDone`.
+    init(on pool: ThreadPool, whenDone: @escaping @Sendable () -> Void, _ compute: @escaping @Sendable () -> Value) {
+        pool.run { [self] in
             value = compute()
+            ready.store(true, ordering: .releasing)
             done.signal()
             whenDone()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// A value known at once.
     init(ready value: Value) {
         self.value = value
-        done.signal()
+        ready.store(true, ordering: .releasing)
     }
 
     func wait() -> Value {
-        done.wait()
-        done.signal()
+        if !isReady {
+            done.wait()
+            done.signal()
+        }
         return value!
     }
 
     /// Whether the value is there (`wait` would not block).
-    var isReady: Bool {
-        guard done.wait(timeout: .now()) == .success else { return false }
-        done.signal()
-        return true
-    }
+    var isReady: Bool { ready.load(ordering: .acquiring) }
 }
 
-/// A batch being built (`build` makes the payloads sent at `sentAt`) and delivered on its own
-/// thread while the runner records the one before and takes the next page.
+/// A batch being built (`build` makes the payloads sent at `sentAt`) and delivered on a thread of
+/// the deliveries' pool while the runner records the one before and takes the next page.
 struct InFlightBatch: Sendable {
     let now: Int64
     private let throttled: [DeliveryRecord]
@@ -609,7 +609,7 @@ struct InFlightBatch: Sendable {
             delivered = Background(ready: ([], []))
             whenBack()
         } else if let provider {
-            delivered = Background(thread: "herald-deliver", whenDone: whenBack) {
+            delivered = Background(on: .deliveries, whenDone: whenBack) {
                 let pushes = build(targets, sentAt)
                 return (pushes, provider.deliver(pushes, message: work))
             }
