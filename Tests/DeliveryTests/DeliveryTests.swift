@@ -23,7 +23,7 @@ func generateKey(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> 
     let folder: TemporaryDirectory
     init() throws { folder = try TemporaryDirectory() }
 
-    func response(_ status: Int, _ body: JSON? = nil, headers: [String: String] = [:], sent: Bool = false) -> HTTP2Response {
+    func response(_ status: Int, _ body: JSON? = nil, headers: HTTP2Headers = [:], sent: Bool = false) -> HTTP2Response {
         HTTP2Response(status: status, headers: headers, body: body?.encoded() ?? [], transportError: status == 0 ? "reset" : nil,
                       requestSent: sent)
     }

@@ -27,7 +27,7 @@ final class ScriptedTransport: HTTP2Transport {
     let folder: TemporaryDirectory
     init() throws { folder = try TemporaryDirectory() }
 
-    static func reply(_ status: Int, _ code: String?, msg: String = "m", headers: [String: String] = [:]) -> HTTP2Response {
+    static func reply(_ status: Int, _ code: String?, msg: String = "m", headers: HTTP2Headers = [:]) -> HTTP2Response {
         var body: [String: JSON] = ["msg": .string(msg), "requestId": "r1"]
         if let code { body["code"] = .string(code) }
         return HTTP2Response(status: status, headers: headers, body: JSON.object(body).encoded(), transportError: nil, requestSent: true)

@@ -11,7 +11,7 @@ import WebPush
 @Suite struct WebPushProviderTests {
     static let subject = "mailto:ops@example.com"
 
-    func response(_ status: Int, headers: [String: String] = [:], sent: Bool = false) -> HTTP2Response {
+    func response(_ status: Int, headers: HTTP2Headers = [:], sent: Bool = false) -> HTTP2Response {
         HTTP2Response(status: status, headers: headers, body: [], transportError: status == 0 ? "reset" : nil, requestSent: sent)
     }
 

@@ -40,7 +40,7 @@ final class ClientConnection {
         /// The request's last frame (END_STREAM) went out: the server may act on it.
         var requestSent = false
         var status = 0
-        var headers: [String: String] = [:]
+        var headers = HTTP2Headers()
         var body: [UInt8] = []
         /// The response's last frame (END_STREAM) arrived.
         var complete = false
@@ -309,7 +309,7 @@ final class ClientConnection {
                 // An interim response (100 Continue) precedes the real one.
                 if (100..<200).contains(status) { continue }
                 streams[Self.http1Stream] = nil
-                loop.finished(exchange.transfer, HTTP2Response(status: status, headers: headers, body: content, transportError: nil),
+                loop.finished(exchange.transfer, HTTP2Response(status: status, headers: HTTP2Headers(headers), body: content, transportError: nil),
                               answered: true, now: now)
                 if !keepAlive || atEOF { return close(failure: nil) }
             }
@@ -321,22 +321,27 @@ final class ClientConnection {
 
     /// Copies up to `length` bytes of `stream`'s request body into `buffer`; sets EOF at the end.
     func readBody(stream: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
-        guard let exchange = streams[stream] else {
+        guard let index = streams.index(forKey: stream) else {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             return 0
         }
-        let body = exchange.transfer.request.body
-        let count = min(length, body.count - exchange.bodySent)
-        body.withUnsafeBufferPointer { source in buffer.update(from: source.baseAddress! + exchange.bodySent, count: count) }
-        streams[stream]!.bodySent += count
-        if exchange.bodySent + count == body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        let sent = streams.values[index].bodySent
+        let count = streams.values[index].transfer.request.body.withUnsafeBufferPointer { source in
+            let count = min(length, source.count - sent)
+            buffer.update(from: source.baseAddress! + sent, count: count)
+            if sent + count == source.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+            return count
+        }
+        streams.values[index].bodySent += count
         return count
     }
 
     // MARK: Session callbacks
+    //
+    // Each looks its stream up once and changes the exchange in place.
 
     func sent(stream: Int32, endsStream: Bool) {
-        if endsStream { streams[stream]?.requestSent = true }
+        if endsStream, let index = streams.index(forKey: stream) { streams.values[index].requestSent = true }
     }
 
     /// A request's HEADERS could not be sent (the session is going away): it goes back to the queue.
@@ -346,20 +351,20 @@ final class ClientConnection {
     }
 
     func header(stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard streams[stream] != nil else { return }
+        guard let index = streams.index(forKey: stream) else { return }
         if name.count == 7, name.elementsEqual(":status".utf8) {
-            streams[stream]!.status = Int(String(decoding: value, as: UTF8.self)) ?? 0
+            streams.values[index].status = Int(String(decoding: value, as: UTF8.self)) ?? 0
         } else {
-            streams[stream]!.headers[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
+            streams.values[index].headers.append(name: name, value: value)
         }
     }
 
     func data(stream: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
-        streams[stream]?.body.append(contentsOf: bytes)
+        if let index = streams.index(forKey: stream) { streams.values[index].body.append(contentsOf: bytes) }
     }
 
     func responseEnded(stream: Int32) {
-        streams[stream]?.complete = true
+        if let index = streams.index(forKey: stream) { streams.values[index].complete = true }
     }
 
     func settingsReceived(now: Double) {

@@ -30,7 +30,7 @@ public struct HTTP2Request: Sendable {
 /// What came back: a status, lower-cased headers and a body, or a transport error (status 0).
 public struct HTTP2Response: Sendable {
     public var status: Int
-    public var headers: [String: String]
+    public var headers: HTTP2Headers
     public var body: [UInt8]
     public var transportError: String?
     /// On a transport error: whether the whole request had been handed to the connection, so that the
@@ -40,7 +40,7 @@ public struct HTTP2Response: Sendable {
     /// (`HTTP2ClientSettings.refusesPrivateAddresses`); the request never left.
     public var addressRefused: Bool
 
-    public init(status: Int, headers: [String: String], body: [UInt8], transportError: String?, requestSent: Bool = false,
+    public init(status: Int, headers: HTTP2Headers, body: [UInt8], transportError: String?, requestSent: Bool = false,
                 addressRefused: Bool = false) {
         self.status = status
         self.headers = headers
