@@ -230,8 +230,10 @@ final class ClientConnection {
         guard let session else { return false }
         let request = transfer.request
         var blob: [UInt8] = []
-        blob.reserveCapacity(64 + transfer.origin.authority.utf8.count + transfer.path.utf8.count)
+        blob.reserveCapacity(64 + transfer.origin.authority.utf8.count + transfer.path.utf8.count
+                             + request.headers.reduce(0) { $0 + $1.utf8.count })
         var spans: [(name: Int, nameLength: Int, value: Int, valueLength: Int, indexed: Bool)] = []
+        spans.reserveCapacity(4 + request.headers.count)
         func add<Name: Collection<UInt8>, Value: Collection<UInt8>>(_ name: Name, _ value: Value, indexed: Bool = true) {
             let nameStart = blob.count
             blob.append(contentsOf: name)
@@ -245,15 +247,22 @@ final class ClientConnection {
         add(":path".utf8, transfer.path.utf8, indexed: transfer.path == lastPath)
         lastPath = transfer.path
         // A request's own lines (an `apns-id`) differ from one request to the next.
+        // Their names are lower-cased where they land in the block.
         for line in request.headers {
-            if let (name, value) = HTTP2HeaderList.split(line) { add(name, value, indexed: false) }
+            let bytes = Array(line.utf8)
+            guard let (name, value) = bytes.withUnsafeBufferPointer(HTTP2HeaderList.parts) else { continue }
+            let nameStart = blob.count
+            add(bytes[name], bytes[value], indexed: false)
+            for index in nameStart..<nameStart + name.count { blob[index] = HTTP2HeaderList.lowercased(blob[index]) }
         }
         let shared = request.sharedHeaders?.fields ?? []
         let stream: Int32 = blob.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress!
-            var fields = spans.map {
-                nghttp2_nv(name: base + $0.name, value: base + $0.value, namelen: $0.nameLength, valuelen: $0.valueLength,
-                           flags: UInt8(($0.indexed ? NGHTTP2_NV_FLAG_NONE : NGHTTP2_NV_FLAG_NO_INDEX).rawValue))
+            var fields: [nghttp2_nv] = []
+            fields.reserveCapacity(spans.count + shared.count)
+            for span in spans {
+                fields.append(nghttp2_nv(name: base + span.name, value: base + span.value, namelen: span.nameLength, valuelen: span.valueLength,
+                                         flags: UInt8((span.indexed ? NGHTTP2_NV_FLAG_NONE : NGHTTP2_NV_FLAG_NO_INDEX).rawValue)))
             }
             fields.append(contentsOf: shared)
             if request.body.isEmpty { return nghttp2_submit_request(session, nil, fields, fields.count, nil, nil) }

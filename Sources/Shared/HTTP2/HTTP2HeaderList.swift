@@ -36,11 +36,21 @@ public final class HTTP2HeaderList: @unchecked Sendable {
     /// line without a colon or with an empty name.
     static func split(_ line: String) -> (name: [UInt8], value: [UInt8])? {
         let bytes = Array(line.utf8)
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return nil }
-        let name = bytes[..<colon].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
-        var value = bytes[(colon + 1)...]
-        while let first = value.first, first == 32 || first == 9 { value = value.dropFirst() }
-        while let last = value.last, last == 32 || last == 9 { value = value.dropLast() }
-        return (name, Array(value))
+        return bytes.withUnsafeBufferPointer { buffer in
+            guard let (name, value) = parts(of: buffer) else { return nil }
+            return (buffer[name].map(lowercased), Array(buffer[value]))
+        }
     }
+
+    /// Where a `name: value` line's name and value lie (as `split` reads them), without copying.
+    static func parts(of line: UnsafeBufferPointer<UInt8>) -> (name: Range<Int>, value: Range<Int>)? {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return nil }
+        var start = colon + 1, end = line.count
+        while start < end, line[start] == 32 || line[start] == 9 { start += 1 }
+        while end > start, line[end - 1] == 32 || line[end - 1] == 9 { end -= 1 }
+        return (0..<colon, start..<end)
+    }
+
+    /// An ASCII upper-case letter lower-cased, any other byte as it is.
+    static func lowercased(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
 }
