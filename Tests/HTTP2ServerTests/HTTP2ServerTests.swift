@@ -71,7 +71,10 @@ import TestSupport
         Thread.sleep(forTimeInterval: 1)
         try stdin.fileHandleForWriting.close()
         for _ in 0..<50 where process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
-        if process.isRunning { process.terminate() }
+        // Still running after its input ended: the write end of its stdin may live on in a process
+        // another test spawned meanwhile, and it inherits this thread's blocked signals, SIGTERM
+        // among them, so only SIGKILL is sure to end it.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         try output.close()
         return String(decoding: try Data(contentsOf: URL(fileURLWithPath: outputPath)), as: UTF8.self)
