@@ -1,42 +1,44 @@
 import Foundation
+import Core
 
 /// The batches one application's provider may have on the network at once from this worker, shared
 /// by the shards the worker runs side by side: a shard takes a slot for each batch it sends and
 /// gives it back once the batch's outcomes are recorded. So the worker's unrecorded pushes for the
 /// app never exceed the slots, whatever the number of shards.
-///
-/// `@unchecked Sendable` invariant: `free` and `waking` are read and written only with `condition`
-/// locked.
-final class BatchSlots: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var free: Int
-    /// Semaphores signalled once, at the next `give`, for shards that found no slot free.
-    private var waking: [DispatchSemaphore] = []
+final class BatchSlots: Sendable {
+    private struct State {
+        var free: Int
+        /// Semaphores signalled once, at the next `give`, for shards that found no slot free.
+        var waking: [DispatchSemaphore] = []
+    }
+
+    private let state: Lock<State>
     let capacity: Int
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
-        free = self.capacity
+        state = Lock(State(free: self.capacity))
     }
 
     /// Takes up to `count` free slots without waiting; returns how many it took.
     func take(upTo count: Int) -> Int {
-        condition.lock()
-        defer { condition.unlock() }
-        let taken = min(count, free)
-        free -= taken
-        return taken
+        state.withLock { state in
+            let taken = min(count, state.free)
+            state.free -= taken
+            return taken
+        }
     }
 
-    /// Takes one slot, waiting up to `seconds` for one; false when none came free.
+    /// Takes one slot, waiting up to `seconds` for one to be given back; false when none came free.
     func takeOne(waitingUpTo seconds: Double) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let until = Date(timeIntervalSinceNow: seconds)
-        while free == 0 {
-            if !condition.wait(until: until) { return false }
+        let wake = DispatchSemaphore(value: 0)
+        let deadline = DispatchTime.now() + seconds
+        while !takeOne(orWake: wake) {
+            if wake.wait(timeout: deadline) == .timedOut {
+                stopWaking(wake)
+                return false
+            }
         }
-        free -= 1
         return true
     }
 
@@ -44,32 +46,29 @@ final class BatchSlots: @unchecked Sendable {
     /// `give` (unless `stopWaking` withdraws it first), so that a shard can wait for either a slot
     /// or its own batches on one semaphore.
     func takeOne(orWake wake: DispatchSemaphore) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        if free > 0 {
-            free -= 1
-            return true
+        state.withLock { state in
+            if state.free > 0 {
+                state.free -= 1
+                return true
+            }
+            if !state.waking.contains(where: { $0 === wake }) { state.waking.append(wake) }
+            return false
         }
-        if !waking.contains(where: { $0 === wake }) { waking.append(wake) }
-        return false
     }
 
     /// Withdraws a `takeOne(orWake:)` notice that has not been signalled yet.
     func stopWaking(_ wake: DispatchSemaphore) {
-        condition.lock()
-        waking.removeAll { $0 === wake }
-        condition.unlock()
+        state.withLock { $0.waking.removeAll { $0 === wake } }
     }
 
     /// Gives back `count` slots.
     func give(_ count: Int) {
         guard count > 0 else { return }
-        condition.lock()
-        free += count
-        let woken = waking
-        waking.removeAll()
-        condition.broadcast()
-        condition.unlock()
+        let woken = state.withLock { state in
+            state.free += count
+            defer { state.waking.removeAll() }
+            return state.waking
+        }
         for wake in woken { wake.signal() }
     }
 }
