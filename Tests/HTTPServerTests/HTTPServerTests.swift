@@ -77,6 +77,23 @@ import Testing
         #expect(try client.request("PUT", "/elsewhere", body: Array(repeating: 1, count: 100)).status == 200)
     }
 
+    @Test func handlersSeeTheListedHeadersByLowerCaseNameTheFirstOfARepeatAndThePeer() throws {
+        var settings = HTTPSettings()
+        settings.port = 0
+        settings.threads = 1
+        let server = HTTPServer(settings: settings) { request in
+            .json(["headers": .object(request.headers.mapValues(JSON.string)), "peer": .string(request.clientAddress)])
+        }
+        try server.start()
+        defer { server.stop() }
+        let raw = "GET /h HTTP/1.1\r\nHost: x\r\nAUTHORIZATION: Token one\r\nauthorization: Token two\r\nX-Retry-Count: 3\r\n"
+            + "Content-Typo: a\r\nX-Other: b\r\nIf-None-Match: \"v1\"\r\nConnection: close\r\n\r\n"
+        let answer = try exchange(raw, port: server.port)
+        let body = try JSON.parse(Array(answer[answer.range(of: "\r\n\r\n")!.upperBound...].utf8))
+        #expect(body["headers"] == ["host": "x", "authorization": "Token one", "x-retry-count": "3", "if-none-match": "\"v1\""])
+        #expect(body["peer"] == "127.0.0.1")
+    }
+
     /// Sends `raw` on a new connection and returns everything the server sends until it closes (at
     /// most 3 s).
     func exchange(_ raw: String, port: UInt16) throws -> String {

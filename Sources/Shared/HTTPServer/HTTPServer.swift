@@ -166,26 +166,40 @@ private final class ValueCollector {
     init(lowercaseKeys: Bool) { self.lowercaseKeys = lowercaseKeys }
 }
 
-/// The request headers handlers use (looked up one by one: cheaper than collecting all). Static
-/// strings, because a short Swift `String` passed to C is copied into a new buffer on every call.
-let httpInterestingHeaders: [StaticString] = [
+/// The request headers handlers use, lower-cased. The server reads only these, in one pass over the
+/// request's fields; the first of a repeated name is kept.
+let httpInterestingHeaders: [String] = [
     "content-type", "authorization", "x-retry-count", "accept", "cookie", "origin", "host", "x-forwarded-for", "if-none-match", "range",
 ]
 
+/// The interesting headers' names as bytes, grouped by length for the one-pass match.
+private let interestingNamesByLength: [Int: [(name: String, bytes: [UInt8])]] =
+    Dictionary(grouping: httpInterestingHeaders.map { (name: $0, bytes: Array($0.utf8)) }, by: { $0.bytes.count })
+
 private func interestingHeaders(_ connection: OpaquePointer?) -> [String: String] {
     var headers: [String: String] = [:]
-    for name in httpInterestingHeaders {
-        if let value = lookupHeader(connection, name) {
-            headers[name.description] = String(cString: value)
-        }
+    withUnsafeMutablePointer(to: &headers) { pointer in
+        _ = MHD_get_connection_values_n(connection, HERALD_MHD_HEADER_KIND, { context, _, key, keySize, value, valueSize in
+            guard let headers = context?.assumingMemoryBound(to: [String: String].self), let key,
+                  let candidates = interestingNamesByLength[keySize] else { return HERALD_MHD_YES }
+            let received = UnsafeRawBufferPointer(start: key, count: keySize)
+            guard let match = candidates.first(where: { candidate in
+                zip(received, candidate.bytes).allSatisfy { (0x41...0x5A).contains($0) ? $0 | 0x20 == $1 : $0 == $1 }
+            }), headers.pointee[match.name] == nil else { return HERALD_MHD_YES }
+            headers.pointee[match.name] = value.map {
+                String(decoding: UnsafeRawBufferPointer(start: $0, count: max(valueSize, 0)), as: UTF8.self)
+            } ?? ""
+            return HERALD_MHD_YES
+        }, pointer)
     }
     return headers
 }
 
 private func clientAddress(_ connection: OpaquePointer?) -> String {
-    var buffer = [CChar](repeating: 0, count: 64)
-    herald_mhd_client_address(connection, &buffer, buffer.count)
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+        herald_mhd_client_address(connection, buffer.baseAddress!, buffer.count)
+        return String(cString: buffer.baseAddress!)
+    }
 }
 
 private func lookupHeader(_ connection: OpaquePointer?, _ name: StaticString) -> UnsafePointer<CChar>? {
