@@ -11,6 +11,9 @@ import Core
         #expect(body["status_message"] == .string("OK"))
         #expect(body["response"] == ["result": [:]])
         #expect(response.headers.contains { $0.0 == "Content-Type" && $0.1.hasPrefix("application/json") })
+        // Byte for byte what encoding the whole envelope gives (members sorted).
+        let tags: JSON = ["result": ["b": "x\u{1}\"", "a": [1, 2.5, nil, true]]]
+        #expect(Envelope.ok(tags).body == JSON.object(["status_code": 200, "status_message": "OK", "response": tags]).encoded())
     }
 
     @Test func argumentErrorsAreHTTP200WithCode210() throws {

@@ -28,7 +28,16 @@ final class Metrics: Sendable {
         var counts = [Int](repeating: 0, count: Metrics.durationBuckets.count)
         var sum = 0.0
         var count = 0
+
+        mutating func record(_ seconds: Double) {
+            if let bucket = Metrics.durationBuckets.firstIndex(where: { seconds <= $0 }) { counts[bucket] += 1 }
+            sum += max(0, seconds)
+            count += 1
+        }
     }
+
+    /// `status_class` label values, from 1xx to 5xx.
+    static let statusClasses = (1...5).map { "\($0)xx" }
 
     /// The upper bounds, in seconds, of `herald_http_request_duration_seconds`.
     static let durationBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -59,14 +68,9 @@ final class Metrics: Sendable {
     /// the complete request to the response (for a write: its commit included).
     func count(route: String, status: Int, code: Int, seconds: Double) {
         requests.withLock { $0[RequestKey(route: route, status: status, code: code), default: 0] += 1 }
-        let key = DurationKey(route: route, statusClass: "\(min(max(status / 100, 1), 5))xx")
-        durations.withLock { durations in
-            var histogram = durations[key] ?? Histogram()
-            if let bucket = Self.durationBuckets.firstIndex(where: { seconds <= $0 }) { histogram.counts[bucket] += 1 }
-            histogram.sum += max(0, seconds)
-            histogram.count += 1
-            durations[key] = histogram
-        }
+        let key = DurationKey(route: route, statusClass: Self.statusClasses[min(max(status / 100, 1), 5) - 1])
+        // Recorded in place: the histogram's counts are not copied per request.
+        durations.withLock { $0[key, default: Histogram()].record(seconds) }
         if code == 200, Self.reportMethods.contains(route) { reports.withLock { $0[route, default: 0] += 1 } }
         if status == 503 { busy.add(1, ordering: .relaxed) }
     }

@@ -5,7 +5,7 @@ extension Router {
     /// `onMessageCreated` runs after a message commits (the dispatcher's nudge), `onBulkJobCreated`
     /// after a bulkSetTags job does; `applicationServerKeys` are the apps' VAPID public keys that
     /// getConfig gives the Web SDK.
-    init(configuration: Configuration, backend: any StoreBackend, applicationServerKeys: ApplicationServerKeys, clock: any Clock,
+    convenience init(configuration: Configuration, backend: any StoreBackend, applicationServerKeys: ApplicationServerKeys, clock: any Clock,
          workers: Dispatcher, metrics: Metrics, logger: Logger,
          onMessageCreated: @escaping @Sendable () -> Void, onBulkJobCreated: @escaping @Sendable () -> Void) {
         let links = RichMediaLinks(publicURL: configuration.http.publicURL)

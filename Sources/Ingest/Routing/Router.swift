@@ -2,8 +2,9 @@ import BuildInfo
 import Core
 import HTTPServer
 
-/// Maps each HTTP request to the part of ingest that answers it, and counts the answer.
-struct Router: Sendable {
+/// Maps each HTTP request to the part of ingest that answers it, and counts the answer. A class, so
+/// that the work closures a request captures hold one reference instead of copying every part.
+final class Router: Sendable {
     let deviceAPI: DeviceAPI
     let remoteAPI: RemoteAPI
     let audienceAPI: AudienceAPI
@@ -22,18 +23,40 @@ struct Router: Sendable {
     let commitFailure: @Sendable () -> String?
     let logger: Logger
 
+    init(deviceAPI: DeviceAPI, remoteAPI: RemoteAPI, audienceAPI: AudienceAPI, eventsAPI: EventsAPI, richMediaAPI: RichMediaAPI,
+         inAppsAPI: InAppsAPI, richMediaFiles: RichMediaFiles, dashboard: Dashboard, oneSignal: OneSignalRoutes,
+         settings: HTTPSettings, store: any DeviceStore, campaigns: any CampaignStore, metrics: Metrics, workers: Dispatcher,
+         commitFailure: @escaping @Sendable () -> String?, logger: Logger) {
+        self.deviceAPI = deviceAPI
+        self.remoteAPI = remoteAPI
+        self.audienceAPI = audienceAPI
+        self.eventsAPI = eventsAPI
+        self.richMediaAPI = richMediaAPI
+        self.inAppsAPI = inAppsAPI
+        self.richMediaFiles = richMediaFiles
+        self.dashboard = dashboard
+        self.oneSignal = oneSignal
+        self.settings = settings
+        self.store = store
+        self.campaigns = campaigns
+        self.metrics = metrics
+        self.workers = workers
+        self.commitFailure = commitFailure
+        self.logger = logger
+    }
+
     static let apiPrefix = "/json/1.3/"
     /// Methods that only read, answered inline on the I/O threads: the Device API's reads and the
     /// Remote API's (`RemoteAPI.registry`).
     static let inlineMethods = Set(["getTags", "getInApps", "getInboxMessages", "getConfig", "checkDevice"]).union(RemoteAPI.inlineMethods)
+    /// The paths of `inlineMethods`, matched whole.
+    static let inlinePaths = Set(inlineMethods.map { apiPrefix + $0 })
 
     /// Reads run inline (or, when the store's reads wait for a server, on its reader threads);
     /// anything that writes runs on the database writer (see `main.swift`).
     static func dispatch(_ request: HTTPRequest) -> HTTPDispatch {
         if request.method == "GET" || request.method == "HEAD" || request.path.hasPrefix(Dashboard.path) { return .inline }
-        if request.path.hasPrefix(apiPrefix), inlineMethods.contains(String(request.path.dropFirst(apiPrefix.count))) {
-            return .inline
-        }
+        if inlinePaths.contains(request.path) { return .inline }
         return .offload
     }
 

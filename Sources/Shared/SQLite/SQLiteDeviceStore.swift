@@ -237,23 +237,28 @@ public final class SQLiteDeviceStore: DeviceStore {
         }
     }
 
+    /// A device's tags, by app and hwid; a user's, by app and user id (oldest device first).
+    static let tagsOfDevice = "SELECT t.name, t.type, t.num, t.str FROM devices d JOIN device_tags t ON t.device_id = d.id WHERE d.app_id = ?1 AND d.hwid = ?2"
+    static let tagsOfUser = """
+        SELECT t.name, t.type, t.num, t.str FROM devices d JOIN device_tags t ON t.device_id = d.id
+        WHERE d.app_id = ?1 AND d.user_id = ?2 ORDER BY d.updated_at, d.id
+        """
+
     public func getTags(app: String, hwid: String?, userID: String?) throws(StoreError) -> [String: TagValue] {
         let appID = try appID(app)
         // One statement, so one snapshot without a transaction around it (getTags is the hottest read).
         // A user's devices come oldest first, so that the most recently updated one's value wins.
         let device: (sql: String, key: String)
         if let hwid {
-            device = ("d.app_id = ?1 AND d.hwid = ?2", hwid)
+            device = (Self.tagsOfDevice, hwid)
         } else if let userID {
-            device = ("d.app_id = ?1 AND d.user_id = ?2 ORDER BY d.updated_at, d.id", userID)
+            device = (Self.tagsOfUser, userID)
         } else {
             return [:]
         }
         return try read { connection in
             var tags: [String: TagValue] = [:]
-            let rows = try connection.prepare(
-                "SELECT t.name, t.type, t.num, t.str FROM devices d JOIN device_tags t ON t.device_id = d.id WHERE \(device.sql)"
-            ).rows([.integer(appID), .text(device.key)]) { row -> (String, TagValue?) in
+            let rows = try connection.prepare(device.sql).rows([.integer(appID), .text(device.key)]) { row -> (String, TagValue?) in
                 (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
                     TagValue.fromStorage(type: $0, number: row.value(2), text: row.optionalText(3))
                 })

@@ -10,7 +10,8 @@ extension JSON {
     /// The compact encoding as a `String`.
     public var text: String { String(decoding: encoded(), as: UTF8.self) }
 
-    func write(to out: inout [UInt8]) {
+    /// Appends the compact encoding to `out`.
+    public func write(to out: inout [UInt8]) {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
