@@ -12,6 +12,9 @@ import Glibc
 public final class SQLiteConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [StatementKey: SQLiteStatement] = [:]
+    /// Set while a read transaction stays open between reads (`SQLiteDatabase.readLatest`): the WAL
+    /// index as it was when the transaction's snapshot was taken.
+    var heldSnapshot: WALIndex.Reading?
     /// What the busy handler needs between its calls; freed after the handle is closed.
     private let busyState = UnsafeMutablePointer<herald_busy_state>.allocate(capacity: 1)
     public let path: String

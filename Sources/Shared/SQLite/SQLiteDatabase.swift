@@ -22,7 +22,9 @@ public final class SQLiteDatabase: Sendable {
 
     private let committer: GroupCommitter
     private let checkpointer: Checkpointer
-    private let readers = Lock<[SQLiteConnection]>([])
+    private let readers: Lock<[SQLiteConnection]>
+    /// What `readLatest` checks before it reuses a held snapshot; nil when the file is not in WAL mode.
+    private let walIndex: WALIndex?
     private let path: String
     private let busyTimeoutMilliseconds: Int
     /// Application code → row id, fixed at start.
@@ -66,8 +68,12 @@ public final class SQLiteDatabase: Sendable {
             try connection.execute("PRAGMA wal_autocheckpoint=0")
             let committer = GroupCommitter(writer: Writer(connection: connection))
             self.committer = committer
+            walIndex = WALIndex(databasePath: path)
+            let readers = Lock<[SQLiteConnection]>([])
+            self.readers = readers
             checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
-                                            askWriter: { committer.requestCheckpoint() })
+                                            askWriter: { committer.requestCheckpoint() },
+                                            releaseSnapshots: { Self.releaseSnapshots(of: readers) })
         } catch {
             throw Self.storeError(error)
         }
@@ -141,8 +147,57 @@ public final class SQLiteDatabase: Sendable {
         return size ?? 0
     }
 
-    /// Runs `body` on a pooled read connection.
+    /// Runs `body` on a pooled read connection, outside any transaction.
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
+        try pooled { connection in
+            Self.releaseSnapshot(of: connection)
+            return try body(connection)
+        }
+    }
+
+    /// Runs `body`, a read that needs no snapshot of its own, on a pooled read connection and sees
+    /// every commit made before the call (by any connection of any process). The read transaction
+    /// stays open after `body` while the WAL is wholly copied into the database file, and the next
+    /// `readLatest` on the connection reuses it as long as nothing was committed since: a read
+    /// transaction's begin and end (file locks on the WAL index) cost more than a small query. Such a
+    /// snapshot reads the database file alone, so it never keeps the WAL from starting over; the
+    /// checkpointer ends idle ones before each of its passes (`releaseSnapshots`).
+    func readLatest<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
+        guard let walIndex else { return try read(body) }
+        return try pooled { connection in
+            let before = walIndex.read()
+            if let held = connection.heldSnapshot {
+                if held == before {
+                    do {
+                        return try body(connection)
+                    } catch {
+                        Self.releaseSnapshot(of: connection)
+                        throw error
+                    }
+                }
+                Self.releaseSnapshot(of: connection)
+            }
+            // Held only while the WAL is wholly copied back; otherwise one statement is its own transaction.
+            guard before.backfilled else { return try body(connection) }
+            try connection.statement("BEGIN")
+            let value: T
+            do {
+                value = try body(connection)
+            } catch {
+                try? connection.statement("COMMIT")
+                throw error
+            }
+            if !connection.isAutocommit, walIndex.read() == before {
+                connection.heldSnapshot = before
+            } else {
+                try connection.statement("COMMIT")
+            }
+            return value
+        }
+    }
+
+    /// Runs `body` with a connection taken from the pool (a new one when none is free) and puts it back.
+    private func pooled<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
         let pooled = readers.withLock { $0.popLast() }
         let connection: SQLiteConnection
         do {
@@ -155,6 +210,23 @@ public final class SQLiteDatabase: Sendable {
             return try body(connection)
         } catch {
             throw Self.storeError(error)
+        }
+    }
+
+    /// How many pooled connections hold a read transaction open (`readLatest`).
+    var heldSnapshots: Int { readers.withLock { pool in pool.count { $0.heldSnapshot != nil } } }
+
+    /// Ends the read transaction `readLatest` left open on `connection`, if any.
+    private static func releaseSnapshot(of connection: SQLiteConnection) {
+        guard connection.heldSnapshot != nil else { return }
+        connection.heldSnapshot = nil
+        if !connection.isAutocommit { try? connection.statement("COMMIT") }
+    }
+
+    /// Ends the held read transactions of the connections now in the pool (none is in use meanwhile).
+    private static func releaseSnapshots(of readers: Lock<[SQLiteConnection]>) {
+        readers.withLock { pool in
+            for connection in pool { releaseSnapshot(of: connection) }
         }
     }
 
@@ -378,11 +450,14 @@ final class Checkpointer: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(path: String, busyTimeoutMilliseconds: Int, askWriter: @escaping @Sendable () -> Void) throws(SQLiteError) {
+    init(path: String, busyTimeoutMilliseconds: Int, askWriter: @escaping @Sendable () -> Void,
+         releaseSnapshots: @escaping @Sendable () -> Void) throws(SQLiteError) {
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 1024)
         let thread = Thread { [self, connection] in
             while !stopping.load(ordering: .relaxed) {
                 Thread.sleep(forTimeInterval: 0.5)
+                // A held read snapshot would keep the pass from copying anything.
+                releaseSnapshots()
                 // Copy passes until what the writer appended meanwhile is small, so that the writer's
                 // own checkpoint (it waits for it) only has a few frames left to copy.
                 for _ in 0..<Self.passes {

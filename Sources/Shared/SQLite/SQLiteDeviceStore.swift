@@ -246,7 +246,7 @@ public final class SQLiteDeviceStore: DeviceStore {
 
     public func getTags(app: String, hwid: String?, userID: String?) throws(StoreError) -> [String: TagValue] {
         let appID = try appID(app)
-        // One statement, so one snapshot without a transaction around it (getTags is the hottest read).
+        // One statement, so it needs no snapshot of its own (getTags is the hottest read).
         // A user's devices come oldest first, so that the most recently updated one's value wins.
         let device: (sql: String, key: String)
         if let hwid {
@@ -256,7 +256,7 @@ public final class SQLiteDeviceStore: DeviceStore {
         } else {
             return [:]
         }
-        return try read { connection in
+        return try database.readLatest { connection in
             var tags: [String: TagValue] = [:]
             let rows = try connection.prepare(device.sql).rows([.integer(appID), .text(device.key)]) { row -> (String, TagValue?) in
                 (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
