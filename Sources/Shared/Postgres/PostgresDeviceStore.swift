@@ -552,7 +552,7 @@ public final class PostgresDeviceStore: DeviceStore {
         [
             .integers(appIDs), .texts(reports.map(\.kind.rawValue)), .texts(reports.map(\.hwid)), .texts(reports.map(\.userID)),
             .texts(reports.map { $0.platform.map { String($0) } }), .texts(reports.map(\.name)), .texts(reports.map(\.hash)),
-            .texts(reports.map(\.body.text)), .texts(reports.map { $0.timestampUTC.map { String($0) } }),
+            .texts(reports.map(\.bodyText)), .texts(reports.map { $0.timestampUTC.map { String($0) } }),
             .texts(reports.map { $0.timestampCurrent.map { String($0) } }), .integers(receivedAt),
         ]
     }

@@ -369,7 +369,7 @@ public final class SQLiteDeviceStore: DeviceStore {
                 .integer(appID), .text(report.kind.rawValue), .text(report.hwid),
                 report.userID.map(SQLiteValue.text) ?? .null, report.platform.map { .integer(Int64($0)) } ?? .null,
                 report.name.map(SQLiteValue.text) ?? .null, report.hash.map(SQLiteValue.text) ?? .null,
-                .text(report.body.text), report.timestampUTC.map(SQLiteValue.integer) ?? .null,
+                .text(report.bodyText), report.timestampUTC.map(SQLiteValue.integer) ?? .null,
                 report.timestampCurrent.map(SQLiteValue.integer) ?? .null, .integer(now),
             ])
         }

@@ -124,12 +124,15 @@ public struct SDKReport: Sendable, Equatable {
     /// The payload hash `p` (opens and deliveries; events carry `msgHash` in attributes).
     public var hash: String?
     /// The request as received (attributes, metaData ...).
-    public var body: JSON
+    public let body: JSON
+    /// `body`'s compact encoding, as the stores keep it: encoded once, where the report is made.
+    public let bodyText: String
     public var timestampUTC: Int64?
     public var timestampCurrent: Int64?
 
+    /// `bodyText`, when given, is `body.text` already encoded.
     public init(kind: Kind, app: String, hwid: String, userID: String?, platform: Int?, name: String?, hash: String?,
-                body: JSON, timestampUTC: Int64?, timestampCurrent: Int64?) {
+                body: JSON, bodyText: String? = nil, timestampUTC: Int64?, timestampCurrent: Int64?) {
         self.kind = kind
         self.app = app
         self.hwid = hwid
@@ -138,6 +141,7 @@ public struct SDKReport: Sendable, Equatable {
         self.name = name
         self.hash = hash
         self.body = body
+        self.bodyText = bodyText ?? body.text
         self.timestampUTC = timestampUTC
         self.timestampCurrent = timestampCurrent
     }
