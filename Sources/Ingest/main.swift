@@ -88,7 +88,8 @@ backend.watchCommits { failure in
 // Bulk bodies (up to `http.bulk_max_body_bytes` of JSON, seconds to parse) are parsed one at a time on
 // a queue of their own, so that the I/O thread goes on serving its other connections meanwhile.
 // Reads run inline on the I/O thread, except where each is a round trip to the server (PostgreSQL):
-// there they run on the store's reader threads, and the I/O thread goes on serving meanwhile.
+// there they run on the store's reader threads, and the I/O thread goes on serving meanwhile; a
+// getTags by hwid waits on no thread at all (its answer comes from the reader thread that read it).
 let bulkParsing = DispatchQueue(label: "herald-bulk-parse")
 let readsWait = backend.readsWait
 let server = HTTPServer(
@@ -96,6 +97,7 @@ let server = HTTPServer(
     offload: { request, respond in
         let started = monotonicSeconds()
         if case .inline = Router.dispatch(request) {
+            if router.answerWithoutWaiting(request, started: started, respond: respond) { return }
             backend.submitRead({ router.handle(request, started: started) }, completion: respond)
             return
         }

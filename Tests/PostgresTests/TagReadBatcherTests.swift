@@ -5,7 +5,8 @@ import Core
 @testable import Postgres
 import TestSupport
 
-/// getTags calls read many per statement each get their own device's tags, and only theirs.
+/// getTags calls read many per statement each get their own device's tags, and only theirs, whether
+/// their caller waits or an answer is handed them.
 @Suite struct TagReadBatcherTests {
     static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s"),
                        AppConfiguration(code: "APP-2", name: "Two", apiToken: "u", sink: "s")]
@@ -37,7 +38,23 @@ import TestSupport
                 var expected: [String: TagValue] = [:]
                 if index < 60 { expected["Level"] = .integer(Int64((app == "APP-2" ? 1000 : 0) + index)) }
                 if index == 7 && app == "APP-1" { expected["City"] = .string("Lyon") }
-                let got = try? store.getTags(app: app, hwid: "d-\(index)", userID: nil)
+                let got: [String: TagValue]?
+                if thread % 2 == 0 {
+                    got = try? store.getTags(app: app, hwid: "d-\(index)", userID: nil)
+                } else {
+                    // Answered from a reader thread, exactly once.
+                    let answers = Lock<[[String: TagValue]?]>([])
+                    let answered = DispatchSemaphore(value: 0)
+                    store.getTags(app: app, hwid: "d-\(index)") { result in
+                        answers.withLock { $0.append(try? result.get()) }
+                        answered.signal()
+                    }
+                    if answered.wait(timeout: .now() + 10) == .timedOut { wrong.withLock { $0.append("\(app) d-\(index): no answer") } }
+                    usleep(1_000)
+                    let all = answers.withLock { $0 }
+                    if all.count != 1 { wrong.withLock { $0.append("\(app) d-\(index): \(all.count) answers") } }
+                    got = all.first ?? nil
+                }
                 if got != expected { wrong.withLock { $0.append("\(app) d-\(index): \(String(describing: got))") } }
             }
         })

@@ -238,6 +238,14 @@ struct DeviceAPI: Sendable {
     /// postEvent's reply: the in-app the event triggers (`{"code", "richmedia": {url, ts, tags},
     /// "required"}`, the highest priority among those whose trigger matches), or `{}`. Read here,
     /// before the report is queued, so the writer never waits for it.
+    /// The application and device a getTags by hwid asks for, once it passed every check the call
+    /// makes (`prepare`); nil for a getTags by userId.
+    func tagsDevice(_ request: DeviceRequest, authorization: String?) throws -> (app: String, hwid: String)? {
+        _ = try prepare(method: "getTags", request: request, authorization: authorization)
+        guard let hwid = try request.optionalString("hwid", maxLength: 256) else { return nil }
+        return (try request.application(), hwid)
+    }
+
     func triggeredInApp(app: String, event: String, attributes: [String: JSON]) throws -> JSON {
         guard links.publicURL != nil else { return [:] }
         let triggered = try richMedia.inApps(app: app, triggeredBy: event).first { inApp in

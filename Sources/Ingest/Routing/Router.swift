@@ -79,6 +79,30 @@ final class Router: Sendable {
         }
     }
 
+    /// A valid getTags by hwid, answered through the store's `getTags(app:hwid:answer:)` (on
+    /// PostgreSQL, from the reader thread that read the tags with others, so that no thread waits for
+    /// the server): `respond` hears the answer, counted like any other. False, and nothing done, for
+    /// any other request, and for a getTags the checks refuse (the caller answers it the usual way).
+    func answerWithoutWaiting(_ request: HTTPRequest, started: Double, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
+        guard request.method == "POST", request.path == Self.getTagsPath,
+              case .object(let root)? = try? JSON.parse(request.body),
+              let value = root["request"], case .object(let fields) = value, value.nulCharacter == nil,
+              let (app, hwid) = (try? deviceAPI.tagsDevice(DeviceRequest(fields), authorization: request.header("authorization"))) ?? nil
+        else { return false }
+        store.getTags(app: app, hwid: hwid) { [self] result in
+            let (response, code): (HTTPResponse, Int)
+            switch result {
+            case .success(let tags): (response, code) = (Envelope.ok(["result": .object(tags.mapValues(\.json))]), 200)
+            case .failure(let error): (response, code) = failure(error, method: "getTags")
+            }
+            counted(request, route: "getTags", response: response, code: code, started: started)
+            respond(response)
+        }
+        return true
+    }
+
+    static let getTagsPath = apiPrefix + "getTags"
+
     typealias Work = @Sendable () -> (HTTPResponse, Int)
 
     /// The route's name for metrics, and the work that yields the response and the envelope's

@@ -417,6 +417,16 @@ public final class PostgresDeviceStore: DeviceStore {
         }
     }
 
+    /// Read with the other getTags calls waiting (`TagReadBatcher`), and answered from the reader
+    /// thread that ran the statement.
+    public func getTags(app: String, hwid: String, answer: @escaping @Sendable (Result<[String: TagValue], StoreError>) -> Void) {
+        do {
+            tagReads.tags(appID: try database.appID(app), hwid: hwid, answer: answer)
+        } catch {
+            answer(.failure(error))
+        }
+    }
+
     public func setUserTags(app: String, userID: String, updates: [TagUpdate], now: Int64) throws(StoreError) -> Int {
         let appID = try database.appID(app)
         return try database.write { transaction in

@@ -6,30 +6,39 @@ import StoreCore
 /// and a round trip costs the server more than the lookup itself: the calls that arrive while a
 /// statement runs wait, and the next statement reads all of them.
 ///
-/// Callers block (they run on the store's reader threads). A caller that finds fewer than
-/// `maximumStatements` statements running runs one itself, for its own device and every waiting
-/// call of the same application, up to `maximumBatch`; when it is done, it hands its turn to the
-/// longest-waiting call left, if any, which then runs the next statement. A call is either waiting
-/// or in exactly one statement, so each gets one answer. Every statement is one snapshot, as the
-/// single-device read was; a device the store does not hold has no tags.
+/// A call either blocks its caller (on the store's reader threads) or hands an answer to call
+/// later (from an HTTP I/O thread, which must not wait). A call that finds fewer than
+/// `maximumStatements` statements running starts one, for its own device and every waiting call of
+/// the same application, up to `maximumBatch`: a blocked caller on its own thread, an answer-only
+/// call on a reader thread. When a statement is done, the turn goes to the longest-waiting call
+/// left, if any: a blocked caller is woken to run the next statement, and an answer-only call's
+/// statement runs on the same reader thread (a blocked caller returns with its answer first, and
+/// hands that statement to a reader thread). A call is either waiting or in exactly one statement,
+/// so each gets one answer. Every statement is one snapshot, as the single-device read was; a
+/// device the store does not hold has no tags.
 final class TagReadBatcher: Sendable {
     /// Statements in flight at most, each on a pooled connection.
     static let maximumStatements = 2
     /// Devices in one statement at most.
     static let maximumBatch = 256
 
+    typealias Answer = @Sendable (Result<[String: TagValue], StoreError>) -> Void
+
     /// One call. `@unchecked Sendable` invariant: `outcome` is written only while the call is in no
     /// other thread's hands (under the batcher's lock when it is handed a turn, or by the one
-    /// statement that took it), then `done` is signalled; its caller reads it after `done`.
+    /// statement that took it), then `done` is signalled; its caller reads it after `done`. A call
+    /// with an `answer` has no caller waiting: the statement that took it calls `answer` instead.
     final class Call: @unchecked Sendable {
         let appID: Int64
         let hwid: String
+        let answer: Answer?
         let done = DispatchSemaphore(value: 0)
         var outcome = Outcome.waiting
 
-        init(appID: Int64, hwid: String) {
+        init(appID: Int64, hwid: String, answer: Answer? = nil) {
             self.appID = appID
             self.hwid = hwid
+            self.answer = answer
         }
     }
 
@@ -57,14 +66,7 @@ final class TagReadBatcher: Sendable {
         // neither wait for a read nor run one whose failure would answer other callers.
         try database.collector.refuseDatabaseAccess()
         let call = Call(appID: appID, hwid: hwid)
-        var batch = state.withLock { state -> [Call]? in
-            guard state.running < Self.maximumStatements else {
-                state.waiting.append(call)
-                return nil
-            }
-            state.running += 1
-            return [call] + Self.take(from: &state.waiting, appID: appID)
-        }
+        var batch = start(call)
         if batch == nil {
             call.done.wait()
             if case .turn = call.outcome {
@@ -73,20 +75,62 @@ final class TagReadBatcher: Sendable {
         }
         if let batch {
             run(batch)
-            state.withLock { state in
-                if state.waiting.isEmpty {
-                    state.running -= 1
-                } else {
-                    let next = state.waiting.removeFirst()
-                    next.outcome = .turn
-                    next.done.signal()
-                }
-            }
+            if let next = handOn() { database.onReader { [self] in drive(next) } }
         }
         switch call.outcome {
         case .tags(let tags): return tags
         case .failed(let error): throw error
         case .waiting, .turn: throw StoreError.invalid("getTags got no answer")
+        }
+    }
+
+    /// The same read without a waiting caller: `answer` hears the tags (or why not) from the reader
+    /// thread that read them.
+    func tags(appID: Int64, hwid: String, answer: @escaping Answer) {
+        if let batch = start(Call(appID: appID, hwid: hwid, answer: answer)) {
+            database.onReader { [self] in drive(batch) }
+        }
+    }
+
+    /// The batch `call` starts (it and the waiting calls of its application) when fewer than
+    /// `maximumStatements` statements run; nil when it waits instead.
+    private func start(_ call: Call) -> [Call]? {
+        state.withLock { state in
+            guard state.running < Self.maximumStatements else {
+                state.waiting.append(call)
+                return nil
+            }
+            state.running += 1
+            return [call] + Self.take(from: &state.waiting, appID: call.appID)
+        }
+    }
+
+    /// Runs `first`, then the next batches for as long as the turn stays on this thread.
+    private func drive(_ first: [Call]) {
+        var batch = first
+        while true {
+            run(batch)
+            guard let next = handOn() else { return }
+            batch = next
+        }
+    }
+
+    /// Gives the turn of a finished statement to the longest-waiting call: a blocked caller is woken
+    /// to run its statement (nil), an answer-only call's batch is returned to be run by the caller of
+    /// this. With no call waiting, one statement fewer runs (nil).
+    private func handOn() -> [Call]? {
+        state.withLock { state in
+            guard !state.waiting.isEmpty else {
+                state.running -= 1
+                return nil
+            }
+            let next = state.waiting.removeFirst()
+            guard next.answer != nil else {
+                next.outcome = .turn
+                next.done.signal()
+                return nil
+            }
+            return [next] + Self.take(from: &state.waiting, appID: next.appID)
         }
     }
 
@@ -128,8 +172,17 @@ final class TagReadBatcher: Sendable {
             outcome = { _ in .failed(error) }
         }
         for call in batch {
-            call.outcome = outcome(call.hwid)
-            call.done.signal()
+            let result = outcome(call.hwid)
+            guard let answer = call.answer else {
+                call.outcome = result
+                call.done.signal()
+                continue
+            }
+            switch result {
+            case .tags(let tags): answer(.success(tags))
+            case .failed(let error): answer(.failure(error))
+            case .waiting, .turn: answer(.failure(.invalid("getTags got no answer")))
+            }
         }
     }
 }

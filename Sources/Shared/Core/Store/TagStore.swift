@@ -12,6 +12,10 @@ public protocol TagStore: Sendable {
     /// of the user's devices that has the tag.
     func getTags(app: String, hwid: String?, userID: String?) throws(StoreError) -> [String: TagValue]
 
+    /// getTags by hwid, answered through `answer`: at once on the calling thread, or (a store whose
+    /// reads wait for a server) later from the thread that read the tags, so that no thread waits.
+    func getTags(app: String, hwid: String, answer: @escaping @Sendable (Result<[String: TagValue], StoreError>) -> Void)
+
     /// addTag: defines `name` as `type`. Returns the type the tag already had, or nil when it was created.
     func addTag(app: String, name: String, type: TagType, now: Int64) throws(StoreError) -> TagType?
 
@@ -24,6 +28,10 @@ public protocol TagStore: Sendable {
 }
 
 extension TagStore {
+    public func getTags(app: String, hwid: String, answer: @escaping @Sendable (Result<[String: TagValue], StoreError>) -> Void) {
+        answer(Result { () throws(StoreError) in try getTags(app: app, hwid: hwid, userID: nil) })
+    }
+
     /// The badge is the `badge` tag, written like any other tag.
     public func setBadge(app: String, hwid: String, attributes: DeviceAttributes, badge: Int64, now: Int64) throws(StoreError) {
         try setTags(app: app, hwid: hwid, attributes: attributes,
