@@ -89,7 +89,7 @@ backend.watchCommits { failure in
 // a queue of their own, so that the I/O thread goes on serving its other connections meanwhile.
 // Reads run inline on the I/O thread, except where each is a round trip to the server (PostgreSQL):
 // there they run on the store's reader threads, and the I/O thread goes on serving meanwhile; a
-// getTags by hwid waits on no thread at all (its answer comes from the reader thread that read it).
+// getTags by hwid waits on no thread at all (its answer comes from the thread that read it).
 let bulkParsing = DispatchQueue(label: "herald-bulk-parse")
 let readsWait = backend.readsWait
 let server = HTTPServer(

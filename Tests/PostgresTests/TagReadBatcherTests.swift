@@ -61,4 +61,42 @@ import TestSupport
         let mistakes = wrong.withLock { $0 }
         #expect(mistakes.isEmpty, "\(mistakes.count) wrong answers, such as \(mistakes.prefix(3))")
     }
+
+    @Test func answeredCallsAreReadWhileBlockedCallsTakeTheReaderThreads() throws {
+        // One pooled connection: four reader threads, kept busy by blocked getTags calls, beside calls
+        // that hand an answer. Every call is answered, with its own device's tags.
+        let database = try PostgresDatabase(settings: PostgresConnectionSettings(url: try PostgresServer.shared().makeSchema()), poolSize: 1,
+                                            acquireTimeoutMilliseconds: 10_000, apps: Self.apps)
+        let store = PostgresDeviceStore(database: database)
+        for index in 0..<8 {
+            for app in ["APP-1", "APP-2"] {
+                try store.registerDevice(DeviceRegistration(app: app, hwid: "d-\(index)", pushToken: "t-\(index)", gateway: nil,
+                                                            attributes: DeviceAttributes(platform: 1),
+                                                            tags: TagUpdate.parse(["Level": .int(Int64(index))])), now: 1)
+            }
+        }
+        let answered = Lock<[String]>([])
+        let group = DispatchGroup()
+        // The apps alternate, so that each statement takes few calls and turns change hands often.
+        for round in 0..<200 {
+            let hwid = "d-\(round % 8)", app = round % 2 == 0 ? "APP-1" : "APP-2"
+            group.enter()
+            database.submitRead({ (try? store.getTags(app: app, hwid: hwid, userID: nil))?["Level"] }) { level in
+                answered.withLock { $0.append("blocked \(hwid) \(String(describing: level))") }
+                group.leave()
+            }
+            group.enter()
+            store.getTags(app: round % 4 < 2 ? "APP-2" : "APP-1", hwid: hwid) { result in
+                answered.withLock { $0.append("answered \(hwid) \(String(describing: (try? result.get())?["Level"]))") }
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 20) == .success, "\(answered.withLock { $0.count }) of 400 calls answered within 20 s")
+        let wrong = answered.withLock { $0 }.filter { line in
+            let parts = line.split(separator: " ")
+            return parts[2] != "Optional(Core.TagValue.integer(\(parts[1].dropFirst(2))))"
+        }
+        #expect(wrong.isEmpty, "wrong answers: \(wrong.prefix(3))")
+    }
 }
+

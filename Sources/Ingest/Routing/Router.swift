@@ -80,7 +80,7 @@ final class Router: Sendable {
     }
 
     /// A valid getTags by hwid, answered through the store's `getTags(app:hwid:answer:)` (on
-    /// PostgreSQL, from the reader thread that read the tags with others, so that no thread waits for
+    /// PostgreSQL, from the thread that read the tags with others, so that no thread waits for
     /// the server): `respond` hears the answer, counted like any other. False, and nothing done, for
     /// any other request, and for a getTags the checks refuse (the caller answers it the usual way).
     func answerWithoutWaiting(_ request: HTTPRequest, started: Double, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {

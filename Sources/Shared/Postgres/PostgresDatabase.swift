@@ -239,11 +239,6 @@ public final class PostgresDatabase: Sendable {
         readers.enqueue { completion(work()) }
     }
 
-    /// Runs `work` on one of the reader threads.
-    func onReader(_ work: @escaping @Sendable () -> Void) {
-        readers.enqueue(work)
-    }
-
     // MARK: - Tag types
 
     /// The type of a tag: cached, defined earlier in this transaction, or stored.

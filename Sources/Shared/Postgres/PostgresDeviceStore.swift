@@ -417,8 +417,8 @@ public final class PostgresDeviceStore: DeviceStore {
         }
     }
 
-    /// Read with the other getTags calls waiting (`TagReadBatcher`), and answered from the reader
-    /// thread that ran the statement.
+    /// Read with the other getTags calls waiting (`TagReadBatcher`), and answered from the thread
+    /// that ran the statement.
     public func getTags(app: String, hwid: String, answer: @escaping @Sendable (Result<[String: TagValue], StoreError>) -> Void) {
         do {
             tagReads.tags(appID: try database.appID(app), hwid: hwid, answer: answer)

@@ -10,11 +10,13 @@ import StoreCore
 /// later (from an HTTP I/O thread, which must not wait). A call that finds fewer than
 /// `maximumStatements` statements running starts one, for its own device and every waiting call of
 /// the same application, up to `maximumBatch`: a blocked caller on its own thread, an answer-only
-/// call on a reader thread. When a statement is done, the turn goes to the longest-waiting call
+/// call on a driver thread. When a statement is done, the turn goes to the longest-waiting call
 /// left, if any: a blocked caller is woken to run the next statement, and an answer-only call's
-/// statement runs on the same reader thread (a blocked caller returns with its answer first, and
-/// hands that statement to a reader thread). A call is either waiting or in exactly one statement,
-/// so each gets one answer. Every statement is one snapshot, as the single-device read was; a
+/// statement runs on the same driver thread (a blocked caller returns with its answer first, and
+/// hands that statement to a driver thread). The driver threads are the batcher's own, one per
+/// statement that may run, so a turn handed to an answer-only call never waits for a reader thread
+/// that may itself be blocked waiting for a turn. A call is either waiting or in exactly one
+/// statement, so each gets one answer. Every statement is one snapshot, as the single-device read was; a
 /// device the store does not hold has no tags.
 final class TagReadBatcher: Sendable {
     /// Statements in flight at most, each on a pooled connection.
@@ -57,8 +59,12 @@ final class TagReadBatcher: Sendable {
 
     private let state = Lock(State())
     private let database: PostgresDatabase
+    /// Where answer-only calls' statements run.
+    private let drivers = RequestRunner(threads: maximumStatements, name: "herald-postgres-tags")
 
     init(database: PostgresDatabase) { self.database = database }
+
+    deinit { drivers.stop() }
 
     /// The tags of the application's device, read with those of other waiting calls.
     func tags(appID: Int64, hwid: String) throws(StoreError) -> [String: TagValue] {
@@ -75,7 +81,7 @@ final class TagReadBatcher: Sendable {
         }
         if let batch {
             run(batch)
-            if let next = handOn() { database.onReader { [self] in drive(next) } }
+            if let next = handOn() { drivers.enqueue { [self] in drive(next) } }
         }
         switch call.outcome {
         case .tags(let tags): return tags
@@ -84,11 +90,11 @@ final class TagReadBatcher: Sendable {
         }
     }
 
-    /// The same read without a waiting caller: `answer` hears the tags (or why not) from the reader
+    /// The same read without a waiting caller: `answer` hears the tags (or why not) from the driver
     /// thread that read them.
     func tags(appID: Int64, hwid: String, answer: @escaping Answer) {
         if let batch = start(Call(appID: appID, hwid: hwid, answer: answer)) {
-            database.onReader { [self] in drive(batch) }
+            drivers.enqueue { [self] in drive(batch) }
         }
     }
 
