@@ -50,7 +50,9 @@ import TestSupport
             try devices.setTags(app: "APP-1", hwid: "H1", attributes: DeviceAttributes(),
                                 updates: [TagUpdate(name: "m", operation: .set(.int(Int64(index))))], now: 1_001)
         }
-        let wal = try #require(WALIndex(databasePath: folder.file("h.sqlite")))
+        let watcher = try SQLiteConnection(path: folder.file("h.sqlite"), busyTimeoutMilliseconds: 2000)
+        defer { watcher.close() }
+        let wal = try #require(WALIndex(connection: watcher))
         #expect(!wal.read().backfilled)
         let deadline = monotonicSeconds() + 10
         while !wal.read().backfilled, monotonicSeconds() < deadline { usleep(50_000) }

@@ -124,6 +124,12 @@ public final class SQLiteConnection: @unchecked Sendable {
         return try body()
     }
 
+    /// The first region of the WAL index as SQLite maps it (`herald_sqlite3_wal_index`); nil when the
+    /// database is not in WAL mode or the connection is closed.
+    var walIndexRegion: UnsafeRawPointer? {
+        handle.flatMap { herald_sqlite3_wal_index($0) }.map { UnsafeRawPointer($0) }
+    }
+
     /// True outside any transaction (also after SQLite rolled one back by itself).
     public var isAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
 

@@ -68,7 +68,8 @@ public final class SQLiteDatabase: Sendable {
             try connection.execute("PRAGMA wal_autocheckpoint=0")
             let committer = GroupCommitter(writer: Writer(connection: connection))
             self.committer = committer
-            walIndex = WALIndex(databasePath: path)
+            // Read through the writer's connection, which stays open as long as this database.
+            walIndex = WALIndex(connection: connection)
             let readers = Lock<[SQLiteConnection]>([])
             self.readers = readers
             checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds,

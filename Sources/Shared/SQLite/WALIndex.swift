@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// The WAL index (the database's `-shm` file) mapped read-only, to tell without a lock whether any
-/// connection of any process has committed since a moment.
+/// The WAL index (the database's `-shm` file) as SQLite maps it for this process, read to tell
+/// without a lock whether any connection of any process has committed since a moment.
 ///
 /// Every commit rewrites the index header (its change counter, last frame, salts and checksum), and a
 /// WAL restart draws new salts, so two equal readings of the header mean no commit came between
@@ -11,7 +7,8 @@ import Glibc
 /// one, so it only costs a fresh transaction. The layout is SQLite's file format (the first header
 /// copy at offset 0, 48 bytes; the checkpoint's backfilled frame count at offset 96).
 ///
-/// `@unchecked Sendable` invariant: the mapping is read-only and lives as long as this object.
+/// `@unchecked Sendable` invariant: the region is only read, and SQLite keeps it mapped while the
+/// connection it was asked through is open; the owner keeps that connection open as long as this.
 final class WALIndex: @unchecked Sendable {
     /// The index header and whether the WAL was wholly copied into the database file at that moment.
     struct Reading: Equatable {
@@ -23,22 +20,13 @@ final class WALIndex: @unchecked Sendable {
         }
     }
 
-    private static let mappedBytes = 4096
     private let base: UnsafeRawPointer
 
-    /// Maps `databasePath`-shm; nil when it does not exist (the database is not in WAL mode).
-    init?(databasePath: String) {
-        let descriptor = open(databasePath + "-shm", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_size >= Self.mappedBytes else { return nil }
-        let mapped = mmap(nil, Self.mappedBytes, PROT_READ, MAP_SHARED, descriptor, 0)
-        guard let mapped, mapped != MAP_FAILED else { return nil }
-        base = UnsafeRawPointer(mapped)
+    /// The WAL index `connection` uses; nil when the database is not in WAL mode.
+    init?(connection: SQLiteConnection) {
+        guard let region = connection.walIndexRegion else { return nil }
+        base = region
     }
-
-    deinit { munmap(UnsafeMutableRawPointer(mutating: base), Self.mappedBytes) }
 
     /// The header now, and whether the checkpoint had copied every frame (`nBackfill == mxFrame`).
     func read() -> Reading {

@@ -40,4 +40,19 @@ static inline int herald_sqlite3_busy_wait(void *argument, int count) {
 static inline int herald_sqlite3_set_busy_wait(sqlite3 *db, struct herald_busy_state *state) {
     return sqlite3_busy_handler(db, herald_sqlite3_busy_wait, state);
 }
+/// The first region of the database's WAL index (its `-shm` file) as SQLite itself maps it for the
+/// connections of this process, or NULL when the database is not in WAL mode. It stays mapped while
+/// any connection of the process has the database open. Asking SQLite for its mapping, instead of
+/// opening the file, matters: closing any descriptor of the file would drop the process's POSIX locks
+/// on it, which SQLite relies on.
+static inline const volatile void *herald_sqlite3_wal_index(sqlite3 *db) {
+    sqlite3_file *file = NULL;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == NULL) return NULL;
+    const sqlite3_io_methods *methods = file->pMethods;
+    if (methods == NULL || methods->iVersion < 2 || methods->xShmMap == NULL) return NULL;
+    volatile void *region = NULL;
+    if (methods->xShmMap(file, 0, 32768, 0, &region) != SQLITE_OK) return NULL;
+    return region;
+}
+
 #endif
