@@ -66,10 +66,10 @@ public final class SQLiteDatabase: Sendable {
             // The writer does not checkpoint by itself (a checkpoint's fsync would stall every waiting
             // request); the checkpointer thread does it beside it on its own connection.
             try connection.execute("PRAGMA wal_autocheckpoint=0")
+            // Asked through the writer's connection before its thread starts; it stays open as long as this.
+            walIndex = WALIndex(connection: connection)
             let committer = GroupCommitter(writer: Writer(connection: connection))
             self.committer = committer
-            // Read through the writer's connection, which stays open as long as this database.
-            walIndex = WALIndex(connection: connection)
             let readers = Lock<[SQLiteConnection]>([])
             self.readers = readers
             checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
