@@ -94,8 +94,7 @@ struct DeviceAPI: Sendable {
             let userID = try request.optionalString("userId", maxLength: 256)
             guard hwid != nil || userID != nil else { throw ArgumentError("hwid or userId is required") }
             return {
-                let tags = try store.getTags(app: app, hwid: hwid, userID: hwid == nil ? userID : nil)
-                return ["result": .object(tags.mapValues(\.json))]
+                Self.tagsReply(try store.getTags(app: app, hwid: hwid, userID: hwid == nil ? userID : nil))
             }
         case "setBadge":
             let badge = try request.requiredInt("badge")
@@ -235,9 +234,6 @@ struct DeviceAPI: Sendable {
         }
     }
 
-    /// postEvent's reply: the in-app the event triggers (`{"code", "richmedia": {url, ts, tags},
-    /// "required"}`, the highest priority among those whose trigger matches), or `{}`. Read here,
-    /// before the report is queued, so the writer never waits for it.
     /// The application and device a getTags by hwid asks for, once it passed every check the call
     /// makes (`prepare`); nil for a getTags by userId.
     func tagsDevice(_ request: DeviceRequest, authorization: String?) throws -> (app: String, hwid: String)? {
@@ -246,6 +242,12 @@ struct DeviceAPI: Sendable {
         return (try request.application(), hwid)
     }
 
+    /// getTags' `response`: the tags under `result`.
+    static func tagsReply(_ tags: [String: TagValue]) -> JSON { ["result": .object(tags.mapValues(\.json))] }
+
+    /// postEvent's reply: the in-app the event triggers (`{"code", "richmedia": {url, ts, tags},
+    /// "required"}`, the highest priority among those whose trigger matches), or `{}`. Read here,
+    /// before the report is queued, so the writer never waits for it.
     func triggeredInApp(app: String, event: String, attributes: [String: JSON]) throws -> JSON {
         guard links.publicURL != nil else { return [:] }
         let triggered = try richMedia.inApps(app: app, triggeredBy: event).first { inApp in

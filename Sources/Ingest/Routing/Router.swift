@@ -84,15 +84,13 @@ final class Router: Sendable {
     /// the server): `respond` hears the answer, counted like any other. False, and nothing done, for
     /// any other request, and for a getTags the checks refuse (the caller answers it the usual way).
     func answerWithoutWaiting(_ request: HTTPRequest, started: Double, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
-        guard request.method == "POST", request.path == Self.getTagsPath,
-              case .object(let root)? = try? JSON.parse(request.body),
-              let value = root["request"], case .object(let fields) = value, value.nulCharacter == nil,
+        guard request.method == "POST", request.path == Self.getTagsPath, case .success(let fields) = requestFields(request.body),
               let (app, hwid) = (try? deviceAPI.tagsDevice(DeviceRequest(fields), authorization: request.header("authorization"))) ?? nil
         else { return false }
         store.getTags(app: app, hwid: hwid) { [self] result in
             let (response, code): (HTTPResponse, Int)
             switch result {
-            case .success(let tags): (response, code) = (Envelope.ok(["result": .object(tags.mapValues(\.json))]), 200)
+            case .success(let tags): (response, code) = (Envelope.ok(DeviceAPI.tagsReply(tags)), 200)
             case .failure(let error): (response, code) = failure(error, method: "getTags")
             }
             counted(request, route: "getTags", response: response, code: code, started: started)
@@ -177,17 +175,11 @@ final class Router: Sendable {
     /// in any string or key of `request` among them, are 210.
     /// Returns the response and its envelope `status_code`.
     func api(method: String, body: [UInt8], authorization: String?) -> Work {
-        let json: JSON
-        do {
-            json = try JSON.parse(body)
-        } catch {
-            return { (Envelope.failure(400, "malformed JSON: \(error)"), 400) }
+        let request: [String: JSON]
+        switch requestFields(body) {
+        case .success(let fields): request = fields
+        case .failure(let refused): return { refused.answer }
         }
-        guard case .object(let root) = json else { return { (Envelope.failure(400, "the body must be a JSON object"), 400) } }
-        guard let requestValue = root["request"], case .object(let request) = requestValue else {
-            return { (Envelope.argumentError("request is required and must be an object"), 210) }
-        }
-        if let nul = requestValue.nulCharacter { return { (Envelope.argumentError(nul.description), 210) } }
         if DeviceAPI.methods.contains(method) {
             // Validate here, on the I/O thread; only the store work runs on the database writer.
             let work: DeviceAPI.Work
@@ -206,6 +198,31 @@ final class Router: Sendable {
             }
         }
         return { [self] in call(method: method, request: request, authorization: authorization) }
+    }
+
+    /// The answer to a `/json/1.3/<method>` body without a usable `request` object.
+    struct Refused: Error {
+        let answer: (HTTPResponse, Int)
+    }
+
+    /// The `request` object of a `/json/1.3/<method>` body, or the answer to a body without one:
+    /// malformed JSON is HTTP 400; a missing `request` object, or a NUL character in any string or key
+    /// of it, is 210.
+    func requestFields(_ body: [UInt8]) -> Result<[String: JSON], Refused> {
+        let json: JSON
+        do {
+            json = try JSON.parse(body)
+        } catch {
+            return .failure(Refused(answer: (Envelope.failure(400, "malformed JSON: \(error)"), 400)))
+        }
+        guard case .object(let root) = json else {
+            return .failure(Refused(answer: (Envelope.failure(400, "the body must be a JSON object"), 400)))
+        }
+        guard let requestValue = root["request"], case .object(let request) = requestValue else {
+            return .failure(Refused(answer: (Envelope.argumentError("request is required and must be an object"), 210)))
+        }
+        if let nul = requestValue.nulCharacter { return .failure(Refused(answer: (Envelope.argumentError(nul.description), 210))) }
+        return .success(request)
     }
 
     func call(method: String, request: [String: JSON], authorization: String?) -> (HTTPResponse, Int) {
