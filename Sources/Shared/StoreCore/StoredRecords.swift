@@ -56,11 +56,14 @@ extension SDKReport {
     /// The columns of the reports table that `init(app:row:)` reads, in its order.
     package static let columns = "kind, hwid, user_id, platform, name, hash, body, timestamp_utc, timestamp_current"
 
-    /// A report of application `app`; a body that no longer parses reads as null.
+    /// A report of application `app`, its `bodyText` the text as stored; a body that no longer
+    /// parses reads as null.
     package init(app: String, row: some StoredRow) {
+        let text = row.text(6), body = try? JSON.parse(text)
         self.init(kind: SDKReport.Kind(rawValue: row.text(0)) ?? .event, app: app, hwid: row.text(1), userID: row.optionalText(2),
                   platform: row.optionalInt(3).map { Int($0) }, name: row.optionalText(4), hash: row.optionalText(5),
-                  body: (try? JSON.parse(row.text(6))) ?? .null, timestampUTC: row.optionalInt(7), timestampCurrent: row.optionalInt(8))
+                  body: body ?? .null, bodyText: body == nil ? nil : text,
+                  timestampUTC: row.optionalInt(7), timestampCurrent: row.optionalInt(8))
     }
 }
 
