@@ -20,8 +20,6 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZeroMQ", path: "Sources/Shared/System/CZeroMQ",
                        providers: [.apt(["libzmq3-dev"])]),
-        .systemLibrary(name: "CMicroHTTPD", path: "Sources/Shared/System/CMicroHTTPD",
-                       providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/Shared/System/COpenSSL",
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CEventPoll", path: "Sources/Shared/System/CEventPoll"),
@@ -45,7 +43,7 @@ let package = Package(
         .target(name: "Queue", dependencies: ["Core", "CZeroMQ"], path: "Sources/Shared/Queue"),
         // zlib's inflate and CRC-32: what a rich media zip's entries really unpack to.
         .target(name: "Inflate", dependencies: ["CZlib"], path: "Sources/Shared/Inflate"),
-        .target(name: "HTTPServer", dependencies: ["Core", "CMicroHTTPD"], path: "Sources/Shared/HTTPServer"),
+        .target(name: "HTTPServer", dependencies: ["Core", "CEventPoll"], path: "Sources/Shared/HTTPServer"),
         .target(name: "HTTP2", dependencies: ["Core", "CNGHTTP2", "COpenSSL", "SDKClient"], path: "Sources/Shared/HTTP2"),
         // Web Push message encryption (RFC 8291), subscriptions and P-256 keys: the worker's Web Push
         // provider and ingest's `--generate-vapid-key`.

@@ -5,11 +5,11 @@ import Glibc
 #endif
 import Core
 
-/// Holds the `ConnectionTable` for libmicrohttpd's I/O threads, does what it answers, and runs the
+/// Holds the `ConnectionTable` for the server's event loops, does what it answers, and runs the
 /// sweeper thread that shuts down connections past their deadline.
 ///
-/// Sockets are only ever shut down, never closed (libmicrohttpd owns them), and only under the lock
-/// while their entry is in the table. libmicrohttpd reports a connection closed, and its entry goes,
+/// Sockets are only ever shut down here, never closed (their `EventLoop` owns them), and only under
+/// the lock while their entry is in the table. A loop removes a connection's entry
 /// before it closes the socket, so a descriptor shut down here is never one the kernel has already
 /// handed to a new connection.
 final class ConnectionGuard: Sendable {
@@ -23,10 +23,12 @@ final class ConnectionGuard: Sendable {
         table = Lock(ConnectionTable(limits: limits))
     }
 
-    /// A connection started on socket `fd`; returns its id in the table.
-    func opened(fd: Int32) -> UInt {
-        counters.opened()
-        return table.withLock { table in
+    /// A connection started on socket `fd`; returns its id in the table, or nil when `hardLimit`
+    /// connections (not counting those leaving) are open already: then close it at once.
+    func opened(fd: Int32, hardLimit: Int) -> UInt? {
+        table.withLock { table -> UInt? in
+            guard table.present < hardLimit else { return nil }
+            counters.opened()
             let (id, admission) = table.open(fd: fd, now: monotonicSeconds())
             if case .evicting(let victim) = admission {
                 counters.countEvicted()

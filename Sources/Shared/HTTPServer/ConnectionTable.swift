@@ -68,6 +68,10 @@ struct ConnectionTable {
     private var nextID: UInt = 1
     /// Entries that hold a slot.
     private(set) var occupied = 0
+    /// Entries cut or evicted, whose sockets are shut down but not yet closed.
+    private(set) var leavingCount = 0
+    /// Connections open and not leaving.
+    var present: Int { entries.count - leavingCount }
 
     init(limits: Limits) { self.limits = limits }
 
@@ -80,6 +84,7 @@ struct ConnectionTable {
         if occupied >= limits.maxConnections {
             if let victim = evictionCandidate() {
                 entries[victim.id]?.leaving = true
+                leavingCount += 1
                 occupied -= 1
                 admission = .evicting(fd: victim.fd)
             } else {
@@ -134,6 +139,7 @@ struct ConnectionTable {
     mutating func close(_ id: UInt) {
         guard let entry = entries.removeValue(forKey: id) else { return }
         if entry.holdsSlot { occupied -= 1 }
+        if entry.leaving { leavingCount -= 1 }
     }
 
     /// The connections past their deadline at `now`, marked as leaving: shut each socket down.
@@ -154,6 +160,7 @@ struct ConnectionTable {
             }
             if entry.holdsSlot { occupied -= 1 }
             entries[id]?.leaving = true
+            leavingCount += 1
             cuts.append((entry.fd, cut))
         }
         return cuts

@@ -28,6 +28,12 @@ public struct HTTPRequest: Sendable {
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
+/// The request headers handlers use, lower-cased. The server keeps only these, the first of a
+/// repeated name.
+let httpInterestingHeaders: [String] = [
+    "content-type", "authorization", "x-retry-count", "accept", "cookie", "origin", "host", "x-forwarded-for", "if-none-match", "range",
+]
+
 /// A complete HTTP response.
 public struct HTTPResponse: Sendable {
     public var status: Int
@@ -55,5 +61,66 @@ public struct HTTPResponse: Sendable {
     /// A plain-text response.
     public static func text(_ value: String, status: Int = 200, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: Array(value.utf8))
+    }
+}
+
+extension HTTPResponse {
+    /// The response as sent: status line, the headers, `Content-Length` (the body's, even when
+    /// `omitBody` leaves it out, as a HEAD request's answer must), `Date`, `Connection: close` when
+    /// the connection closes after it, `Retry-After: 1` on a 503 that names no time, then the body.
+    func wire(omitBody: Bool, close: Bool) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(160 + (omitBody ? 0 : body.count))
+        bytes.append(contentsOf: "HTTP/1.1 \(status) \(Self.reason(status))\r\n".utf8)
+        var retryAfter = false
+        for (name, value) in headers {
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(contentsOf: ": ".utf8)
+            bytes.append(contentsOf: value.utf8)
+            bytes.append(contentsOf: "\r\n".utf8)
+            if status == 503, !retryAfter { retryAfter = name.lowercased() == "retry-after" }
+        }
+        if status == 503, !retryAfter { bytes.append(contentsOf: "Retry-After: 1\r\n".utf8) }
+        if close { bytes.append(contentsOf: "Connection: close\r\n".utf8) }
+        if status != 204 && status != 304 && status >= 200 { bytes.append(contentsOf: "Content-Length: \(body.count)\r\n".utf8) }
+        HTTPDate.shared.append(to: &bytes)
+        bytes.append(contentsOf: "\r\n".utf8)
+        if !omitBody { bytes.append(contentsOf: body) }
+        return bytes
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 409: "Conflict"
+        case 410: "Gone"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: "Status"
+        }
     }
 }

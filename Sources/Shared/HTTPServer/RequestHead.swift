@@ -1,25 +1,15 @@
-/// A request head as libmicrohttpd leaves it once parsed, and the RFC 9112 rules it must meet before
-/// any handler sees the request.
+/// A request head parsed from the bytes a client sent, once it meets the RFC 9112 rules every head
+/// must meet before any handler sees the request.
 ///
-/// libmicrohttpd (0.9.75) parses the head in place and leniently: it hands out NUL-terminated pieces
-/// (method, target, version, each field's name and value), so a NUL inside a piece silently shortens
-/// it; it keeps whitespace before a colon as part of the name, joins obs-fold lines, and takes any
-/// byte in a name or a method. Its pieces lie in one buffer, in order, and it overwrites each byte
-/// it consumes between them (the SP after the method and after the target, each colon, each CR and
-/// LF) with NUL. So a head is clean exactly when the bytes between the pieces are what a clean head
-/// leaves there: one NUL after the method and after the target; a NUL and then only SP or HTAB
-/// between a name and its value; two NULs (CRLF) ending each line and four (CRLF CRLF) ending the
-/// head. Any other byte between the pieces is one the parser hid from the handler (what followed a
-/// NUL, a folded line, a bare LF line end). The one sequence this cannot tell from CRLF is a NUL
-/// right before a bare LF: the NUL is dropped and no other byte is hidden.
+/// A head that a front proxy could read differently (NUL, CR or LF inside a line, a bare LF line end,
+/// whitespace before a colon, obs-fold, a name or method that is not a token) or whose framing is
+/// ambiguous (two Host or Content-Length fields, Content-Length with Transfer-Encoding, a
+/// Transfer-Encoding other than chunked) could let one request hide another (request smuggling), so
+/// it is refused, and so is a request line over `requestLineLimit` (414) or a head over `headLimit`
+/// (431). Lines are checked as they arrive, so a head is refused as soon as its bytes break a rule,
+/// without waiting for its end; a line or head that outgrows its limit is refused as soon as the bytes
+/// pass the limit, before any rule about its content.
 struct RequestHead {
-    /// Where one field's name and value lie, as offsets from the head's first byte (the name of a
-    /// folded field may lie elsewhere, even before it).
-    struct Field: Equatable {
-        var name: Range<Int>
-        var value: Range<Int>
-    }
-
     /// Why a head is refused: 400, 414 (request line) or 431 (head), and what the client is told.
     struct Refusal: Equatable, CustomStringConvertible {
         let status: Int
@@ -29,144 +19,301 @@ struct RequestHead {
         static func malformed(_ message: String) -> Refusal { Refusal(status: 400, message: message) }
     }
 
-    /// The longest request line served (the line ends are not counted); a longer one is 414.
+    /// The longest request line served (its CRLF is not counted); a longer one is 414.
     static let requestLineLimit = 8_192
-    /// The longest head served, from the method through the blank line; a longer one is 431.
+    /// The longest head served, from its first byte through the blank line; a longer one is 431.
+    /// Empty lines before the request line, which are skipped, count towards it.
     static let headLimit = 16_384
 
-    /// The head from the method's first byte through the blank line that ends it.
-    let bytes: UnsafeRawBufferPointer
-    /// The method, from offset 0 (its length as the parser saw it, up to a NUL).
-    let methodLength: Int
-    /// Where the target starts, and its length as the parser saw it before decoding it (up to a
-    /// NUL); nil when the parser never showed it.
-    let targetStart: Int
-    let targetLength: Int?
-    /// Whether the target, before decoding, holds only visible bytes (`isCleanTarget`).
-    let targetIsClean: Bool
-    let version: Range<Int>
-    let fields: [Field]
+    /// What `parse` makes of the bytes at hand.
+    enum Parse {
+        /// No complete head yet (no CRLF CRLF) and no rule broken so far: read more bytes.
+        case incomplete
+        case refused(Refusal)
+        /// A clean head; `length` = bytes from the first byte through the blank line's CRLF (the body starts there).
+        case complete(RequestHead, length: Int)
+    }
 
-    /// The first rule the head breaks, or nil when it is clean.
-    func refusal() -> Refusal? {
-        if version.upperBound > Self.requestLineLimit {
-            return Refusal(status: 414, message: "the request line is longer than \(Self.requestLineLimit) bytes")
-        }
-        if bytes.count > Self.headLimit {
-            return Refusal(status: 431, message: "the request head is longer than \(Self.headLimit) bytes")
-        }
-        guard let targetLength else { return .malformed("the request target was not seen") }
-        let targetEnd = targetStart + targetLength
-        guard targetStart == methodLength + 1, version.lowerBound == targetEnd + 1, targetLength > 0
-        else { return .malformed("the request line is not method SP target SP version, or holds a NUL") }
-        guard version.upperBound + 4 <= bytes.count else { return .malformed("a line does not end with CRLF") }
-        if methodLength == 0 || !(0..<methodLength).allSatisfy({ Self.isTokenByte(bytes[$0]) }) {
-            return .malformed("the method is not a token")
-        }
-        if !targetIsClean { return .malformed("the request target contains a space, a control character or %00") }
-        if !Self.isHTTP1(version, in: bytes) { return .malformed("the protocol version is not HTTP/1.x") }
+    let method: String
+    /// The target's path (up to the first "?"), percent-decoded (%XX with two hex digits becomes that
+    /// byte; any other "%" stays as is; "+" stays "+"); invalid UTF-8 decodes with replacement characters.
+    let path: String
+    /// The query's arguments (after "?", split on "&"; "k=v", or "k" alone meaning ""), keys and values
+    /// percent-decoded with "+" as a space; a repeated key: the later one wins. Empty pieces are skipped.
+    let query: [String: String]
+    /// 0 or 1 (HTTP/1.0 or HTTP/1.1; "HTTP/1.x" with any other digit x is accepted as 1.x and treated
+    /// like 1.1 for defaults).
+    let minorVersion: Int
+    /// Only the names in `httpInterestingHeaders`, lower-cased, the first of a repeated name kept,
+    /// values with leading and trailing SP and HTAB removed.
+    let headers: [String: String]
+    /// nil when absent.
+    let contentLength: Int?
+    /// Transfer-Encoding: chunked.
+    let chunked: Bool
+    /// HTTP/1.1 (and 1.x, x ≥ 1): true unless a Connection header lists the token "close". HTTP/1.0:
+    /// false unless it lists "keep-alive" (and not "close").
+    let keepAlive: Bool
+    /// An "Expect: 100-continue" header on HTTP/1.1.
+    let expectsContinue: Bool
 
-        var position = version.upperBound
-        var hosts = 0
-        var contentLengths: [Range<Int>] = []
-        var transferEncodings: [Range<Int>] = []
-        for field in fields {
-            if let problem = lineEnd(from: position, to: field.name.lowerBound) { return problem }
-            if let problem = check(field) { return problem }
-            position = field.value.upperBound
-            if equalsIgnoringCase(field.name, "host") { hosts += 1 }
-            if equalsIgnoringCase(field.name, "content-length") { contentLengths.append(field.value) }
-            if equalsIgnoringCase(field.name, "transfer-encoding") { transferEncodings.append(field.value) }
-        }
-        if let problem = headEnd(from: position) { return problem }
+    private static let lineTooLong = Refusal(status: 414, message: "the request line is longer than \(requestLineLimit) bytes")
+    private static let headTooLong = Refusal(status: 431, message: "the request head is longer than \(headLimit) bytes")
+    private static let badLineEnd = Refusal.malformed("a line does not end with CRLF")
+    private static let badRequestLine = Refusal.malformed("the request line is not method SP target SP version, or holds a NUL")
+    private static let controlInValue = Refusal.malformed("a header value contains NUL, CR, LF or another control character")
 
-        if hosts > 1 { return .malformed("more than one Host") }
-        if hosts == 0 && !equals(version, "HTTP/1.0") { return .malformed("HTTP/1.1 without Host") }
-        if contentLengths.count > 1 { return .malformed("more than one Content-Length") }
-        if !transferEncodings.isEmpty {
-            if !contentLengths.isEmpty { return .malformed("both Content-Length and Transfer-Encoding") }
-            if transferEncodings.count > 1 || !equalsIgnoringCase(trimmed(transferEncodings[0]), "chunked") {
-                return .malformed("a Transfer-Encoding other than chunked")
+    /// Parses the head at the start of `bytes`, which may hold more after it (body, pipelined requests).
+    /// Empty lines (CRLF) before the request line are skipped and counted in `length`.
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> Parse {
+        let count = bytes.count
+        // Running out of bytes before the blank line: the head is over its limit, or more must be read.
+        let ranOut: Parse = count > headLimit ? .refused(headTooLong) : .incomplete
+
+        var start = 0
+        while start + 1 < count, start < headLimit, bytes[start] == .cr, bytes[start + 1] == .lf { start += 2 }
+        let lineScanEnd = min(count, start + requestLineLimit + 1)
+        var lineEnd = start
+        while lineEnd < lineScanEnd, bytes[lineEnd] != .cr, bytes[lineEnd] != .lf { lineEnd += 1 }
+        if lineEnd - start > requestLineLimit { return .refused(lineTooLong) }
+        if lineEnd == count {
+            if count > headLimit { return .refused(headTooLong) }
+            if case .refused(let refusal) = splitRequestLine(bytes, start..<lineEnd, complete: false) { return .refused(refusal) }
+            return .incomplete
+        }
+        // The shortest head ends with this line's CRLF and the blank line.
+        if lineEnd + 4 > headLimit { return .refused(headTooLong) }
+        if bytes[lineEnd] == .lf || lineEnd + 1 < count && bytes[lineEnd + 1] != .lf { return .refused(badLineEnd) }
+        // A CR alone may start an empty line, which is skipped.
+        if lineEnd == start { return .incomplete }
+        let line: RequestLine
+        switch splitRequestLine(bytes, start..<lineEnd, complete: true) {
+        case .refused(let refusal): return .refused(refusal)
+        case .clean(let split): line = split
+        }
+        if lineEnd + 1 == count { return .incomplete }
+        let isHTTP10 = bytes[line.version.upperBound - 1] == .digitZero
+
+        let visible = min(count, headLimit)
+        var framing = Framing()
+        var headers: [String: String] = [:]
+        var keptHeaders: UInt64 = 0
+        var position = lineEnd + 2
+        while true {
+            guard position < visible else { return ranOut }
+            let first = bytes[position]
+            if first == .cr {
+                guard position + 1 < visible else { return ranOut }
+                guard bytes[position + 1] == .lf else { return .refused(badLineEnd) }
+                position += 2
+                break
+            }
+            if first == .lf { return .refused(badLineEnd) }
+            if first == .sp || first == .htab { return .refused(.malformed("a header line is folded (obs-fold)")) }
+
+            var index = position
+            while index < visible, isTokenByte(bytes[index]) { index += 1 }
+            guard index < visible else { return ranOut }
+            guard bytes[index] == .colon, index > position else {
+                return nameRefusal(bytes, lineStart: position, visible: visible).map { .refused($0) } ?? ranOut
+            }
+            let name = position..<index
+            index += 1
+            while index < visible, bytes[index] == .sp || bytes[index] == .htab { index += 1 }
+            let valueStart = index
+            while index < visible, bytes[index] != .cr {
+                if isControl(bytes[index]) { return .refused(controlInValue) }
+                index += 1
+            }
+            guard index + 1 < visible else { return ranOut }
+            guard bytes[index + 1] == .lf else { return .refused(controlInValue) }
+            var valueEnd = index
+            while valueEnd > valueStart, bytes[valueEnd - 1] == .sp || bytes[valueEnd - 1] == .htab { valueEnd -= 1 }
+            position = index + 2
+
+            guard let known = knownField(bytes, name) else { continue }
+            let value = valueStart..<valueEnd
+            if let refusal = framing.add(known.role, value, in: bytes) { return .refused(refusal) }
+            if let slot = known.slot, keptHeaders & 1 << slot == 0 {
+                keptHeaders |= 1 << slot
+                headers[known.name] = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[value]), as: UTF8.self)
             }
         }
-        if let length = contentLengths.first, length.isEmpty || !length.allSatisfy({ (0x30...0x39).contains(bytes[$0]) }) {
-            return .malformed("a Content-Length that is not a number")
+
+        if framing.hosts == 0 && !isHTTP10 { return .refused(.malformed("HTTP/1.1 without Host")) }
+        let pathEnd = line.target.firstIndex { bytes[$0] == .question } ?? line.target.upperBound
+        let head = RequestHead(
+            method: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[line.method]), as: UTF8.self),
+            path: decoded(bytes, line.target.lowerBound..<pathEnd, plusIsSpace: false),
+            query: pathEnd < line.target.upperBound ? arguments(bytes, pathEnd + 1..<line.target.upperBound) : [:],
+            minorVersion: isHTTP10 ? 0 : 1, headers: headers, contentLength: framing.contentLength, chunked: framing.chunked,
+            keepAlive: isHTTP10 ? framing.listsKeepAlive && !framing.listsClose : !framing.listsClose,
+            expectsContinue: !isHTTP10 && framing.expectsContinue)
+        return .complete(head, length: position)
+    }
+
+    /// Where a request line's three pieces lie.
+    private struct RequestLine {
+        let method: Range<Int>
+        let target: Range<Int>
+        let version: Range<Int>
+    }
+
+    private enum RequestLineSplit {
+        case refused(Refusal)
+        case clean(RequestLine)
+    }
+
+    /// The request line at `line`, without its CRLF, split at its two spaces, or the first rule it
+    /// breaks. When the line is not `complete`, only the rules its bytes so far can break are
+    /// checked, and the pieces are those that have arrived (the missing ones empty, at the end).
+    private static func splitRequestLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>, complete: Bool) -> RequestLineSplit {
+        var firstSpace: Int?
+        var secondSpace: Int?
+        for index in line {
+            let byte = bytes[index]
+            if byte == 0 { return .refused(badRequestLine) }
+            if byte == .sp {
+                if firstSpace == nil {
+                    firstSpace = index
+                } else if secondSpace == nil {
+                    secondSpace = index
+                } else {
+                    return .refused(badRequestLine)
+                }
+            }
         }
-        return nil
-    }
+        if firstSpace == line.lowerBound { return .refused(badRequestLine) }
+        if let firstSpace, let secondSpace, secondSpace == firstSpace + 1 { return .refused(badRequestLine) }
+        if complete && secondSpace == nil { return .refused(badRequestLine) }
 
-    /// The rules for one field, which `lineEnd` has placed right after the line before it.
-    private func check(_ field: Field) -> Refusal? {
-        guard !field.name.isEmpty, field.name.upperBound < field.value.lowerBound, field.value.upperBound <= bytes.count
-        else { return .malformed("a header line is malformed") }
-        if let last = field.name.last, bytes[last] == 0x20 || bytes[last] == 0x09 {
-            return .malformed("whitespace between a header name and its colon")
+        let method = line.lowerBound..<(firstSpace ?? line.upperBound)
+        let target = (firstSpace.map { $0 + 1 } ?? line.upperBound)..<(secondSpace ?? line.upperBound)
+        let version = (secondSpace.map { $0 + 1 } ?? line.upperBound)..<line.upperBound
+        for index in method where !isTokenByte(bytes[index]) { return .refused(.malformed("the method is not a token")) }
+        if !isCleanTarget(bytes, target) {
+            return .refused(.malformed("the request target contains a space, a control character or %00"))
         }
-        if !field.name.allSatisfy({ Self.isTokenByte(bytes[$0]) }) { return .malformed("a header name is not a token") }
-        // The colon, then optional whitespace.
-        guard bytes[field.name.upperBound] == 0,
-              (field.name.upperBound + 1..<field.value.lowerBound).allSatisfy({ bytes[$0] == 0x20 || bytes[$0] == 0x09 })
-        else { return .malformed("a header line is malformed") }
-        if field.value.contains(where: { Self.isControl(bytes[$0]) }) {
-            return .malformed("a header value contains NUL, CR, LF or another control character")
+        if !isHTTP1(bytes, version, complete: complete) { return .refused(.malformed("the protocol version is not HTTP/1.x")) }
+        return .clean(RequestLine(method: method, target: target, version: version))
+    }
+
+    /// Whether a request target's bytes (before decoding) are all visible (no control character, SP
+    /// or DEL; bytes above 0x7F are let through) and none decodes to NUL (`%00`).
+    private static func isCleanTarget(_ bytes: UnsafeRawBufferPointer, _ target: Range<Int>) -> Bool {
+        for index in target {
+            let byte = bytes[index]
+            if byte <= .sp || byte == 0x7F { return false }
+            if byte == .percent, index + 2 < target.upperBound, bytes[index + 1] == .digitZero, bytes[index + 2] == .digitZero { return false }
         }
-        return nil
+        return true
     }
 
-    /// The bytes between a line's last piece and the next field's name: its CRLF, nothing else.
-    private func lineEnd(from start: Int, to next: Int) -> Refusal? {
-        if next == start + 2, bytes[start] == 0, bytes[start + 1] == 0 { return nil }
-        return gapProblem(from: start, to: next)
-    }
-
-    /// The bytes between the last line's last piece and the head's end: CRLF CRLF.
-    private func headEnd(from start: Int) -> Refusal? {
-        if bytes.count == start + 4, (start..<bytes.count).allSatisfy({ bytes[$0] == 0 }) { return nil }
-        return gapProblem(from: start, to: bytes.count)
-    }
-
-    /// What a wrong gap most likely holds.
-    private func gapProblem(from start: Int, to end: Int) -> Refusal {
-        guard start < end, end <= bytes.count, start < bytes.count else {
-            return .malformed("a header line is folded (obs-fold) or malformed")
-        }
-        let gap = bytes[start..<end]
-        if gap.count > 2, gap.prefix(2).allSatisfy({ $0 == 0 }), gap.dropFirst(2).first == 0x20 || gap.dropFirst(2).first == 0x09 {
-            return .malformed("a header line is folded (obs-fold)")
-        }
-        if gap.first == 0, gap.dropFirst().contains(where: { $0 != 0 }) {
-            return .malformed("a header value contains NUL, CR, LF or another control character")
-        }
-        return .malformed("a header value ends with NUL, or a line does not end with CRLF")
-    }
-
-    private func equals(_ range: Range<Int>, _ text: StaticString) -> Bool {
-        range.count == text.utf8CodeUnitCount && zip(range, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-            .allSatisfy { bytes[$0] == $1 }
-    }
-
-    private func equalsIgnoringCase(_ range: Range<Int>, _ lowercase: StaticString) -> Bool {
-        range.count == lowercase.utf8CodeUnitCount
-            && zip(range, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
-            .allSatisfy { Self.lowercased(bytes[$0]) == $1 }
-    }
-
-    /// `range` without the SP and HTAB at either end.
-    private func trimmed(_ range: Range<Int>) -> Range<Int> {
-        var lower = range.lowerBound, upper = range.upperBound
-        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
-        while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
-        return lower..<upper
-    }
-
-    private static func isHTTP1(_ range: Range<Int>, in bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Whether `version` is "HTTP/1." and one digit, or (when not `complete`) the start of it.
+    private static func isHTTP1(_ bytes: UnsafeRawBufferPointer, _ version: Range<Int>, complete: Bool) -> Bool {
         let prefix: StaticString = "HTTP/1."
-        return range.count == 8 && range.upperBound <= bytes.count
-            && zip(range, UnsafeBufferPointer(start: prefix.utf8Start, count: 7)).allSatisfy { bytes[$0] == $1 }
-            && (0x30...0x39).contains(bytes[range.upperBound - 1])
+        let prefixLength = prefix.utf8CodeUnitCount
+        if version.count > prefixLength + 1 || complete && version.count != prefixLength + 1 { return false }
+        for offset in 0..<version.count {
+            let byte = bytes[version.lowerBound + offset]
+            if offset < prefixLength ? byte != prefix.utf8Start[offset] : !byte.isDigit { return false }
+        }
+        return true
     }
 
-    static func lowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+    /// Why a header line whose name does not end in a colon is refused, or nil when its colon or end
+    /// has not arrived yet.
+    private static func nameRefusal(_ bytes: UnsafeRawBufferPointer, lineStart: Int, visible: Int) -> Refusal? {
+        var index = lineStart
+        while index < visible {
+            switch bytes[index] {
+            case .colon:
+                if index == lineStart { return .malformed("a header line is malformed") }
+                let last = bytes[index - 1]
+                if last == .sp || last == .htab { return .malformed("whitespace between a header name and its colon") }
+                return .malformed("a header name is not a token")
+            case .cr, .lf:
+                return .malformed("a header line is malformed")
+            default:
+                index += 1
+            }
+        }
+        return nil
+    }
+
+    /// The field named `name` among those `parse` reads, matched case-insensitively without
+    /// allocating, or nil for any other name.
+    private static func knownField(_ bytes: UnsafeRawBufferPointer, _ name: Range<Int>) -> KnownField? {
+        guard name.count < knownFieldsByLength.count else { return nil }
+        for candidate in knownFieldsByLength[name.count] {
+            var offset = 0
+            while offset < name.count, lowercased(bytes[name.lowerBound + offset]) == candidate.bytes[offset] { offset += 1 }
+            if offset == name.count { return candidate }
+        }
+        return nil
+    }
+
+    /// `range` percent-decoded (and with "+" as a space when `plusIsSpace`) as UTF-8, invalid
+    /// sequences replaced.
+    private static func decoded(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, plusIsSpace: Bool) -> String {
+        let encoded = UnsafeRawBufferPointer(rebasing: bytes[range])
+        guard encoded.contains(where: { $0 == .percent || plusIsSpace && $0 == .plus }) else {
+            return String(decoding: encoded, as: UTF8.self)
+        }
+        return String(unsafeUninitializedCapacity: encoded.count) { buffer in
+            var written = 0
+            var index = 0
+            while index < encoded.count {
+                var byte = encoded[index]
+                index += 1
+                if byte == .percent, index + 1 < encoded.count, let high = hexValue(encoded[index]), let low = hexValue(encoded[index + 1]) {
+                    byte = high << 4 | low
+                    index += 2
+                } else if plusIsSpace && byte == .plus {
+                    byte = .sp
+                }
+                buffer[written] = byte
+                written += 1
+            }
+            return written
+        }
+    }
+
+    /// The query arguments in `range` (see `query`).
+    private static func arguments(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> [String: String] {
+        var arguments: [String: String] = [:]
+        var pieceStart = range.lowerBound
+        while pieceStart < range.upperBound {
+            var pieceEnd = pieceStart
+            while pieceEnd < range.upperBound, bytes[pieceEnd] != .ampersand { pieceEnd += 1 }
+            if pieceEnd > pieceStart {
+                var equals = pieceStart
+                while equals < pieceEnd, bytes[equals] != .equalsSign { equals += 1 }
+                let value = equals < pieceEnd ? decoded(bytes, equals + 1..<pieceEnd, plusIsSpace: true) : ""
+                arguments[decoded(bytes, pieceStart..<equals, plusIsSpace: true)] = value
+            }
+            pieceStart = pieceEnd + 1
+        }
+        return arguments
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x41 + 10
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
+        }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+
+    /// Whether `range` equals `lowercase` ignoring ASCII case.
+    private static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
+        guard range.count == lowercase.utf8CodeUnitCount else { return false }
+        for offset in 0..<range.count where lowercased(bytes[range.lowerBound + offset]) != lowercase.utf8Start[offset] { return false }
+        return true
+    }
 
     /// RFC 9110 tchar: ALPHA, DIGIT and ``!#$%&'*+-.^_`|~``.
     static func isTokenByte(_ byte: UInt8) -> Bool {
@@ -182,12 +329,115 @@ struct RequestHead {
     /// A control character other than HTAB (field values may hold SP, HTAB, VCHAR and obs-text).
     static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 && byte != 0x09 || byte == 0x7F }
 
-    /// Whether a request target's bytes (before decoding) are all visible (no control character,
-    /// SP or DEL; bytes above 0x7F are let through) and none decodes to NUL (`%00`), which the
-    /// parser's decoding would turn into the end of the path or of a query value.
-    static func isCleanTarget(_ target: UnsafeRawBufferPointer) -> Bool {
-        if target.contains(where: { $0 <= 0x20 || $0 == 0x7F }) { return false }
-        let percent = UInt8(ascii: "%"), zero = UInt8(ascii: "0")
-        return !target.indices.dropLast(2).contains { target[$0] == percent && target[$0 + 1] == zero && target[$0 + 2] == zero }
+    /// What the fields that frame a request (Host, Content-Length, Transfer-Encoding, Connection,
+    /// Expect) have said so far.
+    private struct Framing {
+        var hosts = 0
+        var contentLength: Int?
+        var chunked = false
+        var listsClose = false
+        var listsKeepAlive = false
+        var expectsContinue = false
+
+        /// Takes in one field with its trimmed value, or tells which rule it breaks together with
+        /// the fields before it.
+        mutating func add(_ role: FieldRole, _ value: Range<Int>, in bytes: UnsafeRawBufferPointer) -> Refusal? {
+            switch role {
+            case .other:
+                break
+            case .host:
+                hosts += 1
+                if hosts > 1 { return .malformed("more than one Host") }
+            case .contentLength:
+                if contentLength != nil { return .malformed("more than one Content-Length") }
+                if chunked { return .malformed("both Content-Length and Transfer-Encoding") }
+                // 18 digits always fit in an Int.
+                guard (1...18).contains(value.count) else { return .malformed("a Content-Length that is not a number") }
+                var length = 0
+                for index in value {
+                    guard bytes[index].isDigit else { return .malformed("a Content-Length that is not a number") }
+                    length = length * 10 + Int(bytes[index] - 0x30)
+                }
+                contentLength = length
+            case .transferEncoding:
+                if contentLength != nil { return .malformed("both Content-Length and Transfer-Encoding") }
+                if chunked || !RequestHead.equalsIgnoringCase(bytes, value, "chunked") {
+                    return .malformed("a Transfer-Encoding other than chunked")
+                }
+                chunked = true
+            case .connection:
+                var tokenStart = value.lowerBound
+                while tokenStart < value.upperBound {
+                    var tokenEnd = tokenStart
+                    while tokenEnd < value.upperBound, bytes[tokenEnd] != .comma { tokenEnd += 1 }
+                    let token = trimmed(bytes, tokenStart..<tokenEnd)
+                    if RequestHead.equalsIgnoringCase(bytes, token, "close") { listsClose = true }
+                    if RequestHead.equalsIgnoringCase(bytes, token, "keep-alive") { listsKeepAlive = true }
+                    tokenStart = tokenEnd + 1
+                }
+            case .expect:
+                if RequestHead.equalsIgnoringCase(bytes, value, "100-continue") { expectsContinue = true }
+            }
+            return nil
+        }
+
+        /// `range` without the SP and HTAB at either end.
+        private func trimmed(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Range<Int> {
+            var lower = range.lowerBound
+            var upper = range.upperBound
+            while lower < upper, bytes[lower] == .sp || bytes[lower] == .htab { lower += 1 }
+            while upper > lower, bytes[upper - 1] == .sp || bytes[upper - 1] == .htab { upper -= 1 }
+            return lower..<upper
+        }
     }
+}
+
+/// What a field `RequestHead.parse` reads means for the request's framing.
+private enum FieldRole {
+    case other, host, contentLength, transferEncoding, connection, expect
+}
+
+/// A header name `RequestHead.parse` reads: one that frames the request, or one of
+/// `httpInterestingHeaders`, which it keeps (`slot` is its bit among those kept).
+private struct KnownField {
+    let name: String
+    let bytes: [UInt8]
+    let role: FieldRole
+    let slot: Int?
+}
+
+/// The names `RequestHead.parse` reads, lower-cased, indexed by their length for a match without
+/// allocating.
+private let knownFieldsByLength: [[KnownField]] = {
+    let framing: [String: FieldRole] = [
+        "host": .host, "content-length": .contentLength, "transfer-encoding": .transferEncoding, "connection": .connection,
+        "expect": .expect,
+    ]
+    precondition(httpInterestingHeaders.count <= UInt64.bitWidth, "one bit per kept header")
+    var fields = httpInterestingHeaders.enumerated().map { slot, name in
+        KnownField(name: name, bytes: Array(name.utf8), role: framing[name] ?? .other, slot: slot)
+    }
+    for (name, role) in framing where !httpInterestingHeaders.contains(name) {
+        fields.append(KnownField(name: name, bytes: Array(name.utf8), role: role, slot: nil))
+    }
+    var byLength = [[KnownField]](repeating: [], count: (fields.map(\.bytes.count).max() ?? 0) + 1)
+    for field in fields { byLength[field.bytes.count].append(field) }
+    return byLength
+}()
+
+private extension UInt8 {
+    static let htab = UInt8(ascii: "\t")
+    static let lf = UInt8(ascii: "\n")
+    static let cr = UInt8(ascii: "\r")
+    static let sp = UInt8(ascii: " ")
+    static let percent = UInt8(ascii: "%")
+    static let ampersand = UInt8(ascii: "&")
+    static let plus = UInt8(ascii: "+")
+    static let comma = UInt8(ascii: ",")
+    static let digitZero = UInt8(ascii: "0")
+    static let colon = UInt8(ascii: ":")
+    static let equalsSign = UInt8(ascii: "=")
+    static let question = UInt8(ascii: "?")
+
+    var isDigit: Bool { (0x30...0x39).contains(self) }
 }
