@@ -48,6 +48,7 @@ final class ConnectionGuard: Sendable {
     func received(_ id: UInt, bytes: Int) { table.withLock { $0.received(id, bytes: bytes) } }
     func busy(_ id: UInt) { table.withLock { $0.busy(id) } }
     func answered(_ id: UInt) { table.withLock { $0.answered(id, now: monotonicSeconds()) } }
+    func wrote(_ id: UInt) { table.withLock { $0.wrote(id, now: monotonicSeconds()) } }
 
     func closed(_ id: UInt) {
         table.withLock { $0.close(id) }

@@ -136,6 +136,12 @@ struct ConnectionTable {
         entries[id]?.phase = .headers(since: now, served: true)
     }
 
+    /// Bytes of an answer went out: a kept-alive connection's idle time starts again.
+    mutating func wrote(_ id: UInt, now: Double) {
+        guard case .headers(_, served: true)? = entries[id]?.phase else { return }
+        entries[id]?.phase = .headers(since: now, served: true)
+    }
+
     mutating func close(_ id: UInt) {
         guard let entry = entries.removeValue(forKey: id) else { return }
         if entry.holdsSlot { occupied -= 1 }

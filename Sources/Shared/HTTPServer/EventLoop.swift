@@ -1,4 +1,5 @@
 internal import CEventPoll
+import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -9,23 +10,32 @@ import Core
 /// listening socket. It accepts connections (handing each to the loops in turn), reads requests,
 /// runs inline handlers, writes answers, and closes connections.
 ///
-/// A connection's socket is closed only here, after its entry left the server's `ConnectionGuard`
-/// (which only ever shuts sockets down, under its lock, while their entry is present), and never
-/// while an offloaded request on it waits for its answer, whose thread may be sending on it.
+/// An offloaded request's answer comes back through `post`, so only the loop's thread ever reads,
+/// writes or closes a connection's socket: the thread that made the answer (the SQLite writer, for
+/// a batch of writes) only queues it and signals the loop once, whatever the batch's size. A socket
+/// is closed after its entry left the server's `ConnectionGuard` (which only ever shuts sockets
+/// down, under its lock, while their entry is present).
 ///
-/// `@unchecked Sendable` invariant: `connections` and the connections' loop-owned fields are
-/// touched only on the loop's thread; other threads reach the loop only through `post`.
+/// `@unchecked Sendable` invariant: `connections` and the connections are touched only on the
+/// loop's thread; other threads reach the loop only through `post`.
 final class EventLoop: @unchecked Sendable {
     /// What other threads ask of the loop.
     enum Work {
         /// A connection accepted by another loop, entered in the `ConnectionGuard` under `id`.
         case adopt(fd: Int32, id: UInt, address: String)
-        /// An offloaded request's answer, which its thread could not send whole; `counted` when
-        /// that thread already told the `ConnectionGuard`.
-        case answer(HTTPConnection, bytes: [UInt8], counted: Bool)
-        case stopAccepting
+        /// An offloaded request's answer.
+        case answer(HTTPConnection, HTTPResponse)
+        /// Stop watching the listening socket, then signal `done`.
+        case stopAccepting(done: DispatchSemaphore)
         /// Close every connection and end the loop.
         case stop
+    }
+
+    /// What other threads have posted, and whether the loop has ended (then `post` itself closes a
+    /// connection handed over and drops the rest).
+    private struct Posted {
+        var works: [Work] = []
+        var ended = false
     }
 
     /// Past this many unsent bytes, a connection's further requests wait until the client reads.
@@ -37,7 +47,7 @@ final class EventLoop: @unchecked Sendable {
     private let listener: Int32
     private let poll: Int32
     private let wakeup = Wakeup()
-    private let posted = Mutex<[Work]>([])
+    private let posted = Mutex(Posted())
     private var connections: [Int32: HTTPConnection] = [:]
     private var scratch = [UInt8](repeating: 0, count: EventLoop.readSize)
     private var running = true
@@ -53,13 +63,29 @@ final class EventLoop: @unchecked Sendable {
 
     deinit { Glibc.close(poll) }
 
-    /// Hands `work` to the loop's thread.
+    /// Hands `work` to the loop's thread; the first work since the loop last looked wakes it.
     func post(_ work: Work) {
-        let first = posted.withLock { queue -> Bool in
-            queue.append(work)
-            return queue.count == 1
+        let (first, ended) = posted.withLock { posted -> (Bool, Bool) in
+            guard !posted.ended else { return (false, true) }
+            posted.works.append(work)
+            return (posted.works.count == 1, false)
         }
         if first { wakeup.signal() }
+        if ended { drop(work) }
+    }
+
+    /// What becomes of work posted to a loop that has ended: a connection handed over is closed,
+    /// the rest has nothing left to act on.
+    private func drop(_ work: Work) {
+        switch work {
+        case .adopt(let fd, let id, _):
+            server.connections.closed(id)
+            Glibc.close(fd)
+        case .stopAccepting(let done):
+            done.signal()
+        case .answer, .stop:
+            break
+        }
     }
 
     func run() {
@@ -76,16 +102,19 @@ final class EventLoop: @unchecked Sendable {
                     takePosted()
                 } else if let connection = connections[event.data.fd] {
                     if event.events & EPOLLOUT.rawValue != 0 { flush(connection) }
-                    if event.events & ~EPOLLOUT.rawValue != 0, !connection.closed { readable(connection) }
+                    if event.events & ~EPOLLOUT.rawValue != 0, !connection.closed {
+                        readable(connection, hangUp: event.events & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0)
+                    }
                 }
             }
         }
-        for connection in Array(connections.values) { close(connection, stopping: true) }
-        // Connections handed over as the loop stopped.
-        for case .adopt(let fd, let id, _) in posted.withLock({ $0 }) {
-            server.connections.closed(id)
-            Glibc.close(fd)
+        for connection in Array(connections.values) { close(connection) }
+        let left = posted.withLock { posted -> [Work] in
+            posted.ended = true
+            defer { posted.works = [] }
+            return posted.works
         }
+        for work in left { drop(work) }
     }
 
     private func watch(_ fd: Int32, _ events: UInt32, modify: Bool = false) {
@@ -114,40 +143,27 @@ final class EventLoop: @unchecked Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let text = Self.addressText(address)
             // Entered here, in the order connections came, which decides who is pushed out at the limit.
             guard let id = server.connections.opened(fd: fd, hardLimit: server.hardLimit) else {
                 Glibc.close(fd)
                 continue
             }
+            let text = Self.addressText(address)
             let owner = server.loopForNextConnection()
             if owner === self { adopt(fd: fd, id: id, address: text) } else { owner.post(.adopt(fd: fd, id: id, address: text)) }
         }
     }
 
     private func adopt(fd: Int32, id: UInt, address: String) {
-        let connection = HTTPConnection(fd: fd, id: id, address: address, loop: self)
+        let connection = HTTPConnection(fd: fd, id: id, address: address)
         connections[fd] = connection
         watch(fd, Self.connectionEvents)
         // Bytes that came with the connection raise no new edge.
-        readable(connection)
+        readable(connection, hangUp: false)
     }
 
-    /// Closes the connection, unless an offloaded request on it still waits for its answer: then
-    /// the loop closes it once the answer came (`stopping`: shuts it down and leaves it).
-    private func close(_ connection: HTTPConnection, stopping: Bool = false) {
+    private func close(_ connection: HTTPConnection) {
         guard !connection.closed else { return }
-        if case .offloaded = connection.phase {
-            let waiting = connection.exchange.withLock { exchange -> Bool in
-                if exchange.waiting { exchange.deferred = true }
-                return exchange.waiting
-            }
-            if waiting {
-                connection.peerClosed = true
-                if stopping { shutdown(connection.fd, Int32(SHUT_RDWR)) }
-                return
-            }
-        }
         connection.closed = true
         server.connections.closed(connection.id)
         connections[connection.fd] = nil
@@ -156,18 +172,19 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func takePosted() {
-        let works = posted.withLock { queue -> [Work] in
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
+        let works = posted.withLock { posted -> [Work] in
+            defer { posted.works.removeAll(keepingCapacity: true) }
+            return posted.works
         }
         for work in works {
             switch work {
             case .adopt(let fd, let id, let address):
                 adopt(fd: fd, id: id, address: address)
-            case .answer(let connection, let bytes, let counted):
-                deliver(connection, bytes, counted: counted)
-            case .stopAccepting:
+            case .answer(let connection, let response):
+                deliver(connection, response)
+            case .stopAccepting(let done):
                 epoll_ctl(poll, EPOLL_CTL_DEL, listener, nil)
+                done.signal()
             case .stop:
                 running = false
             }
@@ -176,44 +193,77 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: Reading
 
-    private func readable(_ connection: HTTPConnection) {
-        var received = 0
-        while true {
-            let count = scratch.withUnsafeMutableBytes { read(connection.fd, $0.baseAddress, $0.count) }
-            if count > 0 {
-                scratch.withUnsafeBufferPointer { connection.input.append(contentsOf: UnsafeBufferPointer(rebasing: $0[0..<count])) }
-                received += count
-                // A short read emptied the socket; more bytes raise a new edge.
-                if count < Self.readSize { break }
-                continue
+    /// How many bytes past what requests have taken a connection may hold: a head and a read's
+    /// worth, or a whole body with Content-Length.
+    private func inputLimit(_ connection: HTTPConnection) -> Int {
+        if case .body(_, let length) = connection.phase { return length + RequestHead.headLimit }
+        return RequestHead.headLimit + Self.readSize
+    }
+
+    /// Reads what the socket holds (up to `inputLimit`), serves what it completes, and closes the
+    /// connection when it is done. `hangUp`: the event said the peer closed, so reading goes on to
+    /// the end even after a short read.
+    private func readable(_ connection: HTTPConnection, hangUp: Bool) {
+        while !connection.closed {
+            var received = 0
+            connection.readPaused = false
+            while true {
+                if connection.unparsed >= inputLimit(connection) {
+                    connection.readPaused = true
+                    break
+                }
+                let count = scratch.withUnsafeMutableBytes { read(connection.fd, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    received += count
+                    if case .closing = connection.phase { continue }
+                    scratch.withUnsafeBufferPointer { connection.input.append(contentsOf: UnsafeBufferPointer(rebasing: $0[0..<count])) }
+                    // A short read emptied the socket; more bytes raise a new edge.
+                    if count < Self.readSize && !hangUp { break }
+                    continue
+                }
+                if count < 0, errno == EINTR { continue }
+                if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { break }
+                if count == 0 { connection.peerDone = true } else { connection.failed = true }
+                break
             }
-            if count < 0, errno == EINTR { continue }
-            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { break }
-            connection.peerClosed = true
-            break
-        }
-        switch connection.phase {
-        case .body, .chunked, .discard: if received > 0 { server.connections.received(connection.id, bytes: received) }
-        default: break
-        }
-        if case .offloaded = connection.phase {
-            let waiting = connection.exchange.withLock { exchange -> Bool in
-                if exchange.waiting { exchange.deferred = true }
-                return exchange.waiting
+            switch connection.phase {
+            case .body, .chunked, .discard: if received > 0 { server.connections.received(connection.id, bytes: received) }
+            default: break
             }
-            if waiting { return }
-            // Answered meanwhile by the thread that handled it.
-            connection.phase = .head
+            // What comes while a request is offloaded waits for its answer (`deliver`).
+            if case .offloaded = connection.phase { return }
+            let before = connection.unparsed
+            process(connection)
+            // Read on only when reading paused and serving made room.
+            guard connection.readPaused, connection.unparsed < before else { break }
         }
-        process(connection)
         finish(connection)
     }
 
-    /// Closes the connection when it is done: the peer left, or the last answer closes it and is sent.
+    /// Closes the connection when it is done: it failed, the peer left and everything it asked
+    /// for is answered, or it is closing and the peer has closed too. One whose request is
+    /// offloaded waits for the answer (`deliver`).
     private func finish(_ connection: HTTPConnection) {
         guard !connection.closed else { return }
-        if case .offloaded = connection.phase, !connection.peerClosed { return }
-        if connection.peerClosed || connection.closeWhenWritten && !connection.hasOutput { close(connection) }
+        switch connection.phase {
+        case .offloaded:
+            return
+        case .closing:
+            if connection.failed || connection.peerDone { close(connection) }
+        default:
+            if connection.failed || connection.peerDone && !connection.hasOutput { close(connection) }
+        }
+    }
+
+    /// Takes up a connection again once its answer went out or its output drained: what waited in
+    /// the socket, then what waited in `input`.
+    private func resume(_ connection: HTTPConnection) {
+        if connection.readPaused {
+            readable(connection, hangUp: false)
+        } else {
+            process(connection)
+            finish(connection)
+        }
     }
 
     // MARK: Requests
@@ -221,35 +271,25 @@ final class EventLoop: @unchecked Sendable {
     /// Serves the complete requests in `input`, in order, until one is offloaded, the input runs
     /// out, or too much output waits.
     private func process(_ connection: HTTPConnection) {
-        while !connection.closed, !connection.closeWhenWritten, connection.output.count - connection.written < Self.outputBacklog {
-            let available = connection.input.count - connection.parsed
+        while !connection.closed, connection.output.count - connection.written < Self.outputBacklog {
+            let available = connection.unparsed
             switch connection.phase {
-            case .offloaded:
-                // Answered already (by an offload that answered at once, or a thread that sent the
-                // answer itself): go on.
-                guard connection.exchange.withLock({ $0.waiting }) else {
-                    connection.phase = .head
-                    continue
-                }
+            case .offloaded, .closing:
                 compact(connection)
                 return
             case .head:
-                // A head is parsed once a line has ended since the last look (or the request line ran
-                // past its limit), so that a head trickling in a byte at a time is not parsed anew
-                // for each byte.
-                let from = max(connection.scanned, connection.parsed)
-                connection.scanned = connection.input.count
-                guard connection.input[from...].contains(0x0A) || available > RequestHead.requestLineLimit else { break }
+                guard available > 0, headMayBeDecided(connection) else { break }
                 let parse = connection.input.withUnsafeBytes { RequestHead.parse(UnsafeRawBufferPointer(rebasing: $0[connection.parsed...])) }
                 switch parse {
                 case .incomplete:
                     break
                 case .refused(let problem):
                     server.connections.busy(connection.id)
-                    respond(connection, server.refusal(problem.status, "malformed request: \(problem.message)"), keepAlive: false, omitBody: false)
-                    return
+                    respond(connection, server.refusal(problem.status, "malformed request: \(problem.message)"), .closing)
+                    continue
                 case .complete(let head, let length):
                     connection.parsed += length
+                    connection.scanned = connection.parsed
                     begin(connection, head)
                     continue
                 }
@@ -260,29 +300,31 @@ final class EventLoop: @unchecked Sendable {
                 dispatch(connection, head, body: body)
                 continue
             case .chunked(let head, var decoder):
+                // Out of `phase` while it decodes, so that its body is not copied on write.
+                connection.phase = .head
                 let offset = connection.parsed
-                var end = 0
+                var end = offset
                 let step = connection.input.withUnsafeBytes { bytes in
                     var position = offset
                     defer { end = position }
                     return decoder.decode(bytes, offset: &position)
                 }
                 connection.parsed = end
+                if decoder.tooLarge {
+                    // Refused at once: a body that keeps coming would keep its deadline moving.
+                    server.connections.busy(connection.id)
+                    respond(connection, tooLarge(decoder.limit), .closing)
+                    continue
+                }
                 switch step {
                 case .needMore:
                     connection.phase = .chunked(head, decoder)
                 case .malformed(let message):
                     server.connections.busy(connection.id)
-                    respond(connection, server.refusal(400, "malformed request: \(message)"), keepAlive: false, omitBody: false)
-                    return
+                    respond(connection, server.refusal(400, "malformed request: \(message)"), .closing)
+                    continue
                 case .done:
-                    if decoder.tooLarge {
-                        server.connections.busy(connection.id)
-                        connection.phase = .head
-                        respond(connection, tooLarge(decoder.limit), keepAlive: head.keepAlive, omitBody: false)
-                    } else {
-                        dispatch(connection, head, body: decoder.body)
-                    }
+                    dispatch(connection, head, body: decoder.body)
                     continue
                 }
             case .discard(let remaining):
@@ -294,6 +336,32 @@ final class EventLoop: @unchecked Sendable {
             break
         }
         compact(connection)
+    }
+
+    /// Whether the bytes that came since the head was last looked for can decide it: a blank line
+    /// (or a bare LF, which the parser refuses) may have arrived, or the bytes crossed the request
+    /// line's or the head's limit. So a head trickling in a byte at a time is parsed a few times,
+    /// not once per byte.
+    private func headMayBeDecided(_ connection: HTTPConnection) -> Bool {
+        let from = max(connection.scanned - 2, connection.parsed)
+        let seenBefore = max(connection.scanned - connection.parsed, 0)
+        connection.scanned = connection.input.count
+        let available = connection.unparsed
+        if seenBefore <= RequestHead.requestLineLimit && available > RequestHead.requestLineLimit { return true }
+        if seenBefore <= RequestHead.headLimit && available > RequestHead.headLimit { return true }
+        var index = from
+        while index < connection.input.count {
+            if connection.input[index] == 0x0A {
+                let next = index + 1
+                if next == connection.input.count { return false }
+                // "\n\n" is a bare LF the parser refuses; "\n\r" starts the blank line that ends
+                // the head. A line in between is decided with the head's end.
+                if connection.input[next] == 0x0A { return true }
+                if connection.input[next] == 0x0D { return true }
+            }
+            index += 1
+        }
+        return false
     }
 
     /// Drops the bytes requests have taken from the front of `input`.
@@ -313,16 +381,17 @@ final class EventLoop: @unchecked Sendable {
     private func begin(_ connection: HTTPConnection, _ head: RequestHead) {
         guard server.connections.headersComplete(connection.id) else {
             server.connections.busy(connection.id)
-            respond(connection, server.refusal(503, "too many connections; please retry"), keepAlive: false, omitBody: false)
+            respond(connection, server.refusal(503, "too many connections; please retry"), .closing)
             return
         }
         let limit = server.bodyLimit(head.method, head.path)
         if let length = head.contentLength, length > limit {
             server.connections.busy(connection.id)
+            var framing = HTTPConnection.Framing(head)
             // A client that waits for 100 Continue sends no body: the connection cannot go on.
-            let goesOn = head.keepAlive && !head.expectsContinue
-            if goesOn { connection.phase = .discard(remaining: length) }
-            respond(connection, tooLarge(limit), keepAlive: goesOn, omitBody: false)
+            framing.keepAlive = framing.keepAlive && !head.expectsContinue
+            respond(connection, tooLarge(limit), framing)
+            if framing.keepAlive { connection.phase = .discard(remaining: length) }
             return
         }
         if head.expectsContinue, head.chunked || (head.contentLength ?? 0) > 0 {
@@ -332,6 +401,7 @@ final class EventLoop: @unchecked Sendable {
             connection.phase = .chunked(head, ChunkedBody(limit: limit))
         } else if let length = head.contentLength, length > 0 {
             connection.phase = .body(head, length: length)
+            connection.input.reserveCapacity(connection.parsed + length)
         } else {
             dispatch(connection, head, body: [])
         }
@@ -347,9 +417,9 @@ final class EventLoop: @unchecked Sendable {
         connection.phase = .head
         let request = HTTPRequest(method: head.method, path: head.path, headers: head.headers,
                                   query: head.method == "GET" ? head.query : [:], body: body, clientAddress: connection.address)
-        let omitBody = head.method == "HEAD"
+        let framing = HTTPConnection.Framing(head)
         guard server.classify(request) == .offload else {
-            respond(connection, server.handler(request), keepAlive: head.keepAlive, omitBody: omitBody)
+            respond(connection, server.handler(request), framing)
             return
         }
         // Count first, then look at `stopping`: `stop` sets the flag before it reads the count, so a
@@ -357,61 +427,35 @@ final class EventLoop: @unchecked Sendable {
         server.suspended.add(1, ordering: .sequentiallyConsistent)
         if server.stopping.load(ordering: .sequentiallyConsistent) {
             server.suspended.subtract(1, ordering: .sequentiallyConsistent)
-            respond(connection, server.refusal(503, "shutting down, please retry"), keepAlive: head.keepAlive, omitBody: omitBody)
+            respond(connection, server.refusal(503, "shutting down, please retry"), framing)
             return
         }
         connection.phase = .offloaded
-        // Bytes already queued either way (output, or a pipelined request) go first through the loop.
-        let direct = !connection.hasOutput && connection.parsed == connection.input.count
-        connection.exchange.withLock { exchange in
-            exchange = HTTPConnection.Exchange(waiting: true, direct: direct, deferred: false, keepAlive: head.keepAlive, omitBody: omitBody)
-        }
+        connection.offloaded = framing
         let server = server
-        server.offload(request) { [connection] response in
-            connection.loop.answer(connection, response)
+        server.offload(request) { [self, connection] response in
+            post(.answer(connection, response))
             server.suspended.subtract(1, ordering: .sequentiallyConsistent)
         }
     }
 
-    /// Answers on the loop's thread.
-    private func respond(_ connection: HTTPConnection, _ response: HTTPResponse, keepAlive: Bool, omitBody: Bool) {
+    /// Queues the answer; one that closes the connection ends its requests (`Phase.closing`).
+    private func respond(_ connection: HTTPConnection, _ response: HTTPResponse, _ framing: HTTPConnection.Framing) {
         server.connections.answered(connection.id)
-        write(connection, response.wire(omitBody: omitBody, close: !keepAlive))
-        if !keepAlive { connection.closeWhenWritten = true }
-    }
-
-    /// An offloaded request's answer, on the thread that produced it. That thread sends it itself
-    /// when nothing else is queued on the connection and it stays open; otherwise the loop does.
-    func answer(_ connection: HTTPConnection, _ response: HTTPResponse) {
-        let (keepAlive, omitBody) = connection.exchange.withLock { ($0.keepAlive, $0.omitBody) }
-        let bytes = response.wire(omitBody: omitBody, close: !keepAlive)
-        var rest: [UInt8]?
-        var counted = false
-        connection.exchange.withLock { exchange in
-            exchange.waiting = false
-            guard exchange.direct, !exchange.deferred, keepAlive else {
-                rest = bytes
-                return
-            }
-            // Before the bytes go out: the client's next request may arrive right after them.
-            server.connections.answered(connection.id)
-            counted = true
-            let sent = bytes.withUnsafeBytes { send(connection.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            if sent < bytes.count { rest = sent > 0 ? Array(bytes[sent...]) : bytes }
+        let header: HTTPResponse.ConnectionHeader = !framing.keepAlive ? .close : framing.http10 ? .keepAlive : .none
+        write(connection, response.wire(omitBody: framing.omitBody, connection: header))
+        if !framing.keepAlive {
+            connection.phase = .closing
+            if !connection.hasOutput { shutdown(connection.fd, Int32(SHUT_WR)) }
         }
-        if let rest { post(.answer(connection, bytes: rest, counted: counted)) }
     }
 
-    /// An answer its thread handed back: send it, then go on with what the client sent meanwhile.
-    private func deliver(_ connection: HTTPConnection, _ bytes: [UInt8], counted: Bool) {
+    /// An offloaded request's answer: send it, then go on with what the client sent meanwhile.
+    private func deliver(_ connection: HTTPConnection, _ response: HTTPResponse) {
         guard !connection.closed else { return }
-        let keepAlive = connection.exchange.withLock { $0.keepAlive }
         connection.phase = .head
-        if !counted { server.connections.answered(connection.id) }
-        write(connection, bytes)
-        if !keepAlive { connection.closeWhenWritten = true }
-        process(connection)
-        finish(connection)
+        respond(connection, response, connection.offloaded)
+        resume(connection)
     }
 
     // MARK: Writing
@@ -425,7 +469,7 @@ final class EventLoop: @unchecked Sendable {
         let sent = bytes.withUnsafeBytes { send(connection.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         if sent == bytes.count { return }
         if sent < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
-            connection.peerClosed = true
+            connection.failed = true
             return
         }
         connection.output = Array(bytes[max(sent, 0)...])
@@ -444,11 +488,13 @@ final class EventLoop: @unchecked Sendable {
             }
             if sent > 0 {
                 connection.written += sent
+                // A kept-alive connection's idle deadline runs from the last byte sent.
+                server.connections.wrote(connection.id)
                 continue
             }
             if sent < 0, errno == EINTR { continue }
             if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK { return }
-            connection.peerClosed = true
+            connection.failed = true
             finish(connection)
             return
         }
@@ -456,8 +502,8 @@ final class EventLoop: @unchecked Sendable {
         connection.written = 0
         connection.watchingOutput = false
         watch(connection.fd, Self.connectionEvents, modify: true)
-        process(connection)
-        finish(connection)
+        if case .closing = connection.phase { shutdown(connection.fd, Int32(SHUT_WR)) }
+        resume(connection)
     }
 
     /// The peer's IP address as text.

@@ -1,11 +1,7 @@
-import Synchronization
-
-/// One client connection. Its loop's thread owns everything but `exchange`; the thread that
-/// answers an offloaded request meets the loop there, under its lock.
+/// One client connection, in the hands of its `EventLoop`.
 ///
-/// `@unchecked Sendable` invariant: the fields other than `exchange` are touched only on the
-/// owning loop's thread; the answering thread reads `fd`, `id` and `loop` (constants) and
-/// `exchange` under its lock.
+/// `@unchecked Sendable` invariant: it is touched only on its loop's thread; the thread that
+/// answers an offloaded request only carries it back to the loop (`EventLoop.post`).
 final class HTTPConnection: @unchecked Sendable {
     /// Where the connection stands in reading its requests.
     enum Phase {
@@ -16,53 +12,69 @@ final class HTTPConnection: @unchecked Sendable {
         case chunked(RequestHead, ChunkedBody)
         /// A body refused with 413 is read and dropped.
         case discard(remaining: Int)
-        /// The request was offloaded: nothing more is read into requests until it is answered.
+        /// The request was offloaded: what comes meanwhile waits until it is answered.
         case offloaded
+        /// The last answer said `Connection: close`: once it is sent, the connection shuts down its
+        /// sending side and drops what still comes until the peer closes (so that the peer reads
+        /// the answer instead of a reset).
+        case closing
     }
 
-    /// An offloaded request, between the loop and the thread that answers it.
-    struct Exchange {
-        /// The request waits for its answer.
-        var waiting = false
-        /// The answering thread may send the answer itself: nothing else is queued for output.
-        var direct = false
-        /// The loop saw bytes or a hang-up meanwhile: the answer goes through the loop, which then
-        /// goes on with them.
-        var deferred = false
-        var keepAlive = true
-        var omitBody = false
+    /// How an answer goes out.
+    struct Framing {
+        var keepAlive: Bool
+        var omitBody: Bool
+        /// An HTTP/1.0 request kept alive: the answer says `Connection: keep-alive`.
+        var http10: Bool
+
+        init(_ head: RequestHead) {
+            keepAlive = head.keepAlive
+            omitBody = head.method == "HEAD"
+            http10 = head.minorVersion == 0
+        }
+
+        init(keepAlive: Bool, omitBody: Bool, http10: Bool) {
+            self.keepAlive = keepAlive
+            self.omitBody = omitBody
+            self.http10 = http10
+        }
+
+        /// The framing of a refusal that closes the connection.
+        static let closing = Framing(keepAlive: false, omitBody: false, http10: false)
     }
 
     let fd: Int32
     /// The connection's entry in the server's `ConnectionGuard`.
     let id: UInt
     let address: String
-    /// Strong: an answer may come after the server stopped.
-    let loop: EventLoop
 
     var input: [UInt8] = []
     /// How much of `input` requests have taken.
     var parsed = 0
-    /// How far `input` was looked at for the end of a head line.
+    /// How much of `input` was there when a head was last looked for.
     var scanned = 0
     var phase = Phase.head
     /// Bytes not yet sent, from `written` on.
     var output: [UInt8] = []
     var written = 0
     var watchingOutput = false
-    /// Close once `output` is sent (the last answer said `Connection: close`).
-    var closeWhenWritten = false
-    /// The peer sent its FIN, or the socket failed.
-    var peerClosed = false
+    /// Reading stopped with bytes left in the socket (`EventLoop.inputLimit`): no new edge comes
+    /// for them, so the loop reads again once it has taken what it holds.
+    var readPaused = false
+    /// The peer sent its FIN: answer what came before it, then close.
+    var peerDone = false
+    /// The socket failed (reset, or shut down by the deadline sweeper's `shutdown`).
+    var failed = false
     var closed = false
-    let exchange = Mutex(Exchange())
+    /// How the offloaded request's answer goes out.
+    var offloaded = Framing.closing
 
-    init(fd: Int32, id: UInt, address: String, loop: EventLoop) {
+    init(fd: Int32, id: UInt, address: String) {
         self.fd = fd
         self.id = id
         self.address = address
-        self.loop = loop
     }
 
     var hasOutput: Bool { written < output.count }
+    var unparsed: Int { input.count - parsed }
 }

@@ -65,10 +65,19 @@ public struct HTTPResponse: Sendable {
 }
 
 extension HTTPResponse {
+    /// What a response says of its connection.
+    enum ConnectionHeader {
+        case none
+        /// The connection closes after it.
+        case close
+        /// An HTTP/1.0 connection stays open.
+        case keepAlive
+    }
+
     /// The response as sent: status line, the headers, `Content-Length` (the body's, even when
-    /// `omitBody` leaves it out, as a HEAD request's answer must), `Date`, `Connection: close` when
-    /// the connection closes after it, `Retry-After: 1` on a 503 that names no time, then the body.
-    func wire(omitBody: Bool, close: Bool) -> [UInt8] {
+    /// `omitBody` leaves it out, as a HEAD request's answer must), `Date`, `Connection` as
+    /// `connection` says, `Retry-After: 1` on a 503 that names no time, then the body.
+    func wire(omitBody: Bool, connection: ConnectionHeader) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(160 + (omitBody ? 0 : body.count))
         bytes.append(contentsOf: "HTTP/1.1 \(status) \(Self.reason(status))\r\n".utf8)
@@ -81,7 +90,11 @@ extension HTTPResponse {
             if status == 503, !retryAfter { retryAfter = name.lowercased() == "retry-after" }
         }
         if status == 503, !retryAfter { bytes.append(contentsOf: "Retry-After: 1\r\n".utf8) }
-        if close { bytes.append(contentsOf: "Connection: close\r\n".utf8) }
+        switch connection {
+        case .none: break
+        case .close: bytes.append(contentsOf: "Connection: close\r\n".utf8)
+        case .keepAlive: bytes.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        }
         if status != 204 && status != 304 && status >= 200 { bytes.append(contentsOf: "Content-Length: \(body.count)\r\n".utf8) }
         HTTPDate.shared.append(to: &bytes)
         bytes.append(contentsOf: "\r\n".utf8)

@@ -28,8 +28,9 @@ public enum HTTPDispatch: Sendable {
 /// or chunked; those larger than `bodyLimit` allows for their method and path (by default
 /// `maxBodyBytes`) are answered 413 without reaching a handler. `classify` decides per request
 /// whether `handler` runs inline on the loop's thread, or `offload` takes the request and answers
-/// later from any thread: that thread sends the answer itself when the connection has nothing else
-/// queued, so a batch of writes is answered without waking the loops. Connections that miss the
+/// later from any thread: the answer goes back to the connection's loop, which sends it, so the
+/// answering thread (the SQLite writer) spends one queue append per answer and one wake-up per loop
+/// for a whole batch. Connections that miss the
 /// header or body deadline are cut off, and at `connectionLimit` new connections push out those
 /// still waiting for headers, or get 503 (`ConnectionTable`).
 ///
@@ -102,21 +103,24 @@ public final class HTTPServer: @unchecked Sendable {
         connections.startSweeping()
     }
 
-    /// Stops accepting connections, lets every offloaded request get its answer (up to 30 s), then
-    /// closes every connection and waits for the loops. Stop whatever serves `offload` only after
+    /// Stops accepting connections (closes the listening socket), lets every offloaded request get
+    /// its answer (up to 30 s), then closes every connection and waits for the loops. Stop whatever serves `offload` only after
     /// this returns.
     public func stop() {
         guard listener >= 0 else { return }
         stopping.store(true, ordering: .sequentiallyConsistent)
-        for loop in loops { loop.post(.stopAccepting) }
-        let deadline = monotonicSeconds() + 30
-        while suspended.load(ordering: .sequentiallyConsistent) > 0, monotonicSeconds() < deadline { usleep(5_000) }
-        // Answers sent by their loops (not directly) are on their way out.
-        usleep(50_000)
-        for loop in loops { loop.post(.stop) }
-        for done in finished { done.wait() }
+        // New connections are refused at once (not left in the kernel's queue) once no loop watches
+        // the listening socket any more.
+        let unwatched = DispatchSemaphore(value: 0)
+        for loop in loops { loop.post(.stopAccepting(done: unwatched)) }
+        for _ in loops { unwatched.wait() }
         close(listener)
         listener = -1
+        let deadline = monotonicSeconds() + 30
+        while suspended.load(ordering: .sequentiallyConsistent) > 0, monotonicSeconds() < deadline { usleep(5_000) }
+        // Each loop sends the answers posted to it before it takes `stop`.
+        for loop in loops { loop.post(.stop) }
+        for done in finished { done.wait() }
         loops = []
         finished = []
         connections.stopSweeping()

@@ -1,0 +1,106 @@
+import Core
+import Foundation
+import HTTPServer
+import SDKClient
+import Testing
+import TestSupport
+
+/// Message framing on raw loopback sockets: pipelined requests, chunked bodies, HTTP/1.0, a client
+/// that half-closes, and answers that come from another thread.
+extension HTTPServerTests {
+    /// A server whose POSTs are offloaded and answered from another thread after `delay` seconds,
+    /// and whose other requests are answered inline; every answer echoes the path and body length.
+    func offloadingServer(delay: Double = 0.01, maxBodyBytes: Int = 1024) throws -> HTTPServer {
+        var settings = HTTPSettings()
+        settings.port = 0
+        settings.threads = 2
+        settings.maxBodyBytes = maxBodyBytes
+        let echo: @Sendable (HTTPRequest) -> HTTPResponse = { request in
+            .json(["path": .string(request.path), "length": .int(Int64(request.body.count))])
+        }
+        let server = HTTPServer(settings: settings, classify: { $0.method == "POST" ? .offload : .inline },
+                                offload: { request, respond in
+                                    DispatchQueue.global().asyncAfter(deadline: .now() + delay) { respond(echo(request)) }
+                                }, handler: echo)
+        try server.start()
+        return server
+    }
+
+    /// The paths the answers in `text` name, in order.
+    func answeredPaths(_ text: String) -> [String] {
+        text.matches(of: try! Regex(#""path":"([^"]*)""#)).map { String($0.output[1].substring ?? "") }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrderWhateverThreadAnswersEach() throws {
+        let server = try offloadingServer()
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        // One write: inline and offloaded requests mixed, the last one closing.
+        connection.send("POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+            + "GET /2 HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "POST /3 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+            + "GET /4 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let (text, closed) = connection.readAnswer()
+        #expect(answeredPaths(text) == ["/1", "/2", "/3", "/4"], "\(text.debugDescription)")
+        #expect(text.contains(#""length":3"#))
+        #expect(closed, "Connection: close ends the connection after the last answer")
+    }
+
+    @Test func aChunkedBodyIsReassembledAndOneOverTheLimitIsRefusedWith413() throws {
+        let server = try offloadingServer(maxBodyBytes: 10)
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        connection.send("POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4;name=v\r\nabcd\r\n")
+        connection.send("3\r\nefg\r\n0\r\nX-Trailer: t\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let (text, _) = connection.readAnswer()
+        #expect(answeredPaths(text) == ["/chunked", "/next"], "\(text.debugDescription)")
+        #expect(text.contains(#""length":7"#))
+
+        let large = try RawConnection(port: server.port)
+        large.send("POST /large HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n")
+        let (refused, closed) = large.readAnswer()
+        #expect(refused.hasPrefix("HTTP/1.1 413 "), "\(refused.debugDescription)")
+        #expect(closed)
+
+        let broken = try RawConnection(port: server.port)
+        broken.send("POST /broken HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n")
+        #expect(broken.readUntilClosed().hasPrefix("HTTP/1.1 400 "))
+    }
+
+    @Test func http10ConnectionsCloseUnlessTheyAskToStayAndAHalfClosedClientStillGetsItsAnswer() throws {
+        let server = try offloadingServer(delay: 0.2)
+        defer { server.stop() }
+        let plain = try RawConnection(port: server.port)
+        plain.send("GET /plain HTTP/1.0\r\n\r\n")
+        let (closing, closed) = plain.readAnswer()
+        #expect(closing.hasPrefix("HTTP/1.1 200 ") && closing.contains("Connection: close\r\n") && closed)
+
+        let kept = try RawConnection(port: server.port)
+        kept.send("GET /kept HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(kept.readHead().contains("Connection: keep-alive\r\n"))
+        #expect(!kept.isClosedByServer)
+
+        // The request's answer comes 0.2 s after the client has shut its sending side.
+        let halfClosed = try RawConnection(port: server.port)
+        halfClosed.send("POST /half HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok")
+        shutdown(halfClosed.fd, Int32(SHUT_WR))
+        let (answer, ended) = halfClosed.readAnswer()
+        #expect(answeredPaths(answer) == ["/half"], "\(answer.debugDescription)")
+        #expect(ended)
+    }
+
+    @Test func expectContinueIsAnsweredBeforeTheBodyAndAHeadAnswerHasNoBody() throws {
+        let server = try offloadingServer()
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        connection.send("POST /upload HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+        #expect(connection.readHead().hasPrefix("HTTP/1.1 100 Continue\r\n"))
+        connection.send("hello")
+        #expect(connection.readHead().hasPrefix("HTTP/1.1 200 "))
+        let head = try RawConnection(port: server.port)
+        head.send("HEAD /h HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let text = head.readUntilClosed()
+        #expect(text.hasPrefix("HTTP/1.1 200 ") && text.contains("Content-Length: "))
+        #expect(text.hasSuffix("\r\n\r\n"), "no body after the head: \(text.debugDescription)")
+    }
+}
