@@ -424,9 +424,9 @@ final class EventLoop: @unchecked Sendable {
         }
         // Count first, then look at `stopping`: `stop` sets the flag before it reads the count, so a
         // request either is counted (and waited for) or sees the flag.
-        server.suspended.add(1, ordering: .sequentiallyConsistent)
+        server.unanswered.add(1, ordering: .sequentiallyConsistent)
         if server.stopping.load(ordering: .sequentiallyConsistent) {
-            server.suspended.subtract(1, ordering: .sequentiallyConsistent)
+            server.unanswered.subtract(1, ordering: .sequentiallyConsistent)
             respond(connection, server.refusal(503, "shutting down, please retry"), framing)
             return
         }
@@ -435,7 +435,7 @@ final class EventLoop: @unchecked Sendable {
         let server = server
         server.offload(request) { [self, connection] response in
             post(.answer(connection, response))
-            server.suspended.subtract(1, ordering: .sequentiallyConsistent)
+            server.unanswered.subtract(1, ordering: .sequentiallyConsistent)
         }
     }
 

@@ -52,7 +52,7 @@ public final class HTTPServer: @unchecked Sendable {
     let handler: Handler
     let offload: Offload
     /// Offloaded requests not yet answered: `stop` waits for them.
-    let suspended = Atomic<Int>(0)
+    let unanswered = Atomic<Int>(0)
     /// Set by `stop`: requests that would be offloaded are answered 503 instead.
     let stopping = Atomic<Bool>(false)
     let connections: ConnectionGuard
@@ -117,7 +117,7 @@ public final class HTTPServer: @unchecked Sendable {
         close(listener)
         listener = -1
         let deadline = monotonicSeconds() + 30
-        while suspended.load(ordering: .sequentiallyConsistent) > 0, monotonicSeconds() < deadline { usleep(5_000) }
+        while unanswered.load(ordering: .sequentiallyConsistent) > 0, monotonicSeconds() < deadline { usleep(5_000) }
         // Each loop sends the answers posted to it before it takes `stop`.
         for loop in loops { loop.post(.stop) }
         for done in finished { done.wait() }

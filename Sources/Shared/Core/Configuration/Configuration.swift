@@ -30,7 +30,7 @@ public struct HTTPSettings: Sendable {
     /// `http.bulk_max_body_bytes`: the body limit of bulk routes (`POST /api/v2/audience/bulkSetTags`).
     public var bulkMaxBodyBytes = 67_108_864
     /// `http.threads`: I/O threads (each runs its own epoll loop and answers reads inline; writes
-    /// are handed to the database writer with the connection suspended).
+    /// are handed to the database writer, and their answers come back to the loop).
     public var threads = 4
     /// `http.connection_limit`: concurrent connections. A new one beyond it takes the place of the
     /// oldest connection still waiting for its headers, or, when every slot holds a request in
