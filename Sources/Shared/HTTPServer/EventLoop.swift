@@ -269,9 +269,9 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Requests
 
     /// Serves the complete requests in `input`, in order, until one is offloaded, the input runs
-    /// out, or too much output waits.
+    /// out, too much output waits, or the socket failed.
     private func process(_ connection: HTTPConnection) {
-        while !connection.closed, connection.output.count - connection.written < Self.outputBacklog {
+        while !connection.closed, !connection.failed, connection.output.count - connection.written < Self.outputBacklog {
             let available = connection.unparsed
             switch connection.phase {
             case .offloaded, .closing:
