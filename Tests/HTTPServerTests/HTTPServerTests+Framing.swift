@@ -10,7 +10,8 @@ import TestSupport
 extension HTTPServerTests {
     /// A server whose POSTs are offloaded and answered from another thread after `delay` seconds,
     /// and whose other requests are answered inline; every answer echoes the path and body length.
-    func offloadingServer(delay: Double = 0.01, maxBodyBytes: Int = 1024) throws -> HTTPServer {
+    func offloadingServer(delay: Double = 0.01, maxBodyBytes: Int = 1024,
+                          counters: HTTPConnectionCounters = HTTPConnectionCounters()) throws -> HTTPServer {
         var settings = HTTPSettings()
         settings.port = 0
         settings.threads = 2
@@ -21,7 +22,7 @@ extension HTTPServerTests {
         let server = HTTPServer(settings: settings, classify: { $0.method == "POST" ? .offload : .inline },
                                 offload: { request, respond in
                                     DispatchQueue.global().asyncAfter(deadline: .now() + delay) { respond(echo(request)) }
-                                }, handler: echo)
+                                }, counters: counters, handler: echo)
         try server.start()
         return server
     }
@@ -102,5 +103,22 @@ extension HTTPServerTests {
         let text = head.readUntilClosed()
         #expect(text.hasPrefix("HTTP/1.1 200 ") && text.contains("Content-Length: "))
         #expect(text.hasSuffix("\r\n\r\n"), "no body after the head: \(text.debugDescription)")
+    }
+
+    @Test func aConnectionRefusedWithMuchUnreadBehindItClosesWhenThePeerDoes() throws {
+        let counters = HTTPConnectionCounters()
+        let server = try offloadingServer(delay: 0.2, counters: counters)
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        // An offloaded request, then 100 KB without a line end: read while the request waits, then
+        // refused (414) once it is answered.
+        connection.send("POST /first HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n" + String(repeating: "X", count: 100_000))
+        let (text, closed) = connection.readAnswer()
+        #expect(answeredPaths(text) == ["/first"] && text.contains("HTTP/1.1 414 "), "\(text.prefix(400).debugDescription)")
+        #expect(closed)
+        shutdown(connection.fd, Int32(SHUT_RDWR))
+        let deadline = Date().addingTimeInterval(3)
+        while counters.snapshot.open > 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(counters.snapshot.open == 0, "the server closed its side too")
     }
 }

@@ -24,6 +24,8 @@ struct ChunkedBody {
     private(set) var body: [UInt8] = []
     private(set) var tooLarge = false
     private var state = State.size
+    /// Bytes of trailer fields taken so far (at most `RequestHead.headLimit`).
+    private var trailerBytes = 0
 
     init(limit: Int) { self.limit = limit }
 
@@ -40,7 +42,10 @@ struct ChunkedBody {
                     size = size << 4 | digit
                     index += 1
                 }
-                guard index > offset, index == end || bytes[index] == UInt8(ascii: ";") || bytes[index] == 0x20 || bytes[index] == 0x09
+                // Only whitespace may come between the size and its extensions (";").
+                var next = index
+                while next < end, bytes[next] == 0x20 || bytes[next] == 0x09 { next += 1 }
+                guard index > offset, next == end || bytes[next] == UInt8(ascii: ";")
                 else { return .malformed("a chunk size is not hexadecimal") }
                 if bytes[index..<end].contains(where: { RequestHead.isControl($0) && $0 != 0x09 }) {
                     return .malformed("a chunk extension contains a control character")
@@ -66,6 +71,10 @@ struct ChunkedBody {
                 state = .size
             case .trailer:
                 guard let end = Self.lineEnd(bytes, from: offset) else { return needLine(bytes, from: offset) }
+                trailerBytes += end + 2 - offset
+                guard trailerBytes <= RequestHead.headLimit else {
+                    return .malformed("the trailer fields are longer than \(RequestHead.headLimit) bytes")
+                }
                 let empty = end == offset
                 offset = end + 2
                 if empty { return .done }

@@ -51,6 +51,7 @@ final class EventLoop: @unchecked Sendable {
     private var connections: [Int32: HTTPConnection] = [:]
     private var scratch = [UInt8](repeating: 0, count: EventLoop.readSize)
     private var running = true
+    private var accepting = true
 
     init(server: HTTPServer, listener: Int32) {
         self.server = server
@@ -96,7 +97,7 @@ final class EventLoop: @unchecked Sendable {
             for index in 0..<Int(count) {
                 let event = events[index]
                 if event.data.fd == listener {
-                    acceptConnections()
+                    if accepting { acceptConnections() }
                 } else if event.data.fd == wakeup.fd {
                     wakeup.reset()
                     takePosted()
@@ -184,6 +185,9 @@ final class EventLoop: @unchecked Sendable {
                 deliver(connection, response)
             case .stopAccepting(let done):
                 epoll_ctl(poll, EPOLL_CTL_DEL, listener, nil)
+                // A listener event already taken in this turn must not accept either: `stop` closes
+                // the socket once every loop has signalled.
+                accepting = false
                 done.signal()
             case .stop:
                 running = false
@@ -202,8 +206,9 @@ final class EventLoop: @unchecked Sendable {
 
     /// Reads what the socket holds (up to `inputLimit`), serves what it completes, and closes the
     /// connection when it is done. `hangUp`: the event said the peer closed, so reading goes on to
-    /// the end even after a short read.
+    /// the end even after a short read (now and whenever reading resumes).
     private func readable(_ connection: HTTPConnection, hangUp: Bool) {
+        if hangUp { connection.hungUp = true }
         while !connection.closed {
             var received = 0
             connection.readPaused = false
@@ -215,10 +220,12 @@ final class EventLoop: @unchecked Sendable {
                 let count = scratch.withUnsafeMutableBytes { read(connection.fd, $0.baseAddress, $0.count) }
                 if count > 0 {
                     received += count
-                    if case .closing = connection.phase { continue }
-                    scratch.withUnsafeBufferPointer { connection.input.append(contentsOf: UnsafeBufferPointer(rebasing: $0[0..<count])) }
+                    // A closing connection drops what still comes.
+                    if !connection.isClosing {
+                        scratch.withUnsafeBufferPointer { connection.input.append(contentsOf: UnsafeBufferPointer(rebasing: $0[0..<count])) }
+                    }
                     // A short read emptied the socket; more bytes raise a new edge.
-                    if count < Self.readSize && !hangUp { break }
+                    if count < Self.readSize && !connection.hungUp { break }
                     continue
                 }
                 if count < 0, errno == EINTR { continue }
@@ -249,7 +256,7 @@ final class EventLoop: @unchecked Sendable {
         case .offloaded:
             return
         case .closing:
-            if connection.failed || connection.peerDone { close(connection) }
+            if connection.failed || connection.peerDone && !connection.hasOutput { close(connection) }
         default:
             if connection.failed || connection.peerDone && !connection.hasOutput { close(connection) }
         }
@@ -274,8 +281,15 @@ final class EventLoop: @unchecked Sendable {
         while !connection.closed, !connection.failed, connection.output.count - connection.written < Self.outputBacklog {
             let available = connection.unparsed
             switch connection.phase {
-            case .offloaded, .closing:
+            case .offloaded:
                 compact(connection)
+                return
+            case .closing:
+                // Nothing more is served: what was read and not served is dropped, so that reading
+                // (which now drops all it reads) is never held back by it.
+                connection.input = []
+                connection.parsed = 0
+                connection.scanned = 0
                 return
             case .head:
                 guard available > 0, headMayBeDecided(connection) else { break }
@@ -401,7 +415,8 @@ final class EventLoop: @unchecked Sendable {
             connection.phase = .chunked(head, ChunkedBody(limit: limit))
         } else if let length = head.contentLength, length > 0 {
             connection.phase = .body(head, length: length)
-            connection.input.reserveCapacity(connection.parsed + length)
+            // Up to a megabyte: a declared length is only a promise.
+            connection.input.reserveCapacity(connection.parsed + min(length, 1 << 20))
         } else {
             dispatch(connection, head, body: [])
         }
@@ -452,7 +467,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// An offloaded request's answer: send it, then go on with what the client sent meanwhile.
     private func deliver(_ connection: HTTPConnection, _ response: HTTPResponse) {
-        guard !connection.closed else { return }
+        guard !connection.closed, case .offloaded = connection.phase else { return }
         connection.phase = .head
         respond(connection, response, connection.offloaded)
         resume(connection)

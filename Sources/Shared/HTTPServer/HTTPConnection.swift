@@ -28,7 +28,8 @@ final class HTTPConnection: @unchecked Sendable {
         var http10: Bool
 
         init(_ head: RequestHead) {
-            keepAlive = head.keepAlive
+            // HTTP/1.0 has no chunked framing: such a message is read, answered, and the connection closed.
+            keepAlive = head.keepAlive && !(head.chunked && head.minorVersion == 0)
             omitBody = head.method == "HEAD"
             http10 = head.minorVersion == 0
         }
@@ -63,6 +64,8 @@ final class HTTPConnection: @unchecked Sendable {
     var readPaused = false
     /// The peer sent its FIN: answer what came before it, then close.
     var peerDone = false
+    /// An event said the peer hung up: reading goes on to the end of what it sent.
+    var hungUp = false
     /// The socket failed (reset, or shut down by the deadline sweeper's `shutdown`).
     var failed = false
     var closed = false
@@ -76,5 +79,9 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     var hasOutput: Bool { written < output.count }
+    var isClosing: Bool {
+        if case .closing = phase { return true }
+        return false
+    }
     var unparsed: Int { input.count - parsed }
 }
