@@ -41,11 +41,10 @@ final class FleetRun {
     /// Runs to the end (or until `control` stops it); `progress` gets a line to draw each second.
     func run(progress: ((String) -> Void)?) -> FleetResult {
         for worker in workers {
-            let thread = Thread { [finished] in
+            let thread = Thread(named: "fleet-worker") { [finished] in
                 worker.run()
                 finished.signal()
             }
-            thread.name = "fleet-worker"
             thread.stackSize = 1 << 20
             thread.start()
         }

@@ -7,13 +7,12 @@ enum InterruptHandler {
     /// Call after `Signals.blockTerminationSignals()` (first thing in main), so the signals reach
     /// only this thread.
     static func start(_ control: RunControl) {
-        let thread = Thread {
+        let thread = Thread(named: "signals") {
             _ = Signals.waitForTermination()
             control.stop()
             _ = Signals.waitForTermination()
             control.abort()
         }
-        thread.name = "signals"
         thread.start()
     }
 }

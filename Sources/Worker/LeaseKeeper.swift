@@ -12,7 +12,7 @@ final class LeaseKeeper: Sendable {
 
     init(store: any ShardStore, shard: Int64, worker: String, leaseSeconds: Int64, clock: any Clock, logger: Logger) {
         let interval = Double(leaseSeconds) / 3
-        let thread = Thread { [self] in
+        let thread = Thread(named: "lease") { [self] in
             var failures = FailureSpell(subject: "shard lease keeper", context: [("shard.id", String(shard))])
             while stopping.wait(timeout: .now() + interval) == .timedOut {
                 do {
@@ -28,7 +28,6 @@ final class LeaseKeeper: Sendable {
             }
             finished.signal()
         }
-        thread.name = "herald-lease"
         thread.start()
     }
 

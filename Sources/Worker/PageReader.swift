@@ -29,8 +29,7 @@ final class PageReader: @unchecked Sendable {
         self.depth = max(2, depth)
         self.read = read
         cursor = after
-        let thread = Thread { [self] in loop() }
-        thread.name = "herald-page-reader"
+        let thread = Thread(named: "page-reader") { [self] in loop() }
         thread.start()
     }
 

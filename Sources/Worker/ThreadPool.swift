@@ -14,7 +14,7 @@ final class ThreadPool: Sendable {
     }
 
     /// The pool the worker's deliveries run on.
-    static let deliveries = ThreadPool(name: "herald-deliver", idleSeconds: 30)
+    static let deliveries = ThreadPool(name: "deliver", idleSeconds: 30)
 
     private let name: String
     private let idleSeconds: Double
@@ -41,8 +41,7 @@ final class ThreadPool: Sendable {
             waiting.wake.signal()
             return
         }
-        let thread = Thread { [self] in work(first: job) }
-        thread.name = name
+        let thread = Thread(named: name) { [self] in work(first: job) }
         thread.start()
     }
 

@@ -57,7 +57,7 @@ final class WorkerLoop: Sendable {
     func start(context: QueueContext) throws {
         let ready = DispatchSemaphore(value: 0)
         let failure = Lock<(any Error)?>(nil)
-        let queueThread = Thread { [self] in
+        let queueThread = Thread(named: "worker-queue") { [self] in
             let sockets: [QueueSockets]
             do {
                 let queue = configuration.queue
@@ -76,24 +76,21 @@ final class WorkerLoop: Sendable {
             for pair in sockets { pair.close() }
             queueFinished.signal()
         }
-        queueThread.name = "herald-worker-queue"
         queueThread.start()
         ready.wait()
         if let error = failure.withLock({ $0 }) { throw error }
 
         for _ in 0..<Pipeline.workerRunners {
-            let runnerThread = Thread { [self] in
+            let runnerThread = Thread(named: "worker-runner") { [self] in
                 runJobs()
                 runnerFinished.signal()
             }
-            runnerThread.name = "herald-worker-runner"
             runnerThread.start()
         }
-        let reportsThread = Thread { [self] in
+        let reportsThread = Thread(named: "worker-reports") { [self] in
             runReports()
             reportsFinished.signal()
         }
-        reportsThread.name = "herald-worker-reports"
         reportsThread.start()
         logger.info("worker started", ["worker.id": id, "queue.jobs": configuration.queue.jobs.joined(separator: ",")])
     }

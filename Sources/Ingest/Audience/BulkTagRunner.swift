@@ -28,11 +28,10 @@ final class BulkTagRunner: Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
+        let thread = Thread(named: "bulk-tags") { [self] in
             run()
             finished.signal()
         }
-        thread.name = "herald-bulk-tags"
         thread.start()
     }
 

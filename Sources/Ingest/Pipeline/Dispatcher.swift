@@ -65,7 +65,7 @@ final class Dispatcher: Sendable {
         pendingReports.store(try analytics.reportBacklog().pending, ordering: .relaxed)
         let started = DispatchSemaphore(value: 0)
         let failure = Lock<(any Error)?>(nil)
-        let thread = Thread { [self] in
+        let thread = Thread(named: "dispatcher") { [self] in
             let jobs: QueueSocket
             let results: QueueSocket
             do {
@@ -92,7 +92,6 @@ final class Dispatcher: Sendable {
             results.close()
             finished.signal()
         }
-        thread.name = "herald-dispatcher"
         thread.start()
         started.wait()
         if let error = failure.withLock({ $0 }) { throw error }

@@ -76,8 +76,7 @@ final class DeviceReporter: Sendable {
     /// Starts `threads` sending threads.
     func start(threads: Int) {
         for index in 0..<threads {
-            let thread = Thread { [self] in run() }
-            thread.name = "reporter-\(index)"
+            let thread = Thread(named: "reporter-\(index)") { [self] in run() }
             thread.start()
         }
     }

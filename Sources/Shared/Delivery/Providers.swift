@@ -58,7 +58,7 @@ public struct Providers: Sendable {
             settings.refusesPrivateAddresses = refusesPrivateAddresses
             settings.offersHTTP1 = offersHTTP1
             let client = try NGHTTP2Transport(
-                name: "herald-\(provider)", settings: settings,
+                name: provider, settings: settings,
                 events: HTTP2Events(requestFinished: { stats.observe(provider: provider, seconds: $0) },
                                     connectionOpened: { stats.connectionOpened(provider: provider) }))
             register(client)

@@ -100,11 +100,10 @@ final class ClientLoop: @unchecked Sendable {
         nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, clientOnFrameNotSent)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, clientOnStreamClose)
         poll.add(wake.fd, tag: 0, interest: .readable)
-        let thread = Thread { [self] in
+        let thread = Thread(named: name) { [self] in
             run()
             finishedSignal.signal()
         }
-        thread.name = name
         thread.start()
     }
 

@@ -75,11 +75,10 @@ public final class HTTP2Server: Sendable {
         loops.withLock { $0 = made }
         for (index, loop) in made.enumerated() {
             finished.enter()
-            let thread = Thread { [finished] in
+            let thread = Thread(named: "http2-\(index)") { [finished] in
                 loop.run()
                 finished.leave()
             }
-            thread.name = "http2-\(index)"
             thread.start()
         }
     }

@@ -68,14 +68,13 @@ final class ConnectionGuard: Sendable {
     /// Starts the sweeper thread: it looks for overdue connections every `interval` seconds.
     func startSweeping(interval: Double = 0.2) {
         sweeping.store(true, ordering: .sequentiallyConsistent)
-        let thread = Thread { [self] in
+        let thread = Thread(named: "http-deadlines") { [self] in
             while sweeping.load(ordering: .sequentiallyConsistent) {
                 usleep(UInt32(interval * 1_000_000))
                 sweep()
             }
             sweeperStopped.signal()
         }
-        thread.name = "herald-http-deadlines"
         thread.start()
     }
 

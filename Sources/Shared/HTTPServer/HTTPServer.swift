@@ -93,11 +93,10 @@ public final class HTTPServer: @unchecked Sendable {
         for (index, loop) in loops.enumerated() {
             let done = DispatchSemaphore(value: 0)
             finished.append(done)
-            let thread = Thread {
+            let thread = Thread(named: "http-\(index)") {
                 loop.run()
                 done.signal()
             }
-            thread.name = "herald-http-\(index)"
             thread.start()
         }
         connections.startSweeping()

@@ -222,12 +222,11 @@ final class DeviceWriteBatcher: Sendable {
         self.single = single
         let started = DispatchSemaphore(value: 0)
         for lane in 0..<Self.lanes {
-            let thread = Thread { [self] in
+            let thread = Thread(named: "pg-batch-\(lane)") { [self] in
                 database.collector.adoptCurrentThread(lane)
                 started.signal()
                 run()
             }
-            thread.name = "herald-postgres-batch-\(lane)"
             thread.start()
         }
         for _ in 0..<Self.lanes { started.wait() }

@@ -77,11 +77,10 @@ final class PostgresClock: Clock {
     private func remeasureIfDue() {
         guard Self.milliseconds(monotonicSeconds()) >= dueMilliseconds.load(ordering: .relaxed),
               measuring.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
-        let thread = Thread { [self] in
+        let thread = Thread(named: "pg-clock") { [self] in
             measure()
             measuring.store(false, ordering: .releasing)
         }
-        thread.name = "herald-clock"
         thread.start()
     }
 

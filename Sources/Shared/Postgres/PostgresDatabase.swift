@@ -64,8 +64,8 @@ public final class PostgresDatabase: Sendable {
         // Requests that write or read more than a batchable registration run here, and wait for a
         // connection rather than for the server: more threads than connections keep every
         // connection busy.
-        runner = RequestRunner(threads: poolSize * 8, name: "herald-postgres-request")
-        readers = RequestRunner(threads: poolSize * 4, name: "herald-postgres-read")
+        runner = RequestRunner(threads: poolSize * 8, name: "pg-request")
+        readers = RequestRunner(threads: poolSize * 4, name: "pg-read")
     }
 
     deinit {
@@ -317,8 +317,7 @@ final class RequestRunner: Sendable {
     init(threads: Int, name: String) {
         self.threads = threads
         for index in 0..<threads {
-            let thread = Thread { [self] in run() }
-            thread.name = "\(name)-\(index)"
+            let thread = Thread(named: "\(name)-\(index)") { [self] in run() }
             thread.start()
         }
     }

@@ -60,7 +60,7 @@ final class TagReadBatcher: Sendable {
     private let state = Lock(State())
     private let database: PostgresDatabase
     /// Where answer-only calls' statements run.
-    private let drivers = RequestRunner(threads: maximumStatements, name: "herald-postgres-tags")
+    private let drivers = RequestRunner(threads: maximumStatements, name: "pg-tags")
 
     init(database: PostgresDatabase) { self.database = database }
 

@@ -82,7 +82,7 @@ public final class CurveAuthenticator: Sendable {
     public func start(context: QueueContext) throws {
         let ready = DispatchSemaphore(value: 0)
         let failure = Lock<(any Error)?>(nil)
-        let thread = Thread { [self] in
+        let thread = Thread(named: "zap") { [self] in
             let socket: QueueSocket
             do {
                 socket = try QueueSocket(context, kind: .reply)
@@ -105,7 +105,6 @@ public final class CurveAuthenticator: Sendable {
             log(refusals.withLock { $0.remaining(at: monotonicSeconds()) })
             finished.signal()
         }
-        thread.name = "herald-zap"
         thread.start()
         ready.wait()
         if let error = failure.withLock({ $0 }) { throw error }

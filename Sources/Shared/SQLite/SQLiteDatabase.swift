@@ -294,13 +294,12 @@ final class GroupCommitter: @unchecked Sendable {
     init(writer: SQLiteDatabase.Writer) {
         self.writer = writer
         let started = DispatchSemaphore(value: 0)
-        let thread = Thread { [self] in
+        let thread = Thread(named: "sqlite-writer") { [self] in
             self.thread.store(UInt(pthread_self()), ordering: .relaxed)
             started.signal()
             run()
             finished.signal()
         }
-        thread.name = "herald-sqlite-writer"
         thread.start()
         started.wait()
     }
@@ -456,7 +455,7 @@ final class Checkpointer: Sendable {
     init(path: String, busyTimeoutMilliseconds: Int, askWriter: @escaping @Sendable () -> Void,
          releaseSnapshots: @escaping @Sendable () -> Void) throws(SQLiteError) {
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 1024)
-        let thread = Thread { [self, connection] in
+        let thread = Thread(named: "sqlite-checkpt") { [self, connection] in
             while !stopping.load(ordering: .relaxed) {
                 Thread.sleep(forTimeInterval: 0.5)
                 // A held read snapshot would keep the pass from copying anything.
@@ -476,7 +475,6 @@ final class Checkpointer: Sendable {
             connection.close()
             finished.signal()
         }
-        thread.name = "herald-sqlite-checkpoint"
         thread.start()
     }
 
