@@ -1,3 +1,5 @@
+import Core
+
 /// `application/x-www-form-urlencoded` bodies, as the OneSignal helper posts them.
 enum FormDecoding {
     /// Decodes `a=1&b=x%20y` into fields; later duplicates win. Nil when a percent escape is broken.
@@ -23,7 +25,7 @@ enum FormDecoding {
                 out.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.endIndex,
-                    let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                    let high = bytes[index + 1].hexDigitValue, let low = bytes[index + 2].hexDigitValue
                 else { return nil }
                 out.append(high << 4 | low)
                 index += 2
@@ -33,14 +35,5 @@ enum FormDecoding {
             index += 1
         }
         return String(validating: out, as: UTF8.self)
-    }
-
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }

@@ -1,3 +1,5 @@
+import Core
+
 /// Decodes a chunked request body (RFC 9112 §7.1) as its bytes arrive: chunk sizes in hex with
 /// optional extensions, each chunk's data and CRLF, the last chunk, then trailer fields, which are
 /// read and dropped. Data beyond `limit` bytes is dropped too, and the body ends `tooLarge`.
@@ -37,7 +39,7 @@ struct ChunkedBody {
                 guard let end = Self.lineEnd(bytes, from: offset) else { return needLine(bytes, from: offset) }
                 var size = 0
                 var index = offset
-                while index < end, let digit = Self.hexValue(bytes[index]) {
+                while index < end, let digit = bytes[index].hexDigitValue.map(Int.init) {
                     guard size < 1 << 56 else { return .malformed("a chunk size is too large") }
                     size = size << 4 | digit
                     index += 1
@@ -99,14 +101,5 @@ struct ChunkedBody {
             index += 1
         }
         return nil
-    }
-
-    private static func hexValue(_ byte: UInt8) -> Int? {
-        switch byte {
-        case 0x30...0x39: Int(byte - 0x30)
-        case 0x41...0x46: Int(byte - 0x41 + 10)
-        case 0x61...0x66: Int(byte - 0x61 + 10)
-        default: nil
-        }
     }
 }

@@ -1,3 +1,5 @@
+import Core
+
 /// A request head parsed from the bytes a client sent, once it meets the RFC 9112 rules every head
 /// must meet before any handler sees the request.
 ///
@@ -266,7 +268,7 @@ struct RequestHead {
             while index < encoded.count {
                 var byte = encoded[index]
                 index += 1
-                if byte == .percent, index + 1 < encoded.count, let high = hexValue(encoded[index]), let low = hexValue(encoded[index + 1]) {
+                if byte == .percent, index + 1 < encoded.count, let high = encoded[index].hexDigitValue, let low = encoded[index + 1].hexDigitValue {
                     byte = high << 4 | low
                     index += 2
                 } else if plusIsSpace && byte == .plus {
@@ -295,15 +297,6 @@ struct RequestHead {
             pieceStart = pieceEnd + 1
         }
         return arguments
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: byte - 0x30
-        case 0x41...0x46: byte - 0x41 + 10
-        case 0x61...0x66: byte - 0x61 + 10
-        default: nil
-        }
     }
 
     private static func lowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }

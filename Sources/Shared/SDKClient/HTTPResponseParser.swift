@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Core
 
 /// Reads one HTTP/1.1 response out of the bytes a connection has received so far, without copying:
 /// call `parse` each time more bytes arrived until it says `.complete` or `.malformed`, then `reset()`
@@ -155,7 +156,7 @@ public struct HTTPResponseParser: Sendable {
             var size = 0
             var index = position
             var digits = 0
-            while index < lineEnd, let value = Self.hexValue(buffer[index]) {
+            while index < lineEnd, let value = buffer[index].hexDigitValue.map(Int.init) {
                 size = size * 16 + value
                 digits += 1
                 guard digits <= 12 else { return .malformed("bad chunk size") }
@@ -223,14 +224,5 @@ public struct HTTPResponseParser: Sendable {
             return true
         }
         return false
-    }
-
-    private static func hexValue(_ byte: UInt8) -> Int? {
-        switch byte {
-        case 48...57: return Int(byte) - 48
-        case 97...102: return Int(byte) - 87
-        case 65...70: return Int(byte) - 55
-        default: return nil
-        }
     }
 }
