@@ -23,11 +23,11 @@ final class ConnectionGuard: Sendable {
         table = Lock(ConnectionTable(limits: limits))
     }
 
-    /// A connection started on socket `fd`; returns its id in the table, or nil when `hardLimit`
-    /// connections (not counting those leaving) are open already: then close it at once.
-    func opened(fd: Int32, hardLimit: Int) -> UInt? {
+    /// A connection started on socket `fd`; returns its id in the table, or nil when the table
+    /// refuses it (`ConnectionTable.Limits.hardLimit`): then close it at once.
+    func opened(fd: Int32) -> UInt? {
         table.withLock { table -> UInt? in
-            guard table.present < hardLimit else { return nil }
+            guard table.present < table.limits.hardLimit else { return nil }
             counters.opened()
             let (id, admission) = table.open(fd: fd, now: monotonicSeconds())
             if case .evicting(let victim) = admission {

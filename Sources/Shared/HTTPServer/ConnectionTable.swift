@@ -21,6 +21,10 @@ struct ConnectionTable {
         var bodyTimeout: Double
         /// Bytes per second that extend the body deadline by one second; 0 extends nothing.
         var bodyMinRate: Double
+        /// Connections beyond this many (not counting those leaving) are closed as soon as they are
+        /// accepted. It sits above `maxConnections`, so that a connection beyond that is accepted
+        /// and can push out a waiting one or be answered 503 instead of waiting in the kernel's queue.
+        var hardLimit: Int
 
         init(_ settings: HTTPSettings) {
             maxConnections = settings.connectionLimit
@@ -28,6 +32,7 @@ struct ConnectionTable {
             keepAliveTimeout = Double(max(settings.headerTimeoutSeconds, settings.idleTimeoutSeconds))
             bodyTimeout = Double(settings.bodyTimeoutSeconds)
             bodyMinRate = Double(settings.bodyMinBytesPerSecond)
+            hardLimit = settings.connectionLimit + max(settings.connectionLimit / 4, 16 * settings.threads)
         }
     }
 

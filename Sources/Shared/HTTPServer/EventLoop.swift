@@ -145,11 +145,13 @@ final class EventLoop: @unchecked Sendable {
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             // Entered here, in the order connections came, which decides who is pushed out at the limit.
-            guard let id = server.connections.opened(fd: fd, hardLimit: server.hardLimit) else {
+            guard let id = server.connections.opened(fd: fd) else {
                 Glibc.close(fd)
                 continue
             }
-            let text = Self.addressText(address)
+            let text = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { IPAddress(socketAddress: $0)?.description ?? "" }
+            }
             let owner = server.loopForNextConnection()
             if owner === self { adopt(fd: fd, id: id, address: text) } else { owner.post(.adopt(fd: fd, id: id, address: text)) }
         }
@@ -519,25 +521,5 @@ final class EventLoop: @unchecked Sendable {
         watch(connection.fd, Self.connectionEvents, modify: true)
         if case .closing = connection.phase { shutdown(connection.fd, Int32(SHUT_WR)) }
         resume(connection)
-    }
-
-    /// The peer's IP address as text.
-    private static func addressText(_ address: sockaddr_storage) -> String {
-        var address = address
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { buffer in
-            let family = Int32(address.ss_family)
-            let written: UnsafePointer<CChar>? = withUnsafePointer(to: &address) { pointer in
-                let raw = UnsafeRawPointer(pointer)
-                if family == AF_INET {
-                    return inet_ntop(AF_INET, raw + MemoryLayout<sockaddr_in>.offset(of: \sockaddr_in.sin_addr)!, buffer.baseAddress, socklen_t(buffer.count))
-                }
-                if family == AF_INET6 {
-                    return inet_ntop(AF_INET6, raw + MemoryLayout<sockaddr_in6>.offset(of: \sockaddr_in6.sin6_addr)!, buffer.baseAddress, socklen_t(buffer.count))
-                }
-                return nil
-            }
-            guard written != nil else { return "" }
-            return String(cString: buffer.baseAddress!)
-        }
     }
 }

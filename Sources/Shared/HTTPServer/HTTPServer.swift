@@ -34,7 +34,7 @@ public enum HTTPDispatch: Sendable {
 /// header or body deadline are cut off, and at `connectionLimit` new connections push out those
 /// still waiting for headers, or get 503 (`ConnectionTable`).
 ///
-/// `@unchecked Sendable` invariant: `loops`, `listener` and `threads` are written only by
+/// `@unchecked Sendable` invariant: `loops`, `listener` and `finished` are written only by
 /// `start`/`stop`, which the owner calls from one thread; the closures are immutable and `@Sendable`.
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
@@ -56,11 +56,6 @@ public final class HTTPServer: @unchecked Sendable {
     /// Set by `stop`: requests that would be offloaded are answered 503 instead.
     let stopping = Atomic<Bool>(false)
     let connections: ConnectionGuard
-    /// Connections beyond this many (not counting those cut or pushed out) are closed as soon as
-    /// they are accepted. It sits above `connectionLimit`, so that a connection beyond that is
-    /// accepted and can push out a waiting one or be answered 503 instead of waiting in the
-    /// kernel's queue.
-    let hardLimit: Int
     /// Which loop the next accepted connection goes to.
     private let nextLoop = Atomic<Int>(0)
     private var loops: [EventLoop] = []
@@ -79,7 +74,6 @@ public final class HTTPServer: @unchecked Sendable {
         self.classify = classify
         self.handler = handler
         self.offload = offload ?? { request, respond in respond(handler(request)) }
-        hardLimit = settings.connectionLimit + max(settings.connectionLimit / 4, 16 * settings.threads)
     }
 
     /// The port the server listens on (differs from the configured one when that was 0).
