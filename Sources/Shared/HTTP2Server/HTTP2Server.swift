@@ -105,32 +105,19 @@ public final class HTTP2Server: Sendable {
 
     func connectionClosed() { open.subtract(1, ordering: .relaxed) }
 
+    /// A socket listening on `host:port` (an IPv4 literal; several may share the port) and the
+    /// port it got.
     static func listen(host: String, port: UInt16) throws(HTTP2ServerError) -> (Int32, UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HTTP2ServerError("cannot open a socket: \(String(cString: strerror(errno)))") }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            close(fd)
-            throw HTTP2ServerError("cannot listen on \(host): not an IPv4 address")
+        guard !host.contains(":") else { throw HTTP2ServerError("cannot listen on \(host): not an IPv4 address") }
+        do {
+            return try ListeningSocket.open(host: host, port: port, reusePort: true)
+        } catch {
+            let reason = String(cString: strerror(error.errno))
+            switch error.step {
+            case .address: throw HTTP2ServerError("cannot listen on \(host): not an IPv4 address")
+            case .socket: throw HTTP2ServerError("cannot open a socket: \(reason)")
+            case .bind: throw HTTP2ServerError("cannot listen on \(host):\(port): \(reason)")
+            }
         }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, Glibc.listen(fd, 1024) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw HTTP2ServerError("cannot listen on \(host):\(port): \(reason)")
-        }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return (fd, UInt16(bigEndian: actual.sin_port))
     }
 }

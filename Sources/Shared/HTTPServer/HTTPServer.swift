@@ -127,50 +127,13 @@ public final class HTTPServer: @unchecked Sendable {
         loops[nextLoop.add(1, ordering: .relaxed).oldValue % loops.count]
     }
 
-    /// A non-blocking listening socket on `host:port` (an IPv4 or IPv6 literal) and the port it got.
+    /// The listening socket on `host:port` and the port it got.
     private static func listen(host: String, port: UInt16, text listen: String) throws(HTTPServerError) -> (Int32, UInt16) {
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        let family: Int32
-        if host.contains(":") {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
-                throw HTTPServerError(message: "cannot listen on [\(host)]:\(port): not an IPv6 address", errno: EINVAL)
-            }
-            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            family = AF_INET6
-        } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-                throw HTTPServerError(message: "cannot listen on \(host):\(port): not an IPv4 address", errno: EINVAL)
-            }
-            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            family = AF_INET
+        do {
+            return try ListeningSocket.open(host: host, port: port)
+        } catch {
+            let message = error.step == .address ? "cannot listen on \(listen): not an IPv\(host.contains(":") ? 6 : 4) address" : "cannot listen on \(listen)"
+            throw HTTPServerError(message: message, errno: error.errno)
         }
-        let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { throw HTTPServerError(message: "cannot listen on \(listen)", errno: errno) }
-        var one: Int32 = 1
-        setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        if family == AF_INET6 { setsockopt(socket, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
-        let bound = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
-        guard bound == 0, Glibc.listen(socket, 1024) == 0 else {
-            let error = errno
-            close(socket)
-            throw HTTPServerError(message: "cannot listen on \(listen)", errno: error)
-        }
-        var actual = sockaddr_storage()
-        var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &actual) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &actualLength) } }
-        let boundPort = withUnsafeBytes(of: actual) { bytes -> UInt16 in
-            // sin_port and sin6_port sit at the same offset, right after the family.
-            UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
-        }
-        return (socket, boundPort)
     }
 }
