@@ -103,10 +103,11 @@ let server = HTTPServer(
         }
         let submit: @Sendable () -> Void = {
             let (route, work) = router.route(request)
+            let method = request.method
             backend.submitRequest(work,
                                    onFailure: { (Envelope.failure(503, "the database could not commit; please retry"), 503) },
                                    completion: { response, code in
-                                       router.counted(request, route: route, response: response, code: code, started: started)
+                                       router.counted(method: method, route: route, response: response, code: code, started: started)
                                        respond(response)
                                    })
         }

@@ -47,7 +47,7 @@ import TestSupport
             let done = DispatchSemaphore(value: 0)
             backend.submitRequest(work, onFailure: { (Envelope.failure(503, "the database could not commit; please retry"), 503) }) {
                 [router] response, code in
-                router.counted(request, route: route, response: response, code: code, started: started)
+                router.counted(method: method, route: route, response: response, code: code, started: started)
                 answered.withLock { $0 = response }
                 done.signal()
             }

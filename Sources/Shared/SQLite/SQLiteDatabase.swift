@@ -345,10 +345,13 @@ final class GroupCommitter: @unchecked Sendable {
                 let error = commit(batch)
                 let committed = error == nil
                 health.note(error.map { "\($0)" })
-                for item in batch {
-                    switch item {
-                    case .write(let write): write.done.signal()
-                    case .request(let request): request.finish(committed)
+                // Answers go to a few I/O loops: each is woken once, with all of its answers.
+                Wakeup.deferringSignals {
+                    for item in batch {
+                        switch item {
+                        case .write(let write): write.done.signal()
+                        case .request(let request): request.finish(committed)
+                        }
                     }
                 }
             }
