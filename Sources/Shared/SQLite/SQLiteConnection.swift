@@ -23,12 +23,12 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// WAL journal, `synchronous=NORMAL`, a busy wait of `busyTimeoutMilliseconds` (polled every
     /// 100 µs: see `herald_sqlite3_busy_wait`), foreign keys on.
     /// `cacheKiB` bounds the page cache: the writer gets a large one (registry indexes are written
-    /// at random), pooled readers a small one so that processes stay lean. `memoryMapped` reads
-    /// pages through a mapping of the file (up to 128 MiB) instead of copying them: right for a
-    /// connection that sees few commits of others, since SQLite unmaps the whole file whenever a
-    /// read transaction begins after another connection's commit.
-    public init(path: String, busyTimeoutMilliseconds: Int, readOnly: Bool = false, cacheKiB: Int = 8192,
-                memoryMapped: Bool = true) throws(SQLiteError) {
+    /// at random), pooled readers a small one so that processes stay lean. Pages are read into that
+    /// cache, never through a mapping of the file: SQLite drops a mapping whenever a read
+    /// transaction begins after another connection's commit, and with one it looks a page up in the
+    /// WAL's hash tables on every visit (4% of the writer's time in registerDevice), where a cached
+    /// page costs one lookup of the cache.
+    public init(path: String, busyTimeoutMilliseconds: Int, readOnly: Bool = false, cacheKiB: Int = 8192) throws(SQLiteError) {
         self.path = path
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
@@ -60,8 +60,6 @@ public final class SQLiteConnection: @unchecked Sendable {
         try execute("PRAGMA synchronous=NORMAL")
         try execute("PRAGMA foreign_keys=ON")
         try execute("PRAGMA cache_size=-\(cacheKiB)")
-        // Bounded so that resident memory stays modest.
-        if memoryMapped { try execute("PRAGMA mmap_size=134217728") }
     }
 
     /// Closes the handle. Safe to call once; later use of the connection fails.

@@ -198,13 +198,11 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// Runs `body` with a connection taken from the pool (a new one when none is free) and puts it back.
-    /// Pooled connections copy pages instead of mapping the file: they mostly read between the
-    /// writer's commits, and a mapping is dropped and faulted in again after each of those.
     private func pooled<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
         let pooled = readers.withLock { $0.popLast() }
         let connection: SQLiteConnection
         do {
-            connection = try pooled ?? SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, memoryMapped: false)
+            connection = try pooled ?? SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         } catch {
             throw Self.storeError(error)
         }
