@@ -11,9 +11,9 @@ public protocol BoundValue: Sendable {
 }
 
 extension BoundValue {
-    package static func optional(_ text: String?) -> Self { text.map(Self.text) ?? .null }
-    package static func optional(_ number: Int64?) -> Self { number.map(Self.integer) ?? .null }
-    package static func optional(_ number: Int?) -> Self { number.map { .integer(Int64($0)) } ?? .null }
+    @inlinable public static func optional(_ text: String?) -> Self { text.map(Self.text) ?? .null }
+    @inlinable public static func optional(_ number: Int64?) -> Self { number.map(Self.integer) ?? .null }
+    @inlinable public static func optional(_ number: Int?) -> Self { number.map { .integer(Int64($0)) } ?? .null }
 }
 
 /// The parameters of a statement being built, in the backend's placeholder syntax.

@@ -5,7 +5,7 @@ import Core
 /// `1`, the hwid `2`, the attributes `3`…`11` (`attributes`), the time `12`, then a registration's
 /// push token `13`, gateway `14` and web keys `15` (p256dh) and `16` (auth)
 /// (`values(appID:hwid:_:now:)` lays out `1`…`12`, `values(appID:_:now:)` `1`…`16`).
-package enum DeviceColumns {
+public enum DeviceColumns {
     /// A device attribute a call may leave out, and its parameter's number.
     package struct Attribute: Sendable {
         package let name: String
@@ -42,16 +42,44 @@ package enum DeviceColumns {
     }
 
     /// The parameters `1`…`12`: application id, hwid, the attributes (null when not given) and the time.
-    package static func values<Value: BoundValue>(appID: Int64, hwid: String, _ a: DeviceAttributes, now: Int64) -> [Value] {
-        [.integer(appID), .text(hwid), .optional(a.platform), .optional(a.language), .optional(a.timezoneOffset),
-         .optional(a.appVersion), .optional(a.osVersion), .optional(a.deviceModel), .optional(a.sdkVersion), .optional(a.userID),
-         .optional(a.notificationTypes), .integer(now)]
+    /// Public and inlinable, like the registration's below, so that each backend's statements get
+    /// them specialized to its own values: every device write builds them on the database writer,
+    /// and unspecialized (as `package` leaves them) they cost a generic metadata lookup per value.
+    @inlinable
+    public static func values<Value: BoundValue>(appID: Int64, hwid: String, _ a: DeviceAttributes, now: Int64) -> [Value] {
+        var values: [Value] = []
+        values.reserveCapacity(12)
+        append(appID: appID, hwid: hwid, a, now: now, to: &values)
+        return values
     }
 
     /// The parameters `1`…`16` of a registration: `values(appID:hwid:_:now:)`, then its push token,
     /// gateway and web keys (null when not given).
-    package static func values<Value: BoundValue>(appID: Int64, _ r: DeviceRegistration, now: Int64) -> [Value] {
-        values(appID: appID, hwid: r.hwid, r.attributes, now: now)
-            + [.text(r.pushToken), .optional(r.gateway), .optional(r.webKeys?.p256dh), .optional(r.webKeys?.auth)]
+    @inlinable
+    public static func values<Value: BoundValue>(appID: Int64, _ r: DeviceRegistration, now: Int64) -> [Value] {
+        var values: [Value] = []
+        values.reserveCapacity(16)
+        append(appID: appID, hwid: r.hwid, r.attributes, now: now, to: &values)
+        values.append(.text(r.pushToken))
+        values.append(.optional(r.gateway))
+        values.append(.optional(r.webKeys?.p256dh))
+        values.append(.optional(r.webKeys?.auth))
+        return values
+    }
+
+    @inlinable
+    static func append<Value: BoundValue>(appID: Int64, hwid: String, _ a: DeviceAttributes, now: Int64, to values: inout [Value]) {
+        values.append(.integer(appID))
+        values.append(.text(hwid))
+        values.append(.optional(a.platform))
+        values.append(.optional(a.language))
+        values.append(.optional(a.timezoneOffset))
+        values.append(.optional(a.appVersion))
+        values.append(.optional(a.osVersion))
+        values.append(.optional(a.deviceModel))
+        values.append(.optional(a.sdkVersion))
+        values.append(.optional(a.userID))
+        values.append(.optional(a.notificationTypes))
+        values.append(.integer(now))
     }
 }
