@@ -15,11 +15,14 @@ public final class SQLiteStatement {
     private var raw: OpaquePointer?
     private unowned let connection: SQLiteConnection
     let sql: String
+    /// How many parameters the statement has.
+    private let parameterCount: Int
 
     init(_ raw: OpaquePointer, connection: SQLiteConnection, sql: String) {
         self.raw = raw
         self.connection = connection
         self.sql = sql
+        parameterCount = Int(sqlite3_bind_parameter_count(raw))
     }
 
     func finalize() {
@@ -29,12 +32,13 @@ public final class SQLiteStatement {
 
     func reset() {
         sqlite3_reset(raw)
-        sqlite3_clear_bindings(raw)
     }
 
-    /// Binds `values` to parameters 1…n.
+    /// Binds `values` to parameters 1…n; any parameter after them is null (every run binds, so
+    /// nothing of an earlier run's values is left).
     @discardableResult
     public func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> SQLiteStatement {
+        if values.count < parameterCount { sqlite3_clear_bindings(raw) }
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             let result: Int32
@@ -42,7 +46,8 @@ public final class SQLiteStatement {
             case .null: result = sqlite3_bind_null(raw, index)
             case .integer(let number): result = sqlite3_bind_int64(raw, index, number)
             case .real(let number): result = sqlite3_bind_double(raw, index, number)
-            case .text(let text): result = herald_sqlite3_bind_text_transient(raw, index, text, -1)
+            case .text(var text):
+                result = text.withUTF8 { herald_sqlite3_bind_text_transient(raw, index, $0.baseAddress, Int32($0.count)) }
             case .blob(let bytes):
                 result = bytes.withUnsafeBytes { herald_sqlite3_bind_blob_transient(raw, index, $0.baseAddress, Int32($0.count)) }
             }

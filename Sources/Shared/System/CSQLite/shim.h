@@ -5,8 +5,10 @@
 #include <time.h>
 
 /// SQLITE_TRANSIENT is a cast macro that Swift cannot import.
-static inline int herald_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int length) {
-    return sqlite3_bind_text(stmt, index, text, length, SQLITE_TRANSIENT);
+static inline int herald_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const unsigned char *text, int length) {
+    // An empty text has no storage: SQLite reads a null pointer as NULL, so point at an empty string.
+    if (text == 0) text = (const unsigned char *)"";
+    return sqlite3_bind_text(stmt, index, (const char *)text, length, SQLITE_TRANSIENT);
 }
 
 static inline int herald_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int length) {
