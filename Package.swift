@@ -37,7 +37,9 @@ let package = Package(
         // The store's rules written once (targeting, device columns, page windows, row mapping); each
         // backend below supplies its SQL dialect and its connections.
         .target(name: "StoreCore", dependencies: ["Core"], path: "Sources/Shared/StoreCore"),
-        .target(name: "SQLite", dependencies: ["Core", "StoreCore", "CSQLite"], path: "Sources/Shared/SQLite"),
+        // The one C source of Herald's own: a SQLite VFS that writes a commit's WAL frames at once.
+        .target(name: "SQLiteVFS", dependencies: ["CSQLite"], path: "Sources/Shared/SQLiteVFS"),
+        .target(name: "SQLite", dependencies: ["Core", "StoreCore", "CSQLite", "SQLiteVFS"], path: "Sources/Shared/SQLite"),
         .target(name: "Postgres", dependencies: ["Core", "StoreCore", "CLibPQ"], path: "Sources/Shared/Postgres"),
         .target(name: "Storage", dependencies: ["Core", "Postgres", "SQLite"], path: "Sources/Shared/Storage"),
         .target(name: "Queue", dependencies: ["Core", "CZeroMQ"], path: "Sources/Shared/Queue"),

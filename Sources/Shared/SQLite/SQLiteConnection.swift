@@ -1,4 +1,5 @@
 internal import CSQLite
+internal import SQLiteVFS
 import Core
 import StoreCore
 #if canImport(Glibc)
@@ -32,7 +33,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         self.path = path
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
-        let result = sqlite3_open_v2(path, &db, flags, nil)
+        // The herald VFS writes each commit's WAL frames with one call (SQLiteVFS); the system's
+        // default VFS if it cannot be registered.
+        let result = sqlite3_open_v2(path, &db, flags, herald_vfs_register() == SQLITE_OK ? herald_vfs_name : nil)
         guard result == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(db)
@@ -134,6 +137,15 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// True outside any transaction (also after SQLite rolled one back by itself).
     public var isAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
+
+    /// The VFS stack the main database is opened through, outermost first ("herald/unix" unless the
+    /// herald VFS could not be registered).
+    var vfsName: String? {
+        var name: UnsafeMutablePointer<CChar>?
+        guard let handle, sqlite3_file_control(handle, "main", SQLITE_FCNTL_VFSNAME, &name) == SQLITE_OK, let name else { return nil }
+        defer { sqlite3_free(name) }
+        return String(cString: name)
+    }
 
     public var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 
