@@ -46,6 +46,9 @@ static int flush(HeraldFile *file) {
     return file->real->pMethods->xWrite(file->real, file->buffer, length, file->start);
 }
 
+/// The default VFS's file behind `handle`.
+static inline sqlite3_file *realFile(sqlite3_file *handle) { return ((HeraldFile *)handle)->real; }
+
 static int heraldClose(sqlite3_file *handle) {
     HeraldFile *file = (HeraldFile *)handle;
     int rc = flush(file);
@@ -56,10 +59,8 @@ static int heraldClose(sqlite3_file *handle) {
 }
 
 static int heraldRead(sqlite3_file *handle, void *out, int amount, sqlite3_int64 offset) {
-    HeraldFile *file = (HeraldFile *)handle;
-    int rc = flush(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xRead(file->real, out, amount, offset);
+    int rc = flush((HeraldFile *)handle);
+    return rc != SQLITE_OK ? rc : realFile(handle)->pMethods->xRead(realFile(handle), out, amount, offset);
 }
 
 static int heraldWrite(sqlite3_file *handle, const void *data, int amount, sqlite3_int64 offset) {
@@ -90,43 +91,30 @@ static int heraldWrite(sqlite3_file *handle, const void *data, int amount, sqlit
 }
 
 static int heraldTruncate(sqlite3_file *handle, sqlite3_int64 size) {
-    HeraldFile *file = (HeraldFile *)handle;
-    int rc = flush(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xTruncate(file->real, size);
+    int rc = flush((HeraldFile *)handle);
+    return rc != SQLITE_OK ? rc : realFile(handle)->pMethods->xTruncate(realFile(handle), size);
 }
 
 static int heraldSync(sqlite3_file *handle, int flags) {
-    HeraldFile *file = (HeraldFile *)handle;
-    int rc = flush(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xSync(file->real, flags);
+    int rc = flush((HeraldFile *)handle);
+    return rc != SQLITE_OK ? rc : realFile(handle)->pMethods->xSync(realFile(handle), flags);
 }
 
 static int heraldFileSize(sqlite3_file *handle, sqlite3_int64 *size) {
-    HeraldFile *file = (HeraldFile *)handle;
-    int rc = flush(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xFileSize(file->real, size);
+    int rc = flush((HeraldFile *)handle);
+    return rc != SQLITE_OK ? rc : realFile(handle)->pMethods->xFileSize(realFile(handle), size);
 }
 
 static int heraldLock(sqlite3_file *handle, int level) {
-    HeraldFile *file = (HeraldFile *)handle;
-    int rc = flush(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xLock(file->real, level);
+    return realFile(handle)->pMethods->xLock(realFile(handle), level);
 }
 
 static int heraldUnlock(sqlite3_file *handle, int level) {
-    HeraldFile *file = (HeraldFile *)handle;
-    int rc = flush(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xUnlock(file->real, level);
+    return realFile(handle)->pMethods->xUnlock(realFile(handle), level);
 }
 
 static int heraldCheckReservedLock(sqlite3_file *handle, int *out) {
-    HeraldFile *file = (HeraldFile *)handle;
-    return file->real->pMethods->xCheckReservedLock(file->real, out);
+    return realFile(handle)->pMethods->xCheckReservedLock(realFile(handle), out);
 }
 
 static int heraldFileControl(sqlite3_file *handle, int op, void *argument) {
@@ -143,46 +131,37 @@ static int heraldFileControl(sqlite3_file *handle, int op, void *argument) {
 }
 
 static int heraldSectorSize(sqlite3_file *handle) {
-    HeraldFile *file = (HeraldFile *)handle;
-    return file->real->pMethods->xSectorSize(file->real);
+    return realFile(handle)->pMethods->xSectorSize(realFile(handle));
 }
 
 static int heraldDeviceCharacteristics(sqlite3_file *handle) {
-    HeraldFile *file = (HeraldFile *)handle;
-    return file->real->pMethods->xDeviceCharacteristics(file->real);
+    return realFile(handle)->pMethods->xDeviceCharacteristics(realFile(handle));
 }
 
 static int heraldShmMap(sqlite3_file *handle, int region, int size, int extend, void volatile **out) {
-    HeraldFile *file = (HeraldFile *)handle;
-    return file->real->pMethods->xShmMap(file->real, region, size, extend, out);
+    return realFile(handle)->pMethods->xShmMap(realFile(handle), region, size, extend, out);
 }
 
 static int heraldShmLock(sqlite3_file *handle, int offset, int count, int flags) {
-    HeraldFile *file = (HeraldFile *)handle;
-    return file->real->pMethods->xShmLock(file->real, offset, count, flags);
+    return realFile(handle)->pMethods->xShmLock(realFile(handle), offset, count, flags);
 }
 
 static void heraldShmBarrier(sqlite3_file *handle) {
     // Called on the database file's handle (the WAL index is its), which never gathers.
-    HeraldFile *file = (HeraldFile *)handle;
-    file->real->pMethods->xShmBarrier(file->real);
+    realFile(handle)->pMethods->xShmBarrier(realFile(handle));
 }
 
 static int heraldShmUnmap(sqlite3_file *handle, int deleteFlag) {
-    HeraldFile *file = (HeraldFile *)handle;
-    return file->real->pMethods->xShmUnmap(file->real, deleteFlag);
+    return realFile(handle)->pMethods->xShmUnmap(realFile(handle), deleteFlag);
 }
 
 static int heraldFetch(sqlite3_file *handle, sqlite3_int64 offset, int amount, void **out) {
-    HeraldFile *file = (HeraldFile *)handle;
-    int rc = flush(file);
-    if (rc != SQLITE_OK) return rc;
-    return file->real->pMethods->xFetch(file->real, offset, amount, out);
+    int rc = flush((HeraldFile *)handle);
+    return rc != SQLITE_OK ? rc : realFile(handle)->pMethods->xFetch(realFile(handle), offset, amount, out);
 }
 
 static int heraldUnfetch(sqlite3_file *handle, sqlite3_int64 offset, void *pointer) {
-    HeraldFile *file = (HeraldFile *)handle;
-    return file->real->pMethods->xUnfetch(file->real, offset, pointer);
+    return realFile(handle)->pMethods->xUnfetch(realFile(handle), offset, pointer);
 }
 
 static int heraldOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *handle, int flags, int *outFlags) {
