@@ -4,8 +4,9 @@ import PackageDescription
 /// Herald: a self-hosted, Pushwoosh-compatible push notification backend.
 ///
 /// The two executables assemble libraries under `Sources/Shared`, one per concern. Each C library is a
-/// system-library target under `Sources/Shared/System` imported by exactly one library target, so an
-/// executable links only the C libraries it uses. `docs/architecture.md` draws the graph.
+/// system-library target under `Sources/Shared/System` imported by as few library targets as it can
+/// be (most by exactly one), so an executable links only the C libraries it uses.
+/// `docs/architecture.md` draws the graph and names the exceptions.
 let package = Package(
     name: "Herald",
     platforms: [.macOS(.v15)],
