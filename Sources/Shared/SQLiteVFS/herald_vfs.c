@@ -66,28 +66,21 @@ static int heraldRead(sqlite3_file *handle, void *out, int amount, sqlite3_int64
 static int heraldWrite(sqlite3_file *handle, const void *data, int amount, sqlite3_int64 offset) {
     HeraldFile *file = (HeraldFile *)handle;
     if (!file->isWAL) return file->real->pMethods->xWrite(file->real, data, amount, offset);
+    // A commit frame's header (bytes 4-7: the database size in pages after the commit, 0 in every
+    // other frame) means that the next write, its page, ends the commit.
+    const unsigned char *bytes = data;
+    int endsCommit = file->commitNext;
+    file->commitNext = amount == FRAME_HEADER && (bytes[4] | bytes[5] | bytes[6] | bytes[7]) != 0;
     if (file->length > 0 && (offset != file->start + file->length || file->length + amount > GATHER_LIMIT)) {
         int rc = flush(file);
         if (rc != SQLITE_OK) return rc;
     }
-    if (amount > GATHER_LIMIT) return file->real->pMethods->xWrite(file->real, data, amount, offset);
-    if (file->buffer == 0) {
-        file->buffer = malloc(GATHER_LIMIT);
-        if (file->buffer == 0) return file->real->pMethods->xWrite(file->real, data, amount, offset);
-    }
+    if (file->buffer == 0 && amount <= GATHER_LIMIT) file->buffer = malloc(GATHER_LIMIT);
+    if (file->buffer == 0 || amount > GATHER_LIMIT) return file->real->pMethods->xWrite(file->real, data, amount, offset);
     if (file->length == 0) file->start = offset;
     memcpy(file->buffer + file->length, data, (size_t)amount);
     file->length += amount;
-    if (file->commitNext) {
-        file->commitNext = 0;
-        return flush(file);
-    }
-    if (amount == FRAME_HEADER) {
-        const unsigned char *header = data;
-        // Bytes 4-7: the database size in pages after a commit, 0 in every other frame.
-        file->commitNext = (header[4] | header[5] | header[6] | header[7]) != 0;
-    }
-    return SQLITE_OK;
+    return endsCommit ? flush(file) : SQLITE_OK;
 }
 
 static int heraldTruncate(sqlite3_file *handle, sqlite3_int64 size) {
