@@ -23,6 +23,11 @@ public enum ListeningSocket {
     /// got (the kernel's choice when `port` is 0). `reusePort` lets several sockets share the port.
     public static func open(host: String, port: UInt16, reusePort: Bool = false) throws(Failure) -> (fd: Int32, port: UInt16) {
         var storage = sockaddr_storage()
+        /// Copies `address` into `storage` and gives its length.
+        func store<Address>(_ address: Address) -> socklen_t {
+            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
+            return socklen_t(MemoryLayout<Address>.size)
+        }
         let length: socklen_t
         let family = host.contains(":") ? AF_INET6 : AF_INET
         if family == AF_INET6 {
@@ -30,15 +35,13 @@ public enum ListeningSocket {
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
             guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { throw Failure(step: .address, errno: EINVAL) }
-            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            length = store(address)
         } else {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
             guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw Failure(step: .address, errno: EINVAL) }
-            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            length = store(address)
         }
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(step: .socket, errno: errno) }
