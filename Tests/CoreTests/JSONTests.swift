@@ -82,4 +82,23 @@ import Testing
         #expect(NULCharacter.first(in: ["app_id": "A", "x\0": ""]) == NULCharacter(field: "", inKey: true))
         #expect(NULCharacter.first(in: ["app_id": "A"]) == nil)
     }
+
+    /// The parser says whether a string or key decoded U+0000, the only way one can hold it: an
+    /// escaped backslash before `u0000`, or other escapes, do not count, and a raw NUL byte is refused.
+    @Test func parsingSaysWhetherTheDocumentHoldsNUL() throws {
+        let holding = [#"{"hwid": "h\u0000z"}"#, #"{"tags": {"a\u0000b": 1}}"#, #"["x", ["\u0000"]]"#, #""\u0000""#]
+        let clean = [#"{"hwid": "h\\u0000z"}"#, #"{"a": "\u0001\n\t\ud83d\ude00"}"#, #"{"a": 0, "b": [0.0, null]}"#]
+        for text in holding + clean {
+            var holdsNUL = false
+            let value = try JSON.parse(Array(text.utf8), holdsNUL: &holdsNUL)
+            #expect(holdsNUL == holding.contains(text), "\(text)")
+            #expect((value.nulCharacter != nil) == holdsNUL, "\(text)")
+        }
+        var holdsNUL = false
+        #expect(throws: JSONParseError.self) { try JSON.parse(Array("{\"a\": \"x\u{0}\"}".utf8), holdsNUL: &holdsNUL) }
+        // Input without contiguous storage takes the same path.
+        let scattered = #"{"a": "\u0000"}"#.utf8.lazy.map { $0 }
+        #expect(try JSON.parse(scattered, holdsNUL: &holdsNUL) == .object(["a": .string("\u{0}")]))
+        #expect(holdsNUL)
+    }
 }

@@ -213,8 +213,9 @@ final class Router: Sendable {
     /// of it, is 210.
     func requestFields(_ body: [UInt8]) -> Result<[String: JSON], Refused> {
         let json: JSON
+        var holdsNUL = false
         do {
-            json = try JSON.parse(body)
+            json = try JSON.parse(body, holdsNUL: &holdsNUL)
         } catch {
             return .failure(Refused(answer: (Envelope.failure(400, "malformed JSON: \(error)"), 400)))
         }
@@ -224,7 +225,7 @@ final class Router: Sendable {
         guard let requestValue = root["request"], case .object(let request) = requestValue else {
             return .failure(Refused(answer: (Envelope.argumentError("request is required and must be an object"), 210)))
         }
-        if let nul = requestValue.nulCharacter { return .failure(Refused(answer: (Envelope.argumentError(nul.description), 210))) }
+        if holdsNUL, let nul = requestValue.nulCharacter { return .failure(Refused(answer: (Envelope.argumentError(nul.description), 210))) }
         return .success(request)
     }
 

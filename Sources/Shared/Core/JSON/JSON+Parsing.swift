@@ -9,9 +9,23 @@ extension JSON {
     /// Parses one JSON document (RFC 8259). Nesting is limited to 64 levels so that a hostile
     /// body cannot exhaust the stack.
     public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSON {
-        let buffer = Array(bytes)
-        var parser = JSONParser(bytes: buffer)
-        return try parser.parseDocument()
+        var holdsNUL = false
+        return try parse(bytes, holdsNUL: &holdsNUL)
+    }
+
+    /// Parses as `parse(_:)` does, and sets `holdsNUL` when a string or key of the document holds
+    /// U+0000 (which only the escape `\u0000` can write), so that a caller that refuses NUL looks
+    /// for it (`nulCharacter`) only then.
+    public static func parse(_ bytes: some Collection<UInt8>, holdsNUL: inout Bool) throws(JSONParseError) -> JSON {
+        var nul = false
+        func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONParseError> {
+            var parser = JSONParser(bytes: buffer)
+            defer { nul = parser.holdsNUL }
+            return Result { () throws(JSONParseError) in try parser.parseDocument() }
+        }
+        let result = bytes.withContiguousStorageIfAvailable(parse) ?? Array(bytes).withUnsafeBufferPointer(parse)
+        holdsNUL = nul
+        return try result.get()
     }
 
     public static func parse(_ text: String) throws(JSONParseError) -> JSON {
@@ -19,12 +33,15 @@ extension JSON {
     }
 }
 
+/// Reads `bytes`, which stay valid while it parses.
 private struct JSONParser {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
+    /// Whether a decoded string holds U+0000.
+    var holdsNUL = false
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     mutating func parseDocument() throws(JSONParseError) -> JSON {
         skipWhitespace()
@@ -177,6 +194,7 @@ private struct JSONParser {
                         throw fail("unpaired surrogate")
                     }
                     guard let scalar = Unicode.Scalar(code) else { throw fail("invalid code point") }
+                    if code == 0 { holdsNUL = true }
                     scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
                 default:
                     throw fail("invalid escape")
