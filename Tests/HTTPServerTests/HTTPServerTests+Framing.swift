@@ -90,6 +90,33 @@ extension HTTPServerTests {
         #expect(ended)
     }
 
+    /// The status line and Content-Length carry the answer's status and body size in decimal, for
+    /// every number of digits.
+    @Test func theStatusLineAndContentLengthAreWrittenInDecimal() throws {
+        var settings = HTTPSettings()
+        settings.port = 0
+        settings.threads = 1
+        // GET /<status>/<length>: that status with a body of that many bytes.
+        let server = HTTPServer(settings: settings, classify: { _ in .inline }, offload: { _, _ in },
+                                counters: HTTPConnectionCounters(), handler: { request in
+                                    let parts = request.path.split(separator: "/").compactMap { Int($0) }
+                                    return HTTPResponse(status: parts[0], body: Array(repeating: UInt8(ascii: "x"), count: parts[1]))
+                                })
+        try server.start()
+        defer { server.stop() }
+        let cases = [(200, 0), (200, 1), (201, 9), (404, 10), (500, 99), (503, 100), (200, 1234), (200, 70_000)]
+        for (status, length) in cases {
+            let connection = try RawConnection(port: server.port)
+            connection.send("GET /\(status)/\(length) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let text = connection.readUntilClosed()
+            let reason = status == 200 ? "OK" : status == 201 ? "Created" : status == 404 ? "Not Found"
+                : status == 500 ? "Internal Server Error" : "Service Unavailable"
+            #expect(text.hasPrefix("HTTP/1.1 \(status) \(reason)\r\n"), "\(text.prefix(80).debugDescription)")
+            #expect(text.contains("\r\nContent-Length: \(length)\r\n"), "\(status) \(length)")
+            #expect(text.hasSuffix("\r\n\r\n" + String(repeating: "x", count: length)), "\(status) \(length)")
+        }
+    }
+
     @Test func expectContinueIsAnsweredBeforeTheBodyAndAHeadAnswerHasNoBody() throws {
         let server = try offloadingServer()
         defer { server.stop() }

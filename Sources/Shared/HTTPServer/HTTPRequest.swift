@@ -80,7 +80,11 @@ extension HTTPResponse {
     func wire(omitBody: Bool, connection: ConnectionHeader) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(160 + (omitBody ? 0 : body.count))
-        bytes.append(contentsOf: "HTTP/1.1 \(status) \(Self.reason(status))\r\n".utf8)
+        bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+        Self.appendDecimal(status, to: &bytes)
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: Self.reason(status).utf8)
+        bytes.append(contentsOf: "\r\n".utf8)
         var retryAfter = false
         for (name, value) in headers {
             bytes.append(contentsOf: name.utf8)
@@ -95,11 +99,27 @@ extension HTTPResponse {
         case .close: bytes.append(contentsOf: "Connection: close\r\n".utf8)
         case .keepAlive: bytes.append(contentsOf: "Connection: keep-alive\r\n".utf8)
         }
-        if status != 204 && status != 304 && status >= 200 { bytes.append(contentsOf: "Content-Length: \(body.count)\r\n".utf8) }
+        if status != 204 && status != 304 && status >= 200 {
+            bytes.append(contentsOf: "Content-Length: ".utf8)
+            Self.appendDecimal(body.count, to: &bytes)
+            bytes.append(contentsOf: "\r\n".utf8)
+        }
         HTTPDate.shared.append(to: &bytes)
         bytes.append(contentsOf: "\r\n".utf8)
         if !omitBody { bytes.append(contentsOf: body) }
         return bytes
+    }
+
+    /// Appends a non-negative number's decimal digits.
+    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     static func reason(_ status: Int) -> String {
