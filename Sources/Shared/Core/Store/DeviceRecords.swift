@@ -123,9 +123,11 @@ public struct SDKReport: Sendable, Equatable {
     public var name: String?
     /// The payload hash `p` (opens and deliveries; events carry `msgHash` in attributes).
     public var hash: String?
-    /// The request as received (attributes, metaData ...).
-    public let body: JSON
-    /// `body`'s compact encoding, as the stores keep it: encoded once, where the report is made.
+    /// The request as received (attributes, metaData ...), read from `bodyText` (null when that
+    /// does not parse).
+    public var body: JSON { (try? JSON.parse(bodyText)) ?? .null }
+    /// The request's compact encoding, as the stores keep it: encoded once, where the report is made.
+    /// A report holds only this text, so that the thread that stores it never frees a parsed tree.
     public let bodyText: String
     public var timestampUTC: Int64?
     public var timestampCurrent: Int64?
@@ -140,7 +142,6 @@ public struct SDKReport: Sendable, Equatable {
         self.platform = platform
         self.name = name
         self.hash = hash
-        self.body = body
         self.bodyText = bodyText ?? body.text
         self.timestampUTC = timestampUTC
         self.timestampCurrent = timestampCurrent
