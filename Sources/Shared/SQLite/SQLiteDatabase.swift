@@ -96,13 +96,19 @@ public final class SQLiteDatabase: Sendable {
     public func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
 
     /// Runs `body` in a write transaction (shared with other callers' bodies, each in its own
-    /// savepoint) and returns once that transaction is committed.
-    func write<T: Sendable>(_ body: (Writer) throws -> T) throws(StoreError) -> T {
+    /// savepoint) and returns once that transaction is committed. `oneStatement`: `body` changes
+    /// the database with at most one statement and throws only when that statement fails, which
+    /// SQLite then undoes by itself; inside `submitRequest` it runs without a savepoint of its own.
+    func write<T: Sendable>(oneStatement: Bool = false, _ body: (Writer) throws -> T) throws(StoreError) -> T {
         if committer.isCurrentThread {
             // Inside `submitRequest`: part of the batch transaction already open on this thread.
             var value: T?
             do {
-                try committer.inSavepoint { value = try body(committer.writer) }
+                if oneStatement {
+                    value = try body(committer.writer)
+                } else {
+                    try committer.inSavepoint { value = try body(committer.writer) }
+                }
             } catch {
                 throw Self.storeError(error)
             }

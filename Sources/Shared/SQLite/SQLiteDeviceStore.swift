@@ -354,7 +354,8 @@ public final class SQLiteDeviceStore: DeviceStore {
     public func record(_ reports: [SDKReport], now: Int64) throws(StoreError) {
         var ids: [Int64] = []
         for report in reports { ids.append(try appID(report.app)) }
-        try write { writer in try Self.insert(reports, appIDs: ids, now: now, writer.connection) }
+        // One report is one INSERT, which SQLite undoes by itself when it fails.
+        try database.write(oneStatement: reports.count == 1) { writer in try Self.insert(reports, appIDs: ids, now: now, writer.connection) }
     }
 
     /// Inserts reports into `reports` (the caller's transaction); `appIDs` in the same order.

@@ -1,0 +1,57 @@
+import Dispatch
+import Synchronization
+import Foundation
+import Testing
+import Core
+@testable import SQLite
+import TestSupport
+
+/// Requests that share the writer's transaction (`SQLiteDatabase.submitRequest`): a write that fails
+/// leaves nothing behind and the others in its batch commit.
+@Suite struct GroupCommitTests {
+    static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
+
+    /// Runs `works` as requests of one batch (the writer is held until all are queued); their results.
+    func batch(_ database: SQLiteDatabase, _ works: [@Sendable () -> Bool]) -> [Bool] {
+        let hold = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        database.submitRequest({ holding.signal(); hold.wait(); return true }, onFailure: { false }, completion: { _ in })
+        holding.wait()
+        let results = Mutex([Int: Bool]())
+        let done = DispatchGroup()
+        for (index, work) in works.enumerated() {
+            done.enter()
+            database.submitRequest(work, onFailure: { false }, completion: { ok in
+                results.withLock { $0[index] = ok }
+                done.leave()
+            })
+        }
+        hold.signal()
+        done.wait()
+        return results.withLock { results in works.indices.map { results[$0] ?? false } }
+    }
+
+    /// A one-statement write runs without a savepoint: when its statement fails, SQLite undoes all
+    /// of it (the first row of a two-row INSERT too), and the batch's other writes commit.
+    @Test func aFailingOneStatementWriteLeavesNothingAndTheBatchCommits() throws {
+        let folder = try TemporaryDirectory()
+        let database = try SQLiteDatabase(path: folder.file("g.sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
+        try database.write { try $0.connection.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)") }
+        func insert(_ sql: String, oneStatement: Bool) -> @Sendable () -> Bool {
+            { (try? database.write(oneStatement: oneStatement) { try $0.connection.execute(sql) }) != nil }
+        }
+        let results = batch(database, [
+            insert("INSERT INTO t VALUES (1, 'a')", oneStatement: true),
+            insert("INSERT INTO t VALUES (2, 'b'), (1, 'again')", oneStatement: true),
+            insert("INSERT INTO t VALUES (3, NULL)", oneStatement: true),
+            insert("INSERT INTO t VALUES (4, 'd')", oneStatement: true),
+            // Two statements, the second failing: its savepoint undoes the first.
+            insert("INSERT INTO t VALUES (5, 'e'); INSERT INTO t VALUES (4, 'dup')", oneStatement: false),
+            insert("INSERT INTO t VALUES (6, 'f')", oneStatement: false),
+        ])
+        #expect(results == [true, false, false, true, false, true])
+        let rows = try database.read { connection in
+            try connection.prepare("SELECT k, v FROM t ORDER BY k").rows([]) { "\($0.int(0))=\($0.text(1))" }
+        }
+        #expect(rows == ["1=a", "4=d", "6=f"])
+    }
+}
