@@ -54,4 +54,29 @@ import TestSupport
         }
         #expect(rows == ["1=a", "4=d", "6=f"])
     }
+
+    /// A request that writes again after SQLite rolled its batch back by itself (here a ROLLBACK in
+    /// the transaction, as SQLITE_FULL or an I/O error would) gets an error, and its statement does
+    /// not commit on its own outside the batch.
+    @Test func aWriteAfterTheBatchWasRolledBackFailsAndCommitsNothing() throws {
+        let folder = try TemporaryDirectory()
+        let database = try SQLiteDatabase(path: folder.file("r.sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
+        try database.write { try $0.connection.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)") }
+        let wrote = Mutex<[Bool]>([])
+        let results = batch(database, [
+            { (try? database.write(oneStatement: true) { try $0.connection.execute("INSERT INTO t VALUES (1, 'a')") }) != nil },
+            {
+                _ = try? database.write(oneStatement: true) { try $0.connection.execute("ROLLBACK") }
+                let one = (try? database.write(oneStatement: true) { try $0.connection.execute("INSERT INTO t VALUES (2, 'b')") }) != nil
+                let many = (try? database.write { try $0.connection.execute("INSERT INTO t VALUES (3, 'c')") }) != nil
+                wrote.withLock { $0 = [one, many] }
+                return true
+            },
+        ])
+        #expect(wrote.withLock { $0 } == [false, false])
+        // The batch did not commit: every request hears that it failed.
+        #expect(results == [false, false])
+        let rows = try database.read { connection in try connection.prepare("SELECT count(*) FROM t").first([]) { $0.int(0) } }
+        #expect(rows == 0)
+    }
 }

@@ -104,6 +104,9 @@ public final class SQLiteDatabase: Sendable {
             // Inside `submitRequest`: part of the batch transaction already open on this thread.
             var value: T?
             do {
+                // SQLite rolled the batch back by itself (SQLITE_FULL, IOERR, NOMEM): a statement now
+                // would run on its own, outside the batch, while the batch's callers hear "failed".
+                guard !committer.writer.connection.isAutocommit else { throw GroupCommitter.rolledBack }
                 if oneStatement {
                     value = try body(committer.writer)
                 } else {
@@ -282,6 +285,8 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// At most this many items share one transaction.
     static let maximumBatch = 256
+    /// What a write of a batch that SQLite rolled back by itself fails with.
+    static let rolledBack = SQLiteError(code: 1, message: "the batch transaction was rolled back", context: "group commit")
 
     let writer: SQLiteDatabase.Writer
     private let pending = Lock<[Item]>([])
@@ -388,7 +393,7 @@ final class GroupCommitter: @unchecked Sendable {
             // (they would commit on their own, outside the batch, while their callers hear "failed").
             if connection.isAutocommit {
                 if case .write(let write) = item {
-                    write.error = write.error ?? SQLiteError(code: 1, message: "the batch transaction was rolled back", context: "group commit")
+                    write.error = write.error ?? Self.rolledBack
                     write.body = nil
                 }
                 continue
@@ -407,11 +412,10 @@ final class GroupCommitter: @unchecked Sendable {
         }
         if connection.isAutocommit {
             writer.tagTypes.removeAll()
-            let rolledBack = SQLiteError(code: 1, message: "the batch transaction was rolled back", context: "group commit")
-            for case .write(let write) in batch where write.error == nil { write.error = rolledBack }
+            for case .write(let write) in batch where write.error == nil { write.error = Self.rolledBack }
             return batch.lazy.compactMap { item -> (any Error)? in
                 if case .write(let write) = item { return write.error } else { return nil }
-            }.first ?? rolledBack
+            }.first ?? Self.rolledBack
         }
         do {
             try connection.statement("COMMIT")
