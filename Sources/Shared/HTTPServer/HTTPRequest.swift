@@ -110,8 +110,12 @@ extension HTTPResponse {
         return bytes
     }
 
-    /// Appends a non-negative number's decimal digits.
+    /// Appends a number's decimal digits.
     static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        guard value >= 0 else {
+            bytes.append(contentsOf: String(value).utf8)
+            return
+        }
         var divisor = 1
         while divisor <= value / 10 { divisor *= 10 }
         var rest = value

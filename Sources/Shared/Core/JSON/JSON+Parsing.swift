@@ -29,7 +29,7 @@ extension JSON {
     }
 
     public static func parse(_ text: String) throws(JSONParseError) -> JSON {
-        try parse(Array(text.utf8))
+        try parse(text.utf8)
     }
 }
 
