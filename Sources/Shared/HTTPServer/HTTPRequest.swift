@@ -81,7 +81,7 @@ extension HTTPResponse {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(160 + (omitBody ? 0 : body.count))
         bytes.append(contentsOf: "HTTP/1.1 ".utf8)
-        Self.appendDecimal(status, to: &bytes)
+        bytes.appendDecimal(Int64(status))
         bytes.append(UInt8(ascii: " "))
         bytes.append(contentsOf: Self.reason(status).utf8)
         bytes.append(contentsOf: "\r\n".utf8)
@@ -101,29 +101,13 @@ extension HTTPResponse {
         }
         if status != 204 && status != 304 && status >= 200 {
             bytes.append(contentsOf: "Content-Length: ".utf8)
-            Self.appendDecimal(body.count, to: &bytes)
+            bytes.appendDecimal(Int64(body.count))
             bytes.append(contentsOf: "\r\n".utf8)
         }
         HTTPDate.shared.append(to: &bytes)
         bytes.append(contentsOf: "\r\n".utf8)
         if !omitBody { bytes.append(contentsOf: body) }
         return bytes
-    }
-
-    /// Appends a number's decimal digits.
-    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        guard value >= 0 else {
-            bytes.append(contentsOf: String(value).utf8)
-            return
-        }
-        var divisor = 1
-        while divisor <= value / 10 { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
-        }
     }
 
     static func reason(_ status: Int) -> String {

@@ -1,3 +1,4 @@
+import Core
 import StoreCore
 
 /// A value bound to a statement parameter. Scalars travel in PostgreSQL's text format (the server
@@ -49,14 +50,14 @@ struct ParameterBuffer {
             lengths.append(0)
             formats.append(0)
             return
-        case .integer(let number): appendInteger(number)
+        case .integer(let number): bytes.appendDecimal(number)
         case .double(let number): appendDouble(number)
         case .boolean(let flag): bytes.append(flag ? UInt8(ascii: "t") : UInt8(ascii: "f"))
         case .text(let text): bytes.append(contentsOf: text.utf8)
         case .bytea(let data):
             bytes.append(contentsOf: data)
             format = 1
-        case .integers(let numbers): appendArray(numbers) { $0.appendInteger($1) }
+        case .integers(let numbers): appendArray(numbers) { $0.bytes.appendDecimal($1) }
         case .doubles(let numbers): appendArray(numbers) { $0.appendDouble($1) }
         case .booleans(let flags): appendArray(flags) { $0.bytes.append($1 ? UInt8(ascii: "t") : UInt8(ascii: "f")) }
         case .texts(let texts):
@@ -79,18 +80,6 @@ struct ParameterBuffer {
         // Text values are NUL-terminated; a binary one gets a byte too, so that even an empty one
         // has an address (libpq reads a null pointer as SQL NULL).
         bytes.append(0)
-    }
-
-    private mutating func appendInteger(_ number: Int64) {
-        if number < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = number.magnitude
-        // Least significant digit first, then turned around in place (no buffer per number).
-        let start = bytes.count
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        bytes[start...].reverse()
     }
 
     /// Swift's shortest round-tripping form, which PostgreSQL parses back to the same double;

@@ -15,7 +15,7 @@ extension JSON {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
-        case .int(let value): out.append(contentsOf: String(value).utf8)
+        case .int(let value): out.appendDecimal(value)
         case .double(let value):
             out.append(contentsOf: (value.isFinite ? JSON.format(value) : "null").utf8)
         case .string(let value): JSON.writeString(value, to: &out)
