@@ -347,6 +347,15 @@ metric() {
     { curl -s "$HTTP_URL/metrics" || true; } | awk -v n="$1" '$1 == n { print $2 }'
 }
 
+# screen_opens token: the PW_ScreenOpen reports of APP that the events API on HTTP_URL counts over
+# all time; fails, saying why on stderr, when it gives no count
+screen_opens() {
+    local answer
+    answer=$(curl -s --max-time 120 -H "Authorization: Token $1" "$HTTP_URL/api/v1/apps/$APP/events?from=0&to=4102444800") ||
+        { echo "events API request failed" >&2; return 1; }
+    benchlib count "$APP" PW_ScreenOpen <<<"$answer" || { echo "bad events API answer: ${answer:0:300}" >&2; return 1; }
+}
+
 # wait_workers dir n: until /metrics reports n workers connected (15 s), else die showing dir's logs
 wait_workers() {
     local dir=$1 n=$2 connected="" i
