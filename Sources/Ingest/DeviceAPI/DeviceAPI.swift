@@ -334,14 +334,14 @@ struct DeviceAPI: Sendable {
     /// with `counting`, in the same transaction as the in-app statistics it counts toward.
     func record(_ kind: SDKReport.Kind, app: String, request: DeviceRequest, name: String?, hash: String?,
                 reply: JSON = .null, counting: InAppReport? = nil) throws -> Work {
-        let body = JSON.object(request.fields), bodyText = body.text
+        let bodyText = JSON.object(request.fields).text
         let size = bodyText.utf8.count
         guard size <= Self.maxReportBytes else {
             throw ArgumentError("the report is \(size) bytes; at most \(Self.maxReportBytes) are kept (event attributes included)")
         }
         let report = SDKReport(
             kind: kind, app: app, hwid: try request.hwid(), userID: try request.optionalString("userId", maxLength: 256),
-            platform: try request.platform(), name: name, hash: hash, body: body, bodyText: bodyText,
+            platform: try request.platform(), name: name, hash: hash, bodyText: bodyText,
             timestampUTC: try request.optionalInt("timestampUTC"), timestampCurrent: try request.optionalInt("timestampCurrent"))
         let store = self.store, richMedia = self.richMedia, clock = self.clock
         guard let counting else { return { try store.record([report], now: clock.now()); return reply } }

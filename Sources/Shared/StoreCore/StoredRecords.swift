@@ -59,10 +59,10 @@ extension SDKReport {
     /// A report of application `app`, its `bodyText` the text as stored; a body that no longer
     /// parses reads as null.
     package init(app: String, row: some StoredRow) {
-        let text = row.text(6), body = try? JSON.parse(text)
+        let text = row.text(6)
         self.init(kind: SDKReport.Kind(rawValue: row.text(0)) ?? .event, app: app, hwid: row.text(1), userID: row.optionalText(2),
                   platform: row.optionalInt(3).map { Int($0) }, name: row.optionalText(4), hash: row.optionalText(5),
-                  body: body ?? .null, bodyText: body == nil ? nil : text,
+                  bodyText: (try? JSON.parse(text)) == nil ? JSON.null.text : text,
                   timestampUTC: row.optionalInt(7), timestampCurrent: row.optionalInt(8))
     }
 }

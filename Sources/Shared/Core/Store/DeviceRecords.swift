@@ -132,9 +132,9 @@ public struct SDKReport: Sendable, Equatable {
     public var timestampUTC: Int64?
     public var timestampCurrent: Int64?
 
-    /// `bodyText`, when given, is `body.text` already encoded.
+    /// A report whose body is already encoded (`bodyText` is a JSON document).
     public init(kind: Kind, app: String, hwid: String, userID: String?, platform: Int?, name: String?, hash: String?,
-                body: JSON, bodyText: String? = nil, timestampUTC: Int64?, timestampCurrent: Int64?) {
+                bodyText: String, timestampUTC: Int64?, timestampCurrent: Int64?) {
         self.kind = kind
         self.app = app
         self.hwid = hwid
@@ -142,8 +142,15 @@ public struct SDKReport: Sendable, Equatable {
         self.platform = platform
         self.name = name
         self.hash = hash
-        self.bodyText = bodyText ?? body.text
+        self.bodyText = bodyText
         self.timestampUTC = timestampUTC
         self.timestampCurrent = timestampCurrent
+    }
+
+    /// A report of `body`, encoded here.
+    public init(kind: Kind, app: String, hwid: String, userID: String?, platform: Int?, name: String?, hash: String?,
+                body: JSON, timestampUTC: Int64?, timestampCurrent: Int64?) {
+        self.init(kind: kind, app: app, hwid: hwid, userID: userID, platform: platform, name: name, hash: hash,
+                  bodyText: body.text, timestampUTC: timestampUTC, timestampCurrent: timestampCurrent)
     }
 }
