@@ -23,7 +23,8 @@ struct AudienceAPI: Sendable {
     func submit(body: [UInt8], authorization: String?) -> @Sendable () -> (HTTPResponse, Int) {
         let request: BulkSetTagsRequest, app: AppConfiguration
         do {
-            let json = try JSON.parse(body)
+            var holdsNUL = false
+            let json = try JSON.parse(body, holdsNUL: &holdsNUL)
             guard case .object(let root) = json else {
                 return { (Envelope.failure(400, "the body must be a JSON object"), 400) }
             }
@@ -34,7 +35,7 @@ struct AudienceAPI: Sendable {
             guard TokenAuthenticator.accepts(TokenAuthenticator.presented(auth: root["auth"]?.stringValue, authorization: authorization), for: found)
             else { return { (Envelope.failure(403, "access denied: auth does not match the application's api_token"), 403) } }
             app = found
-            if let nul = json.nulCharacter { throw ArgumentError(nul.description) }
+            if holdsNUL, let nul = json.nulCharacter { throw ArgumentError(nul.description) }
             request = try BulkSetTagsRequest(root)
         } catch let error as ArgumentError {
             return { (Envelope.argumentError(error.message), 210) }

@@ -40,10 +40,11 @@ struct InAppsAPI: AppResourceAPI {
     /// trigger unconditional), and so is a condition that could never match. A trigger without
     /// `conditions` matches any attributes.
     static func spec(code: String, body: [UInt8]) throws(ArgumentError) -> InApp.Spec {
-        guard let json = try? JSON.parse(body), var fields = try? ConfigReader(json, path: "") else {
+        var holdsNUL = false
+        guard let json = try? JSON.parse(body, holdsNUL: &holdsNUL), var fields = try? ConfigReader(json, path: "") else {
             throw ArgumentError("the body must be a JSON object")
         }
-        if let nul = json.nulCharacter { throw ArgumentError(nul.description) }
+        if holdsNUL, let nul = json.nulCharacter { throw ArgumentError(nul.description) }
         guard let page = fields.value("rich_media")?.stringValue, RichMediaLinks.isValidCode(page) else {
             throw ArgumentError("rich_media is required: the code of an uploaded page (\(RichMediaLinks.codeRule))")
         }

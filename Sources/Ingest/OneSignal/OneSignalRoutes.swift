@@ -73,10 +73,11 @@ struct OneSignalRoutes: Sendable {
     func decode(_ request: HTTPRequest) throws -> [String: String] {
         let contentType = request.header("content-type")?.lowercased() ?? ""
         if contentType.hasPrefix("application/json") {
-            guard let json = try? JSON.parse(request.body), let object = json.objectValue else {
+            var holdsNUL = false
+            guard let json = try? JSON.parse(request.body, holdsNUL: &holdsNUL), let object = json.objectValue else {
                 throw Failure(status: 400, message: "body is not a JSON object")
             }
-            if let nul = json.nulCharacter { throw Failure(status: 400, message: nul.description) }
+            if holdsNUL, let nul = json.nulCharacter { throw Failure(status: 400, message: nul.description) }
             var fields: [String: String] = [:]
             for (name, value) in object {
                 switch value {
@@ -129,10 +130,11 @@ struct OneSignalRoutes: Sendable {
     /// `tags`: a JSON-encoded object; empty or missing is fine. An empty string value deletes a tag.
     func tags(_ fields: [String: String]) throws -> [TagUpdate] {
         guard let text = fields["tags"], !text.isEmpty else { return [] }
-        guard let json = try? JSON.parse(text), let object = json.objectValue else {
+        var holdsNUL = false
+        guard let json = try? JSON.parse(text.utf8, holdsNUL: &holdsNUL), let object = json.objectValue else {
             throw Failure(status: 400, message: "tags must be a JSON object")
         }
-        if let nul = json.nulCharacter(under: "tags") { throw Failure(status: 400, message: nul.description) }
+        if holdsNUL, let nul = json.nulCharacter(under: "tags") { throw Failure(status: 400, message: nul.description) }
         var cleaned = object
         for (name, value) in object where value == .string("") { cleaned[name] = .null }
         do {
