@@ -17,7 +17,9 @@ public final class SQLiteDeviceStore: DeviceStore {
 
     func appID(_ code: String) throws(StoreError) -> Int64 { try database.appID(code) }
 
-    func write<T: Sendable>(_ body: (SQLiteDatabase.Writer) throws -> T) throws(StoreError) -> T { try database.write(body) }
+    func write<T: Sendable>(oneStatement: Bool = false, _ body: (SQLiteDatabase.Writer) throws -> T) throws(StoreError) -> T {
+        try database.write(oneStatement: oneStatement, body)
+    }
 
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T { try database.read(body) }
 
@@ -355,7 +357,7 @@ public final class SQLiteDeviceStore: DeviceStore {
         var ids: [Int64] = []
         for report in reports { ids.append(try appID(report.app)) }
         // One report is one INSERT, which SQLite undoes by itself when it fails.
-        try database.write(oneStatement: reports.count == 1) { writer in try Self.insert(reports, appIDs: ids, now: now, writer.connection) }
+        try write(oneStatement: reports.count == 1) { writer in try Self.insert(reports, appIDs: ids, now: now, writer.connection) }
     }
 
     /// Inserts reports into `reports` (the caller's transaction); `appIDs` in the same order.
