@@ -11,25 +11,6 @@ import TestSupport
 @Suite struct GroupCommitTests {
     static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
 
-    /// Runs `works` as requests of one batch (the writer is held until all are queued); their results.
-    func batch(_ database: SQLiteDatabase, _ works: [@Sendable () -> Bool]) -> [Bool] {
-        let hold = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
-        database.submitRequest({ holding.signal(); hold.wait(); return true }, onFailure: { false }, completion: { _ in })
-        holding.wait()
-        let results = Mutex([Int: Bool]())
-        let done = DispatchGroup()
-        for (index, work) in works.enumerated() {
-            done.enter()
-            database.submitRequest(work, onFailure: { false }, completion: { ok in
-                results.withLock { $0[index] = ok }
-                done.leave()
-            })
-        }
-        hold.signal()
-        done.wait()
-        return results.withLock { results in works.indices.map { results[$0] ?? false } }
-    }
-
     /// A one-statement write runs without a savepoint: when its statement fails, SQLite undoes all
     /// of it (the first row of a two-row INSERT too), and the batch's other writes commit.
     @Test func aFailingOneStatementWriteLeavesNothingAndTheBatchCommits() throws {
@@ -39,7 +20,7 @@ import TestSupport
         func insert(_ sql: String, oneStatement: Bool) -> @Sendable () -> Bool {
             { (try? database.write(oneStatement: oneStatement) { try $0.connection.execute(sql) }) != nil }
         }
-        let results = batch(database, [
+        let results = inOneBatch(database, [
             insert("INSERT INTO t VALUES (1, 'a')", oneStatement: true),
             insert("INSERT INTO t VALUES (2, 'b'), (1, 'again')", oneStatement: true),
             insert("INSERT INTO t VALUES (3, NULL)", oneStatement: true),
@@ -63,7 +44,7 @@ import TestSupport
         let database = try SQLiteDatabase(path: folder.file("r.sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
         try database.write { try $0.connection.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)") }
         let wrote = Mutex<[Bool]>([])
-        let results = batch(database, [
+        let results = inOneBatch(database, [
             { (try? database.write(oneStatement: true) { try $0.connection.execute("INSERT INTO t VALUES (1, 'a')") }) != nil },
             {
                 _ = try? database.write(oneStatement: true) { try $0.connection.execute("ROLLBACK") }

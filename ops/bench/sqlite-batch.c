@@ -1,6 +1,6 @@
 // SQLite's CPU per registration on Herald's schema, written three ways (ops/bench/sqlite-batch
 // builds and runs it):
-//   rows           as the writer runs registerDevice: per request a savepoint, the device upsert
+//   rows           as the writer ran registerDevice one at a time: per request a savepoint, the device upsert
 //                  (its opt-in history row written by the trigger) and two tag upserts;
 //   batch          per batch a multi-row device upsert with RETURNING (the trigger still writing
 //                  the history row by row) and one multi-row tag upsert;

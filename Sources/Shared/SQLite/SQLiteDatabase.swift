@@ -7,7 +7,8 @@ import StoreCore
 ///
 /// Writes use group commit: callers hand their transaction body to a dedicated writer thread,
 /// which runs every body waiting at that moment inside one `BEGIN IMMEDIATE … COMMIT`, each in its
-/// own savepoint (a body that throws is rolled back alone), then wakes the callers. A caller returns
+/// own savepoint (a body that throws is rolled back alone; registrations and setTags are put off and
+/// written together, see `DeferredWrite`), then wakes the callers. A caller returns
 /// only after the commit, so durability before acknowledgement holds, and a busy server pays one
 /// commit for many requests. Reads use a small pool of connections and never wait for the writer.
 public final class SQLiteDatabase: Sendable {
@@ -17,7 +18,50 @@ public final class SQLiteDatabase: Sendable {
     public final class Writer: @unchecked Sendable {
         let connection: SQLiteConnection
         var tagTypes: [Int64: [String: TagType]] = [:]
+        /// While a request of the batch runs (`submitRequest`): its place in the batch.
+        var item = 0
+        var runsRequest = false
+        /// The places of the requests whose put-off writes failed (their answer is a failure).
+        var failedItems: Set<Int> = []
+        /// Device writes put off until the batch's next other write or its commit, and the store
+        /// that writes them (see `DeferredWrite`).
+        private var deferred: [DeferredWrite] = []
+        private var deferredStore: SQLiteDeviceStore?
+        /// Device writes the multi-row statements wrote since the writer started.
+        var writtenTogether = 0
+
         init(connection: SQLiteConnection) { self.connection = connection }
+
+        func deferWrite(_ write: DeferredWrite, store: SQLiteDeviceStore) {
+            deferred.append(write)
+            deferredStore = store
+        }
+
+        /// Whether a write put off matches `predicate`.
+        func defers(where predicate: (DeferredWrite) -> Bool) -> Bool { deferred.contains(where: predicate) }
+
+        /// Writes the writes put off, if any: before every other write of the batch and before its commit.
+        func writeDeferred() {
+            guard let store = deferredStore else { return }
+            var waiting: [DeferredWrite] = []
+            swap(&waiting, &deferred)
+            deferredStore = nil
+            store.writeDeferred(waiting, self)
+        }
+
+        /// Runs `body` in a savepoint of the batch transaction; a throwing body is rolled back alone.
+        func inSavepoint(_ body: () throws -> Void) throws {
+            try connection.statement("SAVEPOINT item")
+            do {
+                try body()
+                try connection.statement("RELEASE item")
+            } catch {
+                tagTypes.removeAll()
+                try connection.statement("ROLLBACK TO item")
+                try connection.statement("RELEASE item")
+                throw error
+            }
+        }
     }
 
     private let committer: GroupCommitter
@@ -40,6 +84,11 @@ public final class SQLiteDatabase: Sendable {
         do {
             let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: cacheMiB * 1024)
             if synchronousFull { try connection.execute("PRAGMA synchronous=FULL") }
+            // The undo copies of the pages a savepoint or a statement changes stay in memory: the
+            // device writes written together (`DeferredWrite`) change more pages than SQLite keeps
+            // in memory before it moves them to a temporary file, which then takes a write call per
+            // page for the rest of the transaction.
+            try connection.execute("PRAGMA temp_store=MEMORY")
             try Schema.migrate(connection)
             var ids: [String: Int64] = [:]
             try connection.writeTransaction {
@@ -95,6 +144,9 @@ public final class SQLiteDatabase: Sendable {
 
     public func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
 
+    /// The writer, while a request of its batch runs on this thread (`submitRequest`); nil elsewhere.
+    var batchWriter: Writer? { committer.isCurrentThread && committer.writer.runsRequest ? committer.writer : nil }
+
     /// Runs `body` in a write transaction (shared with other callers' bodies, each in its own
     /// savepoint) and returns once that transaction is committed. `oneStatement`: `body` changes
     /// the database with at most one statement and throws only when that statement fails, which
@@ -103,14 +155,17 @@ public final class SQLiteDatabase: Sendable {
         if committer.isCurrentThread {
             // Inside `submitRequest`: part of the batch transaction already open on this thread.
             var value: T?
+            let writer = committer.writer
+            // What this write reads or changes comes after the device writes put off before it.
+            writer.writeDeferred()
             do {
                 // SQLite rolled the batch back by itself (SQLITE_FULL, IOERR, NOMEM): a statement now
                 // would run on its own, outside the batch, while the batch's callers hear "failed".
-                guard !committer.writer.connection.isAutocommit else { throw GroupCommitter.rolledBack }
+                guard !writer.connection.isAutocommit else { throw GroupCommitter.rolledBack }
                 if oneStatement {
-                    value = try body(committer.writer)
+                    value = try body(writer)
                 } else {
-                    try committer.inSavepoint { value = try body(committer.writer) }
+                    try writer.inSavepoint { value = try body(writer) }
                 }
             } catch {
                 throw Self.storeError(error)
@@ -356,13 +411,16 @@ final class GroupCommitter: @unchecked Sendable {
                 health.note(error.map { "\($0)" })
                 // Answers go to a few I/O loops: each is woken once, with all of its answers.
                 Wakeup.deferringSignals {
-                    for item in batch {
+                    for (index, item) in batch.enumerated() {
                         switch item {
                         case .write(let write): write.done.signal()
-                        case .request(let request): request.finish(committed)
+                        case .request(let request):
+                            let failedAlone = !writer.failedItems.isEmpty && writer.failedItems.contains(index)
+                            request.finish(committed && !failedAlone)
                         }
                     }
                 }
+                writer.failedItems.removeAll()
             }
             taken.removeAll(keepingCapacity: true)
             if checkpointRequested.exchange(false, ordering: .relaxed) {
@@ -387,7 +445,7 @@ final class GroupCommitter: @unchecked Sendable {
             }
             return error
         }
-        for item in batch {
+        for (index, item) in batch.enumerated() {
             // SQLite rolls the whole transaction back by itself on some errors (SQLITE_FULL, IOERR,
             // NOMEM): then nothing of this batch will commit, so the remaining items must not run
             // (they would commit on their own, outside the batch, while their callers hear "failed").
@@ -401,15 +459,20 @@ final class GroupCommitter: @unchecked Sendable {
             switch item {
             case .write(let write):
                 defer { write.body = nil }
+                writer.writeDeferred()
                 do {
-                    try inSavepoint { try write.body?(writer) }
+                    try writer.inSavepoint { try write.body?(writer) }
                 } catch {
                     write.error = error
                 }
             case .request(let request):
+                writer.item = index
+                writer.runsRequest = true
                 request.run()
+                writer.runsRequest = false
             }
         }
+        writer.writeDeferred()
         if connection.isAutocommit {
             writer.tagTypes.removeAll()
             for case .write(let write) in batch where write.error == nil { write.error = Self.rolledBack }
@@ -428,20 +491,6 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` in a savepoint of the batch transaction; a throwing body is rolled back alone.
-    func inSavepoint(_ body: () throws -> Void) throws {
-        let connection = writer.connection
-        try connection.statement("SAVEPOINT item")
-        do {
-            try body()
-            try connection.statement("RELEASE item")
-        } catch {
-            writer.tagTypes.removeAll()
-            try connection.statement("ROLLBACK TO item")
-            try connection.statement("RELEASE item")
-            throw error
-        }
-    }
 }
 
 /// Copies the WAL back into the database file every half second (a PASSIVE checkpoint, which never

@@ -167,6 +167,7 @@ public final class SQLiteDeviceStore: DeviceStore {
 
     public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
         let appID = try appID(registration.app)
+        if try deferRegistration(registration, appID: appID, now: now) { return }
         try write { writer in
             let connection = writer.connection
             let id = try upsertRegistration(connection, appID: appID, registration: registration, now: now)
@@ -220,6 +221,7 @@ public final class SQLiteDeviceStore: DeviceStore {
 
     public func setTags(app: String, hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], now: Int64) throws(StoreError) {
         let appID = try appID(app)
+        if try deferTags(hwid: hwid, attributes: attributes, updates: updates, appID: appID, now: now) { return }
         try write { writer in
             let id = try upsertDevice(writer.connection, appID: appID, hwid: hwid, attributes: attributes, now: now)
             try applyTags(writer, appID: appID, deviceID: id, updates: updates)

@@ -1,0 +1,161 @@
+import Foundation
+import Synchronization
+import Testing
+import Core
+@testable import SQLite
+import TestSupport
+
+/// registerDevice and setTags requests of one writer batch are written together (`DeferredWrite`):
+/// the database ends as it would had each been written alone, in order, and a write of the batch
+/// that fails fails alone.
+@Suite struct DeferredWriteTests {
+    static let apps = [AppConfiguration(code: "APP-1", name: "One", apiToken: "t", sink: "s")]
+    static let token = String(repeating: "f", count: 64)
+
+    static func registration(_ hwid: String, token: String = token, language: String? = "en", userID: String? = nil,
+                             tags: [String: JSON] = [:]) -> DeviceRegistration {
+        DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: token, gateway: nil,
+                           attributes: DeviceAttributes(platform: 1, language: language, userID: userID),
+                           tags: tags.keys.sorted().map { TagUpdate(name: $0, operation: tags[$0].map(TagUpdate.Operation.set) ?? .delete) })
+    }
+
+    /// Every column of every row of `table` but those `except`, in `order`.
+    static func dump(_ database: SQLiteDatabase, _ table: String, order: String, except: Set<String> = []) throws -> [String] {
+        try database.read { connection in
+            let columns = try connection.prepare("SELECT name FROM pragma_table_info(?)").rows([.text(table)]) { $0.text(0) }
+                .filter { !except.contains($0) }
+            let row = columns.map { "quote(\($0))" }.joined(separator: " || '|' || ")
+            return try connection.prepare("SELECT \(row) FROM \(table) ORDER BY \(order)").rows([]) { $0.text(0) }
+        }
+    }
+
+    static func tables(_ database: SQLiteDatabase) throws -> [[String]] {
+        try [dump(database, "devices", order: "id"), dump(database, "device_tags", order: "device_id, name"),
+             dump(database, "users", order: "app_id, user_id"), dump(database, "permission_changes", order: "app_id, at, device_id, seq"),
+             
+             // A definition's creation time is the wall clock's.
+             dump(database, "tag_definitions", order: "app_id, name", except: ["created_at"])]
+    }
+
+    /// The same calls in one batch, and one at a time outside any batch, answer alike and leave the
+    /// same rows: new devices, one registered twice (its second token wins), one unchanged and one
+    /// changed since before the batch, users, tags set and changed (by registrations and setTags,
+    /// one of a device registered earlier in the batch), a tag not defined yet and a list tag
+    /// (these two written alone, between the others), and a setTags of a device that does not exist.
+    @Test func callsOfOneBatchLeaveWhatOneAtATimeLeaves() throws {
+        let folder = try TemporaryDirectory()
+        let before = [
+            Self.registration("old-same", tags: ["Level": 1, "City": "Paris"]),
+            Self.registration("old-changed", tags: ["Level": 1]),
+        ]
+        func register(_ registration: DeviceRegistration) -> @Sendable (SQLiteDeviceStore) throws -> Void {
+            { try $0.registerDevice(registration, now: 200) }
+        }
+        func setTags(_ hwid: String, _ tags: [String: JSON]) -> @Sendable (SQLiteDeviceStore) throws -> Void {
+            let updates = tags.keys.sorted().map { TagUpdate(name: $0, operation: .set(tags[$0] ?? .null)) }
+            return { try $0.setTags(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(), updates: updates, now: 200) }
+        }
+        let calls = [
+            register(Self.registration("new-1", tags: ["Level": 5, "City": "Oslo"])),
+            register(Self.registration("new-2", userID: "user-2", tags: ["Level": 6])),
+            setTags("old-same", ["Level": 3]),
+            register(Self.registration("old-same", tags: ["Level": 1, "City": "Paris"])),
+            register(Self.registration("new-1", token: String(repeating: "e", count: 64), tags: ["Level": 7])),
+            setTags("new-2", ["City": "Lima"]),
+            register(Self.registration("old-changed", language: "de", userID: "user-2", tags: ["Level": 2, "City": "Rome"])),
+            register(Self.registration("new-3", tags: ["Fresh": "first"])),
+            register(Self.registration("new-4", tags: ["Level": 8, "Fresh": "again"])),
+            register(Self.registration("new-5", tags: ["Pets": .array(["cat"])])),
+            register(Self.registration("new-6", userID: "user-6")),
+            setTags("nobody", ["Level": 1]),
+        ]
+        var results: [[[String]]] = []
+        for together in [true, false] {
+            let database = try SQLiteDatabase(path: folder.file("\(together).sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
+            let store = SQLiteDeviceStore(database: database)
+            for registration in before { try store.registerDevice(registration, now: 100) }
+            let answers: [Bool]
+            if together {
+                answers = inOneBatch(database, calls.map { call in { (try? call(store)) != nil } })
+                // Written together: the first five (new-2's setTags needs its registration written)
+                // and the next two (new-3 defines a tag); new-4 and new-6 are each the only one put
+                // off before the next write, so written alone, like new-3, new-5 (a list) and nobody's.
+                #expect(try database.write { $0.writtenTogether } == 7)
+            } else {
+                answers = calls.map { (try? $0(store)) != nil }
+            }
+            #expect(answers == Array(repeating: true, count: calls.count - 1) + [false])
+            results.append(try Self.tables(database))
+        }
+        #expect(results[0] == results[1])
+        // What the comparison rests on: the batch wrote rows of every kind.
+        #expect(results[0][0].count == 8 && results[0][1].count == 12 && results[0][2].count == 2 && results[0][3].count == 8)
+    }
+
+    /// A write after a registration of its batch sees the device (the registration is written first).
+    @Test func aWriteAfterARegistrationInItsBatchSeesTheDevice() throws {
+        let folder = try TemporaryDirectory()
+        let database = try SQLiteDatabase(path: folder.file("o.sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
+        let store = SQLiteDeviceStore(database: database)
+        try store.registerDevice(Self.registration("seed", tags: ["Level": 1]), now: 100)
+        let answers = inOneBatch(database, [
+            { (try? store.registerDevice(Self.registration("d-1", tags: ["Level": 3]), now: 200)) != nil },
+            {
+                (try? store.setTags(app: "APP-1", hwid: "d-1", attributes: DeviceAttributes(),
+                                    updates: [TagUpdate(name: "Level", operation: .increment(2))], now: 200)) != nil
+            },
+        ])
+        #expect(answers == [true, true])
+        #expect(try store.getTags(app: "APP-1", hwid: "d-1", userID: nil)["Level"] == .integer(5))
+    }
+
+    /// When the statement that writes the batch's registrations fails, each is written alone: the
+    /// one that fails alone fails its request, and the others commit with their tags.
+    @Test func aRegistrationThatFailsFailsAloneAndTheOthersCommit() throws {
+        let folder = try TemporaryDirectory()
+        let database = try SQLiteDatabase(path: folder.file("f.sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
+        let store = SQLiteDeviceStore(database: database)
+        try store.registerDevice(Self.registration("seed", tags: ["Level": 1]), now: 100)
+        try database.write { writer in
+            try writer.connection.execute(
+                "CREATE TRIGGER refuse BEFORE INSERT ON devices WHEN NEW.hwid = 'refused' BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        }
+        let answers = inOneBatch(database, ["a", "refused", "b"].map { hwid in
+            { (try? store.registerDevice(Self.registration(hwid, tags: ["Level": 4]), now: 200)) != nil }
+        })
+        #expect(answers == [true, false, true])
+        #expect(try database.write { $0.writtenTogether } == 0)
+        let devices = try database.read { connection in
+            try connection.prepare("SELECT d.hwid, t.num FROM devices d JOIN device_tags t ON t.device_id = d.id ORDER BY d.id").rows([]) {
+                "\($0.text(0))=\($0.int(1))"
+            }
+        }
+        #expect(devices == ["seed=1", "a=4", "b=4"])
+    }
+
+    /// A tag value that does not fit its type is refused when the request runs, as it is alone,
+    /// and writes nothing.
+    @Test func aTagValueThatDoesNotFitItsTypeIsRefusedAndWritesNothing() throws {
+        let folder = try TemporaryDirectory()
+        let database = try SQLiteDatabase(path: folder.file("t.sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
+        let store = SQLiteDeviceStore(database: database)
+        try store.registerDevice(Self.registration("seed", tags: ["Level": 1]), now: 100)
+        let errors = Mutex<[String]>([])
+        let answers = inOneBatch(database, [
+            { (try? store.registerDevice(Self.registration("ok", tags: ["Level": 2]), now: 200)) != nil },
+            {
+                do {
+                    try store.registerDevice(Self.registration("bad", tags: ["Level": "many"]), now: 200)
+                    return true
+                } catch {
+                    errors.withLock { $0.append("\(error)") }
+                    return false
+                }
+            },
+        ])
+        #expect(answers == [true, false])
+        #expect(errors.withLock { $0.count } == 1)
+        #expect(try store.device(app: "APP-1", hwid: "bad") == nil)
+        #expect(try store.device(app: "APP-1", hwid: "ok") != nil)
+    }
+}
