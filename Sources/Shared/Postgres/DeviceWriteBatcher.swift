@@ -315,13 +315,16 @@ final class DeviceWriteBatcher: Sendable {
                 return !flight.waiting.isEmpty
             }
             if more { available.signal() }
-            for (entry, error) in zip(batch, errors) {
-                switch entry.owner {
-                case .call(let pending):
-                    pending.error = error
-                    pending.done.signal()
-                case .request(let held):
-                    held.finished(error)
+            // Answers go to a few I/O loops: each is woken once, with all of its answers.
+            Wakeup.deferringSignals {
+                for (entry, error) in zip(batch, errors) {
+                    switch entry.owner {
+                    case .call(let pending):
+                        pending.error = error
+                        pending.done.signal()
+                    case .request(let held):
+                        held.finished(error)
+                    }
                 }
             }
         }
