@@ -177,17 +177,20 @@ final class TagReadBatcher: Sendable {
         } catch {
             outcome = { _ in .failed(error) }
         }
-        for call in batch {
-            let result = outcome(call.hwid)
-            guard let answer = call.answer else {
-                call.outcome = result
-                call.done.signal()
-                continue
-            }
-            switch result {
-            case .tags(let tags): answer(.success(tags))
-            case .failed(let error): answer(.failure(error))
-            case .waiting, .turn: answer(.failure(.invalid("getTags got no answer")))
+        // Answers go to a few I/O loops: each is woken once, with all of its answers.
+        Wakeup.deferringSignals {
+            for call in batch {
+                let result = outcome(call.hwid)
+                guard let answer = call.answer else {
+                    call.outcome = result
+                    call.done.signal()
+                    continue
+                }
+                switch result {
+                case .tags(let tags): answer(.success(tags))
+                case .failed(let error): answer(.failure(error))
+                case .waiting, .turn: answer(.failure(.invalid("getTags got no answer")))
+                }
             }
         }
     }
