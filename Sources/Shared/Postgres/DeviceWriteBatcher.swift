@@ -339,7 +339,9 @@ final class DeviceWriteBatcher: Sendable {
             // (In a transaction of its own, a loss before COMMIT would be known to have committed
             // nothing, at the price of two more round trips for nearly every batch of the SDKs' mix.)
             let idempotent = !items.contains { $0.report != nil || $0.tags.isRelative }
-            let missing = try database.autocommit(idempotent: idempotent) { connection in try Self.statement(items, connection) }
+            let missing = try database.autocommit(idempotent: idempotent, on: database.batchPool) { connection in
+                try Self.statement(items, connection)
+            }
             // A device that does not exist yet: a setTags or applicationOpen naming its platform
             // creates it, and without one fails; the ordinary path knows which.
             return items.indices.map { missing.contains($0) ? alone(items[$0]) : nil }
