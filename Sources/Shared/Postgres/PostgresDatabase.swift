@@ -48,14 +48,17 @@ public final class PostgresDatabase: Sendable {
     /// Connects, applies migrations (several processes may start at once) and registers `apps`.
     public init(settings: PostgresConnectionSettings, poolSize: Int, acquireTimeoutMilliseconds: Int,
                 apps: [AppConfiguration]) throws(StoreError) {
-        let pool = PostgresPool(settings: settings, capacity: poolSize, acquireTimeout: .milliseconds(acquireTimeoutMilliseconds))
+        // The three pools learn together whether the server can be reached.
+        let reachability = PostgresReachability()
+        let pool = PostgresPool(settings: settings, capacity: poolSize, acquireTimeout: .milliseconds(acquireTimeoutMilliseconds),
+                                reachability: reachability)
         self.pool = pool
         var generic = settings
         generic.genericPlans = true
         tagReadPool = PostgresPool(settings: generic, capacity: TagReadBatcher.maximumStatements,
-                                   acquireTimeout: .milliseconds(acquireTimeoutMilliseconds))
+                                   acquireTimeout: .milliseconds(acquireTimeoutMilliseconds), reachability: reachability)
         batchPool = PostgresPool(settings: generic, capacity: DeviceWriteBatcher.lanes,
-                                 acquireTimeout: .milliseconds(acquireTimeoutMilliseconds))
+                                 acquireTimeout: .milliseconds(acquireTimeoutMilliseconds), reachability: reachability)
         let (connection, generation) = try Self.mapping { () throws(PostgresError) in try pool.acquire() }
         defer { pool.release(connection, generation: generation) }
         // Unbounded by the statement timeout: a migration may rewrite a large table, and another

@@ -1,15 +1,54 @@
 import Foundation
 import Core
 
+/// Whether a server can be reached, as the pools connecting to it found: while it cannot, new
+/// connections are attempted at most once per back-off (100 ms doubling to 5 s), and calls in
+/// between fail at once with the last error. Shared by the pools of one server, so that a
+/// connection any of them opens ends the back-off of all.
+final class PostgresReachability: Sendable {
+    private struct State {
+        var lastFailure: PostgresError?
+        var retryAt: ContinuousClock.Instant?
+        var backoff: Duration = .milliseconds(100)
+    }
+
+    static let maximumBackoff: Duration = .seconds(5)
+
+    private let state = Lock(State())
+
+    /// The last failure to connect, while its back-off runs.
+    var waiting: PostgresError? {
+        state.withLock { state in
+            guard let retryAt = state.retryAt, ContinuousClock.now < retryAt else { return nil }
+            return state.lastFailure
+        }
+    }
+
+    func connected() {
+        state.withLock { state in
+            state.lastFailure = nil
+            state.retryAt = nil
+            state.backoff = .milliseconds(100)
+        }
+    }
+
+    func failed(_ error: PostgresError) {
+        state.withLock { state in
+            state.lastFailure = error
+            state.retryAt = ContinuousClock.now + state.backoff
+            state.backoff = min(state.backoff * 2, Self.maximumBackoff)
+        }
+    }
+}
+
 /// A small pool of connections to one server, shared by the stores of a process.
 ///
 /// Connections open on demand, up to `capacity`; a caller that finds them all busy waits at most
 /// `acquireTimeout` and then fails with a retryable error. A connection that broke is closed on
 /// release, and the pool's generation moves on, so that the idle connections opened before the
 /// break (which a server restart killed too) are closed instead of being handed out to fail once
-/// each. While the server cannot be reached, new connections are attempted at most once per
-/// back-off (100 ms doubling to 5 s); calls in between fail at once with the last error, so that
-/// requests get a prompt 503 instead of each waiting for a connect timeout.
+/// each. While the server cannot be reached (`reachability`), calls fail at once with the last
+/// error, so that requests get a prompt 503 instead of each waiting for a connect timeout.
 final class PostgresPool: Sendable {
     private struct Idle {
         let connection: PostgresConnection
@@ -20,24 +59,22 @@ final class PostgresPool: Sendable {
         var idle: [Idle] = []
         var open = 0
         var generation = 0
-        var lastFailure: PostgresError?
-        var retryAt: ContinuousClock.Instant?
-        var backoff: Duration = .milliseconds(100)
     }
-
-    static let maximumBackoff: Duration = .seconds(5)
 
     let settings: PostgresConnectionSettings
     let capacity: Int
     let acquireTimeout: Duration
+    let reachability: PostgresReachability
     private let state = Lock(State())
     /// One permit per connection the pool may hand out.
     private let permits: DispatchSemaphore
 
-    init(settings: PostgresConnectionSettings, capacity: Int, acquireTimeout: Duration) {
+    init(settings: PostgresConnectionSettings, capacity: Int, acquireTimeout: Duration,
+         reachability: PostgresReachability = PostgresReachability()) {
         self.settings = settings
         self.capacity = capacity
         self.acquireTimeout = acquireTimeout
+        self.reachability = reachability
         permits = DispatchSemaphore(value: capacity)
     }
 
@@ -62,9 +99,7 @@ final class PostgresPool: Sendable {
                 idle.connection.close()
                 state.open -= 1
             }
-            if let retryAt = state.retryAt, ContinuousClock.now < retryAt, let failure = state.lastFailure {
-                return .fail(failure)
-            }
+            if let failure = reachability.waiting { return .fail(failure) }
             state.open += 1
             return .connect(state.generation)
         }
@@ -77,19 +112,11 @@ final class PostgresPool: Sendable {
         case .connect(let generation):
             do {
                 let connection = try PostgresConnection(settings)
-                state.withLock { state in
-                    state.lastFailure = nil
-                    state.retryAt = nil
-                    state.backoff = .milliseconds(100)
-                }
+                reachability.connected()
                 return (connection, generation)
             } catch {
-                state.withLock { state in
-                    state.open -= 1
-                    state.lastFailure = error
-                    state.retryAt = ContinuousClock.now + state.backoff
-                    state.backoff = min(state.backoff * 2, Self.maximumBackoff)
-                }
+                state.withLock { $0.open -= 1 }
+                reachability.failed(error)
                 permits.signal()
                 throw error
             }
