@@ -57,9 +57,7 @@ extension SQLiteDeviceStore {
               let tags = try settable(updates, appID: appID, writer) else { return false }
         // A registration of the device put off before this call: written first, so that it is found.
         if writer.defers(where: { $0.registers(appID: appID, hwid: hwid) }) { writer.writeDeferred() }
-        guard !writer.connection.isAutocommit,
-              let id = try? writer.connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?")
-                .first([.integer(appID), .text(hwid)], { $0.int(0) }) else { return false }
+        guard !writer.connection.isAutocommit, let id = try? deviceID(writer.connection, appID: appID, hwid: hwid) else { return false }
         writer.deferWrite(DeferredWrite(appID: appID, device: .existing(id), updates: updates, tags: tags, now: now, item: writer.item),
                           store: self)
         return true
@@ -111,14 +109,9 @@ extension SQLiteDeviceStore {
             }
             do {
                 try writer.inSavepoint {
-                    let connection = writer.connection
                     switch write.device {
                     case .registration(let registration):
-                        let id = try upsertRegistration(connection, appID: write.appID, registration: registration, now: write.now)
-                        if let userID = registration.attributes.userID {
-                            try upsertUser(connection, appID: write.appID, userID: userID, now: write.now)
-                        }
-                        try applyTags(writer, appID: write.appID, deviceID: id, updates: write.updates)
+                        try register(writer, appID: write.appID, registration: registration, now: write.now)
                     case .existing(let id):
                         try applyTags(writer, appID: write.appID, deviceID: id, updates: write.updates)
                     }
@@ -153,7 +146,6 @@ extension SQLiteDeviceStore {
             while try statement.step() { ids[Key(appID: statement.int(1), hwid: statement.text(2))] = statement.int(0) }
         }
         // Devices a registration left unchanged are not rewritten, so not returned.
-        let lookup = try connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?")
         var deviceIDs: [Int64] = []
         deviceIDs.reserveCapacity(deferred.count)
         for write in deferred {
@@ -166,7 +158,7 @@ extension SQLiteDeviceStore {
                 deviceIDs.append(id)
                 continue
             }
-            guard let id = try lookup.first([.integer(key.appID), .text(key.hwid)], { $0.int(0) }) else {
+            guard let id = try deviceID(connection, appID: key.appID, hwid: key.hwid) else {
                 throw StoreError.invalid("device vanished during registration")
             }
             ids[key] = id
@@ -220,13 +212,13 @@ extension SQLiteDeviceStore {
         }.joined(separator: ", ")
     }
 
-    /// For each shape: the devices' upsert (`registration`, its new values named `excluded`),
-    /// returning each device inserted or changed.
-    private static let registrations: [String] = (0...deferredRows.trailingZeroBitCount).map { shape in
+    /// Inserts `rows` registered devices, or updates what changed in each (`registration`, whose
+    /// parameters it takes row after row; its new values named `excluded`).
+    static func registrationUpsert(rows: Int) -> String {
         func given(_ attribute: DeviceColumns.Attribute) -> String { "excluded.\(attribute.name)" }
         return """
             INSERT INTO devices (\(DeviceColumns.registered))
-            VALUES \(valueGroups(rows: 1 << shape, parameters: 16, "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, $16)"))
+            VALUES \(valueGroups(rows: rows, parameters: 16, "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, $16)"))
             ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform,
               \(DeviceColumns.kept(DeviceColumns.optionalAttributes, given: given, stored: \.name)),
               updated_at = excluded.updated_at, push_token = excluded.push_token, gateway = COALESCE(excluded.gateway, gateway),
@@ -236,8 +228,12 @@ extension SQLiteDeviceStore {
               OR excluded.push_token IS NOT push_token OR COALESCE(excluded.gateway, gateway) IS NOT gateway
               OR excluded.web_p256dh IS NOT web_p256dh OR excluded.web_auth IS NOT web_auth
               OR subscribed <> 1 OR token_invalid_reason IS NOT NULL
-            RETURNING id, app_id, hwid
             """
+    }
+
+    /// For each shape: `registrationUpsert`, returning each device inserted or changed.
+    private static let registrations: [String] = (0...deferredRows.trailingZeroBitCount).map { shape in
+        registrationUpsert(rows: 1 << shape) + "\nRETURNING id, app_id, hwid"
     }
 
     /// For each shape: the users of registrations that name one (`upsertUser`).

@@ -32,10 +32,7 @@ public final class SQLiteDeviceStore: DeviceStore {
             return id
         }
         // Unchanged devices are not rewritten (a rewrite costs a WAL page per index).
-        if let id = try connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?")
-            .first([.integer(appID), .text(hwid)], { $0.int(0) }) {
-            return id
-        }
+        if let id = try deviceID(connection, appID: appID, hwid: hwid) { return id }
         guard a.platform != nil else {
             throw StoreError.invalid("device_type is required for a device Herald has not seen (register it first)")
         }
@@ -56,18 +53,12 @@ public final class SQLiteDeviceStore: DeviceStore {
     /// Inserts a registered device, or updates what changed (parameters as `DeviceColumns` lays
     /// them out, push token `13`, gateway `14`, web keys `15` and `16`); an unchanged device is not
     /// rewritten. The web keys are replaced like the token (a registration without them clears them).
-    static let registration = """
-        INSERT INTO devices (\(DeviceColumns.registered))
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14, ?15, ?16)
-        ON CONFLICT (app_id, hwid) DO UPDATE SET platform = ?3,
-          \(DeviceColumns.kept(DeviceColumns.optionalAttributes, given: { "?\($0.parameter)" }, stored: \.name)),
-          updated_at = ?12, push_token = ?13, gateway = COALESCE(?14, gateway), web_p256dh = ?15, web_auth = ?16, subscribed = 1,
-          token_invalid_reason = NULL
-        WHERE ?3 IS NOT platform
-          OR \(DeviceColumns.changed(DeviceColumns.optionalAttributes, given: { "?\($0.parameter)" }, stored: \.name, differs: "IS NOT"))
-          OR ?13 IS NOT push_token OR COALESCE(?14, gateway) IS NOT gateway OR ?15 IS NOT web_p256dh OR ?16 IS NOT web_auth
-          OR subscribed <> 1 OR token_invalid_reason IS NOT NULL
-        """
+    static let registration = registrationUpsert(rows: 1)
+
+    /// The row id of a device, by application and hwid.
+    func deviceID(_ connection: SQLiteConnection, appID: Int64, hwid: String) throws -> Int64? {
+        try connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?").first([.integer(appID), .text(hwid)]) { $0.int(0) }
+    }
 
     /// registerDevice in one statement: insert the device, or update what changed (attributes, token,
     /// gateway, subscription). Unchanged devices are not rewritten.
@@ -85,11 +76,19 @@ public final class SQLiteDeviceStore: DeviceStore {
         if connection.lastInsertRowID != previousRowID {
             return connection.lastInsertRowID
         }
-        guard let id = try connection.prepare("SELECT id FROM devices WHERE app_id = ? AND hwid = ?")
-            .first([.integer(appID), .text(registration.hwid)], { $0.int(0) }) else {
+        guard let id = try deviceID(connection, appID: appID, hwid: registration.hwid) else {
             throw StoreError.invalid("device vanished during registration")
         }
         return id
+    }
+
+    /// registerDevice's writes inside the caller's transaction: the device, its user, its tags.
+    func register(_ writer: SQLiteDatabase.Writer, appID: Int64, registration: DeviceRegistration, now: Int64) throws {
+        let id = try upsertRegistration(writer.connection, appID: appID, registration: registration, now: now)
+        if let userID = registration.attributes.userID {
+            try upsertUser(writer.connection, appID: appID, userID: userID, now: now)
+        }
+        try applyTags(writer, appID: appID, deviceID: id, updates: registration.tags)
     }
 
     func upsertUser(_ connection: SQLiteConnection, appID: Int64, userID: String, now: Int64) throws {
@@ -168,14 +167,7 @@ public final class SQLiteDeviceStore: DeviceStore {
     public func registerDevice(_ registration: DeviceRegistration, now: Int64) throws(StoreError) {
         let appID = try appID(registration.app)
         if try deferRegistration(registration, appID: appID, now: now) { return }
-        try write { writer in
-            let connection = writer.connection
-            let id = try upsertRegistration(connection, appID: appID, registration: registration, now: now)
-            if let userID = registration.attributes.userID {
-                try upsertUser(connection, appID: appID, userID: userID, now: now)
-            }
-            try applyTags(writer, appID: appID, deviceID: id, updates: registration.tags)
-        }
+        try write { writer in try register(writer, appID: appID, registration: registration, now: now) }
     }
 
     public func unregisterDevice(app: String, hwid: String, now: Int64) throws(StoreError) {
