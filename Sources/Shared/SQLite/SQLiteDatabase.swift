@@ -18,9 +18,8 @@ public final class SQLiteDatabase: Sendable {
     public final class Writer: @unchecked Sendable {
         let connection: SQLiteConnection
         var tagTypes: [Int64: [String: TagType]] = [:]
-        /// While a request of the batch runs (`submitRequest`): its place in the batch.
-        var item = 0
-        var runsRequest = false
+        /// While a request of the batch runs (`submitRequest`): its place in the batch; nil otherwise.
+        var item: Int?
         /// The places of the requests whose put-off writes failed (their answer is a failure).
         var failedItems: Set<Int> = []
         /// Device writes put off until the batch's next other write or its commit, and the store
@@ -144,8 +143,12 @@ public final class SQLiteDatabase: Sendable {
 
     public func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
 
-    /// The writer, while a request of its batch runs on this thread (`submitRequest`); nil elsewhere.
-    var batchWriter: Writer? { committer.isCurrentThread && committer.writer.runsRequest ? committer.writer : nil }
+    /// The writer and the running request's place in its batch, while a request of the batch runs
+    /// on this thread (`submitRequest`); nil elsewhere.
+    var batchRequest: (writer: Writer, item: Int)? {
+        guard committer.isCurrentThread, let item = committer.writer.item else { return nil }
+        return (committer.writer, item)
+    }
 
     /// Runs `body` in a write transaction (shared with other callers' bodies, each in its own
     /// savepoint) and returns once that transaction is committed. `oneStatement`: `body` changes
@@ -467,9 +470,8 @@ final class GroupCommitter: @unchecked Sendable {
                 }
             case .request(let request):
                 writer.item = index
-                writer.runsRequest = true
                 request.run()
-                writer.runsRequest = false
+                writer.item = nil
             }
         }
         writer.writeDeferred()

@@ -24,7 +24,7 @@ struct DeferredWrite {
     /// What they set: each tag once, to a value of a known type that is neither a list nor the badge.
     let tags: [(name: String, value: TagValue)]
     let now: Int64
-    /// Its request's place in the batch (`Writer.item`), which fails when this write fails.
+    /// Its request's place in the batch (`SQLiteDatabase.batchRequest`), which fails when this write fails.
     let item: Int
 
     /// The registration's application and hwid, when it is one.
@@ -43,22 +43,22 @@ extension SQLiteDeviceStore {
     /// can be written with other writes'; false when it must be written now. Throws what writing it
     /// now would have thrown for a tag value that does not fit its type.
     func deferRegistration(_ registration: DeviceRegistration, appID: Int64, now: Int64) throws(StoreError) -> Bool {
-        guard registration.attributes.platform != nil, let writer = database.batchWriter,
+        guard registration.attributes.platform != nil, let (writer, item) = database.batchRequest,
               let tags = try settable(registration.tags, appID: appID, writer) else { return false }
         writer.deferWrite(DeferredWrite(appID: appID, device: .registration(registration), updates: registration.tags, tags: tags,
-                                        now: now, item: writer.item), store: self)
+                                        now: now, item: item), store: self)
         return true
     }
 
     /// Puts a setTags off likewise when it gives no attributes and its device exists; false when it
     /// must be written now (a device not found is refused there).
     func deferTags(hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], appID: Int64, now: Int64) throws(StoreError) -> Bool {
-        guard attributes == DeviceAttributes(), let writer = database.batchWriter,
+        guard attributes == DeviceAttributes(), let (writer, item) = database.batchRequest,
               let tags = try settable(updates, appID: appID, writer) else { return false }
         // A registration of the device put off before this call: written first, so that it is found.
         if writer.defers(where: { $0.registers(appID: appID, hwid: hwid) }) { writer.writeDeferred() }
         guard !writer.connection.isAutocommit, let id = try? deviceID(writer.connection, appID: appID, hwid: hwid) else { return false }
-        writer.deferWrite(DeferredWrite(appID: appID, device: .existing(id), updates: updates, tags: tags, now: now, item: writer.item),
+        writer.deferWrite(DeferredWrite(appID: appID, device: .existing(id), updates: updates, tags: tags, now: now, item: item),
                           store: self)
         return true
     }
