@@ -108,6 +108,9 @@ import TestSupport
         try other.execute("BEGIN")
         try other.run("INSERT INTO devices (app_id, hwid, platform, created_at, updated_at) VALUES ($1, 'raced', 1, 5, 5)",
                       [.integer(try database.appID("APP-1"))])
+        // With a tag of its own, which the registration's tags must overwrite, not insert again.
+        try other.run("INSERT INTO device_tags (device_id, name, app_id, type, str) SELECT id, 'City', app_id, $1, 'Paris' FROM devices WHERE hwid = 'raced'",
+                      [.integer(Int64(TagType.string.rawValue))])
         let store = self.store, request = try registration("raced", token: "t-raced", level: 3)
         let outcome = Mutex<String?>(nil)
         let done = DispatchSemaphore(value: 0)

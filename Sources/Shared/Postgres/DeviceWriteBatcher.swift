@@ -441,13 +441,14 @@ private struct BatchStatement {
         let tagged = writes.contains { !$0.tags.values.isEmpty }, counted = writes.contains { !$0.tags.steps.isEmpty }
         let summed = writes.contains { !$0.tags.decimalSteps.isEmpty }, edited = writes.contains { !$0.tags.edits.isEmpty }
         if tagged || counted || summed || edited {
-            // Each write's device id: the existing devices', then the new ones'.
+            // Each write's device id: the existing devices', then the new ones' (`fresh`: inserted by
+            // this statement, so that it has no tags yet).
             parts.append("""
                 ids AS (
-                  SELECT n, id FROM existing\(registers ? Self.insertedIDs : ""))
+                  SELECT n, id, false AS fresh FROM existing\(registers ? Self.insertedIDs : ""))
                 """)
         }
-        if tagged { addTags(writes) }
+        if tagged { addTags(writes, registers: registers) }
         if counted { addSteps(writes) }
         if summed { addDecimalSteps(writes) }
         if edited { addEdits(writes) }
@@ -467,13 +468,16 @@ private struct BatchStatement {
     }
 
     /// The tags set, and a list tag's items: those no longer in the list go, new ones come.
-    private mutating func addTags(_ writes: [DeviceWriteBatcher.Item]) {
+    /// A new device's tags are inserted without `ON CONFLICT`, which costs PostgreSQL twice as much
+    /// per row; the `registers` batches have new devices.
+    private mutating func addTags(_ writes: [DeviceWriteBatcher.Item], registers: Bool) {
         let tags = TagValue.columns(writes.map(\.tags.values)).map { bind($0) }
         parts.append("""
             tags AS (SELECT * FROM unnest(\(tags[0])::bigint[], \(tags[1])::text[], \(tags[2])::integer[], \(tags[3])::numeric[],
               \(tags[4])::text[]) AS t(n, name, type, num, str))
             """)
-        parts.append(Self.tagged)
+        parts.append(Self.tagged(fresh: false))
+        if registers { parts.append(Self.tagged(fresh: true)) }
         // A list set to no items still drops its stored ones.
         guard writes.contains(where: { $0.tags.values.contains { $0.value.type == .list } }) else { return }
         let items = Self.rows(writes) { write in
@@ -582,7 +586,8 @@ private struct BatchStatement {
           RETURNING d.id)
         """
 
-    /// registerDevice of a new device.
+    /// registerDevice of a new device; `fresh` when its row is new (an insert by another writer
+    /// since `existing` makes it an update, whose row PostgreSQL marks with the locking xmax).
     private static let inserted = """
         inserted AS (
           INSERT INTO devices (\(DeviceColumns.registered))
@@ -592,7 +597,7 @@ private struct BatchStatement {
           ON CONFLICT (app_id, hwid) DO UPDATE SET platform = excluded.platform, \(PostgresDeviceStore.keptOnConflict),
             updated_at = excluded.updated_at, push_token = excluded.push_token, gateway = COALESCE(excluded.gateway, devices.gateway),
             web_p256dh = excluded.web_p256dh, web_auth = excluded.web_auth, subscribed = true, token_invalid_reason = NULL
-          RETURNING id, app_id, hwid)
+          RETURNING id, app_id, hwid, xmax = 0 AS fresh)
         """
 
     /// setTags, applicationOpen and registerUser: the attributes when they changed (updated_at with
@@ -642,18 +647,28 @@ private struct BatchStatement {
     private static let insertedIDs = """
 
           UNION ALL
-          SELECT i.n, x.id FROM inserted x JOIN input i ON i.app_id = x.app_id AND i.hwid = x.hwid AND i.kind = \(Kind.registration)
+          SELECT i.n, x.id, x.fresh FROM inserted x JOIN input i ON i.app_id = x.app_id AND i.hwid = x.hwid AND i.kind = \(Kind.registration)
         """
 
-    private static let tagged = """
-        tagged AS (
-          INSERT INTO device_tags (device_id, name, app_id, type, num, str)
-          SELECT ids.id, t.name, i.app_id, t.type, t.num, t.str
-          FROM tags t JOIN ids ON ids.n = t.n JOIN input i ON i.n = t.n
-          ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, num = excluded.num, str = excluded.str
-          WHERE device_tags.type IS DISTINCT FROM excluded.type OR device_tags.num IS DISTINCT FROM excluded.num
-            OR device_tags.str IS DISTINCT FROM excluded.str)
-        """
+    /// The tags set on the devices that are `fresh` or not. A fresh device's tags are plain
+    /// inserts: its id is new (should a tag of it exist after all, the batch fails and its writes
+    /// are made alone, with the upsert).
+    private static func tagged(fresh: Bool) -> String {
+        fresh ? """
+            tagged_new AS (
+              INSERT INTO device_tags (device_id, name, app_id, type, num, str)
+              SELECT ids.id, t.name, i.app_id, t.type, t.num, t.str
+              FROM tags t JOIN ids ON ids.n = t.n AND ids.fresh JOIN input i ON i.n = t.n)
+            """ : """
+            tagged AS (
+              INSERT INTO device_tags (device_id, name, app_id, type, num, str)
+              SELECT ids.id, t.name, i.app_id, t.type, t.num, t.str
+              FROM tags t JOIN ids ON ids.n = t.n AND NOT ids.fresh JOIN input i ON i.n = t.n
+              ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, num = excluded.num, str = excluded.str
+              WHERE device_tags.type IS DISTINCT FROM excluded.type OR device_tags.num IS DISTINCT FROM excluded.num
+                OR device_tags.str IS DISTINCT FROM excluded.str)
+            """
+    }
 
     private static let edited = """
         edited AS (
