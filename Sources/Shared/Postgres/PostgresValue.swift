@@ -67,10 +67,7 @@ struct ParameterBuffer {
                     return
                 }
                 buffer.bytes.append(UInt8(ascii: "\""))
-                for byte in text.utf8 {
-                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { buffer.bytes.append(UInt8(ascii: "\\")) }
-                    buffer.bytes.append(byte)
-                }
+                buffer.appendEscaped(text)
                 buffer.bytes.append(UInt8(ascii: "\""))
             }
         }
@@ -80,6 +77,21 @@ struct ParameterBuffer {
         // Text values are NUL-terminated; a binary one gets a byte too, so that even an empty one
         // has an address (libpq reads a null pointer as SQL NULL).
         bytes.append(0)
+    }
+
+    /// `text`'s bytes with a backslash before each `"` and `\`, as a quoted array element needs;
+    /// the runs between them are copied whole.
+    private mutating func appendEscaped(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            var start = 0
+            for index in utf8.indices where utf8[index] == UInt8(ascii: "\"") || utf8[index] == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                bytes.append(UInt8(ascii: "\\"))
+                start = index
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+        }
     }
 
     /// Swift's shortest round-tripping form, which PostgreSQL parses back to the same double;
