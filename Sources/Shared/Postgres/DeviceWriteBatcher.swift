@@ -689,11 +689,14 @@ private struct BatchStatement {
           ON CONFLICT DO NOTHING)
         """
 
+    /// A list tag's stored items that its new list (`str`, a JSON array) lacks. Each is looked
+    /// for in its own tag's list: a search of the whole batch's `items` became a nested loop over
+    /// all of them for every stored item.
     private static let dropped = """
         dropped AS (
           DELETE FROM device_tag_items x USING tags t JOIN ids ON ids.n = t.n
           WHERE t.type = \(TagType.list.rawValue) AND x.device_id = ids.id AND x.name = t.name
-            AND NOT EXISTS (SELECT 1 FROM items WHERE items.id = x.device_id AND items.name = x.name AND items.item = x.item))
+            AND x.item NOT IN (SELECT json_array_elements_text(t.str::json)))
         """
 
     private static let added = """
