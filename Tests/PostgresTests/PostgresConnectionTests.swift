@@ -28,7 +28,7 @@ import TestSupport
     }
 
     @Test func arraysRoundTripThroughUnnest() throws {
-        let texts: [String?] = ["a", "quote \" and \\ back", nil, "", "NULL", "{x,y}", "\"\\\"", "end\\"]
+        let texts: [String?] = ["a", "quote \" and \\ back", nil, "", "NULL", "{x,y}", "\"\\\"", "end\\", "é \"漢字\" 🙂"]
         let back = try connection.rows("SELECT item FROM unnest($1::text[]) WITH ORDINALITY AS u(item, n) ORDER BY n", [.texts(texts)]) {
             $0.optionalText(0)
         }
