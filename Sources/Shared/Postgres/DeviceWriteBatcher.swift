@@ -586,16 +586,20 @@ private struct BatchStatement {
           RETURNING d.id)
         """
 
-    /// registerDevice of a new device: a plain insert (an upsert costs PostgreSQL a third more per
-    /// row). Should another writer have inserted the device since `existing` looked, the insert
-    /// waits for it and fails the batch, and the batch's writes are made alone, with the upsert.
+    /// registerDevice of a new device: its id drawn first (`new_devices`, so that `ids` needs no
+    /// join of the inserted rows back to `input`), then a plain insert (an upsert costs PostgreSQL
+    /// a third more per row). Should another writer have inserted the device since `existing`
+    /// looked, the insert waits for it and fails the batch, and the batch's writes are made alone,
+    /// with the upsert.
     private static let inserted = """
+        new_devices AS (
+          SELECT i.*, nextval(s.id) AS id FROM input i CROSS JOIN (SELECT pg_get_serial_sequence('devices', 'id')::regclass AS id) s
+          WHERE i.kind = \(Kind.registration) AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n),
         inserted AS (
-          INSERT INTO devices (\(DeviceColumns.registered))
-          SELECT i.app_id, i.hwid, \(DeviceColumns.attributes.map { "i.\($0.name)" }.joined(separator: ", ")), i.now, i.now, i.push_token,
-            i.gateway, i.web_p256dh, i.web_auth
-          FROM input i WHERE i.kind = \(Kind.registration) AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n) ORDER BY i.n
-          RETURNING id, app_id, hwid)
+          INSERT INTO devices (id, \(DeviceColumns.registered))
+          SELECT i.id, i.app_id, i.hwid, \(DeviceColumns.attributes.map { "i.\($0.name)" }.joined(separator: ", ")), i.now, i.now,
+            i.push_token, i.gateway, i.web_p256dh, i.web_auth
+          FROM new_devices i ORDER BY i.n)
         """
 
     /// setTags, applicationOpen and registerUser: the attributes when they changed (updated_at with
@@ -645,7 +649,7 @@ private struct BatchStatement {
     private static let insertedIDs = """
 
           UNION ALL
-          SELECT i.n, x.id, true FROM inserted x JOIN input i ON i.app_id = x.app_id AND i.hwid = x.hwid AND i.kind = \(Kind.registration)
+          SELECT n, id, true FROM new_devices
         """
 
     /// The tags set on the devices that are `fresh` (inserted by this statement) or not. A fresh
