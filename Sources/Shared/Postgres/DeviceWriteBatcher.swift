@@ -441,11 +441,10 @@ private struct BatchStatement {
         let tagged = writes.contains { !$0.tags.values.isEmpty }, counted = writes.contains { !$0.tags.steps.isEmpty }
         let summed = writes.contains { !$0.tags.decimalSteps.isEmpty }, edited = writes.contains { !$0.tags.edits.isEmpty }
         if tagged || counted || summed || edited {
-            // Each write's device id: the existing devices', then the new ones' (`fresh`: inserted by
-            // this statement, so that it has no tags yet).
+            // Each write's device id: the existing devices', then the new ones'.
             parts.append("""
                 ids AS (
-                  SELECT n, id, false AS fresh FROM existing\(registers ? Self.insertedIDs : ""))
+                  SELECT n, id FROM existing\(registers ? Self.insertedIDs : ""))
                 """)
         }
         if tagged { addTags(writes, registers: registers) }
@@ -468,16 +467,15 @@ private struct BatchStatement {
     }
 
     /// The tags set, and a list tag's items: those no longer in the list go, new ones come.
-    /// A new device's tags are inserted without `ON CONFLICT`, which costs PostgreSQL twice as much
-    /// per row; the `registers` batches have new devices.
+    /// The `registers` batches have new devices, whose tags are inserted without `ON CONFLICT`.
     private mutating func addTags(_ writes: [DeviceWriteBatcher.Item], registers: Bool) {
         let tags = TagValue.columns(writes.map(\.tags.values)).map { bind($0) }
         parts.append("""
             tags AS (SELECT * FROM unnest(\(tags[0])::bigint[], \(tags[1])::text[], \(tags[2])::integer[], \(tags[3])::numeric[],
               \(tags[4])::text[]) AS t(n, name, type, num, str))
             """)
-        parts.append(Self.tagged(fresh: false))
-        if registers { parts.append(Self.tagged(fresh: true)) }
+        parts.append(Self.tagged(newDevices: false))
+        if registers { parts.append(Self.tagged(newDevices: true)) }
         // A list set to no items still drops its stored ones.
         guard writes.contains(where: { $0.tags.values.contains { $0.value.type == .list } }) else { return }
         let items = Self.rows(writes) { write in
@@ -649,25 +647,23 @@ private struct BatchStatement {
     private static let insertedIDs = """
 
           UNION ALL
-          SELECT n, id, true FROM new_devices
+          SELECT n, id FROM new_devices
         """
 
-    /// The tags set on the devices that are `fresh` (inserted by this statement) or not. A fresh
-    /// device's tags are plain inserts: its id is new.
-    private static func tagged(fresh: Bool) -> String {
-        fresh ? """
-            tagged_new AS (
-              INSERT INTO device_tags (device_id, name, app_id, type, num, str)
-              SELECT ids.id, t.name, i.app_id, t.type, t.num, t.str
-              FROM tags t JOIN ids ON ids.n = t.n AND ids.fresh JOIN input i ON i.n = t.n)
-            """ : """
-            tagged AS (
-              INSERT INTO device_tags (device_id, name, app_id, type, num, str)
-              SELECT ids.id, t.name, i.app_id, t.type, t.num, t.str
-              FROM tags t JOIN ids ON ids.n = t.n AND NOT ids.fresh JOIN input i ON i.n = t.n
+    /// The tags set on the devices that exist, or on the new ones. A new device's tags are plain
+    /// inserts (an upsert costs PostgreSQL twice as much per row): its id is new.
+    private static func tagged(newDevices: Bool) -> String {
+        let upsert = """
+
               ON CONFLICT (device_id, name) DO UPDATE SET type = excluded.type, num = excluded.num, str = excluded.str
               WHERE device_tags.type IS DISTINCT FROM excluded.type OR device_tags.num IS DISTINCT FROM excluded.num
-                OR device_tags.str IS DISTINCT FROM excluded.str)
+                OR device_tags.str IS DISTINCT FROM excluded.str
+            """
+        return """
+            \(newDevices ? "tagged_new" : "tagged") AS (
+              INSERT INTO device_tags (device_id, name, app_id, type, num, str)
+              SELECT d.id, t.name, i.app_id, t.type, t.num, t.str
+              FROM tags t JOIN \(newDevices ? "new_devices" : "existing") d ON d.n = t.n JOIN input i ON i.n = t.n\(newDevices ? "" : upsert))
             """
     }
 
