@@ -101,4 +101,20 @@ import Testing
         #expect(try JSON.parse(scattered, holdsNUL: &holdsNUL) == .object(["a": .string("\u{0}")]))
         #expect(holdsNUL)
     }
+
+    @Test func parsingLocatesAnOutermostMemberAndNoticesRepeatedNames() throws {
+        let text = #" { "other": {"request": 1}, "request" : {"a": [1, {"b": "}"}]} , "z": null } "#
+        let bytes = Array(text.utf8)
+        let parsed = try JSON.parse(bytes, locating: "request")
+        #expect(parsed.located.map { String(decoding: bytes[$0], as: UTF8.self) } == #"{"a": [1, {"b": "}"}]}"#)
+        #expect(!parsed.repeatsKey && !parsed.holdsNUL)
+        #expect(try JSON.parse(bytes, locating: "missing").located == nil)
+        #expect(try JSON.parse(Array(#"[{"request": 1}]"#.utf8), locating: "request").located == nil)
+        // A repeated name anywhere is noticed; the value holds the last.
+        for repeated in [#"{"request": {"k": 1, "k": 2}}"#, #"{"request": 1, "request": {"k": 2}}"#, #"[{"a": 1, "a": 2}]"#] {
+            let parsed = try JSON.parse(Array(repeated.utf8), locating: "request")
+            #expect(parsed.repeatsKey, "\(repeated)")
+        }
+        #expect(try JSON.parse(Array(#"{"request": 1, "request": {"k": 2}}"#.utf8), locating: "request").value == ["request": ["k": 2]])
+    }
 }

@@ -132,6 +132,32 @@ import Testing
         #expect(reports[2].hash == "abc123" && reports[3].hash == "abc123")
     }
 
+    /// A report keeps its call's `request` object as the client wrote it; when an object in it names
+    /// a member twice, or its padding alone takes it past the report limit, it keeps the compact
+    /// encoding of what was read instead.
+    @Test func reportsKeepTheRequestAsSentUnlessItNamesAMemberTwice() throws {
+        func post(_ request: String) throws -> JSON {
+            let answer = try herald.client.request("POST", "/json/1.3/postEvent", body: Array(#"{ "request" : \#(request) }"#.utf8))
+            #expect(answer.status == 200)
+            return try JSON.parse(answer.body)
+        }
+        let app = Self.app
+        let asSent = #"{"hwid": "raw-1", "application": "\#(app)", "event": "Shown", "attributes": {"b": 2, "a": "caf\u00e9 \/"}}"#
+        #expect(try post(asSent)["status_code"] == .int(200))
+        let twice = #"{"hwid":"raw-2","application":"\#(app)","event":"Shown","attributes":{"k":1,"k":2}}"#
+        #expect(try post(twice)["status_code"] == .int(200))
+        let padded = #"{"hwid":"raw-3","application":"\#(app)",\#(String(repeating: " ", count: 17_000))"event":"Shown"}"#
+        #expect(try post(padded)["status_code"] == .int(200))
+        let reports = try herald.stores().devices.reports(app: app, limit: 10)
+        #expect(reports.map(\.hwid) == ["raw-1", "raw-2", "raw-3"])
+        #expect(reports.map(\.bodyText) == [
+            asSent,
+            #"{"application":"\#(app)","attributes":{"k":2},"event":"Shown","hwid":"raw-2"}"#,
+            #"{"application":"\#(app)","event":"Shown","hwid":"raw-3"}"#,
+        ])
+        #expect(reports[0].body["attributes"] == ["b": 2, "a": "café /"])
+    }
+
     @Test func theRestOfTheSDKMethodsAnswerWithTheirShapes() throws {
         #expect(try herald.ok("getInApps", iOS("x", ["language": "en"])) == ["inApps": []])
         for method in ["triggerInAppAction", "richMediaAction", "setActivityToken", "setActivityPushToStartToken"] {

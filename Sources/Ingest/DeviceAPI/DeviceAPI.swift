@@ -334,7 +334,11 @@ struct DeviceAPI: Sendable {
     /// with `counting`, in the same transaction as the in-app statistics it counts toward.
     func record(_ kind: SDKReport.Kind, app: String, request: DeviceRequest, name: String?, hash: String?,
                 reply: JSON = .null, counting: InAppReport? = nil) throws -> Work {
-        let bodyText = JSON.object(request.fields).text
+        var bodyText = request.text
+        if bodyText.utf8.count > Self.maxReportBytes, request.source != nil {
+            // What the client sent may be padded; the limit applies to the compact encoding.
+            bodyText = JSON.object(request.fields).text
+        }
         let size = bodyText.utf8.count
         guard size <= Self.maxReportBytes else {
             throw ArgumentError("the report is \(size) bytes; at most \(Self.maxReportBytes) are kept (event attributes included)")

@@ -5,11 +5,18 @@ struct DeviceRequest {
     let fields: [String: JSON]
     /// Where the object sits in the request, for error messages (`tag.` for addTag's `tag`).
     let prefix: String
+    /// The object's JSON text as the client sent it, when it stands for `fields` (no object in it
+    /// names a member twice): what a report keeps of its call, without encoding `fields` again.
+    let source: ArraySlice<UInt8>?
 
-    init(_ fields: [String: JSON], prefix: String = "") {
+    init(_ fields: [String: JSON], prefix: String = "", source: ArraySlice<UInt8>? = nil) {
         self.fields = fields
         self.prefix = prefix
+        self.source = source
     }
+
+    /// The object's JSON text: as sent when `source` has it, else `fields` encoded.
+    var text: String { source.map { String(decoding: $0, as: UTF8.self) } ?? JSON.object(fields).text }
 
     /// The application code (`application`).
     func application() throws(ArgumentError) -> String { try requiredString("application", maxLength: 64) }

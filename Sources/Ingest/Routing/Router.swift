@@ -87,7 +87,7 @@ final class Router: Sendable {
     /// any other request, and for a getTags the checks refuse (the caller answers it the usual way).
     func answerWithoutWaiting(_ request: HTTPRequest, started: Double, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
         guard request.method == "POST", request.path == Self.getTagsPath, case .success(let fields) = requestFields(request.body),
-              let (app, hwid) = (try? deviceAPI.tagsDevice(DeviceRequest(fields), authorization: request.header("authorization"))) ?? nil
+              let (app, hwid) = (try? deviceAPI.tagsDevice(fields, authorization: request.header("authorization"))) ?? nil
         else { return false }
         let method = request.method
         store.getTags(app: app, hwid: hwid) { [self] result in
@@ -178,7 +178,7 @@ final class Router: Sendable {
     /// in any string or key of `request` among them, are 210.
     /// Returns the response and its envelope `status_code`.
     func api(method: String, body: [UInt8], authorization: String?) -> Work {
-        let request: [String: JSON]
+        let request: DeviceRequest
         switch requestFields(body) {
         case .success(let fields): request = fields
         case .failure(let refused): return { refused.answer }
@@ -187,7 +187,7 @@ final class Router: Sendable {
             // Validate here, on the I/O thread; only the store work runs on the database writer.
             let work: DeviceAPI.Work
             do {
-                work = try deviceAPI.prepare(method: method, request: DeviceRequest(request), authorization: authorization)
+                work = try deviceAPI.prepare(method: method, request: request, authorization: authorization)
             } catch {
                 let answer = failure(error, method: method)
                 return { answer }
@@ -211,27 +211,27 @@ final class Router: Sendable {
     /// The `request` object of a `/json/1.3/<method>` body, or the answer to a body without one:
     /// malformed JSON is HTTP 400; a missing `request` object, or a NUL character in any string or key
     /// of it, is 210.
-    func requestFields(_ body: [UInt8]) -> Result<[String: JSON], Refused> {
-        let json: JSON
-        var holdsNUL = false
+    func requestFields(_ body: [UInt8]) -> Result<DeviceRequest, Refused> {
+        let parsed: JSON.Parsed
         do {
-            json = try JSON.parse(body, holdsNUL: &holdsNUL)
+            parsed = try JSON.parse(body, locating: "request")
         } catch {
             return .failure(Refused(answer: (Envelope.failure(400, "malformed JSON: \(error)"), 400)))
         }
-        guard case .object(let root) = json else {
+        guard case .object(let root) = parsed.value else {
             return .failure(Refused(answer: (Envelope.failure(400, "the body must be a JSON object"), 400)))
         }
         guard let requestValue = root["request"], case .object(let request) = requestValue else {
             return .failure(Refused(answer: (Envelope.argumentError("request is required and must be an object"), 210)))
         }
-        if holdsNUL, let nul = requestValue.nulCharacter { return .failure(Refused(answer: (Envelope.argumentError(nul.description), 210))) }
-        return .success(request)
+        if parsed.holdsNUL, let nul = requestValue.nulCharacter { return .failure(Refused(answer: (Envelope.argumentError(nul.description), 210))) }
+        let source = parsed.repeatsKey ? nil : parsed.located.map { body[$0] }
+        return .success(DeviceRequest(request, source: source))
     }
 
-    func call(method: String, request: [String: JSON], authorization: String?) -> (HTTPResponse, Int) {
+    func call(method: String, request: DeviceRequest, authorization: String?) -> (HTTPResponse, Int) {
         do {
-            return (Envelope.ok(try remoteAPI.handle(method: method, request: DeviceRequest(request), authorization: authorization)), 200)
+            return (Envelope.ok(try remoteAPI.handle(method: method, request: request, authorization: authorization)), 200)
         } catch {
             return failure(error, method: method)
         }

@@ -17,15 +17,35 @@ extension JSON {
     /// U+0000 (which only the escape `\u0000` can write), so that a caller that refuses NUL looks
     /// for it (`nulCharacter`) only then.
     public static func parse(_ bytes: some Collection<UInt8>, holdsNUL: inout Bool) throws(JSONParseError) -> JSON {
-        var nul = false
+        let parsed = try parse(bytes, locating: nil)
+        holdsNUL = parsed.holdsNUL
+        return parsed.value
+    }
+
+    /// A parsed document, and what the parser noticed in it.
+    public struct Parsed: Sendable {
+        public let value: JSON
+        /// A string or key of the document holds U+0000 (see `parse(_:holdsNUL:)`).
+        public let holdsNUL: Bool
+        /// An object of the document names a member more than once (the value holds the last).
+        public let repeatsKey: Bool
+        /// Where the value of the member `parse(_:locating:)` looked for sits in the bytes, when the
+        /// document is an object that has it.
+        public let located: Range<Int>?
+    }
+
+    /// Parses as `parse(_:)` does, and also finds the bytes of the value of the document's member
+    /// `member` (a member of the outermost object), so that a caller can keep that value's text as
+    /// it was sent.
+    public static func parse(_ bytes: some Collection<UInt8>, locating member: String?) throws(JSONParseError) -> Parsed {
+        var notes = (holdsNUL: false, repeatsKey: false, located: Range<Int>?.none)
         func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONParseError> {
-            var parser = JSONParser(bytes: buffer)
-            defer { nul = parser.holdsNUL }
+            var parser = JSONParser(bytes: buffer, locating: member)
+            defer { notes = (parser.holdsNUL, parser.repeatsKey, parser.located) }
             return Result { () throws(JSONParseError) in try parser.parseDocument() }
         }
         let result = bytes.withContiguousStorageIfAvailable(parse) ?? Array(bytes).withUnsafeBufferPointer(parse)
-        holdsNUL = nul
-        return try result.get()
+        return Parsed(value: try result.get(), holdsNUL: notes.holdsNUL, repeatsKey: notes.repeatsKey, located: notes.located)
     }
 
     public static func parse(_ text: String) throws(JSONParseError) -> JSON {
@@ -40,8 +60,16 @@ private struct JSONParser {
     var depth = 0
     /// Whether a decoded string holds U+0000.
     var holdsNUL = false
+    /// Whether an object names a member more than once.
+    var repeatsKey = false
+    /// The outermost object's member whose value's bytes are looked for, and where they are.
+    let locating: String?
+    var located: Range<Int>?
 
-    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(bytes: UnsafeBufferPointer<UInt8>, locating: String? = nil) {
+        self.bytes = bytes
+        self.locating = locating
+    }
 
     mutating func parseDocument() throws(JSONParseError) -> JSON {
         skipWhitespace()
@@ -110,7 +138,9 @@ private struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            let start = index
+            if members.updateValue(try parseValue(), forKey: key) != nil { repeatsKey = true }
+            if depth == 1, let locating, key == locating { located = start..<index }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
