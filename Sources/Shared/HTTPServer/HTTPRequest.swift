@@ -80,11 +80,15 @@ extension HTTPResponse {
     func wire(omitBody: Bool, connection: ConnectionHeader) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(160 + (omitBody ? 0 : body.count))
-        bytes.append(contentsOf: "HTTP/1.1 ".utf8)
-        bytes.appendDecimal(Int64(status))
-        bytes.append(UInt8(ascii: " "))
-        bytes.append(contentsOf: Self.reason(status).utf8)
-        bytes.append(contentsOf: "\r\n".utf8)
+        if status == 200 {
+            bytes.append(contentsOf: Self.okStatusLine)
+        } else {
+            bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+            bytes.appendDecimal(Int64(status))
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: Self.reason(status).utf8)
+            bytes.append(contentsOf: "\r\n".utf8)
+        }
         var retryAfter = false
         for (name, value) in headers {
             bytes.append(contentsOf: name.utf8)
@@ -109,6 +113,9 @@ extension HTTPResponse {
         if !omitBody { bytes.append(contentsOf: body) }
         return bytes
     }
+
+    /// The status line of most answers.
+    private static let okStatusLine = Array("HTTP/1.1 200 OK\r\n".utf8)
 
     static func reason(_ status: Int) -> String {
         switch status {
