@@ -11,19 +11,35 @@ import HTTPServer
 /// start) arrive in the workers' heartbeats as `WorkerStatistics` and are served here, labelled by
 /// the worker's stable name; the HTTP server counts its connections in `connections`.
 final class Metrics: Sendable {
-    struct RequestKey: Hashable {
-        let route: String
-        let status: Int
-        let code: Int
+    /// One route's answers: how many of each HTTP status and envelope `status_code`, how long they
+    /// took by status class, and, for a report method, how many reports it stored. Counting an
+    /// answer finds its route once (the answers of writes are counted on the database writer).
+    struct RouteCounts {
+        /// Few per route, so looked for in order.
+        var answers: [(status: Int, code: Int, count: Int)] = []
+        /// By status class, 1xx to 5xx.
+        var durations = [Histogram?](repeating: nil, count: 5)
+        let isReportMethod: Bool
+        var reports = 0
+
+        init(route: String) { isReportMethod = Metrics.reportMethods.contains(route) }
+
+        mutating func record(status: Int, code: Int, seconds: Double) {
+            if let index = answers.firstIndex(where: { $0.status == status && $0.code == code }) {
+                answers[index].count += 1
+            } else {
+                answers.append((status, code, 1))
+            }
+            let statusClass = min(max(status / 100, 1), 5) - 1
+            // Recorded in place: the histogram's counts are not copied per answer.
+            if durations[statusClass] == nil { durations[statusClass] = Histogram() }
+            durations[statusClass]!.record(seconds)
+            if code == 200, isReportMethod { reports += 1 }
+        }
     }
 
-    /// A route and the class of its HTTP status (`2xx`…`5xx`).
-    struct DurationKey: Hashable {
-        let route: String
-        let statusClass: String
-    }
-
-    /// Request durations of one key: counts per bucket of `durationBuckets` (not cumulative), sum, count.
+    /// Request durations of one route and status class: counts per bucket of `durationBuckets` (not
+    /// cumulative), sum, count.
     struct Histogram {
         var counts = [Int](repeating: 0, count: Metrics.durationBuckets.count)
         var sum = 0.0
@@ -42,9 +58,7 @@ final class Metrics: Sendable {
     /// The upper bounds, in seconds, of `herald_http_request_duration_seconds`.
     static let durationBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-    private let requests = Lock<[RequestKey: Int]>([:])
-    private let durations = Lock<[DurationKey: Histogram]>([:])
-    private let reports = Lock<[String: Int]>([:])
+    private let routes = Lock<[String: RouteCounts]>([:])
     private let busy = Atomic<Int>(0)
     let connections = HTTPConnectionCounters()
     private let storeMemory: @Sendable () -> Int64
@@ -67,11 +81,7 @@ final class Metrics: Sendable {
     /// status, the envelope's `status_code` (0 when there is none), and how long ingest took from
     /// the complete request to the response (for a write: its commit included).
     func count(route: String, status: Int, code: Int, seconds: Double) {
-        requests.withLock { $0[RequestKey(route: route, status: status, code: code), default: 0] += 1 }
-        let key = DurationKey(route: route, statusClass: Self.statusClasses[min(max(status / 100, 1), 5) - 1])
-        // Recorded in place: the histogram's counts are not copied per request.
-        durations.withLock { $0[key, default: Histogram()].record(seconds) }
-        if code == 200, Self.reportMethods.contains(route) { reports.withLock { $0[route, default: 0] += 1 } }
+        routes.withLock { $0[route, default: RouteCounts(route: route)].record(status: status, code: code, seconds: seconds) }
         if status == 503 { busy.add(1, ordering: .relaxed) }
     }
 
@@ -125,17 +135,21 @@ final class Metrics: Sendable {
         family("process_start_time_seconds", "gauge", "When this herald-ingest process started, in seconds since the Unix epoch.")
         lines.append("process_start_time_seconds \(process.startTimeSeconds)")
         family("herald_http_requests_total", "counter", "HTTP requests answered, by route, HTTP status and envelope status_code.")
-        let snapshot = requests.withLock { $0 }
-        for (key, value) in snapshot.sorted(by: { ($0.key.route, $0.key.status, $0.key.code) < ($1.key.route, $1.key.status, $1.key.code) }) {
-            lines.append("herald_http_requests_total{route=\"\(Self.label(key.route))\",status=\"\(key.status)\",code=\"\(key.code)\"} \(value)")
+        let counted = routes.withLock { $0 }.sorted { $0.key < $1.key }
+        for (route, counts) in counted {
+            for answer in counts.answers.sorted(by: { ($0.status, $0.code) < ($1.status, $1.code) }) {
+                lines.append("herald_http_requests_total{route=\"\(Self.label(route))\",status=\"\(answer.status)\",code=\"\(answer.code)\"} \(answer.count)")
+            }
         }
         family("herald_http_request_duration_seconds", "histogram",
                "Time from a complete request to its response (a write's commit included), by route and HTTP status class.")
-        let timed = durations.withLock { $0 }
-        for (key, histogram) in timed.sorted(by: { ($0.key.route, $0.key.statusClass) < ($1.key.route, $1.key.statusClass) }) {
-            let labels = "route=\"\(Self.label(key.route))\",status_class=\"\(key.statusClass)\""
-            histogramLines("herald_http_request_duration_seconds", labels: labels, bounds: Self.durationBuckets,
-                           counts: histogram.counts.map(Int64.init), sum: histogram.sum, count: Int64(histogram.count))
+        for (route, counts) in counted {
+            for (statusClass, histogram) in zip(Self.statusClasses, counts.durations) {
+                guard let histogram else { continue }
+                let labels = "route=\"\(Self.label(route))\",status_class=\"\(statusClass)\""
+                histogramLines("herald_http_request_duration_seconds", labels: labels, bounds: Self.durationBuckets,
+                               counts: histogram.counts.map(Int64.init), sum: histogram.sum, count: Int64(histogram.count))
+            }
         }
         let edge = connections.snapshot
         family("herald_http_connections_open", "gauge", "HTTP connections open.")
@@ -151,8 +165,8 @@ final class Metrics: Sendable {
                "Requests answered 503 at http.connection_limit because every connection held a request in progress.")
         lines.append("herald_http_connections_refused_total \(edge.refused)")
         family("herald_reports_recorded_total", "counter", "SDK reports (events, opens, deliveries, purchases, actions) stored, by method.")
-        for (method, value) in reports.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
-            lines.append("herald_reports_recorded_total{method=\"\(Self.label(method))\"} \(value)")
+        for (method, counts) in counted where counts.reports > 0 {
+            lines.append("herald_reports_recorded_total{method=\"\(Self.label(method))\"} \(counts.reports)")
         }
         family("herald_reports_pending", "gauge", "Reports stored but not yet folded into the statistics by a worker (upper bound).")
         lines.append("herald_reports_pending \(progress.pending)")
