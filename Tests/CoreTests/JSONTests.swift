@@ -13,6 +13,20 @@ import Testing
         #expect(json["a"] == .array([.int(1), .string("2")]))
     }
 
+    @Test func readsIntegersOfEveryLengthAsSwiftDoes() throws {
+        var texts = ["0", "-0", "7", "-7", "9223372036854775807", "-9223372036854775808"]
+        for digits in 1...20 {
+            let power = "1" + String(repeating: "0", count: digits)
+            texts += [String(repeating: "9", count: digits), power, "-" + power]
+        }
+        for text in texts {
+            let expected: JSON = Int64(text).map(JSON.int) ?? .double(Double(text)!)
+            #expect(try JSON.parse(text) == expected, "\(text)")
+        }
+        #expect(try JSON.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
+        #expect(try JSON.parse("[-12, 0.5, -0e1]") == [.int(-12), .double(0.5), .double(-0.0)])
+    }
+
     @Test func decodesEscapesAndSurrogatePairs() throws {
         let json = try JSON.parse(#""a\"b\\c\n\u00e9\ud83d\ude00/""#)
         #expect(json == .string("a\"b\\c\né😀/"))

@@ -261,11 +261,17 @@ private struct JSONParser {
         var isInteger = true
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+        // An integer of up to 18 digits is read as it is scanned, without a string.
+        var magnitude: Int64 = 0
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
         } else {
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            while index < bytes.count, isDigit(bytes[index]) {
+                magnitude = magnitude &* 10 &+ Int64(bytes[index] &- UInt8(ascii: "0"))
+                index += 1
+            }
         }
+        let integerEnd = index
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             isInteger = false
             index += 1
@@ -281,6 +287,8 @@ private struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
+        let negative = bytes[start] == UInt8(ascii: "-")
+        if isInteger, integerEnd - start - (negative ? 1 : 0) <= 18 { return .int(negative ? -magnitude : magnitude) }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text) else { throw fail("invalid number") }
