@@ -32,7 +32,7 @@ import TestSupport
     static func tables(_ database: SQLiteDatabase) throws -> [[String]] {
         try [dump(database, "devices", order: "id"), dump(database, "device_tags", order: "device_id, name"),
              dump(database, "users", order: "app_id, user_id"), dump(database, "permission_changes", order: "app_id, at, device_id, seq"),
-             
+             dump(database, "device_tag_items", order: "device_id, name, item"),
              // A definition's creation time is the wall clock's.
              dump(database, "tag_definitions", order: "app_id, name", except: ["created_at"])]
     }
@@ -40,13 +40,15 @@ import TestSupport
     /// The same calls in one batch, and one at a time outside any batch, answer alike and leave the
     /// same rows: new devices, one registered twice (its second token wins), one unchanged and one
     /// changed since before the batch, users, tags set and changed (by registrations and setTags,
-    /// one of a device registered earlier in the batch), a tag not defined yet and a list tag
-    /// (these two written alone, between the others), and a setTags of a device that does not exist.
+    /// one of a device registered earlier in the batch), a list set twice for one device (its last
+    /// items win) and once for a new one, a tag not defined yet (written alone, between the others),
+    /// and a setTags of a device that does not exist.
     @Test func callsOfOneBatchLeaveWhatOneAtATimeLeaves() throws {
         let folder = try TemporaryDirectory()
         let before = [
             Self.registration("old-same", tags: ["Level": 1, "City": "Paris"]),
             Self.registration("old-changed", tags: ["Level": 1]),
+            Self.registration("old-list", tags: ["Pets": .array(["dog"])]),
         ]
         func register(_ registration: DeviceRegistration) -> @Sendable (SQLiteDeviceStore) throws -> Void {
             { try $0.registerDevice(registration, now: 200) }
@@ -59,8 +61,10 @@ import TestSupport
             register(Self.registration("new-1", tags: ["Level": 5, "City": "Oslo"])),
             register(Self.registration("new-2", userID: "user-2", tags: ["Level": 6])),
             setTags("old-same", ["Level": 3]),
+            setTags("old-list", ["Pets": .array(["cat", "cow"])]),
             register(Self.registration("old-same", tags: ["Level": 1, "City": "Paris"])),
             register(Self.registration("new-1", token: String(repeating: "e", count: 64), tags: ["Level": 7])),
+            register(Self.registration("old-list", tags: ["Pets": .array(["emu", "cat"])])),
             setTags("new-2", ["City": "Lima"]),
             register(Self.registration("old-changed", language: "de", userID: "user-2", tags: ["Level": 2, "City": "Rome"])),
             register(Self.registration("new-3", tags: ["Fresh": "first"])),
@@ -77,10 +81,10 @@ import TestSupport
             let answers: [Bool]
             if together {
                 answers = inOneBatch(database, calls.map { call in { (try? call(store)) != nil } })
-                // Written together: the first five (new-2's setTags needs its registration written)
-                // and the next two (new-3 defines a tag); new-4 and new-6 are each the only one put
-                // off before the next write, so written alone, like new-3, new-5 (a list) and nobody's.
-                #expect(try database.write { $0.writtenTogether } == 7)
+                // Written together: the first seven (new-2's setTags needs its registration written),
+                // the next two (new-3 defines a tag) and the three after new-3, which is written
+                // alone, like nobody's.
+                #expect(try database.write { $0.writtenTogether } == 12)
             } else {
                 answers = calls.map { (try? $0(store)) != nil }
             }
@@ -89,7 +93,9 @@ import TestSupport
         }
         #expect(results[0] == results[1])
         // What the comparison rests on: the batch wrote rows of every kind.
-        #expect(results[0][0].count == 8 && results[0][1].count == 12 && results[0][2].count == 2 && results[0][3].count == 8)
+        #expect(results[0][0].count == 9 && results[0][1].count == 13 && results[0][2].count == 2 && results[0][3].count == 9)
+        // old-list keeps its last list's items, new-5 its own.
+        #expect(results[0][4].map { $0.split(separator: "|")[2] } == ["'cat'", "'emu'", "'cat'"])
     }
 
     /// A write after a registration of its batch sees the device (the registration is written first).

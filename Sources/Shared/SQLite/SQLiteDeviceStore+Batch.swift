@@ -21,7 +21,7 @@ struct DeferredWrite {
     let device: Device
     /// The call's tag updates, as a write alone applies them (`applyTags`).
     let updates: [TagUpdate]
-    /// What they set: each tag once, to a value of a known type that is neither a list nor the badge.
+    /// What they set: each tag once, to a value of a known type (a list's items included), not the badge.
     let tags: [(name: String, value: TagValue)]
     let now: Int64
     /// Its request's place in the batch (`SQLiteDatabase.batchRequest`), which fails when this write fails.
@@ -63,8 +63,8 @@ extension SQLiteDeviceStore {
         return true
     }
 
-    /// The values `updates` set, when each sets a tag once to a value of a type already defined
-    /// that is neither a list nor the badge; nil when they must be applied alone.
+    /// The values `updates` set, when each sets a tag once to a value of a type already defined,
+    /// and is not the badge; nil when they must be applied alone.
     private func settable(_ updates: [TagUpdate], appID: Int64, _ writer: SQLiteDatabase.Writer) throws(StoreError)
         -> [(name: String, value: TagValue)]? {
         var tags: [(name: String, value: TagValue)] = []
@@ -72,7 +72,7 @@ extension SQLiteDeviceStore {
         do {
             for update in updates {
                 guard case .set = update.operation, update.name != "badge", !tags.contains(where: { $0.name == update.name }),
-                      let type = try tagType(writer, appID: appID, name: update.name), type != .list,
+                      let type = try tagType(writer, appID: appID, name: update.name),
                       let value = try TagRules.apply(update.operation, name: update.name, to: nil, type: type) else { return nil }
                 tags.append((update.name, value))
             }
@@ -123,7 +123,7 @@ extension SQLiteDeviceStore {
     }
 
     /// The registered devices (each id found by its application and hwid), then their users, then
-    /// every write's tags.
+    /// every write's tags, then the items of the lists they set.
     private func writeTogether(_ deferred: [DeferredWrite], _ connection: SQLiteConnection) throws {
         struct Key: Hashable {
             let appID: Int64
@@ -186,6 +186,38 @@ extension SQLiteDeviceStore {
             }
             try connection.prepare(Self.tagsSet[Self.shape(piece.count)]).run(values)
         }
+        try writeListItems(tags, connection)
+    }
+
+    /// A list set in the batch has the items of its last value there, as it would have had the
+    /// writes been made one after another: the items it had are deleted, then those are inserted.
+    private func writeListItems(_ tags: [(deviceID: Int64, appID: Int64, name: String, value: TagValue)],
+                                _ connection: SQLiteConnection) throws {
+        struct Key: Hashable {
+            let deviceID: Int64
+            let name: String
+        }
+        var lists: [Key: (appID: Int64, items: [String])] = [:]
+        var order: [Key] = []
+        for tag in tags {
+            guard case .list(let items) = tag.value else { continue }
+            let key = Key(deviceID: tag.deviceID, name: tag.name)
+            if lists.updateValue((tag.appID, items), forKey: key) == nil { order.append(key) }
+        }
+        guard !order.isEmpty else { return }
+        let delete = try connection.prepare("DELETE FROM device_tag_items WHERE device_id = ? AND name = ?")
+        var items: [(key: Key, appID: Int64, item: String)] = []
+        for key in order {
+            try delete.run([.integer(key.deviceID), .text(key.name)])
+            guard let list = lists[key] else { continue }
+            for item in list.items { items.append((key, list.appID, item)) }
+        }
+        try Self.inPieces(items) { piece in
+            var values: [SQLiteValue] = []
+            values.reserveCapacity(piece.count * 4)
+            for item in piece { values += [.integer(item.key.deviceID), .text(item.key.name), .text(item.item), .integer(item.appID)] }
+            try connection.prepare(Self.listItems[Self.shape(piece.count)]).run(values)
+        }
     }
 
     /// Calls `body` with consecutive pieces of `items`, each of a power of two items at most `deferredRows`.
@@ -241,6 +273,14 @@ extension SQLiteDeviceStore {
         """
         INSERT INTO users (app_id, user_id, created_at, updated_at) VALUES \(valueGroups(rows: 1 << shape, parameters: 3, "($1, $2, $3, $3)"))
         ON CONFLICT DO NOTHING
+        """
+    }
+
+    /// For each shape: a list's items (`applyTags`).
+    private static let listItems: [String] = (0...deferredRows.trailingZeroBitCount).map { shape in
+        """
+        INSERT OR IGNORE INTO device_tag_items (device_id, name, item, app_id)
+        VALUES \(valueGroups(rows: 1 << shape, parameters: 4, "($1, $2, $3, $4)"))
         """
     }
 
