@@ -40,7 +40,8 @@ import TestSupport
     /// The same calls in one batch, and one at a time outside any batch, answer alike and leave the
     /// same rows: new devices, one registered twice (its second token wins), one unchanged and one
     /// changed since before the batch, users, tags set and changed (by registrations and setTags,
-    /// one of a device registered earlier in the batch), a list set twice for one device (its last
+    /// one of a device registered earlier in the batch), attributes a setTags gives (one followed
+    /// by a registration of its device, which wins), a list set twice for one device (its last
     /// items win) and once for a new one, a tag not defined yet (written alone, between the others),
     /// and a setTags of a device that does not exist.
     @Test func callsOfOneBatchLeaveWhatOneAtATimeLeaves() throws {
@@ -53,20 +54,24 @@ import TestSupport
         func register(_ registration: DeviceRegistration) -> @Sendable (SQLiteDeviceStore) throws -> Void {
             { try $0.registerDevice(registration, now: 200) }
         }
-        func setTags(_ hwid: String, _ tags: [String: JSON]) -> @Sendable (SQLiteDeviceStore) throws -> Void {
+        func setTags(_ hwid: String, _ tags: [String: JSON], language: String? = nil) -> @Sendable (SQLiteDeviceStore) throws -> Void {
             let updates = tags.keys.sorted().map { TagUpdate(name: $0, operation: .set(tags[$0] ?? .null)) }
-            return { try $0.setTags(app: "APP-1", hwid: hwid, attributes: DeviceAttributes(), updates: updates, now: 200) }
+            let attributes = DeviceAttributes(language: language)
+            return { try $0.setTags(app: "APP-1", hwid: hwid, attributes: attributes, updates: updates, now: 200) }
         }
         let calls = [
             register(Self.registration("new-1", tags: ["Level": 5, "City": "Oslo"])),
             register(Self.registration("new-2", userID: "user-2", tags: ["Level": 6])),
             setTags("old-same", ["Level": 3]),
             setTags("old-list", ["Pets": .array(["cat", "cow"])]),
+            setTags("old-changed", ["Level": 4], language: "pt"),
             register(Self.registration("old-same", tags: ["Level": 1, "City": "Paris"])),
             register(Self.registration("new-1", token: String(repeating: "e", count: 64), tags: ["Level": 7])),
             register(Self.registration("old-list", tags: ["Pets": .array(["emu", "cat"])])),
             setTags("new-2", ["City": "Lima"]),
             register(Self.registration("old-changed", language: "de", userID: "user-2", tags: ["Level": 2, "City": "Rome"])),
+            setTags("new-1", ["Level": 9], language: "sv"),
+            register(Self.registration("new-1", tags: ["Level": 10])),
             register(Self.registration("new-3", tags: ["Fresh": "first"])),
             register(Self.registration("new-4", tags: ["Level": 8, "Fresh": "again"])),
             register(Self.registration("new-5", tags: ["Pets": .array(["cat"])])),
@@ -81,10 +86,11 @@ import TestSupport
             let answers: [Bool]
             if together {
                 answers = inOneBatch(database, calls.map { call in { (try? call(store)) != nil } })
-                // Written together: the first seven (new-2's setTags needs its registration written),
-                // the next two (new-3 defines a tag) and the three after new-3, which is written
-                // alone, like nobody's.
-                #expect(try database.write { $0.writtenTogether } == 12)
+                // Written together: the first eight (new-2's setTags needs its registration written),
+                // the next three (new-1's second registration must come after the attributes its
+                // setTags gives) and the three after new-3; new-1's second registration is the only
+                // write put off before new-3, so it is written alone, like new-3 and nobody's.
+                #expect(try database.write { $0.writtenTogether } == 14)
             } else {
                 answers = calls.map { (try? $0(store)) != nil }
             }

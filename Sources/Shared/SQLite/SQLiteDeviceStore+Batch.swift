@@ -13,8 +13,9 @@ struct DeferredWrite {
     enum Device {
         /// registerDevice: the device is inserted, or updated where the registration changes it.
         case registration(DeviceRegistration)
-        /// setTags of a device that exists: its row id.
-        case existing(Int64)
+        /// setTags of a device that exists: its row id and hwid, and the attributes the call gives
+        /// (the SDKs send some with every call), which update the device where they change it.
+        case existing(Int64, hwid: String, attributes: DeviceAttributes)
     }
 
     let appID: Int64
@@ -32,6 +33,12 @@ struct DeferredWrite {
         guard self.appID == appID, case .registration(let registration) = device else { return false }
         return registration.hwid == hwid
     }
+
+    /// Whether this is a setTags of that device that updates its attributes.
+    func updatesAttributes(appID: Int64, hwid: String) -> Bool {
+        guard self.appID == appID, case .existing(_, let tagged, let attributes) = device else { return false }
+        return tagged == hwid && attributes != DeviceAttributes()
+    }
 }
 
 extension SQLiteDeviceStore {
@@ -45,21 +52,24 @@ extension SQLiteDeviceStore {
     func deferRegistration(_ registration: DeviceRegistration, appID: Int64, now: Int64) throws(StoreError) -> Bool {
         guard registration.attributes.platform != nil, let (writer, item) = database.batchRequest,
               let tags = try settable(registration.tags, appID: appID, writer) else { return false }
+        // A batch writes its registrations before the attributes its setTags give: a setTags of this
+        // device put off before this call is written first, so that this registration comes after it.
+        if writer.defers(where: { $0.updatesAttributes(appID: appID, hwid: registration.hwid) }) { writer.writeDeferred() }
         writer.deferWrite(DeferredWrite(appID: appID, device: .registration(registration), updates: registration.tags, tags: tags,
                                         now: now, item: item), store: self)
         return true
     }
 
-    /// Puts a setTags off likewise when it gives no attributes and its device exists; false when it
-    /// must be written now (a device not found is refused there).
+    /// Puts a setTags off likewise when its device exists; false when it must be written now (a
+    /// device not found is registered or refused there).
     func deferTags(hwid: String, attributes: DeviceAttributes, updates: [TagUpdate], appID: Int64, now: Int64) throws(StoreError) -> Bool {
-        guard attributes == DeviceAttributes(), let (writer, item) = database.batchRequest,
+        guard let (writer, item) = database.batchRequest,
               let tags = try settable(updates, appID: appID, writer) else { return false }
         // A registration of the device put off before this call: written first, so that it is found.
         if writer.defers(where: { $0.registers(appID: appID, hwid: hwid) }) { writer.writeDeferred() }
         guard !writer.connection.isAutocommit, let id = try? deviceID(writer.connection, appID: appID, hwid: hwid) else { return false }
-        writer.deferWrite(DeferredWrite(appID: appID, device: .existing(id), updates: updates, tags: tags, now: now, item: item),
-                          store: self)
+        writer.deferWrite(DeferredWrite(appID: appID, device: .existing(id, hwid: hwid, attributes: attributes), updates: updates,
+                                        tags: tags, now: now, item: item), store: self)
         return true
     }
 
@@ -112,7 +122,8 @@ extension SQLiteDeviceStore {
                     switch write.device {
                     case .registration(let registration):
                         try register(writer, appID: write.appID, registration: registration, now: write.now)
-                    case .existing(let id):
+                    case .existing(_, let hwid, let attributes):
+                        let id = try upsertDevice(writer.connection, appID: write.appID, hwid: hwid, attributes: attributes, now: write.now)
                         try applyTags(writer, appID: write.appID, deviceID: id, updates: write.updates)
                     }
                 }
@@ -123,7 +134,7 @@ extension SQLiteDeviceStore {
     }
 
     /// The registered devices (each id found by its application and hwid), then their users, then
-    /// every write's tags, then the items of the lists they set.
+    /// the attributes setTags give, then every write's tags, then the items of the lists they set.
     private func writeTogether(_ deferred: [DeferredWrite], _ connection: SQLiteConnection) throws {
         struct Key: Hashable {
             let appID: Int64
@@ -150,7 +161,7 @@ extension SQLiteDeviceStore {
         deviceIDs.reserveCapacity(deferred.count)
         for write in deferred {
             guard case .registration(let registration) = write.device else {
-                if case .existing(let id) = write.device { deviceIDs.append(id) }
+                if case .existing(let id, _, _) = write.device { deviceIDs.append(id) }
                 continue
             }
             let key = Key(appID: write.appID, hwid: registration.hwid)
@@ -172,6 +183,11 @@ extension SQLiteDeviceStore {
                 values += [.integer(registration.appID), .text(registration.registration.attributes.userID ?? ""), .integer(registration.now)]
             }
             try connection.prepare(Self.users[Self.shape(piece.count)]).run(values)
+        }
+        // Changed attributes, in order (the registrations of those devices come before them).
+        for write in deferred {
+            guard case .existing(_, let hwid, let attributes) = write.device, attributes != DeviceAttributes() else { continue }
+            try connection.prepare(Self.updateDevice).run(DeviceColumns.values(appID: write.appID, hwid: hwid, attributes, now: write.now))
         }
         var tags: [(deviceID: Int64, appID: Int64, name: String, value: TagValue)] = []
         for (write, id) in zip(deferred, deviceIDs) {
