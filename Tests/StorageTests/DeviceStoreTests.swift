@@ -25,6 +25,10 @@ import TestSupport
         try DeviceStoreContract(backend).operationsAndDeletes()
     }
 
+    @Test(arguments: Backend.allCases) func aListsItemsFollowItsValue(_ backend: Backend) throws {
+        try DeviceStoreContract(backend).aListsItemsFollowItsValue()
+    }
+
     @Test(arguments: Backend.allCases) func theTypeOfATagIsFixedByItsFirstValue(_ backend: Backend) throws {
         try DeviceStoreContract(backend).theTypeOfATagIsFixedByItsFirstValue()
     }
@@ -121,6 +125,26 @@ struct DeviceStoreContract {
         }
         #expect(try store.getTags(app: "APP-1", hwid: "H1", userID: nil) == ["Level": .integer(3), "City": .string("Lyon")])
         #expect(try store.device(app: "APP-1", hwid: "H1")?.language == "fr")
+    }
+
+    /// A list's items, which targeting reads, are those of its value after every kind of change:
+    /// a new value that keeps some items and drops others, an append, a removal, a repeat.
+    func aListsItemsFollowItsValue() throws {
+        func items() throws -> String {
+            let sql = "SELECT count(*) FROM device_tag_items WHERE name = 'Fav' AND item = "
+            return try ["a", "b", "c", "d", "e"].filter { try fixture.count(sql + "'\($0)'") == 1 }.joined()
+        }
+        try register("H1", tags: ["Fav": ["a", "b", "c"]])
+        #expect(try items() == "abc")
+        let steps: [(TagUpdate.Operation, String)] = [
+            (.set(["b", "d"]), "bd"), (.append(["e"]), "bde"), (.remove(["b"]), "de"), (.set(["d", "e"]), "de"), (.set(["a"]), "a"),
+        ]
+        for (operation, expected) in steps {
+            try store.setTags(app: "APP-1", hwid: "H1", attributes: DeviceAttributes(), updates: [TagUpdate(name: "Fav", operation: operation)],
+                              now: 200)
+            #expect(try items() == expected, "\(operation)")
+            #expect(try fixture.count("SELECT count(*) FROM device_tag_items") == expected.count)
+        }
     }
 
     /// Items PostgreSQL's index could not hold are refused on both backends, however they come
