@@ -432,7 +432,9 @@ private struct BatchStatement {
         parts.append(Self.existing)
         let registers = writes.contains { $0.kind == Kind.registration }
         if registers { parts += [Self.registered, Self.inserted] }
-        if writes.contains(where: { (Kind.tags...Kind.user).contains($0.kind) }) { parts.append(Self.touched(badged: badged)) }
+        if writes.contains(where: { (Kind.tags...Kind.user).contains($0.kind) }) {
+            parts.append(badged ? Self.touchedWithBadges : Self.touchedWithoutBadges)
+        }
         if writes.contains(where: { [Kind.registration, Kind.user].contains($0.kind) && $0.attributes?.userID != nil }) {
             parts.append(Self.usersAdded)
         }
@@ -474,8 +476,8 @@ private struct BatchStatement {
             tags AS (SELECT * FROM unnest(\(tags[0])::bigint[], \(tags[1])::text[], \(tags[2])::integer[], \(tags[3])::numeric[],
               \(tags[4])::text[]) AS t(n, name, type, num, str))
             """)
-        parts.append(Self.tagged(newDevices: false))
-        if registers { parts.append(Self.tagged(newDevices: true)) }
+        parts.append(Self.taggedExisting)
+        if registers { parts.append(Self.taggedNew) }
         // A list set to no items still drops its stored ones.
         guard writes.contains(where: { $0.tags.values.contains { $0.value.type == .list } }) else { return }
         let items = Self.rows(writes) { write in
@@ -600,6 +602,9 @@ private struct BatchStatement {
           FROM new_devices i ORDER BY i.n)
         """
 
+    /// `touched` for a batch without badges, and with them: written once, not per batch.
+    private static let touchedWithoutBadges = touched(badged: false), touchedWithBadges = touched(badged: true)
+
     /// setTags, applicationOpen and registerUser: the attributes when they changed (updated_at with
     /// them), an open's time, and when the batch sets badges (`input.badge`), the badge.
     private static func touched(badged: Bool) -> String {
@@ -649,6 +654,9 @@ private struct BatchStatement {
           UNION ALL
           SELECT n, id FROM new_devices
         """
+
+    /// `tagged` for the devices that exist and for the new ones: written once, not per batch.
+    private static let taggedExisting = tagged(newDevices: false), taggedNew = tagged(newDevices: true)
 
     /// The tags set on the devices that exist, or on the new ones. A new device's tags are plain
     /// inserts (an upsert costs PostgreSQL twice as much per row): its id is new.
