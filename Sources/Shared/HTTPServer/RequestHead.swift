@@ -98,7 +98,8 @@ struct RequestHead {
 
         let visible = min(count, headLimit)
         var framing = Framing()
-        var headers: [String: String] = [:]
+        // Room for the kept fields a request usually has (Host, Content-Type and one or two more).
+        var headers = [String: String](minimumCapacity: 4)
         var keptHeaders: UInt64 = 0
         var position = lineEnd + 2
         while true {
