@@ -112,13 +112,15 @@ final class Router: Sendable {
         let path = request.path
         if path.hasPrefix(Self.apiPrefix) {
             let method = String(path.dropFirst(Self.apiPrefix.count))
-            let known = DeviceAPI.methods.contains(method) || RemoteAPI.methods.contains(method)
+            let isDeviceMethod = DeviceAPI.methods.contains(method)
+            let known = isDeviceMethod || RemoteAPI.methods.contains(method)
             let route = known ? method : "unknown"
             guard request.method == "POST" else {
                 return (route, { (Envelope.failure(405, "use POST for \(path)").allowing("POST"), 405) })
             }
             guard known else { return (route, { (Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }) }
-            return (route, api(method: method, body: request.body, authorization: request.header("authorization")))
+            return (route, api(method: method, isDeviceMethod: isDeviceMethod, body: request.body,
+                               authorization: request.header("authorization")))
         }
         if path == Dashboard.path && (request.method == "GET" || request.method == "POST") || path == Dashboard.logoutPath && request.method == "POST" {
             return ("dashboard", { [dashboard] in (dashboard.handle(request), 0) })
@@ -174,16 +176,17 @@ final class Router: Sendable {
         }
     }
 
-    /// One `/json/1.3/<method>` call: malformed JSON is HTTP 400; argument errors, a NUL character
-    /// in any string or key of `request` among them, are 210.
+    /// One `/json/1.3/<method>` call (`isDeviceMethod`: one of `DeviceAPI.methods`, else the Remote
+    /// API's): malformed JSON is HTTP 400; argument errors, a NUL character in any string or key of
+    /// `request` among them, are 210.
     /// Returns the response and its envelope `status_code`.
-    func api(method: String, body: [UInt8], authorization: String?) -> Work {
+    func api(method: String, isDeviceMethod: Bool, body: [UInt8], authorization: String?) -> Work {
         let request: DeviceRequest
         switch requestFields(body) {
         case .success(let fields): request = fields
         case .failure(let refused): return { refused.answer }
         }
-        if DeviceAPI.methods.contains(method) {
+        if isDeviceMethod {
             // Validate here, on the I/O thread; only the store work runs on the database writer.
             let work: DeviceAPI.Work
             do {
