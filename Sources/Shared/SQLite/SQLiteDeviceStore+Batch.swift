@@ -34,10 +34,15 @@ struct DeferredWrite {
         return registration.hwid == hwid
     }
 
+    /// The device and attributes of a setTags that gives some; nil for any other write.
+    var givenAttributes: (hwid: String, attributes: DeviceAttributes)? {
+        guard case .existing(_, let hwid, let attributes) = device, attributes != DeviceAttributes() else { return nil }
+        return (hwid, attributes)
+    }
+
     /// Whether this is a setTags of that device that updates its attributes.
     func updatesAttributes(appID: Int64, hwid: String) -> Bool {
-        guard self.appID == appID, case .existing(_, let tagged, let attributes) = device else { return false }
-        return tagged == hwid && attributes != DeviceAttributes()
+        self.appID == appID && givenAttributes?.hwid == hwid
     }
 }
 
@@ -185,9 +190,13 @@ extension SQLiteDeviceStore {
             try connection.prepare(Self.users[Self.shape(piece.count)]).run(values)
         }
         // Changed attributes, in order (the registrations of those devices come before them).
-        for write in deferred {
-            guard case .existing(_, let hwid, let attributes) = write.device, attributes != DeviceAttributes() else { continue }
-            try connection.prepare(Self.updateDevice).run(DeviceColumns.values(appID: write.appID, hwid: hwid, attributes, now: write.now))
+        let attributed = deferred.filter { $0.givenAttributes != nil }
+        if !attributed.isEmpty {
+            let update = try connection.prepare(Self.updateDevice)
+            for write in attributed {
+                guard let (hwid, attributes) = write.givenAttributes else { continue }
+                try update.run(DeviceColumns.values(appID: write.appID, hwid: hwid, attributes, now: write.now))
+            }
         }
         var tags: [(deviceID: Int64, appID: Int64, name: String, value: TagValue)] = []
         for (write, id) in zip(deferred, deviceIDs) {
