@@ -259,7 +259,8 @@ private struct JSONParser {
     mutating func parseNumber() throws(JSONParseError) -> JSON {
         let start = index
         var isInteger = true
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
         // An integer of up to 18 digits is read as it is scanned, without a string.
         var magnitude: Int64 = 0
@@ -287,7 +288,6 @@ private struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        let negative = bytes[start] == UInt8(ascii: "-")
         if isInteger, integerEnd - start - (negative ? 1 : 0) <= 18 { return .int(negative ? -magnitude : magnitude) }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
