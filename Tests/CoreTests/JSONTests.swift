@@ -116,19 +116,50 @@ import Testing
         #expect(holdsNUL)
     }
 
-    @Test func parsingLocatesAnOutermostMemberAndNoticesRepeatedNames() throws {
-        let text = #" { "other": {"request": 1}, "request" : {"a": [1, {"b": "}"}]} , "z": null } "#
+    @Test func parsingKeepsAnOutermostMembersObjectAndNoticesRepeatedNames() throws {
+        let text = #" { "other": {"request": 1}, "request" : {"a": [1, {"b": "}"}], "c": null} , "z": null } "#
         let bytes = Array(text.utf8)
-        let parsed = try JSON.parse(bytes, locating: "request")
-        #expect(parsed.located.map { String(decoding: bytes[$0], as: UTF8.self) } == #"{"a": [1, {"b": "}"}]}"#)
+        let parsed = try JSON.parse(bytes, member: "request")
+        #expect(parsed.isObject)
+        #expect(parsed.located.map { String(decoding: bytes[$0], as: UTF8.self) } == #"{"a": [1, {"b": "}"}], "c": null}"#)
+        #expect(parsed.members?.names == ["a", "c"])
+        #expect(parsed.members?["a"] == [1, ["b": "}"]])
+        #expect(parsed.members?["c"] == .null)
+        #expect(parsed.members?["b"] == nil)
         #expect(!parsed.repeatsKey && !parsed.holdsNUL)
-        #expect(try JSON.parse(bytes, locating: "missing").located == nil)
-        #expect(try JSON.parse(Array(#"[{"request": 1}]"#.utf8), locating: "request").located == nil)
-        // A repeated name anywhere is noticed; the value holds the last.
-        for repeated in [#"{"request": {"k": 1, "k": 2}}"#, #"{"request": 1, "request": {"k": 2}}"#, #"[{"a": 1, "a": 2}]"#] {
-            let parsed = try JSON.parse(Array(repeated.utf8), locating: "request")
-            #expect(parsed.repeatsKey, "\(repeated)")
+        let missing = try JSON.parse(bytes, member: "missing")
+        #expect(missing.located == nil && missing.members == nil && missing.isObject)
+        let array = try JSON.parse(Array(#"[{"request": {}}]"#.utf8), member: "request")
+        #expect(array.located == nil && array.members == nil && !array.isObject)
+        #expect(try JSON.parse(Array(#"{"request": [1]}"#.utf8), member: "request").members == nil)
+        // The whole document is still checked.
+        for bad in [#"{"request": {}, "z": [1,]}"#, #"{"request": {"a": 1}} x"#, #"{"request": {"a" 1}}"#, #"{"request": {"a": 1,}}"#] {
+            #expect(throws: JSONParseError.self, "\(bad)") { try JSON.parse(Array(bad.utf8), member: "request") }
         }
-        #expect(try JSON.parse(Array(#"{"request": 1, "request": {"k": 2}}"#.utf8), locating: "request").value == ["request": ["k": 2]])
+        // A repeated name anywhere is noticed; the member holds the last value.
+        for repeated in [#"{"request": {"k": 1, "k": 2}}"#, #"{"request": 1, "request": {"k": 2}}"#, #"{"request": {"k": 2}, "x": [{"a": 1, "a": 2}]}"#] {
+            let parsed = try JSON.parse(Array(repeated.utf8), member: "request")
+            #expect(parsed.repeatsKey, "\(repeated)")
+            #expect(parsed.members?["k"] == 2, "\(repeated)")
+        }
+        #expect(try JSON.parse(Array(#"{"request": {"k": 2}, "request": 1}"#.utf8), member: "request").members == nil)
+    }
+
+    @Test func membersKeepTheirOrderAndTheLastValueOfARepeatedName() {
+        var members = JSONMembers()
+        for number in 0..<40 {
+            let added = members.set(.int(Int64(number)), for: "name\(number)")
+            #expect(added)
+        }
+        for name in ["name3", "name30"] {
+            let added = members.set("again", for: name)
+            #expect(!added)
+        }
+        #expect(members.count == 40)
+        #expect(members.names.first == "name0" && members.names.last == "name39")
+        #expect(members["name3"] == "again" && members["name30"] == "again" && members["name39"] == 39)
+        #expect(members["name40"] == nil)
+        #expect(members.dictionary.count == 40)
+        #expect(JSONMembers(["a": 1, "b": 2]).dictionary == ["a": 1, "b": 2])
     }
 }

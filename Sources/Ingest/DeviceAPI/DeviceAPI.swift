@@ -30,7 +30,7 @@ struct DeviceAPI: Sendable {
     /// getTags with `userId`, and mergeUser. The SDKs always send the device's hwid; a server sends
     /// this form, which is the Remote API's.
     static func isUserForm(method: String, request: DeviceRequest) -> Bool {
-        func names(_ field: String) -> Bool { request.fields[field].map { $0 != .null && $0 != "" } ?? false }
+        func names(_ field: String) -> Bool { request[field].map { $0 != .null && $0 != "" } ?? false }
         switch method {
         case "setTags", "getTags": return names("userId") && !names("hwid")
         case "mergeUser": return !names("hwid")
@@ -41,7 +41,7 @@ struct DeviceAPI: Sendable {
     /// A user-form call's credentials, checked before any of its fields: an api_token (`auth` or
     /// `Authorization: Token`) of the application it names, else access denied (HTTP 403).
     func authenticateUserForm(_ request: DeviceRequest, authorization: String?) throws {
-        let presented = TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization)
+        let presented = TokenAuthenticator.presented(auth: request["auth"]?.stringValue, authorization: authorization)
         guard TokenAuthenticator.isKnown(presented, in: configuration) else { throw RemoteAPI.AccessDenied() }
         guard let app = configuration.app(code: try request.application()), TokenAuthenticator.accepts(presented, for: app) else {
             throw RemoteAPI.AccessDenied()
@@ -266,7 +266,7 @@ struct DeviceAPI: Sendable {
     func configFeatures(app: String, request: DeviceRequest) throws(ArgumentError) -> [String: JSON] {
         var known: [String: JSON] = ["channels": [], "events": []]
         if let key = applicationServerKeys.key(app: app) { known["vapid_key"] = .string(key) }
-        guard let requested = request.fields["features"], requested != .null else { return known }
+        guard let requested = request["features"], requested != .null else { return known }
         guard case .array(let names) = requested else {
             throw ArgumentError("features must be a list of feature names, found \(requested.typeName)")
         }

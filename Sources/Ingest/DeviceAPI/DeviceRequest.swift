@@ -2,18 +2,28 @@ import Core
 
 /// The `request` object of a Device API call, with typed accessors that name the field on error.
 struct DeviceRequest {
-    let fields: [String: JSON]
+    let members: JSONMembers
     /// Where the object sits in the request, for error messages (`tag.` for addTag's `tag`).
     let prefix: String
     /// The object's JSON text as the client sent it, when it stands for `fields` (no object in it
     /// names a member twice): what a report keeps of its call, without encoding `fields` again.
     let source: ArraySlice<UInt8>?
 
-    init(_ fields: [String: JSON], prefix: String = "", source: ArraySlice<UInt8>? = nil) {
-        self.fields = fields
+    init(_ members: JSONMembers, prefix: String = "", source: ArraySlice<UInt8>? = nil) {
+        self.members = members
         self.prefix = prefix
         self.source = source
     }
+
+    init(_ fields: [String: JSON], prefix: String = "") {
+        self.init(JSONMembers(fields), prefix: prefix)
+    }
+
+    /// The member `field`, when the object has it.
+    subscript(field: String) -> JSON? { members[field] }
+
+    /// The whole object, for what reads it whole.
+    var fields: [String: JSON] { members.dictionary }
 
     /// The object's JSON text: as sent when `source` has it, else `fields` encoded.
     var text: String { source.map { String(decoding: $0, as: UTF8.self) } ?? JSON.object(fields).text }
@@ -25,7 +35,7 @@ struct DeviceRequest {
     func hwid() throws(ArgumentError) -> String { try requiredString("hwid", maxLength: 256) }
 
     func requiredString(_ field: String, maxLength: Int = 4096) throws(ArgumentError) -> String {
-        guard let value = fields[field], value != .null else { throw ArgumentError("\(prefix)\(field) is required") }
+        guard let value = members[field], value != .null else { throw ArgumentError("\(prefix)\(field) is required") }
         guard let text = value.lenientString else { throw ArgumentError("\(prefix)\(field) must be a string, found \(value.typeName)") }
         guard !text.isEmpty else { throw ArgumentError("\(prefix)\(field) must not be empty") }
         guard text.utf8.count <= maxLength else { throw ArgumentError("\(prefix)\(field) is longer than \(maxLength) bytes") }
@@ -33,7 +43,7 @@ struct DeviceRequest {
     }
 
     func optionalString(_ field: String, maxLength: Int = 4096) throws(ArgumentError) -> String? {
-        guard let value = fields[field], value != .null else { return nil }
+        guard let value = members[field], value != .null else { return nil }
         guard let text = value.lenientString else { throw ArgumentError("\(prefix)\(field) must be a string, found \(value.typeName)") }
         guard text.utf8.count <= maxLength else { throw ArgumentError("\(prefix)\(field) is longer than \(maxLength) bytes") }
         return text.isEmpty ? nil : text
@@ -41,7 +51,7 @@ struct DeviceRequest {
 
     /// An integer sent as a number or a numeric string (iOS sends `timezone` as a string).
     func optionalInt(_ field: String) throws(ArgumentError) -> Int64? {
-        guard let value = fields[field], value != .null else { return nil }
+        guard let value = members[field], value != .null else { return nil }
         if case .string(let text) = value, text.isEmpty { return nil }
         guard let number = value.lenientInt else { throw ArgumentError("\(prefix)\(field) must be an integer, found \(value.typeName)") }
         return number
@@ -53,13 +63,13 @@ struct DeviceRequest {
     }
 
     func optionalBool(_ field: String) throws(ArgumentError) -> Bool? {
-        guard let value = fields[field], value != .null else { return nil }
+        guard let value = members[field], value != .null else { return nil }
         guard let flag = value.lenientBool else { throw ArgumentError("\(prefix)\(field) must be a boolean, found \(value.typeName)") }
         return flag
     }
 
     func optionalObject(_ field: String) throws(ArgumentError) -> [String: JSON]? {
-        guard let value = fields[field], value != .null else { return nil }
+        guard let value = members[field], value != .null else { return nil }
         guard let object = value.objectValue else { throw ArgumentError("\(prefix)\(field) must be an object, found \(value.typeName)") }
         return object
     }

@@ -22,7 +22,7 @@ extension RemoteAPI {
     func results(request: DeviceRequest, authorization: String?) throws -> JSON {
         let id = try request.requiredString("request_id", maxLength: 512)
         guard let statistics = StatisticsRequest(id: id) else { throw ArgumentError("request_id \(id.prefix(64)) not found") }
-        let presented = TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization)
+        let presented = TokenAuthenticator.presented(auth: request["auth"]?.stringValue, authorization: authorization)
         switch statistics.subject {
         case .message(let code):
             // Same refusal for an unknown message and a foreign token, as for the message's other methods.

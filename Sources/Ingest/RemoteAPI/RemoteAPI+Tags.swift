@@ -6,8 +6,8 @@ extension RemoteAPI {
     /// The application a registry call works on: `application` when given, else the only application
     /// whose token was presented (Pushwoosh's shapes carry only `auth`).
     func tokenApp(_ request: DeviceRequest, authorization: String?) throws -> AppConfiguration {
-        if let value = request.fields["application"], value != .null { return try authenticatedApp(request, authorization: authorization) }
-        let presented = TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization)
+        if let value = request["application"], value != .null { return try authenticatedApp(request, authorization: authorization) }
+        let presented = TokenAuthenticator.presented(auth: request["auth"]?.stringValue, authorization: authorization)
         let mine = configuration.apps.filter { TokenAuthenticator.accepts(presented, for: $0) }
         guard let only = mine.first else { throw AccessDenied() }
         guard mine.count == 1 else { throw ArgumentError("application is required: the token belongs to several applications") }
@@ -27,7 +27,7 @@ extension RemoteAPI {
     func addTag(app: AppConfiguration, request: DeviceRequest) throws -> JSON {
         let tag = try Self.tag(request)
         let name = try tag.requiredString("name", maxLength: 128)
-        guard let raw = tag.fields["type"], raw != .null else { throw ArgumentError("tag.type is required") }
+        guard let raw = tag["type"], raw != .null else { throw ArgumentError("tag.type is required") }
         guard let code = raw.lenientDouble, let type = TagType(rawValue: Int(code)), Double(type.rawValue) == code else {
             throw ArgumentError("tag.type must be 1 (integer), 2 (string), 3 (list), 4 (date), 5 (boolean), 6 (decimal) or 7 (version)")
         }

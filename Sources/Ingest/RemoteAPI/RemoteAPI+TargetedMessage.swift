@@ -8,7 +8,7 @@ extension RemoteAPI {
 
     func createTargetedMessage(_ request: DeviceRequest, authorization: String?) throws -> JSON {
         let text = try request.requiredString("devices_filter", maxLength: DeviceFilterParser.maximumLength * 4)
-        if let value = request.fields["devices_filter"], value.stringValue == nil {
+        if let value = request["devices_filter"], value.stringValue == nil {
             throw ArgumentError("devices_filter must be a string in Pushwoosh's filter language, found \(value.typeName)")
         }
         let syntax: DeviceFilterSyntax
@@ -17,9 +17,9 @@ extension RemoteAPI {
         } catch {
             throw ArgumentError("devices_filter \(error)")
         }
-        let presented = TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization)
+        let presented = TokenAuthenticator.presented(auth: request["auth"]?.stringValue, authorization: authorization)
         let app = try targetedApp(syntax.applications, presented: presented)
-        if let field = Self.untargetedFields.first(where: { request.fields[$0].map { $0 != .null } ?? false }) {
+        if let field = Self.untargetedFields.first(where: { request[$0].map { $0 != .null } ?? false }) {
             throw ArgumentError("\(field) is not a field of createTargetedMessage: devices_filter chooses the devices")
         }
         let now = clock.now()

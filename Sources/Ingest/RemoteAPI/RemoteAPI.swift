@@ -28,7 +28,7 @@ struct RemoteAPI: Sendable {
     func authenticatedApp(_ request: DeviceRequest, authorization: String?) throws -> AppConfiguration {
         let code = try request.application()
         guard let app = configuration.app(code: code) else { throw ArgumentError("application \(code.prefix(64)) not found") }
-        guard TokenAuthenticator.accepts(TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization), for: app)
+        guard TokenAuthenticator.accepts(TokenAuthenticator.presented(auth: request["auth"]?.stringValue, authorization: authorization), for: app)
         else { throw AccessDenied() }
         return app
     }
@@ -37,7 +37,7 @@ struct RemoteAPI: Sendable {
     /// deleteMessage and getMessageDetails), once the token matches it. An unknown code and a foreign
     /// token get the same answer, so codes cannot be probed.
     func appOfMessage(_ code: String, request: DeviceRequest, authorization: String?) throws -> AppConfiguration {
-        let presented = TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization)
+        let presented = TokenAuthenticator.presented(auth: request["auth"]?.stringValue, authorization: authorization)
         guard let status = try campaigns.messageStatus(app: nil, code: code), let app = configuration.app(code: status.app),
               TokenAuthenticator.accepts(presented, for: app) else { throw ArgumentError("message \(code.prefix(64)) not found") }
         return app
@@ -46,7 +46,7 @@ struct RemoteAPI: Sendable {
     /// Answers a call. The token comes first: one that is no application's is access denied before
     /// any field is read, so a caller without credentials learns nothing of the request's shape.
     func handle(method: String, request: DeviceRequest, authorization: String?) throws -> JSON {
-        let presented = TokenAuthenticator.presented(auth: request.fields["auth"]?.stringValue, authorization: authorization)
+        let presented = TokenAuthenticator.presented(auth: request["auth"]?.stringValue, authorization: authorization)
         guard TokenAuthenticator.isKnown(presented, in: configuration) else { throw AccessDenied() }
         guard let answer = Self.registry[method]?.answer else { throw ArgumentError("unknown method \(method.prefix(64))") }
         return try answer(self, request, authorization)
@@ -55,7 +55,7 @@ struct RemoteAPI: Sendable {
     /// The application and code of the message a call is about: the application is the one named,
     /// or the message's own.
     func message(_ request: DeviceRequest, authorization: String?) throws -> (app: AppConfiguration, code: String) {
-        if request.fields["application"] == nil || request.fields["application"] == .null {
+        if request["application"] == nil || request["application"] == .null {
             let code = try request.requiredString("message", maxLength: 64)
             return (try appOfMessage(code, request: request, authorization: authorization), code)
         }
@@ -88,7 +88,7 @@ struct RemoteAPI: Sendable {
 
     /// The request's `notifications`, each an object, with its path (`notifications[2]`).
     func notifications(_ request: DeviceRequest) throws -> [(path: String, fields: [String: JSON])] {
-        guard let value = request.fields["notifications"], value != .null else { throw ArgumentError("notifications is required") }
+        guard let value = request["notifications"], value != .null else { throw ArgumentError("notifications is required") }
         guard let items = value.arrayValue, !items.isEmpty else { throw ArgumentError("notifications must be a non-empty array") }
         guard items.count <= Self.maximumNotifications else {
             throw ArgumentError("notifications has \(items.count) entries; at most \(Self.maximumNotifications) per call")

@@ -215,19 +215,21 @@ final class Router: Sendable {
     /// malformed JSON is HTTP 400; a missing `request` object, or a NUL character in any string or key
     /// of it, is 210.
     func requestFields(_ body: [UInt8]) -> Result<DeviceRequest, Refused> {
-        let parsed: JSON.Parsed
+        let parsed: JSON.ParsedMember
         do {
-            parsed = try JSON.parse(body, locating: "request")
+            parsed = try JSON.parse(body, member: "request")
         } catch {
             return .failure(Refused(answer: (Envelope.failure(400, "malformed JSON: \(error)"), 400)))
         }
-        guard case .object(let root) = parsed.value else {
+        guard parsed.isObject else {
             return .failure(Refused(answer: (Envelope.failure(400, "the body must be a JSON object"), 400)))
         }
-        guard let requestValue = root["request"], case .object(let request) = requestValue else {
+        guard let request = parsed.members else {
             return .failure(Refused(answer: (Envelope.argumentError("request is required and must be an object"), 210)))
         }
-        if parsed.holdsNUL, let nul = requestValue.nulCharacter { return .failure(Refused(answer: (Envelope.argumentError(nul.description), 210))) }
+        if parsed.holdsNUL, let nul = JSON.object(request.dictionary).nulCharacter {
+            return .failure(Refused(answer: (Envelope.argumentError(nul.description), 210)))
+        }
         let source = parsed.repeatsKey ? nil : parsed.located.map { body[$0] }
         return .success(DeviceRequest(request, source: source))
     }

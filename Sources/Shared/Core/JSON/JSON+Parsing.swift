@@ -17,35 +17,49 @@ extension JSON {
     /// U+0000 (which only the escape `\u0000` can write), so that a caller that refuses NUL looks
     /// for it (`nulCharacter`) only then.
     public static func parse(_ bytes: some Collection<UInt8>, holdsNUL: inout Bool) throws(JSONParseError) -> JSON {
-        let parsed = try parse(bytes, locating: nil)
-        holdsNUL = parsed.holdsNUL
-        return parsed.value
+        let (value, found) = try withParser(bytes) { (parser: inout JSONParser) throws(JSONParseError) in
+            (try parser.parseDocument(), parser.holdsNUL)
+        }
+        holdsNUL = found
+        return value
     }
 
-    /// A parsed document, and what the parser noticed in it.
-    public struct Parsed: Sendable {
-        public let value: JSON
+    /// A document read for one member of its outermost object (`parse(_:member:)`), and what the
+    /// parser noticed in it.
+    public struct ParsedMember: Sendable {
+        /// The document is an object.
+        public let isObject: Bool
+        /// The members of the member's value, when that value is an object (the last value, when
+        /// the document names the member more than once).
+        public let members: JSONMembers?
         /// A string or key of the document holds U+0000 (see `parse(_:holdsNUL:)`).
         public let holdsNUL: Bool
-        /// An object of the document names a member more than once (the value holds the last).
+        /// An object of the document names a member more than once.
         public let repeatsKey: Bool
-        /// Where the value of the member `parse(_:locating:)` looked for sits in the bytes, when the
-        /// document is an object that has it.
+        /// Where the member's value sits in the bytes, when the document is an object that has it.
         public let located: Range<Int>?
     }
 
-    /// Parses as `parse(_:)` does, and also finds the bytes of the value of the document's member
-    /// `member` (a member of the outermost object), so that a caller can keep that value's text as
-    /// it was sent.
-    public static func parse(_ bytes: some Collection<UInt8>, locating member: String?) throws(JSONParseError) -> Parsed {
-        var notes = (holdsNUL: false, repeatsKey: false, located: Range<Int>?.none)
-        func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONParseError> {
-            var parser = JSONParser(bytes: buffer, locating: member)
-            defer { notes = (parser.holdsNUL, parser.repeatsKey, parser.located) }
-            return Result { () throws(JSONParseError) in try parser.parseDocument() }
+    /// Checks that `bytes` hold one JSON document, as `parse(_:)` does, and keeps of it only the
+    /// value of its outermost object's member `member`, when that is an object: its members, in
+    /// the order sent, and where its text lies, so that a caller can keep that text as sent.
+    public static func parse(_ bytes: some Collection<UInt8>, member: String) throws(JSONParseError) -> ParsedMember {
+        try withParser(bytes) { (parser: inout JSONParser) throws(JSONParseError) in
+            let (isObject, members) = try parser.parseDocument(keeping: member)
+            return ParsedMember(isObject: isObject, members: members, holdsNUL: parser.holdsNUL,
+                                repeatsKey: parser.repeatsKey, located: parser.located)
         }
-        let result = bytes.withContiguousStorageIfAvailable(parse) ?? Array(bytes).withUnsafeBufferPointer(parse)
-        return Parsed(value: try result.get(), holdsNUL: notes.holdsNUL, repeatsKey: notes.repeatsKey, located: notes.located)
+    }
+
+    /// Runs `body` with a parser over `bytes`, copied first only when they are not contiguous.
+    private static func withParser<T>(_ bytes: some Collection<UInt8>,
+                                      _ body: (inout JSONParser) throws(JSONParseError) -> T) throws(JSONParseError) -> T {
+        func run(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<T, JSONParseError> {
+            var parser = JSONParser(bytes: buffer)
+            return Result { () throws(JSONParseError) in try body(&parser) }
+        }
+        let result = bytes.withContiguousStorageIfAvailable(run) ?? Array(bytes).withUnsafeBufferPointer(run)
+        return try result.get()
     }
 
     public static func parse(_ text: String) throws(JSONParseError) -> JSON {
@@ -62,13 +76,11 @@ private struct JSONParser {
     var holdsNUL = false
     /// Whether an object names a member more than once.
     var repeatsKey = false
-    /// The outermost object's member whose value's bytes are looked for, and where they are.
-    let locating: String?
+    /// Where the value of the member `parseDocument(keeping:)` keeps lies.
     var located: Range<Int>?
 
-    init(bytes: UnsafeBufferPointer<UInt8>, locating: String? = nil) {
+    init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
-        self.locating = locating
     }
 
     mutating func parseDocument() throws(JSONParseError) -> JSON {
@@ -77,6 +89,89 @@ private struct JSONParser {
         skipWhitespace()
         guard index == bytes.count else { throw fail("unexpected data after the value") }
         return value
+    }
+
+    /// Parses a document and keeps the members of its outermost object's member `member`, when
+    /// the document is an object and that member's value is one; the other values are checked and
+    /// dropped.
+    mutating func parseDocument(keeping member: String) throws(JSONParseError) -> (isObject: Bool, members: JSONMembers?) {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else {
+            _ = try parseDocument()
+            return (false, nil)
+        }
+        try enter()
+        index += 1
+        var kept: JSONMembers?
+        // The outermost object's names, to notice a repeated one.
+        var names = JSONMembers(capacity: 4)
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+        } else {
+            while true {
+                let key = try parseMemberName()
+                if !names.set(.null, for: key) { repeatsKey = true }
+                let start = index
+                if key == member {
+                    if bytes[index] == UInt8(ascii: "{") {
+                        kept = try parseMembers()
+                    } else {
+                        _ = try parseValue()
+                        kept = nil
+                    }
+                    located = start..<index
+                } else {
+                    _ = try parseValue()
+                }
+                if try endOfMember(closing: UInt8(ascii: "}")) { break }
+            }
+        }
+        depth -= 1
+        skipWhitespace()
+        guard index == bytes.count else { throw fail("unexpected data after the value") }
+        return (true, kept)
+    }
+
+    /// Reads a member's name and its colon, and the whitespace after it.
+    mutating func parseMemberName() throws(JSONParseError) -> String {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+        let key = try parseString()
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+        index += 1
+        skipWhitespace()
+        guard index < bytes.count else { throw fail("unexpected end of input") }
+        return key
+    }
+
+    /// Reads what follows a member or an item: true after `closing`, false after a comma.
+    mutating func endOfMember(closing: UInt8) throws(JSONParseError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw fail("unexpected end of input") }
+        if bytes[index] == UInt8(ascii: ",") { index += 1; return false }
+        if bytes[index] == closing { index += 1; return true }
+        throw fail(closing == UInt8(ascii: "}") ? "expected ',' or '}'" : "expected ',' or ']'")
+    }
+
+    /// An object (at `index`) as its members in the order sent.
+    mutating func parseMembers() throws(JSONParseError) -> JSONMembers {
+        try enter()
+        index += 1
+        var members = JSONMembers(capacity: 16)
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+        } else {
+            while true {
+                let key = try parseMemberName()
+                if !members.set(try parseValue(), for: key) { repeatsKey = true }
+                if try endOfMember(closing: UInt8(ascii: "}")) { break }
+            }
+        }
+        depth -= 1
+        return members
     }
 
     func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: index, reason: reason) }
@@ -127,25 +222,12 @@ private struct JSONParser {
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            depth -= 1
-            return .object(members)
-        }
-        while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let key = try parseString()
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            index += 1
-            skipWhitespace()
-            let start = index
-            if members.updateValue(try parseValue(), forKey: key) != nil { repeatsKey = true }
-            if depth == 1, let locating, key == locating { located = start..<index }
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of input") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; break }
-            throw fail("expected ',' or '}'")
+        } else {
+            while true {
+                let key = try parseMemberName()
+                if members.updateValue(try parseValue(), forKey: key) != nil { repeatsKey = true }
+                if try endOfMember(closing: UInt8(ascii: "}")) { break }
+            }
         }
         depth -= 1
         return .object(members)
@@ -158,17 +240,12 @@ private struct JSONParser {
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
-            depth -= 1
-            return .array(items)
-        }
-        while true {
-            skipWhitespace()
-            items.append(try parseValue())
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of input") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; break }
-            throw fail("expected ',' or ']'")
+        } else {
+            while true {
+                skipWhitespace()
+                items.append(try parseValue())
+                if try endOfMember(closing: UInt8(ascii: "]")) { break }
+            }
         }
         depth -= 1
         return .array(items)
