@@ -26,6 +26,10 @@ public final class SQLiteDatabase: Sendable {
         /// that writes them (see `DeferredWrite`).
         private var deferred: [DeferredWrite] = []
         private var deferredStore: SQLiteDeviceStore?
+        /// How many of `deferred` are registrations, and how many setTags that give attributes:
+        /// the lookups below scan the writes only when some could match.
+        private var deferredRegistrations = 0
+        private var deferredAttributes = 0
         /// Device writes the multi-row statements wrote since the writer started.
         var writtenTogether = 0
 
@@ -34,10 +38,22 @@ public final class SQLiteDatabase: Sendable {
         func deferWrite(_ write: DeferredWrite, store: SQLiteDeviceStore) {
             deferred.append(write)
             deferredStore = store
+            if case .registration = write.device {
+                deferredRegistrations += 1
+            } else if write.givenAttributes != nil {
+                deferredAttributes += 1
+            }
         }
 
-        /// Whether a write put off matches `predicate`.
-        func defers(where predicate: (DeferredWrite) -> Bool) -> Bool { deferred.contains(where: predicate) }
+        /// Whether a registration of that device is put off.
+        func defersRegistration(appID: Int64, hwid: String) -> Bool {
+            deferredRegistrations > 0 && deferred.contains { $0.registers(appID: appID, hwid: hwid) }
+        }
+
+        /// Whether a setTags that updates that device's attributes is put off.
+        func defersAttributes(appID: Int64, hwid: String) -> Bool {
+            deferredAttributes > 0 && deferred.contains { $0.updatesAttributes(appID: appID, hwid: hwid) }
+        }
 
         /// Writes the writes put off, if any: before every other write of the batch and before its commit.
         func writeDeferred() {
@@ -45,6 +61,8 @@ public final class SQLiteDatabase: Sendable {
             var waiting: [DeferredWrite] = []
             swap(&waiting, &deferred)
             deferredStore = nil
+            deferredRegistrations = 0
+            deferredAttributes = 0
             store.writeDeferred(waiting, self)
         }
 

@@ -42,7 +42,8 @@ struct DeferredWrite {
 
     /// Whether this is a setTags of that device that updates its attributes.
     func updatesAttributes(appID: Int64, hwid: String) -> Bool {
-        self.appID == appID && givenAttributes?.hwid == hwid
+        guard self.appID == appID, case .existing(_, let given, _) = device, given == hwid else { return false }
+        return givenAttributes != nil
     }
 }
 
@@ -59,7 +60,7 @@ extension SQLiteDeviceStore {
               let tags = try settable(registration.tags, appID: appID, writer) else { return false }
         // A batch writes its registrations before the attributes its setTags give: a setTags of this
         // device put off before this call is written first, so that this registration comes after it.
-        if writer.defers(where: { $0.updatesAttributes(appID: appID, hwid: registration.hwid) }) { writer.writeDeferred() }
+        if writer.defersAttributes(appID: appID, hwid: registration.hwid) { writer.writeDeferred() }
         writer.deferWrite(DeferredWrite(appID: appID, device: .registration(registration), updates: registration.tags, tags: tags,
                                         now: now, item: item), store: self)
         return true
@@ -71,7 +72,7 @@ extension SQLiteDeviceStore {
         guard let (writer, item) = database.batchRequest,
               let tags = try settable(updates, appID: appID, writer) else { return false }
         // A registration of the device put off before this call: written first, so that it is found.
-        if writer.defers(where: { $0.registers(appID: appID, hwid: hwid) }) { writer.writeDeferred() }
+        if writer.defersRegistration(appID: appID, hwid: hwid) { writer.writeDeferred() }
         guard !writer.connection.isAutocommit, let id = try? deviceID(writer.connection, appID: appID, hwid: hwid) else { return false }
         writer.deferWrite(DeferredWrite(appID: appID, device: .existing(id, hwid: hwid, attributes: attributes), updates: updates,
                                         tags: tags, now: now, item: item), store: self)
