@@ -1,17 +1,20 @@
 /// The members of a JSON object in the order they were sent, a repeated name holding its last
-/// value: what a request object is read from. A name is found by comparing names one after another
-/// (an SDK request names about ten, and short names compare as two machine words), which costs
-/// less than hashing it; an object of more than `indexedFrom` members is also indexed by name.
+/// value: what a request object is read from. A name is found by comparing a 64-bit fingerprint of
+/// it with each member's (an SDK request names about ten), and the names only where those match,
+/// which costs less than hashing it with Swift's seeded hasher; an object of more than
+/// `indexedFrom` members is also indexed by name.
 public struct JSONMembers: Sendable {
     /// From this many members on, names are looked up in `index`.
     static let indexedFrom = 16
 
     public private(set) var members: [(name: String, value: JSON)] = []
+    private var fingerprints: [UInt64] = []
     private var index: [String: Int]?
 
     /// Room for `capacity` members, so that a typical request object is not copied as it grows.
     public init(capacity: Int = 0) {
         members.reserveCapacity(capacity)
+        fingerprints.reserveCapacity(capacity)
     }
 
     public init(_ fields: [String: JSON]) {
@@ -24,17 +27,19 @@ public struct JSONMembers: Sendable {
     public var names: [String] { members.map(\.name) }
 
     public subscript(name: String) -> JSON? {
-        position(of: name).map { members[$0].value }
+        position(of: name, Self.fingerprint(name)).map { members[$0].value }
     }
 
     /// Sets the member `name` to `value` (in place when the object names it already); false when
     /// it did.
     public mutating func set(_ value: JSON, for name: String) -> Bool {
-        if let position = position(of: name) {
+        let fingerprint = Self.fingerprint(name)
+        if let position = position(of: name, fingerprint) {
             members[position].value = value
             return false
         }
         members.append((name, value))
+        fingerprints.append(fingerprint)
         if index != nil {
             index?[name] = members.count - 1
         } else if members.count >= Self.indexedFrom {
@@ -48,8 +53,21 @@ public struct JSONMembers: Sendable {
         Dictionary(uniqueKeysWithValues: members.lazy.map { ($0.name, $0.value) })
     }
 
-    private func position(of name: String) -> Int? {
+    private func position(of name: String, _ fingerprint: UInt64) -> Int? {
         if let index { return index[name] }
-        return members.firstIndex { $0.name == name }
+        for position in fingerprints.indices where fingerprints[position] == fingerprint && members[position].name == name {
+            return position
+        }
+        return nil
+    }
+
+    /// FNV-1a of the name's UTF-8 bytes: equal names have equal fingerprints.
+    static func fingerprint(_ name: String) -> UInt64 {
+        func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
+            var value: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes { value = (value ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return value
+        }
+        return name.utf8.withContiguousStorageIfAvailable(hash) ?? hash(name.utf8)
     }
 }
