@@ -116,6 +116,28 @@ import Testing
         #expect(holdsNUL)
     }
 
+    /// Strings are read eight bytes at a time up to whatever may end them: an escape, the closing
+    /// quote or a control character is found at every position, and a control character is
+    /// refused at its own offset.
+    @Test func readsStringsWhereverTheirEscapesAndEndsFall() throws {
+        for length in 0..<26 {
+            let plain = String(repeating: "é", count: length % 3) + String(repeating: "a", count: length)
+            #expect(try JSON.parse("\"\(plain)\"") == .string(plain))
+            for position in 0...length {
+                let before = String(repeating: "a", count: position), after = String(repeating: "b", count: length - position)
+                #expect(try JSON.parse(#""\#(before)\"\#(after)""#) == .string(before + "\"" + after))
+                #expect(try JSON.parse(#""\#(before)\u00e9\#(after)""#) == .string(before + "é" + after))
+                let control = Array("[\"\(before)\u{01}\(after)\"]".utf8)
+                #expect {
+                    try JSON.parse(control)
+                } throws: { error in
+                    (error as? JSONParseError)?.offset == 2 + position && (error as? JSONParseError)?.reason == "control character in string"
+                }
+                #expect(throws: JSONParseError.self) { try JSON.parse(Array("\"\(before)".utf8)) }
+            }
+        }
+    }
+
     @Test func parsingKeepsAnOutermostMembersObjectAndNoticesRepeatedNames() throws {
         let text = #" { "other": {"request": 1}, "request" : {"a": [1, {"b": "}"}], "c": null} , "z": null } "#
         let bytes = Array(text.utf8)

@@ -77,7 +77,7 @@ extension JSON {
 
     /// Whether any of the eight bytes of `word` is a control character, `"` or `\\` (never false
     /// when one is; the classic "has a zero byte" and "has a byte less than n" tests).
-    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+    static func mayNeedEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
         let control = (word &- ones &* 0x20) & ~word & highs != 0
