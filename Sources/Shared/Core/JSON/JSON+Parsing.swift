@@ -100,34 +100,24 @@ private struct JSONParser {
             _ = try parseDocument()
             return (false, nil)
         }
-        try enter()
-        index += 1
         var kept: JSONMembers?
         // The outermost object's names, to notice a repeated one.
         var names = JSONMembers(capacity: 4)
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-        } else {
-            while true {
-                let key = try parseMemberName()
-                if !names.set(.null, for: key) { repeatsKey = true }
-                let start = index
-                if key == member {
-                    if bytes[index] == UInt8(ascii: "{") {
-                        kept = try parseMembers()
-                    } else {
-                        _ = try parseValue()
-                        kept = nil
-                    }
-                    located = start..<index
+        try readObject { (parser: inout JSONParser, key: String) throws(JSONParseError) in
+            if !names.set(.null, for: key) { parser.repeatsKey = true }
+            let start = parser.index
+            if key == member {
+                if parser.bytes[parser.index] == UInt8(ascii: "{") {
+                    kept = try parser.parseMembers()
                 } else {
-                    _ = try parseValue()
+                    _ = try parser.parseValue()
+                    kept = nil
                 }
-                if try endOfMember(closing: UInt8(ascii: "}")) { break }
+                parser.located = start..<parser.index
+            } else {
+                _ = try parser.parseValue()
             }
         }
-        depth -= 1
         skipWhitespace()
         guard index == bytes.count else { throw fail("unexpected data after the value") }
         return (true, kept)
@@ -157,21 +147,29 @@ private struct JSONParser {
 
     /// An object (at `index`) as its members in the order sent.
     mutating func parseMembers() throws(JSONParseError) -> JSONMembers {
+        var members = JSONMembers(capacity: 16)
+        try readObject { (parser: inout JSONParser, key: String) throws(JSONParseError) in
+            if !members.set(try parser.parseValue(), for: key) { parser.repeatsKey = true }
+        }
+        return members
+    }
+
+    /// Reads an object (at `index`): `member` gets each member's name, with the parser at its
+    /// value, which it reads.
+    mutating func readObject(_ member: (inout JSONParser, String) throws(JSONParseError) -> Void) throws(JSONParseError) {
         try enter()
         index += 1
-        var members = JSONMembers(capacity: 16)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
         } else {
             while true {
                 let key = try parseMemberName()
-                if !members.set(try parseValue(), for: key) { repeatsKey = true }
+                try member(&self, key)
                 if try endOfMember(closing: UInt8(ascii: "}")) { break }
             }
         }
         depth -= 1
-        return members
     }
 
     func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: index, reason: reason) }
@@ -215,21 +213,11 @@ private struct JSONParser {
     }
 
     mutating func parseObject() throws(JSONParseError) -> JSON {
-        try enter()
-        index += 1
         // Room for a typical SDK request object, so that it is not rehashed as it grows.
         var members = [String: JSON](minimumCapacity: 8)
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-        } else {
-            while true {
-                let key = try parseMemberName()
-                if members.updateValue(try parseValue(), forKey: key) != nil { repeatsKey = true }
-                if try endOfMember(closing: UInt8(ascii: "}")) { break }
-            }
+        try readObject { (parser: inout JSONParser, key: String) throws(JSONParseError) in
+            if members.updateValue(try parser.parseValue(), forKey: key) != nil { parser.repeatsKey = true }
         }
-        depth -= 1
         return .object(members)
     }
 
