@@ -94,7 +94,9 @@ extension HTTPServerTests {
         let waited = Date().timeIntervalSince(started)
         #expect(fresh.status == 200)
         print("a fresh client beside 48 slow ones (limit 16) was answered in \(Int(waited * 1000)) ms")
-        let deadline = Date().addingTimeInterval(5)
+        // Every slow connection is accepted in the end; on a loaded machine the last ones may wait
+        // in the listen backlog for a while.
+        let deadline = Date().addingTimeInterval(20)
         while counters.snapshot.evicted < 33, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         #expect(counters.snapshot.evicted >= 33, "48 + 1 connections for 16 slots")
         // The newest slow connections kept their slots; the oldest were shut down.
