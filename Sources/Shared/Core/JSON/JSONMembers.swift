@@ -1,8 +1,8 @@
 /// The members of a JSON object in the order they were sent, a repeated name holding its last
 /// value: what a request object is read from. A name is found by comparing a 64-bit fingerprint of
 /// it with each member's (an SDK request names about ten), and the names only where those match,
-/// which costs less than hashing it with Swift's seeded hasher; an object of more than
-/// `indexedFrom` members is also indexed by name.
+/// which costs less than hashing it with Swift's seeded hasher; an object of `indexedFrom` members
+/// or more is also indexed by name, so that a hostile one costs no more than a dictionary.
 public struct JSONMembers: Sendable {
     /// From this many members on, names are looked up in `index`.
     static let indexedFrom = 16
