@@ -231,7 +231,7 @@ extension SQLiteDeviceStore {
             if lists.updateValue((tag.appID, items), forKey: key) == nil { order.append(key) }
         }
         guard !order.isEmpty else { return }
-        let delete = try connection.prepare("DELETE FROM device_tag_items WHERE device_id = ? AND name = ?")
+        let delete = try connection.prepare(Self.deleteListItems)
         var items: [(key: Key, appID: Int64, item: String)] = []
         for key in order {
             try delete.run([.integer(key.deviceID), .text(key.name)])

@@ -115,6 +115,10 @@ public final class SQLiteDeviceStore: DeviceStore {
             } ?? nil
     }
 
+    /// Deletes the items of one device's list (`device_id`, `name`): before a list tag is set, here
+    /// and in a batch (`writeListItems`), which so share one prepared statement.
+    static let deleteListItems = "DELETE FROM device_tag_items WHERE device_id = ? AND name = ?"
+
     /// Applies `updates` to one device inside the caller's transaction.
     func applyTags(_ writer: SQLiteDatabase.Writer, appID: Int64, deviceID: Int64, updates: [TagUpdate]) throws {
         let connection = writer.connection
@@ -127,8 +131,7 @@ public final class SQLiteDeviceStore: DeviceStore {
             }
             let next = try TagRules.apply(update.operation, name: update.name, to: current, type: type)
             if (type ?? next?.type) == .list {
-                try connection.prepare("DELETE FROM device_tag_items WHERE device_id = ? AND name = ?")
-                    .run([.integer(deviceID), .text(update.name)])
+                try connection.prepare(Self.deleteListItems).run([.integer(deviceID), .text(update.name)])
             }
             guard let next else {
                 try connection.prepare("DELETE FROM device_tags WHERE device_id = ? AND name = ?")
