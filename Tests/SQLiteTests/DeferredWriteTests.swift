@@ -104,6 +104,42 @@ import TestSupport
         #expect(results[0][4].map { $0.split(separator: "|")[2] } == ["'cat'", "'emu'", "'cat'"])
     }
 
+    /// A new device's opt-in history begins with one registered row, in a batch as alone: opted in
+    /// or out as it came, once for a device registered twice, before the change a second
+    /// registration of the batch makes, and opted out for a device a setTags creates.
+    @Test func newDevicesBeginTheirOptInHistoryInABatchAsAlone() throws {
+        let folder = try TemporaryDirectory()
+        func register(_ hwid: String, types: Int64, version: String = "1.0") -> @Sendable (SQLiteDeviceStore) throws -> Void {
+            let registration = DeviceRegistration(app: "APP-1", hwid: hwid, pushToken: Self.token, gateway: nil,
+                                                  attributes: DeviceAttributes(platform: 1, appVersion: version, notificationTypes: types),
+                                                  tags: [])
+            return { try $0.registerDevice(registration, now: 200) }
+        }
+        let calls: [@Sendable (SQLiteDeviceStore) throws -> Void] = [
+            register("in", types: 7), register("off", types: 0), register("again", types: 7), register("again", types: 7, version: "1.1"),
+            register("flipped", types: 7), register("flipped", types: 0),
+            { try $0.setTags(app: "APP-1", hwid: "tagged", attributes: DeviceAttributes(platform: 1, appVersion: "2.0"), updates: [], now: 200) },
+        ]
+        var histories: [[String]] = []
+        for together in [true, false] {
+            let database = try SQLiteDatabase(path: folder.file("h-\(together).sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
+            let store = SQLiteDeviceStore(database: database)
+            try store.registerDevice(Self.registration("seed"), now: 100)
+            let answers = together ? inOneBatch(database, calls.map { call in { (try? call(store)) != nil } })
+                : calls.map { (try? $0(store)) != nil }
+            #expect(answers == Array(repeating: true, count: calls.count))
+            histories.append(try database.read { connection in
+                try connection.prepare("""
+                    SELECT d.hwid, p.at, p.seq, p.app_version, p.opted_in, p.registered FROM permission_changes p
+                    JOIN devices d ON d.id = p.device_id ORDER BY p.device_id, p.seq
+                    """).rows([]) { "\($0.text(0)) \($0.int(1)) \($0.int(2)) \($0.optionalText(3) ?? "-") \($0.int(4)) \($0.int(5))" }
+            })
+        }
+        #expect(histories[0] == ["seed 100 0 - 1 1", "in 200 0 1.0 1 1", "off 200 0 1.0 0 1", "again 200 0 1.0 1 1",
+                                 "flipped 200 0 1.0 1 1", "flipped 200 1 1.0 0 0", "tagged 200 0 2.0 0 1"])
+        #expect(histories[0] == histories[1])
+    }
+
     /// A write after a registration of its batch sees the device (the registration is written first).
     @Test func aWriteAfterARegistrationInItsBatchSeesTheDevice() throws {
         let folder = try TemporaryDirectory()

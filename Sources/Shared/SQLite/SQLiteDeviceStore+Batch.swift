@@ -152,6 +152,8 @@ extension SQLiteDeviceStore {
         }
         var ids: [Key: Int64] = [:]
         ids.reserveCapacity(registrations.count)
+        // Devices inserted below get ids above this one, in the order of their registrations.
+        let lastID = registrations.isEmpty ? 0 : try newestDeviceID(connection)
         try Self.inPieces(registrations) { piece in
             var values: [SQLiteValue] = []
             values.reserveCapacity(piece.count * 16)
@@ -162,9 +164,12 @@ extension SQLiteDeviceStore {
             let statement = try connection.prepare(Self.registrations[Self.shape(piece.count)]).bind(values)
             while try statement.step() { ids[Key(appID: statement.int(1), hwid: statement.text(2))] = statement.int(0) }
         }
-        // Devices a registration left unchanged are not rewritten, so not returned.
+        // Devices a registration left unchanged are not rewritten, so not returned. A device
+        // registered twice is new at its first registration only.
         var deviceIDs: [Int64] = []
         deviceIDs.reserveCapacity(deferred.count)
+        var newDevices: [NewDevice] = []
+        var newest = lastID
         for write in deferred {
             guard case .registration(let registration) = write.device else {
                 if case .existing(let id, _, _) = write.device { deviceIDs.append(id) }
@@ -172,6 +177,10 @@ extension SQLiteDeviceStore {
             }
             let key = Key(appID: write.appID, hwid: registration.hwid)
             if let id = ids[key] {
+                if id > newest {
+                    newDevices.append(NewDevice(appID: write.appID, id: id, at: write.now, attributes: registration.attributes, hasToken: true))
+                    newest = id
+                }
                 deviceIDs.append(id)
                 continue
             }
@@ -181,6 +190,8 @@ extension SQLiteDeviceStore {
             ids[key] = id
             deviceIDs.append(id)
         }
+        // Before any change of these devices that may write a later history row (`permission_changed`).
+        try Self.recordNew(newDevices, connection)
         let users = registrations.filter { $0.registration.attributes.userID != nil }
         try Self.inPieces(users) { piece in
             var values: [SQLiteValue] = []
@@ -247,7 +258,7 @@ extension SQLiteDeviceStore {
     }
 
     /// Calls `body` with consecutive pieces of `items`, each of a power of two items at most `deferredRows`.
-    private static func inPieces<T>(_ items: [T], _ body: (ArraySlice<T>) throws -> Void) throws {
+    static func inPieces<T>(_ items: [T], _ body: (ArraySlice<T>) throws -> Void) throws {
         var start = 0
         while start < items.count {
             var size = deferredRows
@@ -258,11 +269,11 @@ extension SQLiteDeviceStore {
     }
 
     /// The index in the statement lists of a piece of `count` rows (a power of two).
-    private static func shape(_ count: Int) -> Int { count.trailingZeroBitCount }
+    static func shape(_ count: Int) -> Int { count.trailingZeroBitCount }
 
     /// One statement's VALUES: `rows` copies of `template`, whose `parameters` parameters are
     /// spelled `$1`…, numbered on from row to row (`?1`… in the first, then `?(parameters + 1)`…).
-    private static func valueGroups(rows: Int, parameters: Int, _ template: String) -> String {
+    static func valueGroups(rows: Int, parameters: Int, _ template: String) -> String {
         (0..<rows).map { row in
             var group = template
             for parameter in (1...parameters).reversed() { group = group.replacingOccurrences(of: "$\(parameter)", with: "?\(row * parameters + parameter)") }

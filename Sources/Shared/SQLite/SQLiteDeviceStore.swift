@@ -36,9 +36,11 @@ public final class SQLiteDeviceStore: DeviceStore {
         guard a.platform != nil else {
             throw StoreError.invalid("device_type is required for a device Herald has not seen (register it first)")
         }
-        return try connection.prepare(
+        let id = try connection.prepare(
             "INSERT INTO devices (\(DeviceColumns.inserted)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12) RETURNING id"
         ).first(values) { $0.int(0) }!
+        try Self.recordNew([NewDevice(appID: appID, id: id, at: now, attributes: a, hasToken: false)], connection)
+        return id
     }
 
     /// Updates the attributes given (parameters as `DeviceColumns` lays them out) of a device whose
@@ -70,16 +72,27 @@ public final class SQLiteDeviceStore: DeviceStore {
         let values: [SQLiteValue] = DeviceColumns.values(appID: appID, registration, now: now)
         // No RETURNING: SQLite runs such a statement into a temporary table first, which costs more
         // than the insert. Only an insert moves the connection's last insert row id (an update
-        // does not); when it did not move, the id is looked up.
+        // does not); when it did not move, the id is looked up. A new device's id is above every
+        // id before it.
+        let lastID = try newestDeviceID(connection)
         let previousRowID = connection.lastInsertRowID
         try connection.prepare(Self.registration).run(values)
-        if connection.lastInsertRowID != previousRowID {
-            return connection.lastInsertRowID
+        var id = connection.lastInsertRowID
+        if id == previousRowID {
+            guard let found = try deviceID(connection, appID: appID, hwid: registration.hwid) else {
+                throw StoreError.invalid("device vanished during registration")
+            }
+            id = found
         }
-        guard let id = try deviceID(connection, appID: appID, hwid: registration.hwid) else {
-            throw StoreError.invalid("device vanished during registration")
+        if id > lastID {
+            try Self.recordNew([NewDevice(appID: appID, id: id, at: now, attributes: a, hasToken: true)], connection)
         }
         return id
+    }
+
+    /// The largest device id so far (0 with none).
+    func newestDeviceID(_ connection: SQLiteConnection) throws -> Int64 {
+        try connection.prepare("SELECT max(id) FROM devices").first { $0.int(0) } ?? 0
     }
 
     /// registerDevice's writes inside the caller's transaction: the device, its user, its tags.

@@ -197,6 +197,9 @@ enum Schema: SchemaDialect {
             NEW.app_version, NEW.push_token IS NOT NULL AND NEW.subscribed = 1 AND coalesce(NEW.notification_types, 1) <> 0, 0);
         END;
         """,
+        // 19: a new device's first opt-in row is written by the statements that insert devices
+        // (`SQLiteDeviceStore.recordNew`), a batch's in one INSERT; later changes stay with the trigger.
+        "DROP TRIGGER permission_registered;",
     ]
 
     /// Every integer is an `INTEGER`; a row id is the table's rowid; a tag's number has no declared

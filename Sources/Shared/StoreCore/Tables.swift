@@ -280,7 +280,9 @@ package enum Tables {
     ], primaryKey: "device_id, message_id")
 
     /// The opt-in history (the push primer's analytics): one row per change of a device's
-    /// permission state, written by triggers so that every registration path records it.
+    /// permission state, the first when the device is inserted. Triggers write the changes of
+    /// existing devices on both backends, and PostgreSQL's the first rows too; SQLite's store writes
+    /// those itself (`SQLiteDeviceStore.recordNew`).
     package static let permissionChanges = TableShape("permission_changes", [
         C("id", .rowID),
         C("app_id", .int64, "NOT NULL"),
