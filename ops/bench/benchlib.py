@@ -24,6 +24,13 @@ Any benchmark:
                                    is a JSON object pid -> name.
   cpu-per-item BEFORE AFTER PID N  microseconds of CPU that process PID used per item (N items)
                                    between two `cpu` snapshots
+  machine                          the machine's CPU ticks so far (/proc/stat: busy, idle, iowait,
+                                   steal), for machine-diff
+  machine-diff BEFORE AFTER        the share of all CPUs' time between two `machine` snapshots
+                                   that was busy, idle, waiting for the disk (iowait) and taken by
+                                   the hypervisor (steal); one line
+  sync-latency DIR                 fdatasync after rewriting 16 KiB of a file in DIR, 200 times:
+                                   the median and 90th percentile in ms (the disk's cost of a commit)
   mem PID                          VmHWM, VmRSS, RssAnon, RssFile in MB
   stats T...                       min and median of the given times
 
@@ -285,6 +292,38 @@ def cpu_per_item(before, after, pid, items):
             print(f"{1e6 * total / max(1, int(items)):.1f}")
             return
     print("n/a")
+
+
+def machine():
+    with open("/proc/stat") as f:
+        user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in f.readline().split()[1:9])
+    print(f"{user + nice + system + irq + softirq},{idle},{iowait},{steal}")
+
+
+def machine_diff(before, after):
+    spans = [b - a for a, b in zip((int(x) for x in before.split(",")), (int(x) for x in after.split(",")))]
+    total = max(1, sum(spans))
+    busy, idle, iowait, steal = (100 * x / total for x in spans)
+    print(f"busy {busy:.0f}% idle {idle:.0f}% iowait {iowait:.0f}% steal {steal:.0f}%")
+
+
+def sync_latency(folder):
+    path = os.path.join(folder, "sync-latency.probe")
+    block, rounds, times = b"\xa5" * 16384, 200, []
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    try:
+        os.pwrite(fd, block * 8, 0)
+        os.fsync(fd)
+        for n in range(rounds):
+            os.pwrite(fd, block, (n % 8) * len(block))
+            started = time.perf_counter()
+            os.fdatasync(fd)
+            times.append(time.perf_counter() - started)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    times.sort()
+    print(f"{1e3 * times[rounds // 2]:.2f} {1e3 * times[rounds * 9 // 10]:.2f}")
 
 
 def mem(pid):
@@ -725,7 +764,8 @@ def soak_funnels(url, token, timeout, *codes):
 COMMANDS = {
     "ports": ports, "field": field, "file-field": file_field, "wait-devices": wait_devices, "checkpoint": checkpoint, "cpu": cpu,
     "seed-windows": seed_windows,
-    "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "cpu-per-item": cpu_per_item, "mem": mem, "stats": stats,
+    "cpu-seconds": cpu_seconds, "cpu-diff": cpu_diff, "cpu-per-item": cpu_per_item, "machine": machine,
+    "machine-diff": machine_diff, "sync-latency": sync_latency, "mem": mem, "stats": stats,
     "expected": expected, "campaign": campaign, "inbox-rows": inbox_rows, "sink": sink,
     "apns-campaign": apns_campaign, "h2load": h2load, "platform-campaign": platform_campaign,
     "outage-campaign": outage_campaign, "record-check": record_check,

@@ -447,14 +447,17 @@ check_funnel() {
 
 # --- wrk and figures --------------------------------------------------------------------
 
-# run_wrk label script url expect: wrk for DURATION s with lua/script; sets LAST (BENCH line), LAST_LOG; bad answers fail
+# run_wrk label script url expect: wrk for DURATION s with lua/script; sets LAST (BENCH line), LAST_LOG and
+# LAST_MACHINE (the machine's busy, idle, iowait and steal shares meanwhile); bad answers fail
 run_wrk() {
-    local label=$1 script=$2 url=$3 expect=$4 bad socket http
+    local label=$1 script=$2 url=$3 expect=$4 bad socket http machine
     LAST_LOG="$WORK/wrk-$(tr -c 'A-Za-z0-9\n' '_' <<<"$label").log"
     echo "== $label ($script, ${DURATION}s)" >&2
+    machine=$(benchlib machine)
     BENCH_LUA_DIR="$LUA_DIR" BENCH_EXPECT="$expect" BENCH_APP="$APP" BENCH_WRK_THREADS="$WRK_THREADS" \
         wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"${DURATION}s" --latency \
         -s "$LUA_DIR/$script" "$url" >"$LAST_LOG" 2>&1 || { cat "$LAST_LOG" >&2; die "wrk failed for $label"; }
+    LAST_MACHINE=$(benchlib machine-diff "$machine" "$(benchlib machine)")
     LAST=$(grep '^BENCH ' "$LAST_LOG" | tail -n 1) || { cat "$LAST_LOG" >&2; die "no BENCH line from wrk for $label"; }
     bad=$(field bad "$LAST")
     socket=$(field socket_errors "$LAST")
