@@ -153,6 +153,34 @@ import TestSupport
         #expect(try reader.prepare("SELECT group_concat(seq) FROM permission_changes WHERE at = 300").first { $0.text(0) } == "0,1,2")
     }
 
+    /// A list's items lose the reference to their device and keep every row and their index; a
+    /// list set after the upgrade replaces its items as before.
+    @Test func anUpgradeKeepsTheListItemsWithoutTheirReference() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.file("h.sqlite")
+        let connection = try Self.database(at: 19, path: path)
+        try connection.execute("""
+            INSERT INTO devices (app_id, hwid, platform, push_token, created_at, updated_at) VALUES (1, 'H0', 1, 'tok-0', 100, 100);
+            INSERT INTO tag_definitions (app_id, name, type, created_at) VALUES (1, 'Pets', \(TagType.list.rawValue), 100);
+            INSERT INTO device_tags (device_id, name, app_id, type, str) VALUES (1, 'Pets', 1, \(TagType.list.rawValue), '["cat","dog"]');
+            INSERT INTO device_tag_items (device_id, name, item, app_id) VALUES (1, 'Pets', 'cat', 1), (1, 'Pets', 'dog', 1);
+            """)
+        #expect(try connection.prepare("SELECT count(*) FROM pragma_foreign_key_list('device_tag_items')").first { $0.int(0) } == 1)
+        connection.close()
+
+        let database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 2000, apps: Self.apps)
+        let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 2000)
+        #expect(try reader.prepare("SELECT count(*) FROM pragma_foreign_key_list('device_tag_items')").first { $0.int(0) } == 0)
+        #expect(try reader.prepare("SELECT group_concat(item) FROM device_tag_items WHERE device_id = 1").first { $0.text(0) } == "cat,dog")
+        let plan = try reader.prepare("EXPLAIN QUERY PLAN SELECT device_id FROM device_tag_items WHERE app_id = 1 AND name = 'Pets' AND item = 'cat'")
+            .rows([]) { $0.text(3) }
+        #expect(plan.contains { $0.contains("device_tag_items_by_item") })
+        let devices = SQLiteDeviceStore(database: database)
+        try devices.setTags(app: "APP-1", hwid: "H0", attributes: DeviceAttributes(),
+                            updates: [TagUpdate(name: "Pets", operation: .set(.array(["emu", "cat"])))], now: 200)
+        #expect(try reader.prepare("SELECT group_concat(item) FROM device_tag_items WHERE device_id = 1").first { $0.text(0) } == "cat,emu")
+    }
+
     /// Migrations only go forward: an older Herald refuses a database a newer one migrated, as on PostgreSQL.
     @Test func aSchemaNewerThanTheCodeIsRefused() throws {
         let folder = try TemporaryDirectory()

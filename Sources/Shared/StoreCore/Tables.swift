@@ -64,6 +64,9 @@ package enum Tables {
         C("str", .text),
     ], primaryKey: "device_id, name", busy: true)
 
+    /// One row per item of a list tag, indexed by item for targeting. Its reference to the device
+    /// is in the table migration 1 created; SQLite's migration 20 drops it, and PostgreSQL, which
+    /// leaves out the busy tables' references, never had it.
     package static let deviceTagItems = TableShape("device_tag_items", [
         C("device_id", .int64, "NOT NULL", references: "devices(id) ON DELETE CASCADE"),
         C("name", .text, "NOT NULL"),
