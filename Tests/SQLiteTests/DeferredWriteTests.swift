@@ -105,8 +105,10 @@ import TestSupport
     }
 
     /// A new device's opt-in history begins with one registered row, in a batch as alone: opted in
-    /// or out as it came, once for a device registered twice, before the change a second
-    /// registration of the batch makes, and opted out for a device a setTags creates.
+    /// or out as it came, once for a device registered twice (with its first registration's app
+    /// version), and opted out for a device a setTags creates. A device whose second registration in
+    /// the batch turns its permission off gets that change's row too: the change's row takes `seq` 0
+    /// before the batch writes the first, which collides, and the batch's writes are then made alone.
     @Test func newDevicesBeginTheirOptInHistoryInABatchAsAlone() throws {
         let folder = try TemporaryDirectory()
         func register(_ hwid: String, types: Int64, version: String = "1.0") -> @Sendable (SQLiteDeviceStore) throws -> Void {
@@ -115,19 +117,25 @@ import TestSupport
                                                   tags: [])
             return { try $0.registerDevice(registration, now: 200) }
         }
-        let calls: [@Sendable (SQLiteDeviceStore) throws -> Void] = [
-            register("in", types: 7), register("off", types: 0), register("again", types: 7), register("again", types: 7, version: "1.1"),
-            register("flipped", types: 7), register("flipped", types: 0),
-            { try $0.setTags(app: "APP-1", hwid: "tagged", attributes: DeviceAttributes(platform: 1, appVersion: "2.0"), updates: [], now: 200) },
+        let batches: [[@Sendable (SQLiteDeviceStore) throws -> Void]] = [
+            [
+                register("in", types: 7), register("off", types: 0), register("again", types: 7), register("again", types: 7, version: "1.1"),
+                { try $0.setTags(app: "APP-1", hwid: "tagged", attributes: DeviceAttributes(platform: 1, appVersion: "2.0"), updates: [], now: 200) },
+            ],
+            [register("flipped", types: 7), register("flipped", types: 0)],
         ]
         var histories: [[String]] = []
         for together in [true, false] {
             let database = try SQLiteDatabase(path: folder.file("h-\(together).sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
             let store = SQLiteDeviceStore(database: database)
             try store.registerDevice(Self.registration("seed"), now: 100)
-            let answers = together ? inOneBatch(database, calls.map { call in { (try? call(store)) != nil } })
-                : calls.map { (try? $0(store)) != nil }
-            #expect(answers == Array(repeating: true, count: calls.count))
+            for (number, calls) in batches.enumerated() {
+                let answers = together ? inOneBatch(database, calls.map { call in { (try? call(store)) != nil } })
+                    : calls.map { (try? $0(store)) != nil }
+                #expect(answers == Array(repeating: true, count: calls.count))
+                // The first batch's four registrations are written together; the second's collide.
+                if together { #expect(try database.write { $0.writtenTogether } == 4, "after batch \(number + 1)") }
+            }
             histories.append(try database.read { connection in
                 try connection.prepare("""
                     SELECT d.hwid, p.at, p.seq, p.app_version, p.opted_in, p.registered FROM permission_changes p
@@ -136,7 +144,7 @@ import TestSupport
             })
         }
         #expect(histories[0] == ["seed 100 0 - 1 1", "in 200 0 1.0 1 1", "off 200 0 1.0 0 1", "again 200 0 1.0 1 1",
-                                 "flipped 200 0 1.0 1 1", "flipped 200 1 1.0 0 0", "tagged 200 0 2.0 0 1"])
+                                 "tagged 200 0 2.0 0 1", "flipped 200 0 1.0 1 1", "flipped 200 1 1.0 0 0"])
         #expect(histories[0] == histories[1])
     }
 

@@ -301,7 +301,8 @@ def machine():
 
 
 def machine_diff(before, after):
-    spans = [b - a for a, b in zip((int(x) for x in before.split(",")), (int(x) for x in after.split(",")))]
+    # The kernel's iowait count can go back (proc(5)): a span is never below zero.
+    spans = [max(0, b - a) for a, b in zip((int(x) for x in before.split(",")), (int(x) for x in after.split(",")))]
     total = max(1, sum(spans))
     busy, idle, iowait, steal = (100 * x / total for x in spans)
     print(f"busy {busy:.0f}% idle {idle:.0f}% iowait {iowait:.0f}% steal {steal:.0f}%")

@@ -40,7 +40,8 @@ extension HeraldProcesses {
 
     /// Inserts `count` devices of the Shop app straight into the database (`<prefix><i>` with push
     /// token `token-<prefix><i>`, i from 1), in one statement: an audience far larger than
-    /// registerDevice calls would build in a test's time.
+    /// registerDevice calls would build in a test's time. They have no opt-in history on SQLite,
+    /// where the store writes a new device's first row, not a trigger as on PostgreSQL.
     func seedDevices(_ count: Int, prefix: String) throws {
         let columns = "app_id, hwid, platform, push_token, created_at, updated_at"
         let values = "(SELECT id FROM applications WHERE code = '\(Self.appCode)'), '\(prefix)' || i, 1, 'token-\(prefix)' || i, 0, 0"
