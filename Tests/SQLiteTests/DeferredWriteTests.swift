@@ -148,6 +148,29 @@ import TestSupport
         #expect(histories[0] == histories[1])
     }
 
+    /// Two hwids that spell one text two ways (a precomposed letter, a letter and a combining mark)
+    /// are two devices to SQLite, in a batch as alone: each keeps its own tags and opt-in row.
+    @Test func hwidsThatSpellOneTextTwoWaysAreTwoDevicesInABatch() throws {
+        let folder = try TemporaryDirectory()
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed && !composed.utf8.elementsEqual(decomposed.utf8))
+        var tables: [[[String]]] = []
+        for together in [true, false] {
+            let database = try SQLiteDatabase(path: folder.file("u-\(together).sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
+            let store = SQLiteDeviceStore(database: database)
+            try store.registerDevice(Self.registration("seed", tags: ["Level": 1]), now: 100)
+            let calls: [@Sendable () -> Bool] = [(composed, 2), (decomposed, 3)].map { hwid, level in
+                { (try? store.registerDevice(Self.registration(hwid, tags: ["Level": .int(level)]), now: 200)) != nil }
+            }
+            #expect((together ? inOneBatch(database, calls) : calls.map { $0() }) == [true, true])
+            if together { #expect(try database.write { $0.writtenTogether } == 2) }
+            tables.append(try Self.tables(database))
+            #expect(try store.getTags(app: "APP-1", hwid: decomposed, userID: nil)["Level"] == .integer(3))
+        }
+        #expect(tables[0] == tables[1])
+        #expect(tables[0][0].count == 3 && tables[0][3].count == 3)
+    }
+
     /// A write after a registration of its batch sees the device (the registration is written first).
     @Test func aWriteAfterARegistrationInItsBatchSeesTheDevice() throws {
         let folder = try TemporaryDirectory()

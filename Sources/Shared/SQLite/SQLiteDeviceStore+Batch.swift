@@ -142,9 +142,19 @@ extension SQLiteDeviceStore {
     /// The registered devices (each id found by its application and hwid), then their users, then
     /// the attributes setTags give, then every write's tags, then the items of the lists they set.
     private func writeTogether(_ deferred: [DeferredWrite], _ connection: SQLiteConnection) throws {
+        /// A device as the unique index finds it: the hwid compared byte for byte (String's equality
+        /// would take two spellings of one accented letter, two devices there, for one).
         struct Key: Hashable {
             let appID: Int64
             let hwid: String
+
+            static func == (a: Key, b: Key) -> Bool { a.appID == b.appID && a.hwid.utf8.elementsEqual(b.hwid.utf8) }
+
+            func hash(into hasher: inout Hasher) {
+                hasher.combine(appID)
+                var hwid = hwid
+                hwid.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            }
         }
         let registrations = deferred.compactMap { write -> (appID: Int64, registration: DeviceRegistration, now: Int64)? in
             guard case .registration(let registration) = write.device else { return nil }
