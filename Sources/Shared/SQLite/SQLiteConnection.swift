@@ -149,8 +149,12 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     public var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 
-    /// The row id of the last row inserted on this connection (0 if none).
-    public var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+    /// The row id of the last row inserted on this connection (0 if none). Set, it is what the
+    /// next insert replaces, so that a caller can tell whether a statement inserted a row.
+    public var lastInsertRowID: Int64 {
+        get { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+        set { if let handle { sqlite3_set_last_insert_rowid(handle, newValue) } }
+    }
 }
 
 /// The statement cache's key. Hashing a whole statement (the registry's upserts run past a

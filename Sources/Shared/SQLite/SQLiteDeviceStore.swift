@@ -71,21 +71,18 @@ public final class SQLiteDeviceStore: DeviceStore {
         }
         let values: [SQLiteValue] = DeviceColumns.values(appID: appID, registration, now: now)
         // No RETURNING: SQLite runs such a statement into a temporary table first, which costs more
-        // than the insert. Only an insert moves the connection's last insert row id (an update
-        // does not); when it did not move, the id is looked up. A new device's id is above every
-        // id before it.
-        let lastID = try newestDeviceID(connection)
-        let previousRowID = connection.lastInsertRowID
+        // than the insert. Only an insert sets the connection's last insert row id (an update does
+        // not, and a device's id is never 0), so from 0 it tells a new device from an existing one,
+        // whose id is looked up.
+        connection.lastInsertRowID = 0
         try connection.prepare(Self.registration).run(values)
-        var id = connection.lastInsertRowID
-        if id == previousRowID {
-            guard let found = try deviceID(connection, appID: appID, hwid: registration.hwid) else {
-                throw StoreError.invalid("device vanished during registration")
-            }
-            id = found
+        let inserted = connection.lastInsertRowID
+        if inserted != 0 {
+            try Self.recordNew([NewDevice(appID: appID, id: inserted, at: now, attributes: a, hasToken: true)], connection)
+            return inserted
         }
-        if id > lastID {
-            try Self.recordNew([NewDevice(appID: appID, id: id, at: now, attributes: a, hasToken: true)], connection)
+        guard let id = try deviceID(connection, appID: appID, hwid: registration.hwid) else {
+            throw StoreError.invalid("device vanished during registration")
         }
         return id
     }
