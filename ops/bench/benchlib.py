@@ -244,8 +244,7 @@ def cpu(*pids):
             except OSError:
                 pass
         out[pid] = {"total": total, "threads": threads}
-    with open("/proc/stat") as f:
-        ticks = [int(x) for x in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+    ticks = machine_ticks()
     out["_system"] = {"total": (sum(ticks) - ticks[3] - ticks[4]) / tick, "threads": {}, "steal": ticks[7] / tick}
     print(json.dumps(out))
 
@@ -294,9 +293,14 @@ def cpu_per_item(before, after, pid, items):
     print("n/a")
 
 
-def machine():
+def machine_ticks():
+    """All CPUs' ticks so far: user, nice, system, idle, iowait, irq, softirq, steal (/proc/stat)."""
     with open("/proc/stat") as f:
-        user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in f.readline().split()[1:9])
+        return [int(x) for x in f.readline().split()[1:9]]
+
+
+def machine():
+    user, nice, system, idle, iowait, irq, softirq, steal = machine_ticks()
     print(f"{user + nice + system + irq + softirq},{idle},{iowait},{steal}")
 
 
