@@ -171,6 +171,33 @@ import TestSupport
         #expect(tables[0][0].count == 3 && tables[0][3].count == 3)
     }
 
+    /// A batch's registrations are written in pieces of four, two and one here. The first and last
+    /// pieces are wholly new devices, whose ids follow the largest one; the middle piece holds a
+    /// device registered before, so its ids are looked up. Each device, new or old, keeps its own
+    /// tags and opt-in rows, in a batch as alone.
+    @Test func piecesOfNewAndKnownDevicesEachFindTheirOwnIDs() throws {
+        let folder = try TemporaryDirectory()
+        let hwids = ["n-1", "n-2", "n-3", "n-4", "n-5", "old", "n-6"]
+        var tables: [[[String]]] = []
+        for together in [true, false] {
+            let database = try SQLiteDatabase(path: folder.file("p-\(together).sqlite"), busyTimeoutMilliseconds: 2000, apps: Self.apps)
+            let store = SQLiteDeviceStore(database: database)
+            try store.registerDevice(Self.registration("old", tags: ["Level": 0]), now: 100)
+            let calls: [@Sendable () -> Bool] = hwids.enumerated().map { level, hwid in
+                { (try? store.registerDevice(Self.registration(hwid, tags: ["Level": .int(Int64(level + 1))]), now: 200)) != nil }
+            }
+            #expect((together ? inOneBatch(database, calls) : calls.map { $0() }) == Array(repeating: true, count: hwids.count))
+            if together { #expect(try database.write { $0.writtenTogether } == hwids.count) }
+            for (level, hwid) in hwids.enumerated() {
+                #expect(try store.getTags(app: "APP-1", hwid: hwid, userID: nil)["Level"] == .integer(Int64(level + 1)), "\(hwid)")
+            }
+            tables.append(try Self.tables(database))
+        }
+        #expect(tables[0] == tables[1])
+        // Seven devices with one opt-in row each: the old one's from before the batch.
+        #expect(tables[0][0].count == 7 && tables[0][3].count == 7)
+    }
+
     /// A write after a registration of its batch sees the device (the registration is written first).
     @Test func aWriteAfterARegistrationInItsBatchSeesTheDevice() throws {
         let folder = try TemporaryDirectory()

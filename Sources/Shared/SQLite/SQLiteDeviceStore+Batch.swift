@@ -101,7 +101,7 @@ extension SQLiteDeviceStore {
     /// Writes the writes put off (`deferred`, in their order) in a savepoint; when that fails,
     /// writes each alone, as its call does outside a batch, and marks the request of each that
     /// fails (it is answered as a failed commit). One write is written alone from the start: for a
-    /// single row, RETURNING costs more than the statements it saves.
+    /// single row, the batch's statements save nothing and its largest device id costs a query.
     func writeDeferred(_ deferred: [DeferredWrite], _ writer: SQLiteDatabase.Writer) {
         // SQLite rolled the batch back by itself: nothing of it commits (a savepoint now would
         // begin a transaction of its own).
@@ -139,65 +139,61 @@ extension SQLiteDeviceStore {
         }
     }
 
-    /// The registered devices (each id found by its application and hwid), then their users, then
-    /// the attributes setTags give, then every write's tags, then the items of the lists they set.
+    /// The registered devices (their ids following the largest before them, or looked up), then
+    /// their users, then the attributes setTags give, then every write's tags, then the items of
+    /// the lists they set.
     private func writeTogether(_ deferred: [DeferredWrite], _ connection: SQLiteConnection) throws {
-        /// A device as the unique index finds it: the hwid compared byte for byte (String's equality
-        /// would take two spellings of one accented letter, two devices there, for one).
-        struct Key: Hashable {
-            let appID: Int64
-            let hwid: String
-
-            static func == (a: Key, b: Key) -> Bool { a.appID == b.appID && a.hwid.utf8.elementsEqual(b.hwid.utf8) }
-
-            func hash(into hasher: inout Hasher) {
-                hasher.combine(appID)
-                var hwid = hwid
-                hwid.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-            }
-        }
         let registrations = deferred.compactMap { write -> (appID: Int64, registration: DeviceRegistration, now: Int64)? in
             guard case .registration(let registration) = write.device else { return nil }
             return (write.appID, registration, write.now)
         }
-        var ids: [Key: Int64] = [:]
-        ids.reserveCapacity(registrations.count)
+        // Each registration's device id, in the order of `registrations`.
+        var registered: [Int64] = []
+        registered.reserveCapacity(registrations.count)
         // Devices inserted below get ids above this one, in the order of their registrations.
         let lastID = registrations.isEmpty ? 0 : try newestDeviceID(connection)
+        var largest = lastID
         try Self.inPieces(registrations) { piece in
             var values: [SQLiteValue] = []
             values.reserveCapacity(piece.count * 16)
             for registration in piece {
                 values += DeviceColumns.values(appID: registration.appID, registration.registration, now: registration.now) as [SQLiteValue]
             }
-            // RETURNING lists the devices inserted or changed, in no set order.
-            let statement = try connection.prepare(Self.registrations[Self.shape(piece.count)]).bind(values)
-            while try statement.step() { ids[Key(appID: statement.int(1), hwid: statement.text(2))] = statement.int(0) }
+            // No RETURNING: SQLite runs such a statement into a temporary table first. A new row's
+            // id is one above the largest, so when the statement's last insert is `piece.count`
+            // above the largest before it, every row was inserted, in order; otherwise each id is
+            // looked up (a device left unchanged is never rewritten, so no statement returns it).
+            connection.lastInsertRowID = 0
+            try connection.prepare(Self.registrations[Self.shape(piece.count)]).run(values)
+            let inserted = connection.lastInsertRowID
+            if inserted > 0, largest <= Int64.max - Int64(piece.count), inserted == largest + Int64(piece.count) {
+                registered += (1...Int64(piece.count)).lazy.map { largest + $0 }
+            } else {
+                for registration in piece {
+                    guard let id = try deviceID(connection, appID: registration.appID, hwid: registration.registration.hwid) else {
+                        throw StoreError.invalid("device vanished during registration")
+                    }
+                    registered.append(id)
+                }
+            }
+            largest = max(largest, inserted)
         }
-        // Devices a registration left unchanged are not rewritten, so not returned. A device
-        // registered twice is new at its first registration only.
+        // A device registered twice is new at its first registration only.
         var deviceIDs: [Int64] = []
         deviceIDs.reserveCapacity(deferred.count)
         var newDevices: [NewDevice] = []
         var newest = lastID
+        var next = registered.makeIterator()
         for write in deferred {
             guard case .registration(let registration) = write.device else {
                 if case .existing(let id, _, _) = write.device { deviceIDs.append(id) }
                 continue
             }
-            let key = Key(appID: write.appID, hwid: registration.hwid)
-            if let id = ids[key] {
-                if id > newest {
-                    newDevices.append(NewDevice(appID: write.appID, id: id, at: write.now, attributes: registration.attributes, hasToken: true))
-                    newest = id
-                }
-                deviceIDs.append(id)
-                continue
+            guard let id = next.next() else { throw StoreError.invalid("a registration of the batch has no device id") }
+            if id > newest {
+                newDevices.append(NewDevice(appID: write.appID, id: id, at: write.now, attributes: registration.attributes, hasToken: true))
+                newest = id
             }
-            guard let id = try deviceID(connection, appID: key.appID, hwid: key.hwid) else {
-                throw StoreError.invalid("device vanished during registration")
-            }
-            ids[key] = id
             deviceIDs.append(id)
         }
         // Before any change of these devices that may write a later history row (`permission_changed`).
@@ -310,9 +306,9 @@ extension SQLiteDeviceStore {
             """
     }
 
-    /// For each shape: `registrationUpsert`, returning each device inserted or changed.
+    /// For each shape: `registrationUpsert`.
     private static let registrations: [String] = (0...deferredRows.trailingZeroBitCount).map { shape in
-        registrationUpsert(rows: 1 << shape) + "\nRETURNING id, app_id, hwid"
+        registrationUpsert(rows: 1 << shape)
     }
 
     /// For each shape: the users of registrations that name one (`upsertUser`).
