@@ -17,6 +17,8 @@ public final class SQLiteStatement {
     let sql: String
     /// How many parameters the statement has.
     private let parameterCount: Int
+    /// The bytes of the texts bound last, which SQLite reads in place (`bind`).
+    private var boundTexts: [UInt8] = []
 
     init(_ raw: OpaquePointer, connection: SQLiteConnection, sql: String) {
         self.raw = raw
@@ -35,24 +37,42 @@ public final class SQLiteStatement {
     }
 
     /// Binds `values` to parameters 1…n; any parameter after them is null (every run binds, so
-    /// nothing of an earlier run's values is left).
+    /// nothing of an earlier run's values is left). Texts are copied into one buffer that SQLite
+    /// reads in place (one allocation per call instead of one of SQLite's per text), kept until
+    /// the next call has bound or cleared every parameter.
     @discardableResult
     public func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> SQLiteStatement {
         if values.count < parameterCount { sqlite3_clear_bindings(raw) }
-        for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
-            let result: Int32
-            switch value {
-            case .null: result = sqlite3_bind_null(raw, index)
-            case .integer(let number): result = sqlite3_bind_int64(raw, index, number)
-            case .real(let number): result = sqlite3_bind_double(raw, index, number)
-            case .text(var text):
-                result = text.withUTF8 { herald_sqlite3_bind_text_transient(raw, index, $0.baseAddress, Int32($0.count)) }
-            case .blob(let bytes):
-                result = bytes.withUnsafeBytes { herald_sqlite3_bind_blob_transient(raw, index, $0.baseAddress, Int32($0.count)) }
+        var length = 0
+        for case .text(let text) in values { length += text.utf8.count }
+        var texts: [UInt8] = []
+        texts.reserveCapacity(length)
+        for case .text(let text) in values { texts.append(contentsOf: text.utf8) }
+        // A failed call clears what it bound: nothing may point into `texts` once it is gone.
+        var bound = false
+        defer { if !bound { sqlite3_clear_bindings(raw) } }
+        try texts.withUnsafeBufferPointer { (bytes: UnsafeBufferPointer<UInt8>) throws(SQLiteError) in
+            var offset = 0
+            for (position, value) in values.enumerated() {
+                let index = Int32(position + 1)
+                let result: Int32
+                switch value {
+                case .null: result = sqlite3_bind_null(raw, index)
+                case .integer(let number): result = sqlite3_bind_int64(raw, index, number)
+                case .real(let number): result = sqlite3_bind_double(raw, index, number)
+                case .text(let text):
+                    let count = text.utf8.count
+                    result = herald_sqlite3_bind_text_static(raw, index, bytes.baseAddress.map { $0 + offset }, Int32(count))
+                    offset += count
+                case .blob(let blob):
+                    result = blob.withUnsafeBytes { herald_sqlite3_bind_blob_transient(raw, index, $0.baseAddress, Int32($0.count)) }
+                }
+                guard result == SQLITE_OK else { throw connection.error(result, "binding parameter \(index) of \(sql.prefix(60))") }
             }
-            guard result == SQLITE_OK else { throw connection.error(result, "binding parameter \(index) of \(sql.prefix(60))") }
         }
+        // Every parameter now points into `texts` or holds its own copy: the last call's buffer can go.
+        boundTexts = texts
+        bound = true
         return self
     }
 
