@@ -97,8 +97,8 @@ let server = HTTPServer(
     offload: { request, respond in
         let started = monotonicSeconds()
         if case .inline = Router.dispatch(request) {
-            if router.answerWithoutWaiting(request, started: started, respond: respond) { return }
-            backend.submitRead({ router.handle(request, started: started) }, completion: respond)
+            if router.answerWithoutWaiting(request, started: started, respond: { respond($0) }) { return }
+            backend.submitRead({ router.handle(request, started: started) }, completion: { respond($0) })
             return
         }
         let submit: @Sendable () -> Void = {
@@ -107,8 +107,13 @@ let server = HTTPServer(
             backend.submitRequest(work,
                                    onFailure: { (Envelope.failure(503, "the database could not commit; please retry"), 503) },
                                    completion: { response, code in
-                                       router.counted(method: method, route: route, response: response, code: code, started: started)
-                                       respond(response)
+                                       // Counted, and the request's data freed, on the I/O thread: the
+                                       // writer thread that commits the request only queues this.
+                                       respond.making {
+                                           withExtendedLifetime(work) {}
+                                           router.counted(method: method, route: route, response: response, code: code, started: started)
+                                           return response
+                                       }
                                    })
         }
         if request.path == AudienceAPI.path { bulkParsing.async(execute: submit) } else { submit() }

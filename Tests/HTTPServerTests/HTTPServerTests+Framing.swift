@@ -2,6 +2,7 @@ import Core
 import Foundation
 import HTTPServer
 import SDKClient
+import Synchronization
 import Testing
 import TestSupport
 
@@ -45,6 +46,32 @@ extension HTTPServerTests {
         #expect(answeredPaths(text) == ["/1", "/2", "/3", "/4"], "\(text.debugDescription)")
         #expect(text.contains(#""length":3"#))
         #expect(closed, "Connection: close ends the connection after the last answer")
+    }
+
+    /// An answer handed over as the work that makes it runs on the connection's I/O thread (one of
+    /// the server's `http-N` threads), not on the thread that answered, and reaches the client.
+    @Test func anAnswerMadeLaterIsMadeOnTheIOThread() throws {
+        var settings = HTTPSettings()
+        settings.port = 0
+        settings.threads = 2
+        let makers = Mutex<[String]>([])
+        let server = HTTPServer(settings: settings, classify: { _ in .offload }, offload: { request, respond in
+            Thread(named: "answering") {
+                respond.making {
+                    makers.withLock { $0.append(Thread.current.name ?? "") }
+                    return .json(["path": .string(request.path)])
+                }
+            }.start()
+        }, handler: { _ in .json([:]) })
+        try server.start()
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        connection.send("POST /made HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+            + "POST /again HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        let (text, _) = connection.readAnswer()
+        #expect(answeredPaths(text) == ["/made", "/again"], "\(text.debugDescription)")
+        let names = makers.withLock { $0 }
+        #expect(names.count == 2 && names.allSatisfy { $0.hasPrefix("http-") }, "\(names)")
     }
 
     @Test func aChunkedBodyIsReassembledAndOneOverTheLimitIsRefusedWith413() throws {

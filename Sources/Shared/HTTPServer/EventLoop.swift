@@ -24,7 +24,7 @@ final class EventLoop: @unchecked Sendable {
         /// A connection accepted by another loop, entered in the `ConnectionGuard` under `id`.
         case adopt(fd: Int32, id: UInt, address: String)
         /// An offloaded request's answer.
-        case answer(HTTPConnection, HTTPResponse)
+        case answer(HTTPConnection, Responder.Answer)
         /// Stop watching the listening socket, then signal `done`.
         case stopAccepting(done: DispatchSemaphore)
         /// Close every connection and end the loop.
@@ -183,8 +183,10 @@ final class EventLoop: @unchecked Sendable {
             switch work {
             case .adopt(let fd, let id, let address):
                 adopt(fd: fd, id: id, address: address)
-            case .answer(let connection, let response):
+            case .answer(let connection, .ready(let response)):
                 deliver(connection, response)
+            case .answer(let connection, .made(let make)):
+                deliver(connection, make())
             case .stopAccepting(let done):
                 epoll_ctl(poll, EPOLL_CTL_DEL, listener, nil)
                 // A listener event already taken in this turn must not accept either: `stop` closes
@@ -450,10 +452,10 @@ final class EventLoop: @unchecked Sendable {
         connection.phase = .offloaded
         connection.offloaded = framing
         let server = server
-        server.offload(request) { [self, connection] response in
-            post(.answer(connection, response))
+        server.offload(request, Responder { [self, connection] answer in
+            post(.answer(connection, answer))
             server.unanswered.subtract(1, ordering: .sequentiallyConsistent)
-        }
+        })
     }
 
     /// Queues the answer; one that closes the connection ends its requests (`Phase.closing`).

@@ -22,6 +22,25 @@ public enum HTTPDispatch: Sendable {
     case offload
 }
 
+/// How an offloaded request is answered, once, from any thread.
+public struct Responder: Sendable {
+    let answer: @Sendable (Answer) -> Void
+
+    /// An offloaded request's answer as it reaches the connection's I/O thread.
+    enum Answer {
+        case ready(HTTPResponse)
+        case made(@Sendable () -> HTTPResponse)
+    }
+
+    /// Answers with `response`.
+    public func callAsFunction(_ response: HTTPResponse) { answer(.ready(response)) }
+
+    /// Answers with what `make` returns, called on the connection's I/O thread, which also releases
+    /// `make` and what it holds: the answering thread (the SQLite writer, for a batch of writes)
+    /// only queues it.
+    public func making(_ make: @escaping @Sendable () -> HTTPResponse) { answer(.made(make)) }
+}
+
 /// An HTTP/1.1 server: `settings.threads` event loops (epoll), keep-alive and pipelining. A request
 /// head that breaks RFC 9112 (`RequestHead`) is answered 400, 414 or 431 and its connection closed
 /// before any handler runs, so nothing pipelined behind it is read. Bodies come with Content-Length
@@ -38,8 +57,8 @@ public enum HTTPDispatch: Sendable {
 /// `start`/`stop`, which the owner calls from one thread; the closures are immutable and `@Sendable`.
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
-    /// Takes a request and calls `respond` exactly once, from any thread.
-    public typealias Offload = @Sendable (HTTPRequest, _ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void
+    /// Takes a request and answers it through `respond` exactly once, from any thread.
+    public typealias Offload = @Sendable (HTTPRequest, _ respond: Responder) -> Void
     /// The answer the server itself gives before any handler runs (413 for a body over the limit,
     /// 503 while stopping), in the reply shape the application's clients read.
     public typealias Refusal = @Sendable (_ status: Int, _ message: String) -> HTTPResponse
