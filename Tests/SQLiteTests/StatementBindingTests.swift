@@ -35,4 +35,35 @@ import TestSupport
         try connection.prepare(insert).run([])
         #expect(try rows(connection) == [[.integer(1), .text("two"), .integer(3)], [.integer(4), .null, .null], [.null, .null, .null]])
     }
+
+    /// A statement bound and stepped later reads the texts it was given, after the Strings that
+    /// held them are gone and their memory is used again.
+    @Test func boundTextsOutliveTheirStrings() throws {
+        let folder = try TemporaryDirectory()
+        let connection = try connection(in: folder)
+        let statement = try connection.prepare("SELECT ?1, ?2")
+        do {
+            let first = String(repeating: "first-", count: 20), second = String(repeating: "second", count: 30)
+            try statement.bind([.text(first), .text(second)])
+        }
+        // Buffers of the size the two texts took, which reuse their memory were it freed.
+        let churn = (0..<64).map { _ in [UInt8](repeating: 0x7A, count: 300) }
+        #expect(churn.count == 64)
+        #expect(try statement.step())
+        #expect(statement.text(0) == String(repeating: "first-", count: 20) && statement.text(1) == String(repeating: "second", count: 30))
+    }
+
+    /// Each of many texts built one after another (each freed before the next, so their storage
+    /// is used again) gets its own statement, across the cache's clearing at 512 statements.
+    @Test func textsBuiltInTurnEachGetTheirOwnStatement() throws {
+        let folder = try TemporaryDirectory()
+        let connection = try connection(in: folder)
+        for number in 0..<600 {
+            let sql = "SELECT \(number) AS number, 'a text long enough to be stored apart from its String'"
+            #expect(try connection.prepare(sql).first([]) { $0.int(0) } == Int64(number))
+            // The same text again, from the same storage and from a copy of its own.
+            #expect(try connection.prepare(sql).first([]) { $0.int(0) } == Int64(number))
+            #expect(try connection.prepare(String(decoding: Array(sql.utf8), as: UTF8.self)).first([]) { $0.int(0) } == Int64(number))
+        }
+    }
 }

@@ -13,6 +13,8 @@ import Glibc
 public final class SQLiteConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [StatementKey: SQLiteStatement] = [:]
+    /// The statements last found for long texts, by where each text's bytes are stored (`Recent`).
+    private var recent = [Recent?](repeating: nil, count: 64)
     /// Set while a read transaction stays open between reads (`SQLiteDatabase.readLatest`): the WAL
     /// index as it was when the transaction's snapshot was taken.
     var heldSnapshot: WALIndex.Reading?
@@ -69,6 +71,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     public func close() {
         for statement in statements.values { statement.finalize() }
         statements.removeAll()
+        recent = recent.map { _ in nil }
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -99,8 +102,14 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// A cached prepared statement for `sql`, reset and with bindings cleared.
     public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        let stored = Recent.storage(of: sql)
+        if let stored, let found = recent[stored.slot], found.bytes == stored.bytes, found.text.utf8.count == sql.utf8.count {
+            found.statement.reset()
+            return found.statement
+        }
         if let cached = statements[StatementKey(sql)] {
             cached.reset()
+            if let stored { recent[stored.slot] = Recent(text: sql, bytes: stored.bytes, statement: cached) }
             return cached
         }
         guard let handle else { throw SQLiteError(code: SQLITE_MISUSE, message: "connection closed", context: sql) }
@@ -112,8 +121,10 @@ public final class SQLiteConnection: @unchecked Sendable {
         if statements.count >= 512 {
             for cached in statements.values { cached.finalize() }
             statements.removeAll()
+            recent = recent.map { _ in nil }
         }
         statements[StatementKey(sql)] = statement
+        if let stored { recent[stored.slot] = Recent(text: sql, bytes: stored.bytes, statement: statement) }
         return statement
     }
 
@@ -154,6 +165,26 @@ public final class SQLiteConnection: @unchecked Sendable {
     public var lastInsertRowID: Int64 {
         get { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
         set { if let handle { sqlite3_set_last_insert_rowid(handle, newValue) } }
+    }
+}
+
+/// A statement found for a text by where the text's bytes are stored, which costs less than hashing
+/// it: the statements run on every request are string literals or texts built once, so each call
+/// passes the same storage. `text` keeps that storage alive and unchanged (a String that shares its
+/// storage copies it before any change), so no other text can be stored there meanwhile: the same
+/// address and length are the same text. Only texts longer than any String keeps inline qualify.
+private struct Recent {
+    let text: String
+    let bytes: UnsafeRawPointer
+    let statement: SQLiteStatement
+
+    /// Where `sql`'s bytes are stored, and its slot in `SQLiteConnection.recent`; nil for a short
+    /// text (a String of up to 15 bytes holds them inline, and lends a copy's address).
+    static func storage(of sql: String) -> (bytes: UnsafeRawPointer, slot: Int)? {
+        guard sql.utf8.count >= 32, let bytes = sql.utf8.withContiguousStorageIfAvailable({ UnsafeRawPointer($0.baseAddress) }) ?? nil
+        else { return nil }
+        let address = UInt(bitPattern: bytes)
+        return (bytes, Int((address >> 4 ^ address >> 10) & 63))
     }
 }
 
