@@ -159,7 +159,8 @@ import Testing
             #expect(throws: JSONParseError.self, "\(bad)") { try JSON.parse(Array(bad.utf8), member: "request") }
         }
         // A repeated name anywhere is noticed; the member holds the last value.
-        for repeated in [#"{"request": {"k": 1, "k": 2}}"#, #"{"request": 1, "request": {"k": 2}}"#, #"{"request": {"k": 2}, "x": [{"a": 1, "a": 2}]}"#] {
+        for repeated in [#"{"request": {"k": 1, "k": 2}}"#, #"{"request": 1, "request": {"k": 2}}"#, #"{"request": {"k": 2}, "x": [{"a": 1, "a": 2}]}"#,
+                         #"{"x": 0, "y": 0, "request": {"k": 2}, "y": 1}"#] {
             let parsed = try JSON.parse(Array(repeated.utf8), member: "request")
             #expect(parsed.repeatsKey, "\(repeated)")
             #expect(parsed.members?["k"] == 2, "\(repeated)")

@@ -28,11 +28,18 @@ extension JSON {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (position, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
-                if position > 0 { out.append(UInt8(ascii: ",")) }
+            if members.count == 1, let member = members.first {
+                // One member: nothing to sort.
                 JSON.writeString(member.key, to: &out)
                 out.append(UInt8(ascii: ":"))
                 member.value.write(to: &out)
+            } else {
+                for (position, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                    if position > 0 { out.append(UInt8(ascii: ",")) }
+                    JSON.writeString(member.key, to: &out)
+                    out.append(UInt8(ascii: ":"))
+                    member.value.write(to: &out)
+                }
             }
             out.append(UInt8(ascii: "}"))
         }

@@ -34,7 +34,9 @@ extension JSON {
         public let members: JSONMembers?
         /// A string or key of the document holds U+0000 (see `parse(_:holdsNUL:)`).
         public let holdsNUL: Bool
-        /// An object of the document names a member more than once.
+        /// An object of the document names a member more than once; true also, rarely, when two
+        /// names of the outermost object only share a fingerprint (`JSONMembers.fingerprint`), so a
+        /// caller may only take a slower path for it.
         public let repeatsKey: Bool
         /// Where the member's value sits in the bytes, when the document is an object that has it.
         public let located: Range<Int>?
@@ -101,10 +103,20 @@ private struct JSONParser {
             return (false, nil)
         }
         var kept: JSONMembers?
-        // The outermost object's names, to notice a repeated one.
-        var names = JSONMembers(capacity: 4)
+        // The fingerprints of the outermost object's names, to notice a repeated one: two names
+        // with one fingerprint only cost the caller the path for repeated names. The first needs
+        // no array (a request body names one member).
+        var first: UInt64?
+        var others: [UInt64] = []
         try readObject { (parser: inout JSONParser, key: String) throws(JSONParseError) in
-            if !names.set(.null, for: key) { parser.repeatsKey = true }
+            let fingerprint = JSONMembers.fingerprint(key)
+            if fingerprint == first || others.contains(fingerprint) {
+                parser.repeatsKey = true
+            } else if first == nil {
+                first = fingerprint
+            } else {
+                others.append(fingerprint)
+            }
             let start = parser.index
             if key == member {
                 if parser.bytes[parser.index] == UInt8(ascii: "{") {
