@@ -69,9 +69,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Closes the handle. Safe to call once; later use of the connection fails.
     public func close() {
-        for statement in statements.values { statement.finalize() }
-        statements.removeAll()
-        recent = recent.map { _ in nil }
+        finalizeStatements()
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -118,14 +116,17 @@ public final class SQLiteConnection: @unchecked Sendable {
         guard result == SQLITE_OK, let raw else { throw error(result, "preparing \(sql.prefix(60))") }
         let statement = SQLiteStatement(raw, connection: self, sql: sql)
         // Targeting builds SQL per message shape: bound the cache so long-lived connections don't grow.
-        if statements.count >= 512 {
-            for cached in statements.values { cached.finalize() }
-            statements.removeAll()
-            recent = recent.map { _ in nil }
-        }
+        if statements.count >= 512 { finalizeStatements() }
         statements[StatementKey(sql)] = statement
         if let stored { recent[stored.slot] = Recent(text: sql, bytes: stored.bytes, statement: statement) }
         return statement
+    }
+
+    /// Finalizes every cached statement and forgets them, by text and by where their texts are stored.
+    private func finalizeStatements() {
+        for statement in statements.values { statement.finalize() }
+        statements.removeAll()
+        recent = recent.map { _ in nil }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back when it throws.

@@ -170,10 +170,7 @@ extension SQLiteDeviceStore {
                 registered += (1...Int64(piece.count)).lazy.map { largest + $0 }
             } else {
                 for registration in piece {
-                    guard let id = try deviceID(connection, appID: registration.appID, hwid: registration.registration.hwid) else {
-                        throw StoreError.invalid("device vanished during registration")
-                    }
-                    registered.append(id)
+                    registered.append(try registeredDeviceID(connection, appID: registration.appID, hwid: registration.registration.hwid))
                 }
             }
             largest = max(largest, inserted)

@@ -81,7 +81,12 @@ public final class SQLiteDeviceStore: DeviceStore {
             try Self.recordNew([NewDevice(appID: appID, id: inserted, at: now, attributes: a, hasToken: true)], connection)
             return inserted
         }
-        guard let id = try deviceID(connection, appID: appID, hwid: registration.hwid) else {
+        return try registeredDeviceID(connection, appID: appID, hwid: registration.hwid)
+    }
+
+    /// The id of a device a registration has just inserted or updated.
+    func registeredDeviceID(_ connection: SQLiteConnection, appID: Int64, hwid: String) throws -> Int64 {
+        guard let id = try deviceID(connection, appID: appID, hwid: hwid) else {
             throw StoreError.invalid("device vanished during registration")
         }
         return id

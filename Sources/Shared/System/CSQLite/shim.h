@@ -4,20 +4,15 @@
 #include <stdint.h>
 #include <time.h>
 
-/// SQLITE_TRANSIENT is a cast macro that Swift cannot import.
-static inline int herald_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const unsigned char *text, int length) {
-    // An empty text has no storage: SQLite reads a null pointer as NULL, so point at an empty string.
-    if (text == 0) text = (const unsigned char *)"";
-    return sqlite3_bind_text(stmt, index, (const char *)text, length, SQLITE_TRANSIENT);
-}
-
 /// Binds `length` bytes at `text` without a copy (SQLITE_STATIC): they must stay unchanged until
 /// the parameter is bound again or cleared, or the statement is finalized.
 static inline int herald_sqlite3_bind_text_static(sqlite3_stmt *stmt, int index, const unsigned char *text, int length) {
+    // An empty text may have no storage: SQLite reads a null pointer as NULL, so point at an empty string.
     if (text == 0 || length == 0) text = (const unsigned char *)"";
     return sqlite3_bind_text(stmt, index, (const char *)text, length, SQLITE_STATIC);
 }
 
+/// SQLITE_TRANSIENT is a cast macro that Swift cannot import.
 static inline int herald_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int length) {
     return sqlite3_bind_blob(stmt, index, bytes, length, SQLITE_TRANSIENT);
 }
