@@ -28,21 +28,24 @@ extension JSON {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            if members.count == 1, let member = members.first {
-                // One member: nothing to sort.
-                JSON.writeString(member.key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                member.value.write(to: &out)
+            if members.count < 2 {
+                // Nothing to sort (and no array to sort in).
+                for (key, value) in members { JSON.writeMember(key, value, to: &out) }
             } else {
                 for (position, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                     if position > 0 { out.append(UInt8(ascii: ",")) }
-                    JSON.writeString(member.key, to: &out)
-                    out.append(UInt8(ascii: ":"))
-                    member.value.write(to: &out)
+                    JSON.writeMember(member.key, member.value, to: &out)
                 }
             }
             out.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// Appends `"key":value`.
+    private static func writeMember(_ key: String, _ value: JSON, to out: inout [UInt8]) {
+        writeString(key, to: &out)
+        out.append(UInt8(ascii: ":"))
+        value.write(to: &out)
     }
 
     public static func writeString(_ value: String, to out: inout [UInt8]) {
