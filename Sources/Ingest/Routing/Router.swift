@@ -46,6 +46,11 @@ final class Router: Sendable {
     }
 
     static let apiPrefix = "/json/1.3/"
+    /// The Device and Remote API methods by their whole path, found with one lookup per request.
+    static let apiMethods: [String: (name: String, isDeviceMethod: Bool)] = Dictionary(
+        uniqueKeysWithValues: DeviceAPI.methods.union(RemoteAPI.methods).map { name in
+            (apiPrefix + name, (name, DeviceAPI.methods.contains(name)))
+        })
     /// Methods that only read, answered inline on the I/O threads: the Device API's reads and the
     /// Remote API's (`RemoteAPI.registry`).
     static let inlineMethods = Set(["getTags", "getInApps", "getInboxMessages", "getConfig", "checkDevice"]).union(RemoteAPI.inlineMethods)
@@ -110,16 +115,15 @@ final class Router: Sendable {
     /// `status_code` (0 if none).
     func route(_ request: HTTPRequest) -> (String, Work) {
         let path = request.path
-        if path.hasPrefix(Self.apiPrefix) {
-            let method = String(path.dropFirst(Self.apiPrefix.count))
-            let isDeviceMethod = DeviceAPI.methods.contains(method)
-            let known = isDeviceMethod || RemoteAPI.methods.contains(method)
-            let route = known ? method : "unknown"
+        let apiMethod = Self.apiMethods[path]
+        if apiMethod != nil || path.hasPrefix(Self.apiPrefix) {
+            let method = apiMethod?.name ?? String(path.dropFirst(Self.apiPrefix.count))
+            let route = apiMethod == nil ? "unknown" : method
             guard request.method == "POST" else {
                 return (route, { (Envelope.failure(405, "use POST for \(path)").allowing("POST"), 405) })
             }
-            guard known else { return (route, { (Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }) }
-            return (route, api(method: method, isDeviceMethod: isDeviceMethod, body: request.body,
+            guard let apiMethod else { return (route, { (Envelope.failure(404, "unknown method \(method.prefix(64))"), 404) }) }
+            return (route, api(method: method, isDeviceMethod: apiMethod.isDeviceMethod, body: request.body,
                                authorization: request.header("authorization")))
         }
         if path == Dashboard.path && (request.method == "GET" || request.method == "POST") || path == Dashboard.logoutPath && request.method == "POST" {
