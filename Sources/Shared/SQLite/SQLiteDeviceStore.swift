@@ -271,14 +271,11 @@ public final class SQLiteDeviceStore: DeviceStore {
             return [:]
         }
         return try database.readLatest { connection in
-            let rows = try connection.prepare(device.sql).rows([.integer(appID), .text(device.key)]) { row -> (String, TagValue?) in
-                (row.text(0), TagType(rawValue: Int(row.int(1))).flatMap {
+            try connection.prepare(device.sql).rows([.integer(appID), .text(device.key)], into: [String: TagValue]()) { tags, row in
+                tags[row.text(0)] = TagType(rawValue: Int(row.int(1))).flatMap {
                     TagValue.fromStorage(type: $0, number: row.value(2), text: row.optionalText(3))
-                })
+                }
             }
-            var tags = [String: TagValue](minimumCapacity: rows.count)
-            for (name, value) in rows { tags[name] = value }
-            return tags
         }
     }
 

@@ -105,6 +105,15 @@ public final class SQLiteStatement {
         return result
     }
 
+    /// Runs a query and adds each row to `result`, which starts as `initial`.
+    public func rows<T>(_ values: [SQLiteValue] = [], into initial: T, _ add: (inout T, SQLiteStatement) throws -> Void) throws -> T {
+        try bind(values)
+        defer { sqlite3_reset(raw) }
+        var result = initial
+        while try step() { try add(&result, self) }
+        return result
+    }
+
     /// The first row mapped, or nil.
     public func first<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
         try bind(values)
