@@ -39,6 +39,19 @@ import Testing
         #expect(try JSON.parse(text) == value)
     }
 
+    /// Objects of one, two and more members are written in sorted key order, whatever order the
+    /// dictionary holds them in (sixteen pairs: a dictionary that happens to hold every pair sorted
+    /// is one chance in 65,536).
+    @Test func writesEveryObjectInSortedKeyOrder() {
+        for index in 0..<16 {
+            let low = "k\(index)a", high = "k\(index)b"
+            #expect(JSON.object([high: 1, low: 2]).text == #"{"\#(low)":2,"\#(high)":1}"#)
+            #expect(JSON.object([low: 2, high: 1]).text == #"{"\#(low)":2,"\#(high)":1}"#)
+        }
+        #expect(JSON.object(["c": 3, "a": 1, "b": 2]).text == #"{"a":1,"b":2,"c":3}"#)
+        #expect(JSON.object(["only": true]).text == #"{"only":true}"#)
+    }
+
     @Test(arguments: ["\"", "\\", "\"a", "a\\", "\n\r\t\u{1f}\u{00}", "ab\"\"cd\\\\", "é😀\u{7f}/", "plain"])
     func escapesAnywhereInAStringRoundTrip(_ value: String) throws {
         let text = JSON.string(value).text

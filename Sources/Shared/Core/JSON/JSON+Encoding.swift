@@ -31,6 +31,13 @@ extension JSON {
             if members.count < 2 {
                 // Nothing to sort (and no array to sort in).
                 for (key, value) in members { JSON.writeMember(key, value, to: &out) }
+            } else if members.count == 2 {
+                // Two members: one comparison orders them, without an array.
+                let first = members.first!, second = members[members.index(after: members.startIndex)]
+                let (lower, upper) = first.key < second.key ? (first, second) : (second, first)
+                JSON.writeMember(lower.key, lower.value, to: &out)
+                out.append(UInt8(ascii: ","))
+                JSON.writeMember(upper.key, upper.value, to: &out)
             } else {
                 for (position, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                     if position > 0 { out.append(UInt8(ascii: ",")) }
