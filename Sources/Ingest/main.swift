@@ -96,7 +96,8 @@ let server = HTTPServer(
     settings: configuration.http, classify: { request in readsWait ? .offload : Router.dispatch(request) },
     offload: { request, respond in
         let started = monotonicSeconds()
-        if case .inline = Router.dispatch(request) {
+        // Where reads do not wait, `classify` already sent every read inline: what comes here writes.
+        if readsWait, case .inline = Router.dispatch(request) {
             if router.answerWithoutWaiting(request, started: started, respond: { respond($0) }) { return }
             backend.submitRead({ router.handle(request, started: started) }, completion: { respond($0) })
             return
