@@ -73,7 +73,8 @@ import TestSupport
             if case .inline = Router.dispatch(HTTPRequest(method: method, path: path)) { return "inline" }
             return "offload"
         }
-        for read in ["getTags", "getInApps", "getInboxMessages", "getConfig", "checkDevice", "getMessageDetails", "getMsgStats", "listTags"] {
+        for read in ["getTags", "getInApps", "getInboxMessages", "getConfig", "checkDevice", "getMessageDetails", "getMsgStats", "listTags"]
+            + Router.inlineMethods.sorted() {
             #expect(dispatch("POST", "/json/1.3/\(read)") == "inline", "\(read)")
         }
         for write in ["registerDevice", "setTags", "applicationOpen", "createMessage", "createTargetedMessage", "deleteMessage", "addTag", "nonsense"] {

@@ -46,22 +46,27 @@ final class Router: Sendable {
     }
 
     static let apiPrefix = "/json/1.3/"
-    /// The Device and Remote API methods by their whole path, found with one lookup per request.
-    static let apiMethods: [String: (name: String, isDeviceMethod: Bool)] = Dictionary(
-        uniqueKeysWithValues: DeviceAPI.methods.union(RemoteAPI.methods).map { name in
-            (apiPrefix + name, (name, DeviceAPI.methods.contains(name)))
-        })
-    /// Methods that only read, answered inline on the I/O threads: the Device API's reads and the
-    /// Remote API's (`RemoteAPI.registry`).
+    /// A Device or Remote API method as a request's path names it.
+    struct APIMethod {
+        let name: String
+        let isDeviceMethod: Bool
+        /// It only reads, and is answered inline on the I/O threads (see `dispatch`).
+        let readsInline: Bool
+    }
+
+    /// Methods that only read: the Device API's reads and the Remote API's (`RemoteAPI.registry`).
     static let inlineMethods = Set(["getTags", "getInApps", "getInboxMessages", "getConfig", "checkDevice"]).union(RemoteAPI.inlineMethods)
-    /// The paths of `inlineMethods`, matched whole.
-    static let inlinePaths = Set(inlineMethods.map { apiPrefix + $0 })
+    /// The Device and Remote API methods by their whole path, found with one lookup per request.
+    static let apiMethods: [String: APIMethod] = Dictionary(
+        uniqueKeysWithValues: DeviceAPI.methods.union(RemoteAPI.methods).map { name in
+            (apiPrefix + name, APIMethod(name: name, isDeviceMethod: DeviceAPI.methods.contains(name), readsInline: inlineMethods.contains(name)))
+        })
 
     /// Reads run inline (or, when the store's reads wait for a server, on its reader threads);
     /// anything that writes runs on the database writer (see `main.swift`).
     static func dispatch(_ request: HTTPRequest) -> HTTPDispatch {
         if request.method == "GET" || request.method == "HEAD" || request.path.hasPrefix(Dashboard.path) { return .inline }
-        if inlinePaths.contains(request.path) { return .inline }
+        if apiMethods[request.path]?.readsInline == true { return .inline }
         return .offload
     }
 
