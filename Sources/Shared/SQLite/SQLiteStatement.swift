@@ -98,11 +98,7 @@ public final class SQLiteStatement {
 
     /// Runs a query and maps each row.
     public func rows<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
-        try bind(values)
-        defer { sqlite3_reset(raw) }
-        var result: [T] = []
-        while try step() { result.append(try transform(self)) }
-        return result
+        try rows(values, into: []) { result, row in result.append(try transform(row)) }
     }
 
     /// Runs a query and adds each row to `result`, which starts as `initial`.
