@@ -154,17 +154,16 @@ extension SQLiteDeviceStore {
         let lastID = registrations.isEmpty ? 0 : try newestDeviceID(connection)
         var largest = lastID
         try Self.inPieces(registrations) { piece in
-            var values: [SQLiteValue] = []
-            values.reserveCapacity(piece.count * 16)
-            for registration in piece {
-                values += DeviceColumns.values(appID: registration.appID, registration.registration, now: registration.now) as [SQLiteValue]
-            }
             // No RETURNING: SQLite runs such a statement into a temporary table first. A new row's
             // id is one above the largest, so when the statement's last insert is `piece.count`
             // above the largest before it, every row was inserted, in order; otherwise each id is
             // looked up (a device left unchanged is never rewritten, so no statement returns it).
             connection.lastInsertRowID = 0
-            try connection.prepare(Self.registrations[Self.shape(piece.count)]).run(values)
+            try connection.prepare(Self.registrations[Self.shape(piece.count)]).run { parameters in
+                for registration in piece {
+                    DeviceColumns.append(appID: registration.appID, registration.registration, now: registration.now, to: &parameters)
+                }
+            }
             let inserted = connection.lastInsertRowID
             if inserted > 0, largest <= Int64.max - Int64(piece.count), inserted == largest + Int64(piece.count) {
                 registered += (1...Int64(piece.count)).lazy.map { largest + $0 }
@@ -197,12 +196,13 @@ extension SQLiteDeviceStore {
         try Self.recordNew(newDevices, connection)
         let users = registrations.filter { $0.registration.attributes.userID != nil }
         try Self.inPieces(users) { piece in
-            var values: [SQLiteValue] = []
-            values.reserveCapacity(piece.count * 3)
-            for registration in piece {
-                values += [.integer(registration.appID), .text(registration.registration.attributes.userID ?? ""), .integer(registration.now)]
+            try connection.prepare(Self.users[Self.shape(piece.count)]).run { parameters in
+                for registration in piece {
+                    parameters.append(.integer(registration.appID))
+                    parameters.append(.text(registration.registration.attributes.userID ?? ""))
+                    parameters.append(.integer(registration.now))
+                }
             }
-            try connection.prepare(Self.users[Self.shape(piece.count)]).run(values)
         }
         // Changed attributes, in order (the registrations of those devices come before them).
         let attributed = deferred.filter { $0.givenAttributes != nil }
@@ -218,13 +218,16 @@ extension SQLiteDeviceStore {
             for tag in write.tags { tags.append((id, write.appID, tag.name, tag.value)) }
         }
         try Self.inPieces(tags) { piece in
-            var values: [SQLiteValue] = []
-            values.reserveCapacity(piece.count * 6)
-            for tag in piece {
-                values += [.integer(tag.deviceID), .text(tag.name), .integer(tag.appID), .integer(Int64(tag.value.type.rawValue)),
-                           tag.value.storedNumber, tag.value.storedText]
+            try connection.prepare(Self.tagsSet[Self.shape(piece.count)]).run { parameters in
+                for tag in piece {
+                    parameters.append(.integer(tag.deviceID))
+                    parameters.append(.text(tag.name))
+                    parameters.append(.integer(tag.appID))
+                    parameters.append(.integer(Int64(tag.value.type.rawValue)))
+                    parameters.append(tag.value.storedNumber)
+                    parameters.append(tag.value.storedText)
+                }
             }
-            try connection.prepare(Self.tagsSet[Self.shape(piece.count)]).run(values)
         }
         try writeListItems(tags, connection)
     }
@@ -253,10 +256,14 @@ extension SQLiteDeviceStore {
             for item in list.items { items.append((key, list.appID, item)) }
         }
         try Self.inPieces(items) { piece in
-            var values: [SQLiteValue] = []
-            values.reserveCapacity(piece.count * 4)
-            for item in piece { values += [.integer(item.key.deviceID), .text(item.key.name), .text(item.item), .integer(item.appID)] }
-            try connection.prepare(Self.listItems[Self.shape(piece.count)]).run(values)
+            try connection.prepare(Self.listItems[Self.shape(piece.count)]).run { parameters in
+                for item in piece {
+                    parameters.append(.integer(item.key.deviceID))
+                    parameters.append(.text(item.key.name))
+                    parameters.append(.text(item.item))
+                    parameters.append(.integer(item.appID))
+                }
+            }
         }
     }
 

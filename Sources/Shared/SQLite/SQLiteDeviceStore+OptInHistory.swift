@@ -30,13 +30,15 @@ extension SQLiteDeviceStore {
     /// Writes the first history row of each of `devices`, in pieces of `deferredRows` at most.
     static func recordNew(_ devices: [NewDevice], _ connection: SQLiteConnection) throws {
         try inPieces(devices) { piece in
-            var values: [SQLiteValue] = []
-            values.reserveCapacity(piece.count * 5)
-            for device in piece {
-                values += [.integer(device.appID), .integer(device.at), .integer(device.id), .optional(device.appVersion),
-                           .integer(device.optedIn ? 1 : 0)]
+            try connection.prepare(newDeviceRows[shape(piece.count)]).run { parameters in
+                for device in piece {
+                    parameters.append(.integer(device.appID))
+                    parameters.append(.integer(device.at))
+                    parameters.append(.integer(device.id))
+                    parameters.append(.optional(device.appVersion))
+                    parameters.append(.integer(device.optedIn ? 1 : 0))
+                }
             }
-            try connection.prepare(newDeviceRows[shape(piece.count)]).run(values)
         }
     }
 

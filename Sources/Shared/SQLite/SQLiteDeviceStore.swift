@@ -377,13 +377,19 @@ public final class SQLiteDeviceStore: DeviceStore {
               timestamp_current, received_at, occurred_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, coalesce(?9, ?11))
             """)
         for (report, appID) in zip(reports, appIDs) {
-            try insert.run([
-                .integer(appID), .text(report.kind.rawValue), .text(report.hwid),
-                report.userID.map(SQLiteValue.text) ?? .null, report.platform.map { .integer(Int64($0)) } ?? .null,
-                report.name.map(SQLiteValue.text) ?? .null, report.hash.map(SQLiteValue.text) ?? .null,
-                .text(report.bodyText), report.timestampUTC.map(SQLiteValue.integer) ?? .null,
-                report.timestampCurrent.map(SQLiteValue.integer) ?? .null, .integer(now),
-            ])
+            try insert.run { parameters in
+                parameters.append(.integer(appID))
+                parameters.append(.text(report.kind.rawValue))
+                parameters.append(.text(report.hwid))
+                parameters.append(.optional(report.userID))
+                parameters.append(.optional(report.platform))
+                parameters.append(.optional(report.name))
+                parameters.append(.optional(report.hash))
+                parameters.append(.text(report.bodyText))
+                parameters.append(.optional(report.timestampUTC))
+                parameters.append(.optional(report.timestampCurrent))
+                parameters.append(.integer(now))
+            }
         }
     }
 

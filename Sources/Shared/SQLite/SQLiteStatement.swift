@@ -1,5 +1,6 @@
 internal import CSQLite
 import Core
+import StoreCore
 
 /// A value bound to, or read from, a statement parameter.
 public enum SQLiteValue: Sendable, Equatable {
@@ -17,8 +18,10 @@ public final class SQLiteStatement {
     let sql: String
     /// How many parameters the statement has.
     private let parameterCount: Int
-    /// The bytes of the texts bound last, which SQLite reads in place (`bind`).
+    /// The bytes of the texts bound last by `bind`, which SQLite reads in place.
     private var boundTexts: [UInt8] = []
+    /// The texts bound last by `run(binding:)`, which SQLite reads in place.
+    private let texts = BoundTexts()
 
     init(_ raw: OpaquePointer, connection: SQLiteConnection, sql: String) {
         self.raw = raw
@@ -96,6 +99,32 @@ public final class SQLiteStatement {
         sqlite3_reset(raw)
     }
 
+    /// Binds the values `body` appends to parameters 1…n (any parameter after them is null), as
+    /// `bind` does but with no array of them: each is bound as it is appended, its text copied once
+    /// into memory the statement keeps until it binds again. Then runs the statement, which returns
+    /// no rows.
+    public func run(binding body: (inout SQLiteBinder) throws -> Void) throws {
+        texts.reset()
+        var parameters = SQLiteBinder(raw: raw, texts: texts)
+        // A failed call clears what it bound: nothing may point into `texts` once they are reused.
+        var bound = false
+        defer { if !bound { sqlite3_clear_bindings(raw) } }
+        try body(&parameters)
+        if let failure = parameters.failure {
+            throw connection.error(failure.code, "binding parameter \(failure.index) of \(sql.prefix(60))")
+        }
+        var index = parameters.count + 1
+        while index <= parameterCount {
+            let result = sqlite3_bind_null(raw, index)
+            guard result == SQLITE_OK else { throw connection.error(result, "binding parameter \(index) of \(sql.prefix(60))") }
+            index += 1
+        }
+        if !boundTexts.isEmpty { boundTexts = [] }
+        bound = true
+        while try step() {}
+        sqlite3_reset(raw)
+    }
+
     /// Runs a query and maps each row.
     public func rows<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
         try rows(values, into: []) { result, row in result.append(try transform(row)) }
@@ -144,6 +173,92 @@ public final class SQLiteStatement {
         case SQLITE_BLOB: return .blob(blob(column))
         default: return .text(text(column))
         }
+    }
+}
+
+/// A statement's parameters, bound one after another as they are appended
+/// (`SQLiteStatement.run(binding:)`).
+public struct SQLiteBinder: ParameterSink {
+    private let raw: OpaquePointer?
+    private let texts: BoundTexts
+    /// How many parameters are bound.
+    private(set) var count: Int32 = 0
+    /// The first bind that failed: its result code and parameter.
+    private(set) var failure: (code: Int32, index: Int32)?
+
+    fileprivate init(raw: OpaquePointer?, texts: BoundTexts) {
+        self.raw = raw
+        self.texts = texts
+    }
+
+    public mutating func append(_ value: SQLiteValue) {
+        count += 1
+        let index = count
+        let result: Int32
+        switch value {
+        case .null: result = sqlite3_bind_null(raw, index)
+        case .integer(let number): result = sqlite3_bind_int64(raw, index, number)
+        case .real(let number): result = sqlite3_bind_double(raw, index, number)
+        case .text(let text): result = texts.bind(text, to: raw, at: index)
+        case .blob(let blob):
+            result = blob.withUnsafeBytes { herald_sqlite3_bind_blob_transient(raw, index, $0.baseAddress, Int32($0.count)) }
+        }
+        if result != SQLITE_OK, failure == nil { failure = (result, index) }
+    }
+}
+
+/// The texts a statement binds in place: each copied once into chunks that never move while the
+/// statement's parameters point into them, reused from the start when it binds again.
+private final class BoundTexts {
+    /// Chunks hold this much, or one text that is longer; only the first such chunk is kept
+    /// between binds.
+    private static let chunkSize = 64 * 1024
+    private var chunks: [UnsafeMutableRawBufferPointer] = []
+    /// The chunk being filled and how much of it is used.
+    private var chunk = 0
+    private var used = 0
+
+    deinit {
+        for chunk in chunks { chunk.deallocate() }
+    }
+
+    /// Makes every chunk free for the next texts; frees those beyond a first of the usual size.
+    func reset() {
+        if chunks.count > 1 || chunks.first.map({ $0.count > Self.chunkSize }) == true {
+            let keep = chunks.first.flatMap { $0.count == Self.chunkSize ? $0 : nil }
+            for chunk in chunks where chunk.baseAddress != keep?.baseAddress { chunk.deallocate() }
+            chunks = keep.map { [$0] } ?? []
+        }
+        chunk = 0
+        used = 0
+    }
+
+    /// Copies `text` into a chunk and binds the copy to parameter `index` of `raw`.
+    func bind(_ text: String, to raw: OpaquePointer?, at index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return herald_sqlite3_bind_text_static(raw, index, nil, 0) }
+            let target = room(for: bytes.count)
+            target.copyMemory(from: source, byteCount: bytes.count)
+            return herald_sqlite3_bind_text_static(raw, index, target.assumingMemoryBound(to: UInt8.self), Int32(bytes.count))
+        }
+    }
+
+    /// `count` bytes of a chunk that no bound text uses.
+    private func room(for count: Int) -> UnsafeMutableRawPointer {
+        while chunk < chunks.count {
+            if let base = chunks[chunk].baseAddress, chunks[chunk].count - used >= count {
+                used += count
+                return base + (used - count)
+            }
+            chunk += 1
+            used = 0
+        }
+        let fresh = UnsafeMutableRawBufferPointer.allocate(byteCount: max(Self.chunkSize, count), alignment: 1)
+        chunks.append(fresh)
+        chunk = chunks.count - 1
+        used = count
+        return fresh.baseAddress!
     }
 }
 

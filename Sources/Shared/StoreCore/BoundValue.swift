@@ -16,6 +16,15 @@ extension BoundValue {
     @inlinable public static func optional(_ number: Int?) -> Self { number.map { .integer(Int64($0)) } ?? .null }
 }
 
+/// Where a statement's parameter values go, in parameter order: an array bound later, or a
+/// statement that binds each as it comes (SQLite's `SQLiteBinder`).
+public protocol ParameterSink {
+    associatedtype Value: BoundValue
+    mutating func append(_ value: Value)
+}
+
+extension Array: ParameterSink where Element: BoundValue {}
+
 /// The parameters of a statement being built, in the backend's placeholder syntax.
 package protocol StatementParameters {
     associatedtype Value: BoundValue

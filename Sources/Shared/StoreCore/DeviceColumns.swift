@@ -42,9 +42,9 @@ public enum DeviceColumns {
     }
 
     /// The parameters `1`…`12`: application id, hwid, the attributes (null when not given) and the time.
-    /// Public and inlinable, like the registration's below, so that each backend's statements get
-    /// them specialized to its own values: every device write builds them on the database writer,
-    /// and unspecialized (as `package` leaves them) they cost a generic metadata lookup per value.
+    /// Public and inlinable, like the others below, so that each backend's statements get them
+    /// specialized to its own values: every device write builds them on the database writer, and
+    /// unspecialized (as `package` leaves them) they cost a generic metadata lookup per value.
     @inlinable
     public static func values<Value: BoundValue>(appID: Int64, hwid: String, _ a: DeviceAttributes, now: Int64) -> [Value] {
         var values: [Value] = []
@@ -59,27 +59,34 @@ public enum DeviceColumns {
     public static func values<Value: BoundValue>(appID: Int64, _ r: DeviceRegistration, now: Int64) -> [Value] {
         var values: [Value] = []
         values.reserveCapacity(16)
-        append(appID: appID, hwid: r.hwid, r.attributes, now: now, to: &values)
-        values.append(.text(r.pushToken))
-        values.append(.optional(r.gateway))
-        values.append(.optional(r.webKeys?.p256dh))
-        values.append(.optional(r.webKeys?.auth))
+        append(appID: appID, r, now: now, to: &values)
         return values
     }
 
+    /// Appends the parameters of `values(appID:_:now:)` (a registration's) to `sink`.
     @inlinable
-    static func append<Value: BoundValue>(appID: Int64, hwid: String, _ a: DeviceAttributes, now: Int64, to values: inout [Value]) {
-        values.append(.integer(appID))
-        values.append(.text(hwid))
-        values.append(.optional(a.platform))
-        values.append(.optional(a.language))
-        values.append(.optional(a.timezoneOffset))
-        values.append(.optional(a.appVersion))
-        values.append(.optional(a.osVersion))
-        values.append(.optional(a.deviceModel))
-        values.append(.optional(a.sdkVersion))
-        values.append(.optional(a.userID))
-        values.append(.optional(a.notificationTypes))
-        values.append(.integer(now))
+    public static func append<Sink: ParameterSink>(appID: Int64, _ r: DeviceRegistration, now: Int64, to sink: inout Sink) {
+        append(appID: appID, hwid: r.hwid, r.attributes, now: now, to: &sink)
+        sink.append(.text(r.pushToken))
+        sink.append(.optional(r.gateway))
+        sink.append(.optional(r.webKeys?.p256dh))
+        sink.append(.optional(r.webKeys?.auth))
+    }
+
+    /// Appends the parameters of `values(appID:hwid:_:now:)` to `sink`.
+    @inlinable
+    public static func append<Sink: ParameterSink>(appID: Int64, hwid: String, _ a: DeviceAttributes, now: Int64, to sink: inout Sink) {
+        sink.append(.integer(appID))
+        sink.append(.text(hwid))
+        sink.append(.optional(a.platform))
+        sink.append(.optional(a.language))
+        sink.append(.optional(a.timezoneOffset))
+        sink.append(.optional(a.appVersion))
+        sink.append(.optional(a.osVersion))
+        sink.append(.optional(a.deviceModel))
+        sink.append(.optional(a.sdkVersion))
+        sink.append(.optional(a.userID))
+        sink.append(.optional(a.notificationTypes))
+        sink.append(.integer(now))
     }
 }
