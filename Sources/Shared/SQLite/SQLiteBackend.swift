@@ -1,4 +1,3 @@
-internal import CSQLite
 import Core
 import StoreCore
 import Foundation
@@ -45,7 +44,7 @@ public final class SQLiteBackend: StoreBackend {
 
     public var commitFailure: String? { database.health.commitFailure }
 
-    public var clientMemoryBytes: Int64 { sqlite3_memory_used() }
+    public var clientMemoryBytes: Int64 { database.pageCacheBytes }
 
     public func watchCommits(_ handler: @escaping @Sendable (String?) -> Void) {
         database.health.watch(handler)

@@ -2,6 +2,7 @@ internal import CSQLite
 internal import SQLiteVFS
 import Core
 import StoreCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,6 +19,8 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// Set while a read transaction stays open between reads (`SQLiteDatabase.readLatest`): the WAL
     /// index as it was when the transaction's snapshot was taken.
     var heldSnapshot: WALIndex.Reading?
+    /// The bytes this connection's page cache holds, as last measured (`measurePageCache`).
+    let pageCacheBytes = Atomic<Int64>(0)
     /// What the busy handler needs between its calls; freed after the handle is closed.
     private let busyState = UnsafeMutablePointer<herald_busy_state>.allocate(capacity: 1)
     public let path: String
@@ -37,6 +40,7 @@ public final class SQLiteConnection: @unchecked Sendable {
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
         // The herald VFS writes each commit's WAL frames with one call (SQLiteVFS); the system's
         // default VFS if it cannot be registered.
+        _ = Self.withoutMemoryStatistics
         let result = sqlite3_open_v2(path, &db, flags, herald_vfs_register() == SQLITE_OK ? herald_vfs_name : nil)
         guard result == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -65,6 +69,20 @@ public final class SQLiteConnection: @unchecked Sendable {
         try execute("PRAGMA synchronous=NORMAL")
         try execute("PRAGMA foreign_keys=ON")
         try execute("PRAGMA cache_size=-\(cacheKiB)")
+    }
+
+    /// SQLite's count of all the memory it holds, made once before the first connection opens:
+    /// kept, it would take one mutex of the whole process on every allocation and release of every
+    /// connection (SQLite here is built without per-connection lookaside memory, so a statement's
+    /// step allocates). Each connection's page cache is measured by itself instead (`pageCacheBytes`).
+    private static let withoutMemoryStatistics: Int32 = herald_sqlite3_disable_memstatus()
+
+    /// Measures `pageCacheBytes`. On the thread that uses the connection, or while none does.
+    func measurePageCache() {
+        guard let handle else { return }
+        var current: Int32 = 0, highwater: Int32 = 0
+        guard sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_USED, &current, &highwater, 0) == SQLITE_OK else { return }
+        pageCacheBytes.store(Int64(current), ordering: .relaxed)
     }
 
     /// Closes the handle. Safe to call once; later use of the connection fails.

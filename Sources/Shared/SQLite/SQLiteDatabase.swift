@@ -84,6 +84,8 @@ public final class SQLiteDatabase: Sendable {
     private let committer: GroupCommitter
     private let checkpointer: Checkpointer
     private let readers: Lock<[SQLiteConnection]>
+    /// Every reader opened, in the pool or in use.
+    private let openedReaders = Lock<[SQLiteConnection]>([])
     /// What `readLatest` checks before it reuses a held snapshot; nil when the file is not in WAL mode.
     private let walIndex: WALIndex?
     private let path: String
@@ -286,10 +288,15 @@ public final class SQLiteDatabase: Sendable {
     private func pooled<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
         let pooled = readers.withLock { $0.popLast() }
         let connection: SQLiteConnection
-        do {
-            connection = try pooled ?? SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-        } catch {
-            throw Self.storeError(error)
+        if let pooled {
+            connection = pooled
+        } else {
+            do {
+                connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            } catch {
+                throw Self.storeError(error)
+            }
+            openedReaders.withLock { $0.append(connection) }
         }
         defer { readers.withLock { $0.append(connection) } }
         do {
@@ -297,6 +304,18 @@ public final class SQLiteDatabase: Sendable {
         } catch {
             throw Self.storeError(error)
         }
+    }
+
+    /// The bytes the page caches of this database's connections hold: the writer's and the
+    /// checkpointer's as their threads last measured them, the idle readers' measured now, and a
+    /// reader in use as it was when last idle here.
+    var pageCacheBytes: Int64 {
+        readers.withLock { pool in
+            for connection in pool { connection.measurePageCache() }
+        }
+        let readerBytes = openedReaders.withLock { opened in opened.reduce(0) { $0 + $1.pageCacheBytes.load(ordering: .relaxed) } }
+        return readerBytes + committer.writer.connection.pageCacheBytes.load(ordering: .relaxed)
+            + checkpointer.connection.pageCacheBytes.load(ordering: .relaxed)
     }
 
     /// How many pooled connections hold a read transaction open (`readLatest`).
@@ -444,6 +463,7 @@ final class GroupCommitter: @unchecked Sendable {
                 writer.failedItems.removeAll()
             }
             taken.removeAll(keepingCapacity: true)
+            writer.connection.measurePageCache()
             if checkpointRequested.exchange(false, ordering: .relaxed) {
                 // Outside any transaction, and no other writer in this process: this copies every
                 // frame no reader still needs, so that the next transaction restarts the WAL.
@@ -531,10 +551,13 @@ final class Checkpointer: Sendable {
     static let writerShare: Int64 = 256
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
+    /// The checkpointer's own connection, used on its thread only.
+    let connection: SQLiteConnection
 
     init(path: String, busyTimeoutMilliseconds: Int, askWriter: @escaping @Sendable () -> Void,
          releaseSnapshots: @escaping @Sendable () -> Void) throws(SQLiteError) {
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 1024)
+        self.connection = connection
         let thread = Thread(named: "sqlite-checkpt") { [self, connection] in
             while !stopping.load(ordering: .relaxed) {
                 Thread.sleep(forTimeInterval: 0.5)
@@ -551,6 +574,7 @@ final class Checkpointer: Sendable {
                         break
                     }
                 }
+                connection.measurePageCache()
             }
             connection.close()
             finished.signal()

@@ -12,6 +12,10 @@ static inline int herald_sqlite3_bind_text_static(sqlite3_stmt *stmt, int index,
     return sqlite3_bind_text(stmt, index, (const char *)text, length, SQLITE_STATIC);
 }
 
+static inline int herald_sqlite3_disable_memstatus(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 /// SQLITE_TRANSIENT is a cast macro that Swift cannot import.
 static inline int herald_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int length) {
     return sqlite3_bind_blob(stmt, index, bytes, length, SQLITE_TRANSIENT);
