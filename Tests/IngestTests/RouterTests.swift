@@ -111,6 +111,26 @@ import TestSupport
         #expect(metrics.contains(#"herald_http_requests_total{route="registerDevice",status="200",code="210"} 2"#))
     }
 
+    /// Each thread counts its answers apart (`Metrics` keeps them in stripes); /metrics adds them
+    /// all up, counts and durations alike.
+    @Test func answersCountedOnManyThreadsAddUp() throws {
+        let rig = try Rig()
+        let threads = 6, each = 50
+        let done = DispatchSemaphore(value: 0)
+        let router = rig.router
+        for _ in 0..<threads {
+            Thread {
+                for _ in 0..<each { _ = router.handle(HTTPRequest(method: "GET", path: "/nowhere")) }
+                done.signal()
+            }.start()
+        }
+        for _ in 0..<threads { done.wait() }
+        let metrics = rig.metrics()
+        #expect(metrics.contains(#"herald_http_requests_total{route="not_found",status="404",code="404"} 300"#), "\(metrics)")
+        #expect(metrics.contains(#"herald_http_request_duration_seconds_count{route="not_found",status_class="4xx"} 300"#))
+        #expect(metrics.contains(#"herald_http_request_duration_seconds_bucket{route="not_found",status_class="4xx",le="+Inf"} 300"#))
+    }
+
     @Test func aDeviceAPICallStoresWhatItWasGivenAndAWrongFieldIs210NamingIt() throws {
         let rig = try Rig()
         let missing = try rig.call("registerDevice", ["application": .string(Rig.shop), "device_type": 1, "push_token": "t"])
