@@ -83,7 +83,9 @@ public final class SQLiteDatabase: Sendable {
 
     private let committer: GroupCommitter
     private let checkpointer: Checkpointer
-    private let readers: Lock<[SQLiteConnection]>
+    /// The reading connections not in use, in stripes: a thread takes one from the stripe its id
+    /// picks and puts it back there, so the I/O loops that read inline seldom wait for one another.
+    private let readers: StripedLock<[SQLiteConnection]>
     /// Every reader opened, in the pool or in use.
     private let openedReaders = Lock<[SQLiteConnection]>([])
     /// What `readLatest` checks before it reuses a held snapshot; nil when the file is not in WAL mode.
@@ -138,7 +140,7 @@ public final class SQLiteDatabase: Sendable {
             walIndex = WALIndex(connection: connection)
             let committer = GroupCommitter(writer: Writer(connection: connection))
             self.committer = committer
-            let readers = Lock<[SQLiteConnection]>([])
+            let readers = StripedLock<[SQLiteConnection]>(bits: 3, [])
             self.readers = readers
             checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
                                             askWriter: { committer.requestCheckpoint() },
@@ -151,8 +153,10 @@ public final class SQLiteDatabase: Sendable {
     deinit {
         checkpointer.stop()
         committer.stop()
-        readers.withLock { pool in
-            for connection in pool { connection.close() }
+        for stripe in readers.all {
+            stripe.withLock { pool in
+                for connection in pool { connection.close() }
+            }
         }
     }
 
@@ -284,9 +288,11 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    /// Runs `body` with a connection taken from the pool (a new one when none is free) and puts it back.
+    /// Runs `body` with a connection taken from the thread's stripe of the pool (a new one when none
+    /// is free there) and puts it back.
     private func pooled<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
-        let pooled = readers.withLock { $0.popLast() }
+        let stripe = readers.current
+        let pooled = stripe.withLock { $0.popLast() }
         let connection: SQLiteConnection
         if let pooled {
             connection = pooled
@@ -298,7 +304,7 @@ public final class SQLiteDatabase: Sendable {
             }
             openedReaders.withLock { $0.append(connection) }
         }
-        defer { readers.withLock { $0.append(connection) } }
+        defer { stripe.withLock { $0.append(connection) } }
         do {
             return try body(connection)
         } catch {
@@ -310,8 +316,10 @@ public final class SQLiteDatabase: Sendable {
     /// checkpointer's as their threads last measured them, the idle readers' measured now, and a
     /// reader in use as it was when last idle here.
     var pageCacheBytes: Int64 {
-        readers.withLock { pool in
-            for connection in pool { connection.measurePageCache() }
+        for stripe in readers.all {
+            stripe.withLock { pool in
+                for connection in pool { connection.measurePageCache() }
+            }
         }
         let readerBytes = openedReaders.withLock { opened in opened.reduce(0) { $0 + $1.pageCacheBytes.load(ordering: .relaxed) } }
         return readerBytes + committer.writer.connection.pageCacheBytes.load(ordering: .relaxed)
@@ -319,7 +327,7 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// How many pooled connections hold a read transaction open (`readLatest`).
-    var heldSnapshots: Int { readers.withLock { pool in pool.count { $0.heldSnapshot != nil } } }
+    var heldSnapshots: Int { readers.all.reduce(0) { sum, stripe in sum + stripe.withLock { pool in pool.count { $0.heldSnapshot != nil } } } }
 
     /// Ends the read transaction `readLatest` left open on `connection`, if any.
     private static func releaseSnapshot(of connection: SQLiteConnection) {
@@ -329,9 +337,11 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// Ends the held read transactions of the connections now in the pool (none is in use meanwhile).
-    private static func releaseSnapshots(of readers: Lock<[SQLiteConnection]>) {
-        readers.withLock { pool in
-            for connection in pool { releaseSnapshot(of: connection) }
+    private static func releaseSnapshots(of readers: StripedLock<[SQLiteConnection]>) {
+        for stripe in readers.all {
+            stripe.withLock { pool in
+                for connection in pool { releaseSnapshot(of: connection) }
+            }
         }
     }
 
