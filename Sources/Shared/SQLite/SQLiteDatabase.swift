@@ -84,7 +84,8 @@ public final class SQLiteDatabase: Sendable {
     private let committer: GroupCommitter
     private let checkpointer: Checkpointer
     /// The reading connections not in use, in stripes: a thread takes one from the stripe its id
-    /// picks and puts it back there, so the I/O loops that read inline seldom wait for one another.
+    /// picks when it holds one and puts it back there, so the I/O loops that read inline seldom
+    /// wait for one another.
     private let readers: StripedLock<[SQLiteConnection]>
     /// Every reader opened, in the pool or in use.
     private let openedReaders = Lock<[SQLiteConnection]>([])
@@ -288,11 +289,15 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    /// Runs `body` with a connection taken from the thread's stripe of the pool (a new one when none
-    /// is free there) and puts it back.
+    /// Runs `body` with a connection taken from the pool and puts it back in the thread's stripe.
+    /// The thread's own stripe is tried first, then the others, so that the pool holds no more
+    /// connections than the most reads that ran at once; a new one when none is free.
     private func pooled<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
         let stripe = readers.current
-        let pooled = stripe.withLock { $0.popLast() }
+        var pooled = stripe.withLock { $0.popLast() }
+        for other in readers.all where pooled == nil && other !== stripe {
+            pooled = other.withLock { $0.popLast() }
+        }
         let connection: SQLiteConnection
         if let pooled {
             connection = pooled
@@ -325,6 +330,9 @@ public final class SQLiteDatabase: Sendable {
         return readerBytes + committer.writer.connection.pageCacheBytes.load(ordering: .relaxed)
             + checkpointer.connection.pageCacheBytes.load(ordering: .relaxed)
     }
+
+    /// How many reading connections are open, in the pool or in use.
+    var readerCount: Int { openedReaders.withLock { $0.count } }
 
     /// How many pooled connections hold a read transaction open (`readLatest`).
     var heldSnapshots: Int { readers.all.reduce(0) { sum, stripe in sum + stripe.withLock { pool in pool.count { $0.heldSnapshot != nil } } } }
