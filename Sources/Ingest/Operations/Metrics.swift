@@ -25,11 +25,7 @@ final class Metrics: Sendable {
         init(route: String) { isReportMethod = Metrics.reportMethods.contains(route) }
 
         mutating func record(status: Int, code: Int, seconds: Double) {
-            if let index = answers.firstIndex(where: { $0.status == status && $0.code == code }) {
-                answers[index].count += 1
-            } else {
-                answers.append((status, code, 1))
-            }
+            count(status: status, code: code, adding: 1)
             let statusClass = min(max(status / 100, 1), 5) - 1
             // Recorded in place: the histogram's counts are not copied per answer.
             if durations[statusClass] == nil { durations[statusClass] = Histogram() }
@@ -37,15 +33,18 @@ final class Metrics: Sendable {
             if code == 200, isReportMethod { reports += 1 }
         }
 
+        /// Adds `answered` answers of that HTTP status and `status_code`.
+        private mutating func count(status: Int, code: Int, adding answered: Int) {
+            if let index = answers.firstIndex(where: { $0.status == status && $0.code == code }) {
+                answers[index].count += answered
+            } else {
+                answers.append((status, code, answered))
+            }
+        }
+
         /// Adds the answers `other` counted for the same route.
         mutating func add(_ other: RouteCounts) {
-            for answer in other.answers {
-                if let index = answers.firstIndex(where: { $0.status == answer.status && $0.code == answer.code }) {
-                    answers[index].count += answer.count
-                } else {
-                    answers.append(answer)
-                }
-            }
+            for answer in other.answers { count(status: answer.status, code: answer.code, adding: answer.count) }
             for (statusClass, histogram) in other.durations.enumerated() {
                 guard let histogram else { continue }
                 if durations[statusClass] == nil { durations[statusClass] = Histogram() }
