@@ -8,6 +8,7 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 extension JSON {
     /// Parses one JSON document (RFC 8259). Nesting is limited to 64 levels so that a hostile
     /// body cannot exhaust the stack.
+    @inlinable
     public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSON {
         var holdsNUL = false
         return try parse(bytes, holdsNUL: &holdsNUL)
@@ -16,10 +17,9 @@ extension JSON {
     /// Parses as `parse(_:)` does, and sets `holdsNUL` when a string or key of the document holds
     /// U+0000 (which only the escape `\u0000` can write), so that a caller that refuses NUL looks
     /// for it (`nulCharacter`) only then.
+    @inlinable
     public static func parse(_ bytes: some Collection<UInt8>, holdsNUL: inout Bool) throws(JSONParseError) -> JSON {
-        let (value, found) = try withParser(bytes) { (parser: inout JSONParser) throws(JSONParseError) in
-            (try parser.parseDocument(), parser.holdsNUL)
-        }
+        let (value, found) = try withContiguous(bytes, parseDocument)
         holdsNUL = found
         return value
     }
@@ -45,23 +45,37 @@ extension JSON {
     /// Checks that `bytes` hold one JSON document, as `parse(_:)` does, and keeps of it only the
     /// value of its outermost object's member `member`, when that is an object: its members, in
     /// the order sent, and where its text lies, so that a caller can keep that text as sent.
+    @inlinable
     public static func parse(_ bytes: some Collection<UInt8>, member: String) throws(JSONParseError) -> ParsedMember {
-        try withParser(bytes) { (parser: inout JSONParser) throws(JSONParseError) in
-            let (isObject, members) = try parser.parseDocument(keeping: member)
-            return ParsedMember(isObject: isObject, members: members, holdsNUL: parser.holdsNUL,
-                                repeatsKey: parser.repeatsKey, located: parser.located)
-        }
+        try withContiguous(bytes) { (buffer) throws(JSONParseError) in try parseDocument(buffer, keeping: member) }
     }
 
-    /// Runs `body` with a parser over `bytes`, copied first only when they are not contiguous.
-    private static func withParser<T>(_ bytes: some Collection<UInt8>,
-                                      _ body: (inout JSONParser) throws(JSONParseError) -> T) throws(JSONParseError) -> T {
+    /// Calls `body` with `bytes` in contiguous memory, copied first only when they are not. Inlined
+    /// where it is called, so that a request's `[UInt8]` body reaches the parser without a generic
+    /// call, which would look up the metadata of its result's type on every call.
+    @inlinable
+    static func withContiguous<T>(_ bytes: some Collection<UInt8>,
+                                  _ body: (UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> T) throws(JSONParseError) -> T {
         func run(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<T, JSONParseError> {
-            var parser = JSONParser(bytes: buffer)
-            return Result { () throws(JSONParseError) in try body(&parser) }
+            Result { () throws(JSONParseError) in try body(buffer) }
         }
-        let result = bytes.withContiguousStorageIfAvailable(run) ?? Array(bytes).withUnsafeBufferPointer(run)
-        return try result.get()
+        return try (bytes.withContiguousStorageIfAvailable(run) ?? Array(bytes).withUnsafeBufferPointer(run)).get()
+    }
+
+    /// The document in `bytes`, and whether a string or key of it holds U+0000.
+    @usableFromInline
+    static func parseDocument(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> (JSON, holdsNUL: Bool) {
+        var parser = JSONParser(bytes: bytes)
+        return (try parser.parseDocument(), parser.holdsNUL)
+    }
+
+    /// `parse(_:member:)` over `bytes`.
+    @usableFromInline
+    static func parseDocument(_ bytes: UnsafeBufferPointer<UInt8>, keeping member: String) throws(JSONParseError) -> ParsedMember {
+        var parser = JSONParser(bytes: bytes)
+        let (isObject, members) = try parser.parseDocument(keeping: member)
+        return ParsedMember(isObject: isObject, members: members, holdsNUL: parser.holdsNUL,
+                            repeatsKey: parser.repeatsKey, located: parser.located)
     }
 
     public static func parse(_ text: String) throws(JSONParseError) -> JSON {

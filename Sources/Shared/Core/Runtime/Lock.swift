@@ -14,8 +14,8 @@ import Glibc
 /// `@unchecked Sendable` invariant: `value` is read and written only between `pthread_mutex_lock`
 /// and `pthread_mutex_unlock` on `mutex`, which lives as long as the lock.
 public final class Lock<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
 
     public init(_ value: Value) {
         mutex = .allocate(capacity: 1)
@@ -33,7 +33,9 @@ public final class Lock<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value while holding the lock. `body` must not take this lock again.
-    @inline(__always)
+    /// Inlined where it is called, with `body`: a call into this module would be generic, and would
+    /// look up the metadata of the lock's and the result's types on every call.
+    @inlinable @inline(__always)
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

@@ -8,7 +8,7 @@ import Glibc
 public final class StripedLock<Value>: Sendable {
     /// Every stripe, in a fixed order.
     public let all: [Lock<Value>]
-    private let bits: Int
+    @usableFromInline let bits: Int
 
     /// `1 << bits` stripes, each starting as `initial`.
     public init(bits: Int, _ initial: Value) {
@@ -17,6 +17,7 @@ public final class StripedLock<Value>: Sendable {
     }
 
     /// The calling thread's stripe: its id (the address of its control block) mixed, top bits kept.
+    @inlinable
     public var current: Lock<Value> {
         all[Int(truncatingIfNeeded: (UInt64(pthread_self()) &* 0x9E37_79B9_7F4A_7C15) >> (64 - bits))]
     }
