@@ -82,7 +82,7 @@ import Testing
         settings.port = 0
         settings.threads = 1
         let server = HTTPServer(settings: settings) { request in
-            .json(["headers": .object(request.headers.mapValues(JSON.string)), "peer": .string(request.clientAddress)])
+            .json(["headers": .object(request.headers.dictionary.mapValues(JSON.string)), "peer": .string(request.clientAddress)])
         }
         try server.start()
         defer { server.stop() }

@@ -38,7 +38,7 @@ import TestSupport
         }
 
         /// The response to `method path` with `body`, handled as `herald-ingest` handles it.
-        func answer(_ method: String, _ path: String, body: String = "", headers: [String: String] = [:]) -> HTTPResponse {
+        func answer(_ method: String, _ path: String, body: String = "", headers: HTTPHeaders = [:]) -> HTTPResponse {
             let request = HTTPRequest(method: method, path: path, headers: headers, body: Array(body.utf8))
             let started = monotonicSeconds()
             if case .inline = Router.dispatch(request) { return router.handle(request) }

@@ -5,17 +5,16 @@ public struct HTTPRequest: Sendable {
     public var method: String
     /// The path without the query string, e.g. `/json/1.3/registerDevice`.
     public var path: String
-    /// Header names are lower-cased; the server fills in those listed in `httpInterestingHeaders`
-    /// (Content-Type, Authorization, X-Retry-Count, Accept, Cookie, Origin, Host, X-Forwarded-For,
-    /// If-None-Match, Range).
-    public var headers: [String: String]
+    /// The server fills in those listed in `httpInterestingHeaders` (Content-Type, Authorization,
+    /// X-Retry-Count, Accept, Cookie, Origin, Host, X-Forwarded-For, If-None-Match, Range).
+    public var headers: HTTPHeaders
     /// Decoded query arguments.
     public var query: [String: String]
     public var body: [UInt8]
     /// The peer's IP address (a proxy's, when Herald sits behind one).
     public var clientAddress: String
 
-    public init(method: String, path: String, headers: [String: String] = [:], query: [String: String] = [:],
+    public init(method: String, path: String, headers: HTTPHeaders = [:], query: [String: String] = [:],
                 body: [UInt8] = [], clientAddress: String = "") {
         self.method = method
         self.path = path
@@ -25,7 +24,47 @@ public struct HTTPRequest: Sendable {
         self.clientAddress = clientAddress
     }
 
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    public func header(_ name: String) -> String? { headers[name] }
+}
+
+/// Request header fields by lower-cased name, the first of a repeated name, in the order sent. A
+/// request keeps a few (`httpInterestingHeaders`), so a name is found by comparing it with each:
+/// no hashing, and no table to build for every request.
+public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    public internal(set) var fields: [(name: String, value: String)] = []
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (name, value) in elements { add(name.lowercased(), value) }
+    }
+
+    public init(_ headers: [String: String]) {
+        for (name, value) in headers { add(name.lowercased(), value) }
+    }
+
+    /// Room for `capacity` fields.
+    init(capacity: Int) { fields.reserveCapacity(capacity) }
+
+    /// The value of the field `name`, in any case.
+    public subscript(name: String) -> String? {
+        if let field = fields.first(where: { $0.name == name }) { return field.value }
+        let lowercased = name.lowercased()
+        guard lowercased != name else { return nil }
+        return fields.first { $0.name == lowercased }?.value
+    }
+
+    public var isEmpty: Bool { fields.isEmpty }
+
+    public var dictionary: [String: String] {
+        Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Adds the field `name` (lower-cased) unless one of that name is there.
+    private mutating func add(_ name: String, _ value: String) {
+        guard !fields.contains(where: { $0.name == name }) else { return }
+        fields.append((name, value))
+    }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool { lhs.dictionary == rhs.dictionary }
 }
 
 /// The request headers handlers use, lower-cased. The server keeps only these, the first of a

@@ -48,7 +48,7 @@ struct RequestHead {
     let minorVersion: Int
     /// Only the names in `httpInterestingHeaders`, lower-cased, the first of a repeated name kept,
     /// values with leading and trailing SP and HTAB removed.
-    let headers: [String: String]
+    let headers: HTTPHeaders
     /// nil when absent.
     let contentLength: Int?
     /// Transfer-Encoding: chunked.
@@ -99,7 +99,7 @@ struct RequestHead {
         let visible = min(count, headLimit)
         var framing = Framing()
         // Room for the kept fields a request usually has (Host, Content-Type and one or two more).
-        var headers = [String: String](minimumCapacity: 4)
+        var headers = HTTPHeaders(capacity: 4)
         var keptHeaders: UInt64 = 0
         var position = lineEnd + 2
         while true {
@@ -139,7 +139,7 @@ struct RequestHead {
             if let refusal = framing.add(known.role, value, in: bytes) { return .refused(refusal) }
             if let slot = known.slot, keptHeaders & 1 << slot == 0 {
                 keptHeaders |= 1 << slot
-                headers[known.name] = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[value]), as: UTF8.self)
+                headers.fields.append((known.name, String(decoding: UnsafeRawBufferPointer(rebasing: bytes[value]), as: UTF8.self)))
             }
         }
 
