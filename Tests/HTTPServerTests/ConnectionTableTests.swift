@@ -31,7 +31,24 @@ import Testing
         #expect(due(&table, at: 62) == [11])
         table.close(fresh)
         table.close(kept)
-        #expect(table.entries.isEmpty && table.occupied == 0)
+        #expect(table.count == 0 && table.occupied == 0)
+    }
+
+    @Test func anIdFromAnEarlierConnectionOnTheSameSocketChangesNothing() {
+        var table = table(header: 20)
+        let earlier = table.open(fd: 10, now: 0).id
+        table.close(earlier)
+        let later = table.open(fd: 10, now: 5).id
+        #expect(later != earlier)
+        let admitted = table.headersComplete(earlier, now: 6)
+        #expect(admitted)
+        table.busy(earlier)
+        table.close(earlier)
+        #expect(table.count == 1 && table.occupied == 1, "the later connection keeps its entry and slot")
+        #expect(due(&table, at: 24.9) == [] && due(&table, at: 25) == [10], "its header deadline runs from 5, untouched")
+        // A descriptor opened again without its close reported takes the place of the entry left on it.
+        _ = table.open(fd: 10, now: 30)
+        #expect(table.count == 1 && table.occupied == 1)
     }
 
     @Test func theBodyDeadlineGrowsWithEachByteAtTheMinimumRate() {

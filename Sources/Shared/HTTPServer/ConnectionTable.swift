@@ -50,6 +50,7 @@ struct ConnectionTable {
     enum Cut: String, Sendable, CaseIterable { case headers, body }
 
     struct Entry {
+        let id: UInt
         let fd: Int32
         var phase: Phase
         /// Cut or evicted: its socket is shut down and it no longer holds a slot.
@@ -69,26 +70,33 @@ struct ConnectionTable {
     }
 
     let limits: Limits
-    private(set) var entries: [UInt: Entry] = [:]
-    private var nextID: UInt = 1
+    /// The entries by socket descriptor, which an open connection holds alone: found without
+    /// hashing, on every request. An id is its descriptor in the low 32 bits and a serial number
+    /// above, so that an id whose socket was closed and reused never finds the new entry.
+    private var entries: [Entry?] = []
+    private var nextSerial: UInt = 1
+    /// Entries present.
+    private(set) var count = 0
     /// Entries that hold a slot.
     private(set) var occupied = 0
     /// Entries cut or evicted, whose sockets are shut down but not yet closed.
     private(set) var leavingCount = 0
     /// Connections open and not leaving.
-    var present: Int { entries.count - leavingCount }
+    var present: Int { count - leavingCount }
 
     init(limits: Limits) { self.limits = limits }
 
     /// A connection opened on socket `fd`; returns the id to hand back for it.
     mutating func open(fd: Int32, now: Double) -> (id: UInt, admission: Admission) {
-        let id = nextID
-        nextID += 1
-        var entry = Entry(fd: fd, phase: .headers(since: now, served: false))
+        // An entry left on the descriptor by a connection whose close was not reported.
+        if let stale = entries.indices.contains(Int(fd)) ? entries[Int(fd)] : nil { close(stale.id) }
+        let id = nextSerial << 32 | UInt(UInt32(bitPattern: fd))
+        nextSerial += 1
+        var entry = Entry(id: id, fd: fd, phase: .headers(since: now, served: false))
         var admission = Admission.admitted
         if occupied >= limits.maxConnections {
             if let victim = evictionCandidate() {
-                entries[victim.id]?.leaving = true
+                entries[Int(victim.fd)]?.leaving = true
                 leavingCount += 1
                 occupied -= 1
                 admission = .evicting(fd: victim.fd)
@@ -98,17 +106,27 @@ struct ConnectionTable {
             }
         }
         if entry.holdsSlot { occupied += 1 }
-        entries[id] = entry
+        let index = Int(fd)
+        if index >= entries.count { entries += repeatElement(nil, count: index + 1 - entries.count) }
+        entries[index] = entry
+        count += 1
         return (id, admission)
+    }
+
+    /// Where the entry `id` is, when it is present.
+    private func index(_ id: UInt) -> Int? {
+        let index = Int(id & 0xFFFF_FFFF)
+        guard index < entries.count, entries[index]?.id == id else { return nil }
+        return index
     }
 
     /// The oldest connection waiting for headers, those never served first.
     private func evictionCandidate() -> (id: UInt, fd: Int32)? {
         var best: (id: UInt, fd: Int32, served: Bool, since: Double)?
-        for (id, entry) in entries where entry.holdsSlot {
+        for case let entry? in entries where entry.holdsSlot {
             guard case .headers(let since, let served) = entry.phase else { continue }
             if let current = best, (served ? 1 : 0, since) >= (current.served ? 1 : 0, current.since) { continue }
-            best = (id, entry.fd, served, since)
+            best = (entry.id, entry.fd, served, since)
         }
         return best.map { ($0.id, $0.fd) }
     }
@@ -116,39 +134,42 @@ struct ConnectionTable {
     /// The request's headers are complete. Returns false when the request is to be refused (the
     /// connection has no slot and none has freed up).
     mutating func headersComplete(_ id: UInt, now: Double) -> Bool {
-        guard var entry = entries[id] else { return true }
-        if entry.overLimit, occupied < limits.maxConnections {
-            entry.overLimit = false
+        guard let index = index(id) else { return true }
+        if entries[index]!.overLimit, occupied < limits.maxConnections {
+            entries[index]!.overLimit = false
             occupied += 1
         }
-        entry.phase = .body(since: now, bytes: 0)
-        entries[id] = entry
-        return !entry.overLimit
+        entries[index]!.phase = .body(since: now, bytes: 0)
+        return !entries[index]!.overLimit
     }
 
     mutating func received(_ id: UInt, bytes: Int) {
-        guard case .body(let since, let count)? = entries[id]?.phase else { return }
-        entries[id]?.phase = .body(since: since, bytes: count + bytes)
+        guard let index = index(id), case .body(let since, let count)? = entries[index]?.phase else { return }
+        entries[index]?.phase = .body(since: since, bytes: count + bytes)
     }
 
     /// The request is complete (or answered before its body was read).
     mutating func busy(_ id: UInt) {
-        entries[id]?.phase = .busy
+        guard let index = index(id) else { return }
+        entries[index]?.phase = .busy
     }
 
     /// The answer was sent; a kept-alive connection waits for its next request.
     mutating func answered(_ id: UInt, now: Double) {
-        entries[id]?.phase = .headers(since: now, served: true)
+        guard let index = index(id) else { return }
+        entries[index]?.phase = .headers(since: now, served: true)
     }
 
     /// Bytes of an answer went out: a kept-alive connection's idle time starts again.
     mutating func wrote(_ id: UInt, now: Double) {
-        guard case .headers(_, served: true)? = entries[id]?.phase else { return }
-        entries[id]?.phase = .headers(since: now, served: true)
+        guard let index = index(id), case .headers(_, served: true)? = entries[index]?.phase else { return }
+        entries[index]?.phase = .headers(since: now, served: true)
     }
 
     mutating func close(_ id: UInt) {
-        guard let entry = entries.removeValue(forKey: id) else { return }
+        guard let index = index(id), let entry = entries[index] else { return }
+        entries[index] = nil
+        count -= 1
         if entry.holdsSlot { occupied -= 1 }
         if entry.leaving { leavingCount -= 1 }
     }
@@ -156,7 +177,7 @@ struct ConnectionTable {
     /// The connections past their deadline at `now`, marked as leaving: shut each socket down.
     mutating func overdue(now: Double) -> [(fd: Int32, cut: Cut)] {
         var cuts: [(fd: Int32, cut: Cut)] = []
-        for (id, entry) in entries where !entry.leaving {
+        for case let entry? in entries where !entry.leaving {
             let cut: Cut
             switch entry.phase {
             case .headers(let since, let served):
@@ -170,7 +191,7 @@ struct ConnectionTable {
                 continue
             }
             if entry.holdsSlot { occupied -= 1 }
-            entries[id]?.leaving = true
+            entries[Int(entry.fd)]?.leaving = true
             leavingCount += 1
             cuts.append((entry.fd, cut))
         }
