@@ -44,10 +44,13 @@ public final class PostgresBackend: StoreBackend {
     /// commits on its own before it returns.
     public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
                                            completion: @escaping @Sendable (T) -> Void) {
-        let result = RequestResult<T>()
+        let answer = PendingAnswer()
         deviceStore.submit(DeviceWriteBatcher.Request(
-            run: { result.value = work() },
-            committed: { completion(result.value ?? onFailure()) },
+            run: {
+                let value = work()
+                answer.deliver = { completion(value) }
+            },
+            committed: { if let deliver = answer.deliver { deliver() } else { completion(onFailure()) } },
             failed: { completion(onFailure()) },
             elsewhere: { [database] in database.submitRequest(work, completion: completion) }))
     }
@@ -77,10 +80,4 @@ public final class PostgresBackend: StoreBackend {
     public func makeClock(logger: Logger) throws(StoreError) -> any Clock {
         try PostgresClock(database: database, local: SystemClock(), logger: logger)
     }
-}
-
-/// A request's result between its work and its answer. `@unchecked Sendable` invariant: written by
-/// the batcher thread while it runs the work, read by the same thread when the batch has committed.
-final class RequestResult<T>: @unchecked Sendable {
-    var value: T?
 }

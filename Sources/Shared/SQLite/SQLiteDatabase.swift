@@ -35,14 +35,14 @@ public final class SQLiteDatabase: Sendable {
 
         init(connection: SQLiteConnection) { self.connection = connection }
 
-        func deferWrite(_ write: DeferredWrite, store: SQLiteDeviceStore) {
-            deferred.append(write)
+        func deferWrite(_ write: consuming DeferredWrite, store: SQLiteDeviceStore) {
             deferredStore = store
             if case .registration = write.device {
                 deferredRegistrations += 1
             } else if write.givenAttributes != nil {
                 deferredAttributes += 1
             }
+            deferred.append(write)
         }
 
         /// Whether a registration of that device is put off.
@@ -222,10 +222,15 @@ public final class SQLiteDatabase: Sendable {
     /// thread hand-off per request instead of a blocked thread per request.
     public func submitRequest<T: Sendable>(_ work: @escaping @Sendable () -> T, onFailure: @escaping @Sendable () -> T,
                                            completion: @escaping @Sendable (T) -> Void) {
-        let result = ResultBox<T>()
+        let answer = PendingAnswer()
         committer.enqueue(.request(PendingRequest(
-            run: { result.value = work() },
-            finish: { committed in completion(committed ? (result.value ?? onFailure()) : onFailure()) })))
+            run: {
+                let value = work()
+                answer.deliver = { completion(value) }
+            },
+            finish: { committed in
+                if committed, let deliver = answer.deliver { deliver() } else { completion(onFailure()) }
+            })))
     }
 
     /// Whether the writer's commits fail.

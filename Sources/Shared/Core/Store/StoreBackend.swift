@@ -42,3 +42,15 @@ public protocol StoreBackend: Sendable {
     /// `logger` what it notices about this host's clock.
     func makeClock(logger: Logger) throws(StoreError) -> any Clock
 }
+
+/// A submitted request's result between its work and its commit, held as the call that hands it to
+/// the request's completion. A backend's `submitRequest` is compiled for any result type, and a
+/// `T?` kept instead would have its metadata looked up at run time on every request.
+///
+/// `@unchecked Sendable` invariant: set by the thread that runs the work and called by that thread
+/// once the work's writes committed.
+public final class PendingAnswer: @unchecked Sendable {
+    public var deliver: (@Sendable () -> Void)?
+
+    public init() {}
+}
