@@ -57,10 +57,9 @@ final class Router: Sendable {
     /// Methods that only read: the Device API's reads and the Remote API's (`RemoteAPI.registry`).
     static let inlineMethods = Set(["getTags", "getInApps", "getInboxMessages", "getConfig", "checkDevice"]).union(RemoteAPI.inlineMethods)
     /// The Device and Remote API methods by their whole path, found with one lookup per request.
-    static let apiMethods: [String: APIMethod] = Dictionary(
-        uniqueKeysWithValues: DeviceAPI.methods.union(RemoteAPI.methods).map { name in
-            (apiPrefix + name, APIMethod(name: name, isDeviceMethod: DeviceAPI.methods.contains(name), readsInline: inlineMethods.contains(name)))
-        })
+    static let apiMethods = NameTable(DeviceAPI.methods.union(RemoteAPI.methods).map { name in
+        (apiPrefix + name, APIMethod(name: name, isDeviceMethod: DeviceAPI.methods.contains(name), readsInline: inlineMethods.contains(name)))
+    })
 
     /// Reads run inline (or, when the store's reads wait for a server, on its reader threads);
     /// anything that writes runs on the database writer (see `main.swift`).

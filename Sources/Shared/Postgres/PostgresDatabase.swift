@@ -23,7 +23,7 @@ public final class PostgresDatabase: Sendable {
     /// connection (a plan per shape and connection) took a fifth of the server's time.
     let batchPool: PostgresPool
     /// Application code → row id, fixed at start.
-    let appIDs: [String: Int64]
+    let appIDs: NameTable<Int64>
     /// Tag types never change once defined, so they are cached for every connection once committed.
     private let tagTypes = Lock<[Int64: [String: TagType]]>([:])
     private let runner: RequestRunner
@@ -67,7 +67,7 @@ public final class PostgresDatabase: Sendable {
             try connection.unbounded {
                 try PostgresSchema.withLock(connection) {
                     try PostgresSchema.migrate(connection)
-                    return try connection.transaction { try Self.register(apps, connection) }
+                    return try NameTable(connection.transaction { try Self.register(apps, connection) }.map { ($0.key, $0.value) })
                 }
             }
         }
@@ -114,7 +114,7 @@ public final class PostgresDatabase: Sendable {
         return id
     }
 
-    public func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
+    public func appCode(_ id: Int64) -> String? { appIDs.entries.first { $0.value == id }?.name }
 
     // MARK: - Transactions
 

@@ -94,7 +94,7 @@ public final class SQLiteDatabase: Sendable {
     private let path: String
     private let busyTimeoutMilliseconds: Int
     /// Application code → row id, fixed at start.
-    let appIDs: [String: Int64]
+    let appIDs: NameTable<Int64>
 
     /// Opens the database, applies migrations, and registers `apps`. `synchronousFull` makes every
     /// group commit wait for the disk (`PRAGMA synchronous=FULL`: one fsync of the WAL per commit);
@@ -133,7 +133,7 @@ public final class SQLiteDatabase: Sendable {
                     }
                 }
             }
-            appIDs = ids
+            appIDs = NameTable(ids.map { ($0.key, $0.value) })
             // The writer does not checkpoint by itself (a checkpoint's fsync would stall every waiting
             // request); the checkpointer thread does it beside it on its own connection.
             try connection.execute("PRAGMA wal_autocheckpoint=0")
@@ -166,7 +166,7 @@ public final class SQLiteDatabase: Sendable {
         return id
     }
 
-    public func appCode(_ id: Int64) -> String? { appIDs.first { $0.value == id }?.key }
+    public func appCode(_ id: Int64) -> String? { appIDs.entries.first { $0.value == id }?.name }
 
     /// The writer and the running request's place in its batch, while a request of the batch runs
     /// on this thread (`submitRequest`); nil elsewhere.

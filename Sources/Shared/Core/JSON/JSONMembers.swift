@@ -61,13 +61,6 @@ public struct JSONMembers: Sendable {
         return nil
     }
 
-    /// FNV-1a of the name's UTF-8 bytes: equal names have equal fingerprints.
-    static func fingerprint(_ name: String) -> UInt64 {
-        func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
-            var value: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes { value = (value ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            return value
-        }
-        return name.utf8.withContiguousStorageIfAvailable(hash) ?? hash(name.utf8)
-    }
+    /// The name's `NameFingerprint`.
+    static func fingerprint(_ name: String) -> UInt64 { NameFingerprint.of(name) }
 }
