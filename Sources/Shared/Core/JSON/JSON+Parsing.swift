@@ -35,7 +35,7 @@ extension JSON {
         /// A string or key of the document holds U+0000 (see `parse(_:holdsNUL:)`).
         public let holdsNUL: Bool
         /// An object of the document names a member more than once; true also, rarely, when two
-        /// names of the outermost object only share a fingerprint (`JSONMembers.fingerprint`), so a
+        /// names of the outermost object only share a fingerprint (`NameFingerprint`), so a
         /// caller may only take a slower path for it.
         public let repeatsKey: Bool
         /// Where the member's value sits in the bytes, when the document is an object that has it.
@@ -123,7 +123,7 @@ private struct JSONParser {
         var first: UInt64?
         var others: [UInt64] = []
         try readObject { (parser: inout JSONParser, key: String) throws(JSONParseError) in
-            let fingerprint = JSONMembers.fingerprint(key)
+            let fingerprint = NameFingerprint.of(key)
             if fingerprint == first || others.contains(fingerprint) {
                 parser.repeatsKey = true
             } else if first == nil {

@@ -1,6 +1,6 @@
 /// The members of a JSON object in the order they were sent, a repeated name holding its last
-/// value: what a request object is read from. A name is found by comparing a 64-bit fingerprint of
-/// it with each member's (an SDK request names about ten), and the names only where those match,
+/// value: what a request object is read from. A name is found by comparing its `NameFingerprint`
+/// with each member's (an SDK request names about ten), and the names only where those match,
 /// which costs less than hashing it with Swift's seeded hasher; an object of `indexedFrom` members
 /// or more is also indexed by name, so that a hostile one costs no more than a dictionary.
 public struct JSONMembers: Sendable {
@@ -27,13 +27,13 @@ public struct JSONMembers: Sendable {
     public var names: [String] { members.map(\.name) }
 
     public subscript(name: String) -> JSON? {
-        position(of: name, Self.fingerprint(name)).map { members[$0].value }
+        position(of: name, NameFingerprint.of(name)).map { members[$0].value }
     }
 
     /// Sets the member `name` to `value` (in place when the object names it already); false when
     /// it did.
     public mutating func set(_ value: JSON, for name: String) -> Bool {
-        let fingerprint = Self.fingerprint(name)
+        let fingerprint = NameFingerprint.of(name)
         if let position = position(of: name, fingerprint) {
             members[position].value = value
             return false
@@ -60,7 +60,4 @@ public struct JSONMembers: Sendable {
         }
         return nil
     }
-
-    /// The name's `NameFingerprint`.
-    static func fingerprint(_ name: String) -> UInt64 { NameFingerprint.of(name) }
 }
