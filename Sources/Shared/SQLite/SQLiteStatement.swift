@@ -58,17 +58,10 @@ public final class SQLiteStatement {
             var offset = 0
             for (position, value) in values.enumerated() {
                 let index = Int32(position + 1)
-                let result: Int32
-                switch value {
-                case .null: result = sqlite3_bind_null(raw, index)
-                case .integer(let number): result = sqlite3_bind_int64(raw, index, number)
-                case .real(let number): result = sqlite3_bind_double(raw, index, number)
-                case .text(let text):
+                let result = bindValue(value, to: raw, at: index) { text in
                     let count = text.utf8.count
-                    result = herald_sqlite3_bind_text_static(raw, index, bytes.baseAddress.map { $0 + offset }, Int32(count))
-                    offset += count
-                case .blob(let blob):
-                    result = blob.withUnsafeBytes { herald_sqlite3_bind_blob_transient(raw, index, $0.baseAddress, Int32($0.count)) }
+                    defer { offset += count }
+                    return herald_sqlite3_bind_text_static(raw, index, bytes.baseAddress.map { $0 + offset }, Int32(count))
                 }
                 guard result == SQLITE_OK else { throw connection.error(result, "binding parameter \(index) of \(sql.prefix(60))") }
             }
@@ -176,6 +169,19 @@ public final class SQLiteStatement {
     }
 }
 
+/// Binds `value` to parameter `index` of `raw`, a text through `bindText`, which decides where
+/// SQLite reads it; SQLite's result code.
+@inline(__always)
+private func bindValue(_ value: SQLiteValue, to raw: OpaquePointer?, at index: Int32, text bindText: (String) -> Int32) -> Int32 {
+    switch value {
+    case .null: sqlite3_bind_null(raw, index)
+    case .integer(let number): sqlite3_bind_int64(raw, index, number)
+    case .real(let number): sqlite3_bind_double(raw, index, number)
+    case .text(let text): bindText(text)
+    case .blob(let blob): blob.withUnsafeBytes { herald_sqlite3_bind_blob_transient(raw, index, $0.baseAddress, Int32($0.count)) }
+    }
+}
+
 /// A statement's parameters, bound one after another as they are appended
 /// (`SQLiteStatement.run(binding:)`).
 public struct SQLiteBinder: ParameterSink {
@@ -193,16 +199,8 @@ public struct SQLiteBinder: ParameterSink {
 
     public mutating func append(_ value: SQLiteValue) {
         count += 1
-        let index = count
-        let result: Int32
-        switch value {
-        case .null: result = sqlite3_bind_null(raw, index)
-        case .integer(let number): result = sqlite3_bind_int64(raw, index, number)
-        case .real(let number): result = sqlite3_bind_double(raw, index, number)
-        case .text(let text): result = texts.bind(text, to: raw, at: index)
-        case .blob(let blob):
-            result = blob.withUnsafeBytes { herald_sqlite3_bind_blob_transient(raw, index, $0.baseAddress, Int32($0.count)) }
-        }
+        let (raw, index, texts) = (raw, count, texts)
+        let result = bindValue(value, to: raw, at: index) { texts.bind($0, to: raw, at: index) }
         if result != SQLITE_OK, failure == nil { failure = (result, index) }
     }
 }
