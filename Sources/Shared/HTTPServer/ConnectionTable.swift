@@ -88,8 +88,10 @@ struct ConnectionTable {
 
     /// A connection opened on socket `fd`; returns the id to hand back for it.
     mutating func open(fd: Int32, now: Double) -> (id: UInt, admission: Admission) {
+        let index = Int(fd)
+        if index >= entries.count { entries += repeatElement(nil, count: index + 1 - entries.count) }
         // An entry left on the descriptor by a connection whose close was not reported.
-        if let stale = entries.indices.contains(Int(fd)) ? entries[Int(fd)] : nil { close(stale.id) }
+        if let stale = entries[index] { close(stale.id) }
         let id = nextSerial << 32 | UInt(UInt32(bitPattern: fd))
         nextSerial += 1
         var entry = Entry(id: id, fd: fd, phase: .headers(since: now, served: false))
@@ -106,8 +108,6 @@ struct ConnectionTable {
             }
         }
         if entry.holdsSlot { occupied += 1 }
-        let index = Int(fd)
-        if index >= entries.count { entries += repeatElement(nil, count: index + 1 - entries.count) }
         entries[index] = entry
         count += 1
         return (id, admission)

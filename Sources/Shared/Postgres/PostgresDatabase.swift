@@ -67,7 +67,7 @@ public final class PostgresDatabase: Sendable {
             try connection.unbounded {
                 try PostgresSchema.withLock(connection) {
                     try PostgresSchema.migrate(connection)
-                    return try NameTable(connection.transaction { try Self.register(apps, connection) }.map { ($0.key, $0.value) })
+                    return try NameTable(connection.transaction { try Self.register(apps, connection) })
                 }
             }
         }

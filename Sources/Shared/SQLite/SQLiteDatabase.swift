@@ -133,7 +133,7 @@ public final class SQLiteDatabase: Sendable {
                     }
                 }
             }
-            appIDs = NameTable(ids.map { ($0.key, $0.value) })
+            appIDs = NameTable(ids)
             // The writer does not checkpoint by itself (a checkpoint's fsync would stall every waiting
             // request); the checkpointer thread does it beside it on its own connection.
             try connection.execute("PRAGMA wal_autocheckpoint=0")

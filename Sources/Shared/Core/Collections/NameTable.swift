@@ -1,6 +1,6 @@
 /// Values by name, for a table the program fills once (the API's methods, the configured
-/// applications) and looks up with text a client sent. A name is found by its `fingerprint`, which
-/// costs a few instructions a byte, where a `Dictionary` hashes it with the seeded SipHash; the
+/// applications) and looks up with text a client sent. A name is found by its `NameFingerprint`,
+/// which costs a few instructions a byte, where a `Dictionary` hashes it with the seeded SipHash; the
 /// table's names are the program's own, so a client only ever chooses what it looks for, never how
 /// the table is laid out.
 ///
@@ -28,13 +28,8 @@ public struct NameTable<Value: Sendable>: Sendable {
         var count = 0
         for (name, value) in entries {
             let fingerprint = NameFingerprint.of(name)
-            var slot = Int(truncatingIfNeeded: fingerprint) & (capacity - 1)
-            var repeated = false
-            while let taken = slots[slot] {
-                if taken.fingerprint == fingerprint && taken.name == name { repeated = true; break }
-                slot = (slot + 1) & (capacity - 1)
-            }
-            guard !repeated else { continue }
+            let slot = Self.slot(of: name, fingerprint, in: slots, mask: capacity - 1)
+            guard slots[slot] == nil else { continue }
             slots[slot] = Entry(fingerprint: fingerprint, name: name, value: value)
             count += 1
         }
@@ -43,18 +38,23 @@ public struct NameTable<Value: Sendable>: Sendable {
         self.count = count
     }
 
+    /// The table of `values`' names and values.
+    public init(_ values: [String: Value]) { self.init(values.lazy.map { ($0.key, $0.value) }) }
+
     /// Every name and its value, in no particular order.
     public var entries: [(name: String, value: Value)] { slots.compactMap { $0.map { ($0.name, $0.value) } } }
 
     @inlinable
     public subscript(name: String) -> Value? {
-        let fingerprint = NameFingerprint.of(name)
+        slots[Self.slot(of: name, NameFingerprint.of(name), in: slots, mask: mask)]?.value
+    }
+
+    /// The slot that holds `name`, or the empty one where it would go.
+    @inlinable
+    static func slot(of name: String, _ fingerprint: UInt64, in slots: [Entry?], mask: Int) -> Int {
         var slot = Int(truncatingIfNeeded: fingerprint) & mask
-        while let entry = slots[slot] {
-            if entry.fingerprint == fingerprint && entry.name == name { return entry.value }
-            slot = (slot + 1) & mask
-        }
-        return nil
+        while let entry = slots[slot], entry.fingerprint != fingerprint || entry.name != name { slot = (slot + 1) & mask }
+        return slot
     }
 }
 
