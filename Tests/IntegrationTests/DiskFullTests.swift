@@ -30,8 +30,8 @@ struct DiskFullTests {
         var acknowledged: [String] = []
         var refused: HTTPClient.Response?
         let tags: JSON = ["Bio": .string(String(repeating: "x", count: 2_000))]
-        for index in 0..<5_000 {
-            let hwid = "disk-\(index)"
+        // A registration whose tags need new pages.
+        func register(_ hwid: String) throws -> HTTPClient.Response {
             var request = SDKRequests.registerDevice(app: HeraldProcesses.appCode, SDKDevice(hwid, platform: 1))
             if case .object(var members) = request {
                 members["tags"] = tags
@@ -39,33 +39,46 @@ struct DiskFullTests {
             }
             let response = try client.http.request("POST", "/json/1.3/registerDevice", body: JSON.object(["request": request]).encoded(),
                                                    headers: [("Content-Type", "application/json")])
-            if response.status == 200 {
-                acknowledged.append(hwid)
-            } else {
+            if response.status == 200 { acknowledged.append(hwid) }
+            return response
+        }
+        for index in 0..<5_000 {
+            let response = try register("disk-\(index)")
+            if response.status != 200 {
                 refused = response
                 break
             }
         }
         let full = try #require(refused, "the disk never filled")
         #expect(full.status == 503 && full.headers["retry-after"] != nil, "\(full.status) \(full.headers)")
-        // A registration with its tags no longer fits, but a small commit (the dispatcher's renewal)
-        // may still, and /healthz follows the last commit: take the last bytes too, then every
-        // commit fails (dd stops at ENOSPC, which it reports as a failure).
+        // Take the last bytes too (dd stops at ENOSPC, which it reports as a failure). A small commit
+        // (the dispatcher's renewal) can still succeed in space the WAL already has, and /healthz
+        // follows the last commit: so each round fails a registration's commit again, and the checks
+        // take a /healthz answer and the log after it that agree.
         _ = try? runTool("/usr/bin/dd", ["if=/dev/zero", "of=\(disk)/filler-rest", "bs=4k"])
-        try waitUntil("/healthz reports the failing commits", timeout: 10) {
-            try herald.client.request("GET", "/healthz").status == 503
+        var health: HTTPClient.Response?
+        var spells: [Substring] = []
+        var round = 0
+        try waitUntil("/healthz and the log report the failing commits", timeout: 10) {
+            round += 1
+            _ = try register("disk-full-\(round)")
+            let answer = try herald.client.request("GET", "/healthz")
+            spells = herald.log().split(separator: "\n").filter {
+                $0.contains("database commits are failing") || $0.contains("database commits succeed again")
+            }
+            health = answer
+            return answer.status == 503 && spells.last?.contains("database commits are failing") == true
         }
-        let health = try herald.client.request("GET", "/healthz")
-        #expect(health.status == 503 && health.text.contains("degraded"), "\(health.text)")
-        #expect(health.headers["retry-after"] != nil)
+        let degraded = try #require(health)
+        #expect(degraded.text.contains("degraded"), "\(degraded.text)")
+        #expect(degraded.headers["retry-after"] != nil)
         // /metrics counts what the client got: a 503, not the 200 the handler had produced.
         let metrics = try herald.client.request("GET", "/metrics").text
         #expect(metrics.contains(#"herald_http_requests_total{route="registerDevice",status="503",code="503"}"#), "\(metrics)")
-        // One ERROR line per failing spell, not one per request (a spell a small commit ended is
-        // followed by its recovery line).
-        let lines = herald.log().split(separator: "\n")
-        let errorLines = lines.filter { $0.contains(" ERROR ") && $0.contains("database commits are failing") }
-        #expect(errorLines.count == 1 + lines.filter { $0.contains("database commits succeed again") }.count, "\(errorLines)")
+        // One ERROR line per failing spell, not one per request: each spell but the last is ended
+        // by a recovery line.
+        let errorLines = spells.filter { $0.contains(" ERROR ") && $0.contains("database commits are failing") }
+        #expect(errorLines.count == 1 + spells.filter { $0.contains("database commits succeed again") }.count, "\(errorLines)")
 
         // Space comes back: the next writes succeed, without a restart.
         try FileManager.default.removeItem(atPath: filler)
