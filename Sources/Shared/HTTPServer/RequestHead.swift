@@ -139,14 +139,14 @@ struct RequestHead {
             if let refusal = framing.add(known.role, value, in: bytes) { return .refused(refusal) }
             if let slot = known.slot, keptHeaders & 1 << slot == 0 {
                 keptHeaders |= 1 << slot
-                headers.fields.append((known.name, String(decoding: UnsafeRawBufferPointer(rebasing: bytes[value]), as: UTF8.self)))
+                headers.fields.append((known.name, String(utf8: UnsafeRawBufferPointer(rebasing: bytes[value]))))
             }
         }
 
         if framing.hosts == 0 && !isHTTP10 { return .refused(.malformed("HTTP/1.1 without Host")) }
         let pathEnd = line.target.firstIndex { bytes[$0] == .question } ?? line.target.upperBound
         let head = RequestHead(
-            method: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[line.method]), as: UTF8.self),
+            method: String(utf8: UnsafeRawBufferPointer(rebasing: bytes[line.method])),
             path: decoded(bytes, line.target.lowerBound..<pathEnd, plusIsSpace: false),
             query: pathEnd < line.target.upperBound ? arguments(bytes, pathEnd + 1..<line.target.upperBound) : [:],
             minorVersion: isHTTP10 ? 0 : 1, headers: headers, contentLength: framing.contentLength, chunked: framing.chunked,
@@ -261,7 +261,7 @@ struct RequestHead {
     private static func decoded(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, plusIsSpace: Bool) -> String {
         let encoded = UnsafeRawBufferPointer(rebasing: bytes[range])
         guard encoded.contains(where: { $0 == .percent || plusIsSpace && $0 == .plus }) else {
-            return String(decoding: encoded, as: UTF8.self)
+            return String(utf8: encoded)
         }
         return String(unsafeUninitializedCapacity: encoded.count) { buffer in
             var written = 0

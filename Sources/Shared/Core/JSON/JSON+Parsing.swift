@@ -278,7 +278,7 @@ private struct JSONParser {
                 let byte = base[end]
                 if byte == UInt8(ascii: "\"") {
                     index = end + 1
-                    return String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
+                    return String(utf8: UnsafeRawBufferPointer(start: base + start, count: end - start))
                 }
                 if byte == UInt8(ascii: "\\") { break }
                 if byte < 0x20 {
