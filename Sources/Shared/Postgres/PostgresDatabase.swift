@@ -114,7 +114,7 @@ public final class PostgresDatabase: Sendable {
         return id
     }
 
-    public func appCode(_ id: Int64) -> String? { appIDs.entries.first { $0.value == id }?.name }
+    public func appCode(_ id: Int64) -> String? { appIDs.name(of: id) }
 
     // MARK: - Transactions
 

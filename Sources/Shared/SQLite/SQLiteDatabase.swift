@@ -166,7 +166,7 @@ public final class SQLiteDatabase: Sendable {
         return id
     }
 
-    public func appCode(_ id: Int64) -> String? { appIDs.entries.first { $0.value == id }?.name }
+    public func appCode(_ id: Int64) -> String? { appIDs.name(of: id) }
 
     /// The writer and the running request's place in its batch, while a request of the batch runs
     /// on this thread (`submitRequest`); nil elsewhere.

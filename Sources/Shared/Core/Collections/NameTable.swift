@@ -44,6 +44,13 @@ public struct NameTable<Value: Sendable>: Sendable {
     /// Every name and its value, in no particular order.
     public var entries: [(name: String, value: Value)] { slots.compactMap { $0.map { ($0.name, $0.value) } } }
 
+    /// The name whose value is `value` (when several are, any one of them), found by visiting the
+    /// slots in place.
+    public func name(of value: Value) -> String? where Value: Equatable {
+        for case let entry? in slots where entry.value == value { return entry.name }
+        return nil
+    }
+
     @inlinable
     public subscript(name: String) -> Value? {
         slots[Self.slot(of: name, NameFingerprint.of(name), in: slots, mask: mask)]?.value
