@@ -46,11 +46,8 @@ public final class PostgresBackend: StoreBackend {
                                            completion: @escaping @Sendable (T) -> Void) {
         let answer = PendingAnswer()
         deviceStore.submit(DeviceWriteBatcher.Request(
-            run: {
-                let value = work()
-                answer.deliver = { completion(value) }
-            },
-            committed: { if let deliver = answer.deliver { deliver() } else { completion(onFailure()) } },
+            run: { answer.run(work, for: completion) },
+            committed: { answer.finish(committed: true) { completion(onFailure()) } },
             failed: { completion(onFailure()) },
             elsewhere: { [database] in database.submitRequest(work, completion: completion) }))
     }

@@ -224,13 +224,8 @@ public final class SQLiteDatabase: Sendable {
                                            completion: @escaping @Sendable (T) -> Void) {
         let answer = PendingAnswer()
         committer.enqueue(.request(PendingRequest(
-            run: {
-                let value = work()
-                answer.deliver = { completion(value) }
-            },
-            finish: { committed in
-                if committed, let deliver = answer.deliver { deliver() } else { completion(onFailure()) }
-            })))
+            run: { answer.run(work, for: completion) },
+            finish: { committed in answer.finish(committed: committed) { completion(onFailure()) } })))
     }
 
     /// Whether the writer's commits fail.

@@ -47,10 +47,24 @@ public protocol StoreBackend: Sendable {
 /// the request's completion. A backend's `submitRequest` is compiled for any result type, and a
 /// `T?` kept instead would have its metadata looked up at run time on every request.
 ///
-/// `@unchecked Sendable` invariant: set by the thread that runs the work and called by that thread
-/// once the work's writes committed.
+/// `@unchecked Sendable` invariant: `run` and `finish` are called by one thread, `run` first.
 public final class PendingAnswer: @unchecked Sendable {
-    public var deliver: (@Sendable () -> Void)?
+    @usableFromInline var deliver: (@Sendable () -> Void)?
 
     public init() {}
+
+    /// Runs `work` and keeps its result for `completion`. Inlined, so that no generic call looks up
+    /// `T`'s metadata.
+    @inlinable
+    public func run<T: Sendable>(_ work: () -> T, for completion: @escaping @Sendable (T) -> Void) {
+        let value = work()
+        deliver = { completion(value) }
+    }
+
+    /// Hands the kept result to its completion when the work's writes `committed`; otherwise, or
+    /// when the work never ran, calls `failed`.
+    @inlinable
+    public func finish(committed: Bool, otherwise failed: () -> Void) {
+        if committed, let deliver { deliver() } else { failed() }
+    }
 }
