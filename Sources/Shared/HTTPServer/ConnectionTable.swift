@@ -98,10 +98,10 @@ struct ConnectionTable {
         var admission = Admission.admitted
         if occupied >= limits.maxConnections {
             if let victim = evictionCandidate() {
-                entries[Int(victim.fd)]?.leaving = true
+                entries[Int(victim)]?.leaving = true
                 leavingCount += 1
                 occupied -= 1
-                admission = .evicting(fd: victim.fd)
+                admission = .evicting(fd: victim)
             } else {
                 entry.overLimit = true
                 admission = .overLimit
@@ -120,15 +120,15 @@ struct ConnectionTable {
         return index
     }
 
-    /// The oldest connection waiting for headers, those never served first.
-    private func evictionCandidate() -> (id: UInt, fd: Int32)? {
-        var best: (id: UInt, fd: Int32, served: Bool, since: Double)?
+    /// The socket of the oldest connection waiting for headers, those never served first.
+    private func evictionCandidate() -> Int32? {
+        var best: (fd: Int32, served: Bool, since: Double)?
         for case let entry? in entries where entry.holdsSlot {
             guard case .headers(let since, let served) = entry.phase else { continue }
             if let current = best, (served ? 1 : 0, since) >= (current.served ? 1 : 0, current.since) { continue }
-            best = (entry.id, entry.fd, served, since)
+            best = (entry.fd, served, since)
         }
-        return best.map { ($0.id, $0.fd) }
+        return best?.fd
     }
 
     /// The request's headers are complete. Returns false when the request is to be refused (the
