@@ -37,10 +37,6 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         for (name, value) in elements { add(name.lowercased(), value) }
     }
 
-    public init(_ headers: [String: String]) {
-        for (name, value) in headers { add(name.lowercased(), value) }
-    }
-
     /// Room for `capacity` fields.
     init(capacity: Int) { fields.reserveCapacity(capacity) }
 
