@@ -19,7 +19,7 @@ final class HTTPDate: Sendable {
             }
             return line.bytes
         }
-        bytes.append(contentsOf: current)
+        current.withUnsafeBufferPointer { bytes.append(contentsOf: $0) }
     }
 
     private static func format(_ seconds: Int) -> [UInt8] {

@@ -116,41 +116,38 @@ extension HTTPResponse {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(160 + (omitBody ? 0 : body.count))
         if status == 200 {
-            bytes.append(contentsOf: Self.okStatusLine)
+            bytes.appendUTF8("HTTP/1.1 200 OK\r\n")
         } else {
-            bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+            bytes.appendUTF8("HTTP/1.1 ")
             bytes.appendDecimal(Int64(status))
             bytes.append(UInt8(ascii: " "))
-            bytes.append(contentsOf: Self.reason(status).utf8)
-            bytes.append(contentsOf: "\r\n".utf8)
+            bytes.appendUTF8(Self.reason(status))
+            bytes.appendUTF8("\r\n")
         }
         var retryAfter = false
         for (name, value) in headers {
-            bytes.append(contentsOf: name.utf8)
-            bytes.append(contentsOf: ": ".utf8)
-            bytes.append(contentsOf: value.utf8)
-            bytes.append(contentsOf: "\r\n".utf8)
+            bytes.appendUTF8(name)
+            bytes.appendUTF8(": ")
+            bytes.appendUTF8(value)
+            bytes.appendUTF8("\r\n")
             if status == 503, !retryAfter { retryAfter = name.lowercased() == "retry-after" }
         }
-        if status == 503, !retryAfter { bytes.append(contentsOf: "Retry-After: 1\r\n".utf8) }
+        if status == 503, !retryAfter { bytes.appendUTF8("Retry-After: 1\r\n") }
         switch connection {
         case .none: break
-        case .close: bytes.append(contentsOf: "Connection: close\r\n".utf8)
-        case .keepAlive: bytes.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        case .close: bytes.appendUTF8("Connection: close\r\n")
+        case .keepAlive: bytes.appendUTF8("Connection: keep-alive\r\n")
         }
         if status != 204 && status != 304 && status >= 200 {
-            bytes.append(contentsOf: "Content-Length: ".utf8)
+            bytes.appendUTF8("Content-Length: ")
             bytes.appendDecimal(Int64(body.count))
-            bytes.append(contentsOf: "\r\n".utf8)
+            bytes.appendUTF8("\r\n")
         }
         HTTPDate.shared.append(to: &bytes)
-        bytes.append(contentsOf: "\r\n".utf8)
-        if !omitBody { bytes.append(contentsOf: body) }
+        bytes.appendUTF8("\r\n")
+        if !omitBody { body.withUnsafeBufferPointer { bytes.append(contentsOf: $0) } }
         return bytes
     }
-
-    /// The status line of most answers.
-    private static let okStatusLine = Array("HTTP/1.1 200 OK\r\n".utf8)
 
     static func reason(_ status: Int) -> String {
         switch status {
