@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import Core
 
-/// Text appended to byte buffers (HTTP answers) is its UTF-8, whatever the string's storage.
+/// Text appended to byte buffers (HTTP answers) is its UTF-8, whatever the string's storage: a
+/// literal's, a native string's, or Foundation's.
 @Suite struct ByteAppendingTests {
     @Test(arguments: ["", "a", "Content-Type", "application/json; charset=utf-8", "Größe", "日本語のテキスト",
                       String(repeating: "x", count: 15), String(repeating: "y", count: 16)])
